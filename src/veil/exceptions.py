@@ -1,0 +1,84 @@
+"""Every error veil raises, under one root, so callers can catch ``VeilError`` alone.
+
+    VeilError
+     ├── InputError            bad data or source: missing/empty file, ragged rows, bad bytes (exit 2)
+     │    └── UnknownColumnError   a column named by the user is not in the table
+     ├── ParameterError        a parameter value is out of its domain (also a ValueError) (exit 2)
+     ├── PolicyError           the policy file is invalid; names the key and the allowed values (exit 2)
+     ├── SecretError           a pseudonymization key is missing or too weak (exit 2)
+     ├── OutputError           the output would overwrite the input, or an existing file (exit 2)
+     ├── MissingExtraError     an optional dependency is not installed; names the pip install (exit 2)
+     └── CheckFailedError      the data does not meet the privacy check that was asked for (exit 1)
+
+Messages read ``"{what} must be {constraint}, got {value!r}; {how to fix}"`` wherever that fits.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CheckFailedError",
+    "InputError",
+    "MissingExtraError",
+    "OutputError",
+    "ParameterError",
+    "PolicyError",
+    "PseudonymCollisionWarning",
+    "SecretError",
+    "UnknownColumnError",
+    "VeilError",
+]
+
+
+class VeilError(Exception):
+    """Root of every error veil raises on purpose."""
+
+    exit_code = 2
+
+
+class InputError(VeilError):
+    """The data source cannot be read as a table."""
+
+
+class UnknownColumnError(InputError, KeyError):
+    """A column named by the user is not in the table."""
+
+    def __init__(self, column: object, available: list[str], *, where: str = "") -> None:
+        shown = ", ".join(map(repr, available[:20])) + (", ..." if len(available) > 20 else "")
+        origin = f" ({where})" if where else ""
+        super().__init__(
+            f"column {column!r}{origin} is not in the table; available columns: {shown}"
+        )
+        self.column = column
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the whole message
+        return str(self.args[0])
+
+
+class ParameterError(VeilError, ValueError):
+    """A parameter value is outside its allowed domain."""
+
+
+class PolicyError(VeilError):
+    """The policy file is not valid."""
+
+
+class SecretError(VeilError):
+    """A secret (pseudonymization key) is missing or unusable. Never includes the secret."""
+
+
+class OutputError(VeilError):
+    """Writing the output would lose data (overwrite the input or an existing file)."""
+
+
+class MissingExtraError(VeilError, ImportError):
+    """An optional dependency is needed; the message names the ``pip install`` to run."""
+
+
+class CheckFailedError(VeilError):
+    """The data does not satisfy the privacy check that was asked for."""
+
+    exit_code = 1
+
+
+class PseudonymCollisionWarning(UserWarning):
+    """Two different values received the same pseudonym (short format-preserving tokens)."""

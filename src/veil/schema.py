@@ -1,0 +1,112 @@
+"""Column roles (what a column is to privacy) and kinds (what its values are)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+import pandas as pd
+
+from veil.exceptions import UnknownColumnError
+
+__all__ = ["ColumnKind", "ColumnRole", "ColumnSpec", "Schema", "infer_kind", "require_columns"]
+
+
+class ColumnRole(str, Enum):
+    """What a column is to privacy. Every column has exactly one role."""
+
+    IDENTIFIER = "identifier"  # names, national IDs, KRA PINs, phones: never released as-is
+    QUASI_IDENTIFIER = "quasi_identifier"  # age, gender, county: identifying in combination
+    SENSITIVE = "sensitive"  # diagnosis, income: what must not be learned about a person
+    INSENSITIVE = "insensitive"  # released unchanged
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ColumnKind(str, Enum):
+    """What a column's values are, as far as transforms care."""
+
+    NUMERIC = "numeric"
+    CATEGORICAL = "categorical"
+    DATETIME = "datetime"
+    TEXT = "text"
+    BOOLEAN = "boolean"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def infer_kind(series: pd.Series, *, max_categories: int = 50, max_ratio: float = 0.5) -> ColumnKind:
+    """Numeric, boolean and datetime from the dtype; text vs categorical from cardinality."""
+    if pd.api.types.is_bool_dtype(series):
+        return ColumnKind.BOOLEAN
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return ColumnKind.DATETIME
+    if pd.api.types.is_numeric_dtype(series):
+        return ColumnKind.NUMERIC
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return ColumnKind.CATEGORICAL
+    n = int(series.notna().sum())
+    distinct = int(series.nunique(dropna=True))
+    if distinct <= max_categories or (n and distinct / n <= max_ratio and distinct <= 1000):
+        return ColumnKind.CATEGORICAL
+    return ColumnKind.TEXT
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    name: str
+    role: ColumnRole = ColumnRole.INSENSITIVE
+    kind: ColumnKind | None = None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "name": self.name,
+            "role": self.role.value,
+            "kind": None if self.kind is None else self.kind.value,
+        }
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The columns of a table with their roles; columns not listed are insensitive."""
+
+    columns: tuple[ColumnSpec, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_roles(cls, roles: Mapping[str, ColumnRole | str]) -> Schema:
+        return cls(tuple(ColumnSpec(name, ColumnRole(role)) for name, role in roles.items()))
+
+    def role(self, name: str) -> ColumnRole:
+        for spec in self.columns:
+            if spec.name == name:
+                return spec.role
+        return ColumnRole.INSENSITIVE
+
+    def with_role(self, role: ColumnRole) -> list[str]:
+        return [spec.name for spec in self.columns if spec.role is role]
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return self.with_role(ColumnRole.QUASI_IDENTIFIER)
+
+    @property
+    def identifiers(self) -> list[str]:
+        return self.with_role(ColumnRole.IDENTIFIER)
+
+    @property
+    def sensitive(self) -> list[str]:
+        return self.with_role(ColumnRole.SENSITIVE)
+
+    def to_dict(self) -> dict[str, list[dict[str, str | None]]]:
+        return {"columns": [spec.to_dict() for spec in self.columns]}
+
+
+def require_columns(frame: pd.DataFrame, columns: Iterable[object], *, where: str = "") -> None:
+    """Raise ``UnknownColumnError`` for the first of ``columns`` missing from ``frame``."""
+    present = set(frame.columns)
+    for name in columns:
+        if name not in present:
+            raise UnknownColumnError(name, [str(c) for c in frame.columns], where=where)

@@ -1,0 +1,153 @@
+"""The contract every veil transform keeps (scikit-learn's, plus privacy's).
+
+``__init__`` stores arguments only; ``fit`` validates and sets attributes ending in ``_``;
+``transform`` never mutates its input, keeps the index, and passes the columns it does not own
+through unchanged; ``get_feature_names_out`` makes ``Pipeline`` and
+``set_output(transform="pandas")`` work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from veil.exceptions import ParameterError
+from veil.schema import require_columns
+
+Columns = str | Sequence[str] | None
+
+
+def as_frame(X: Any) -> pd.DataFrame:
+    """Accept a DataFrame as is; name the columns of an array ``x0, x1, ...`` as sklearn does."""
+    if isinstance(X, pd.DataFrame):
+        return X
+    if isinstance(X, pd.Series):
+        return X.to_frame()
+    array = np.asarray(X)
+    if array.ndim != 2:
+        raise ParameterError(
+            f"X must be a 2-D table (DataFrame or array), got {array.ndim}-D input; "
+            "pass a DataFrame or reshape with X.reshape(-1, 1)"
+        )
+    return pd.DataFrame(array, columns=[f"x{i}" for i in range(array.shape[1])])
+
+
+def rng_from(random_state: Any) -> np.random.Generator:
+    """A numpy Generator from an int/None/RandomState/Generator (not for DP noise: see veil.dp)."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    legacy = check_random_state(random_state)
+    return np.random.default_rng(legacy.randint(0, 2**31 - 1))
+
+
+class ColumnTransform(TransformerMixin, BaseEstimator):  # type: ignore[misc]
+    """Base of veil transforms: works on ``columns`` of a DataFrame, passes the rest through.
+
+    Subclasses set ``columns`` in ``__init__`` and implement ``_fit`` (optional) and
+    ``_transform``; ``_select`` decides which columns ``columns=None`` means.
+    """
+
+    columns: Columns
+    numeric_only: bool = False
+
+    def _select(self, frame: pd.DataFrame) -> list[str]:
+        if self.columns is None:
+            if self.numeric_only:
+                return [c for c in frame.columns if _is_numeric(frame[c])]
+            return list(frame.columns)
+        names = [self.columns] if isinstance(self.columns, str) else list(self.columns)
+        require_columns(frame, names, where=type(self).__name__)
+        if self.numeric_only:
+            for name in names:
+                if not _is_numeric(frame[name]):
+                    raise ParameterError(
+                        f"column {name!r} must be numeric for {type(self).__name__}, got dtype "
+                        f"{frame[name].dtype}; convert it first or choose numeric columns"
+                    )
+        return names
+
+    def fit(self, X: Any, y: Any = None) -> ColumnTransform:
+        frame = as_frame(X)
+        self.columns_ = self._select(frame)
+        self.feature_names_in_ = np.asarray([str(c) for c in frame.columns], dtype=object)
+        self.n_features_in_ = frame.shape[1]
+        self._validate()
+        self._fit(frame)
+        return self
+
+    def transform(self, X: Any) -> pd.DataFrame:
+        check_is_fitted(self, "columns_")
+        frame = as_frame(X)
+        require_columns(frame, self.columns_, where=type(self).__name__)
+        # A shallow copy is enough: we only ever assign whole columns, never write into one.
+        out = frame.copy(deep=False)
+        return self._transform(out)
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        check_is_fitted(self, "columns_")
+        names = list(self.feature_names_in_) if input_features is None else list(input_features)
+        return np.asarray(self._names_out(names), dtype=object)
+
+    # hooks --------------------------------------------------------------------------------
+    def _validate(self) -> None:
+        """Check parameters (called by fit); raise ParameterError naming the parameter."""
+
+    def _fit(self, frame: pd.DataFrame) -> None:
+        """Learn what transform needs from ``frame``."""
+
+    def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def _names_out(self, names: list[str]) -> list[str]:
+        return names
+
+    def describe(self) -> str:
+        """One line for certificates and reports: what this step did. Never holds secrets."""
+        cols = ", ".join(getattr(self, "columns_", None) or [])
+        return f"{type(self).__name__}({cols})"
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(series)) and not pd.api.types.is_bool_dtype(series)
+
+
+def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ParameterError(f"{name} must be one of {list(allowed)}, got {value!r}")
+    return str(value)
+
+
+def numeric_values(frame: pd.DataFrame, column: str) -> np.ndarray:
+    return frame[column].to_numpy(dtype=float, na_value=np.nan)
+
+
+def map_uniques(series: pd.Series, func: Any) -> pd.Series:
+    """Apply ``func`` once per distinct non-missing value; missing values stay missing.
+
+    Tables repeat values, so this is what makes per-value Python work (HMAC, Faker) affordable.
+    """
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    mapped = np.array([func(value) for value in uniques] + [np.nan], dtype=object)
+    # code -1 (missing) indexes the trailing NaN
+    return pd.Series(mapped[codes].tolist(), index=series.index, name=series.name)
+
+
+def value_text(value: object) -> str:
+    """The canonical text of a cell: ``12.0`` read from a column with gaps is ``"12"``."""
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return str(value)

@@ -1,0 +1,53 @@
+"""Column names: rename, or remove them (replace by opaque names such as ``c00``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from veil.exceptions import ParameterError
+from veil.schema import require_columns
+from veil.transforms._base import ColumnTransform, Columns
+
+
+class RenameColumns(ColumnTransform):
+    """Rename with ``mapping``, or (no mapping) give ``columns`` opaque names ``{prefix}00...``
+    so a release does not say what each column is. ``mapping_`` records what was done (keep it
+    with the data controller, not with the release)."""
+
+    def __init__(
+        self,
+        columns: Columns = None,
+        *,
+        mapping: Mapping[str, str] | None = None,
+        prefix: str = "c",
+    ) -> None:
+        self.columns = columns
+        self.mapping = mapping
+        self.prefix = prefix
+
+    def _fit(self, frame: pd.DataFrame) -> None:
+        if self.mapping is not None:
+            require_columns(frame, list(self.mapping), where="RenameColumns mapping")
+            self.mapping_ = {str(k): str(v) for k, v in self.mapping.items()}
+        else:
+            width = max(2, len(str(len(self.columns_) - 1)))
+            self.mapping_ = {
+                str(name): f"{self.prefix}{i:0{width}d}" for i, name in enumerate(self.columns_)
+            }
+        names = self._names_out([str(c) for c in frame.columns])
+        clashes = sorted({n for n in names if names.count(n) > 1})
+        if clashes:
+            raise ParameterError(
+                f"renaming would give two columns the same name {clashes}; choose other names"
+            )
+
+    def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.rename(columns=self.mapping_)
+
+    def _names_out(self, names: list[str]) -> list[str]:
+        return [self.mapping_.get(n, n) for n in names]
+
+    def describe(self) -> str:
+        return f"RenameColumns({len(self.mapping_)} columns renamed)"

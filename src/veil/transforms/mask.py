@@ -1,0 +1,67 @@
+"""Masking: hide characters of a value, optionally keeping its first or last few."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from veil.exceptions import ParameterError
+from veil.transforms._base import (
+    ColumnTransform,
+    Columns,
+    check_positive_int,
+    map_uniques,
+    value_text,
+)
+
+
+class Mask(ColumnTransform):
+    """Replace characters with ``char``, keeping ``keep_first``/``keep_last`` characters.
+
+    ``Mask(columns="phone", keep_last=3)`` turns ``0712345678`` into ``*******678``.
+    Characters in ``preserve`` (e.g. ``"@.-"``) stay visible so the shape survives;
+    ``length`` fixes the output length so value lengths do not leak. Missing values stay missing.
+    """
+
+    def __init__(
+        self,
+        columns: Columns = None,
+        *,
+        keep_first: int = 0,
+        keep_last: int = 0,
+        char: str = "*",
+        preserve: str = "",
+        length: int | None = None,
+    ) -> None:
+        self.columns = columns
+        self.keep_first = keep_first
+        self.keep_last = keep_last
+        self.char = char
+        self.preserve = preserve
+        self.length = length
+
+    def _validate(self) -> None:
+        check_positive_int("keep_first", self.keep_first, minimum=0)
+        check_positive_int("keep_last", self.keep_last, minimum=0)
+        if not isinstance(self.char, str) or len(self.char) != 1:
+            raise ParameterError(f"char must be a single character, got {self.char!r}")
+        if self.length is not None:
+            check_positive_int("length", self.length, minimum=1)
+
+    def _mask_value(self, value: str) -> str:
+        n = len(value)
+        head = min(self.keep_first, n)
+        tail = min(self.keep_last, n - head)
+        middle = value[head : n - tail]
+        if self.preserve:
+            hidden = "".join(c if c in self.preserve else self.char for c in middle)
+        else:
+            hidden = self.char * len(middle)
+        masked = value[:head] + hidden + value[n - tail :]
+        if self.length is not None:
+            masked = (masked + self.char * self.length)[: self.length]
+        return masked
+
+    def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        for name in self.columns_:
+            frame[name] = map_uniques(frame[name], lambda v: self._mask_value(value_text(v)))
+        return frame

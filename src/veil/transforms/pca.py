@@ -1,0 +1,80 @@
+"""PCA masking: numeric columns replaced by their principal components."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.decomposition import PCA
+from sklearn.preprocessing import StandardScaler
+
+from veil.exceptions import ParameterError
+from veil.transforms._base import ColumnTransform, Columns, numeric_values
+
+
+class PCAMask(ColumnTransform):
+    """Replace numeric ``columns`` by principal components ``{prefix}0, {prefix}1, ...``.
+
+    ``n_components=None`` keeps all of them: a rotation, so distances between (standardized)
+    records and therefore most models' accuracy are kept while no released column is an
+    original attribute. Fewer components also discard detail. A rotation is not anonymization
+    on its own: whoever learns the loadings can invert it.
+    """
+
+    numeric_only = True
+
+    def __init__(
+        self,
+        columns: Columns = None,
+        *,
+        n_components: int | float | None = None,
+        standardize: bool = True,
+        prefix: str = "pc",
+        random_state: Any = None,
+    ) -> None:
+        self.columns = columns
+        self.n_components = n_components
+        self.standardize = standardize
+        self.prefix = prefix
+        self.random_state = random_state
+
+    def _matrix(self, frame: pd.DataFrame) -> np.ndarray:
+        matrix = np.column_stack([numeric_values(frame, c) for c in self.columns_])
+        missing = np.isnan(matrix).sum(axis=0)
+        if missing.any():
+            name = self.columns_[int(np.argmax(missing > 0))]
+            raise ParameterError(
+                f"column {name!r} has {int(missing.max())} missing values and PCA needs none; "
+                "impute them or suppress those rows first"
+            )
+        return matrix
+
+    def _fit(self, frame: pd.DataFrame) -> None:
+        if len(self.columns_) == 0:
+            raise ParameterError("PCAMask needs at least one numeric column, got none")
+        matrix = self._matrix(frame)
+        self.scaler_ = StandardScaler(with_std=self.standardize).fit(matrix)
+        self.pca_ = PCA(n_components=self.n_components, random_state=self.random_state)
+        self.pca_.fit(self.scaler_.transform(matrix))
+        self.explained_variance_ratio_ = self.pca_.explained_variance_ratio_
+
+    def _component_names(self) -> list[str]:
+        return [f"{self.prefix}{i}" for i in range(self.pca_.n_components_)]
+
+    def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        scores = self.pca_.transform(self.scaler_.transform(self._matrix(frame)))
+        rest = frame.drop(columns=self.columns_)
+        components = pd.DataFrame(scores, index=frame.index, columns=self._component_names())
+        return pd.concat([rest, components], axis=1)
+
+    def _names_out(self, names: list[str]) -> list[str]:
+        replaced = set(self.columns_)
+        return [n for n in names if n not in replaced] + self._component_names()
+
+    def describe(self) -> str:
+        kept = float(np.sum(self.explained_variance_ratio_))
+        return (
+            f"PCAMask({len(self.columns_)} columns -> {self.pca_.n_components_} components, "
+            f"{kept:.1%} of variance)"
+        )

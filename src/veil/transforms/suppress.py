@@ -1,0 +1,93 @@
+"""Suppression: of attributes (drop columns) and of records (rows matching a condition or rare)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from veil.exceptions import ParameterError
+from veil.transforms._base import ColumnTransform, Columns, check_choice, check_positive_int
+
+
+class Drop(ColumnTransform):
+    """Attribute suppression: remove ``columns`` from the release."""
+
+    def __init__(self, columns: Columns = None) -> None:
+        self.columns = columns
+
+    def _validate(self) -> None:
+        if self.columns is None:
+            raise ParameterError("columns must name the columns to drop, got None")
+
+    def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.drop(columns=self.columns_)
+
+    def _names_out(self, names: list[str]) -> list[str]:
+        dropped = set(self.columns_)
+        return [n for n in names if n not in dropped]
+
+
+class SuppressRows(ColumnTransform):
+    """Record suppression: rows matching ``where`` (a pandas query such as ``"Age > 90"``) or
+    whose combination of ``columns`` occurs fewer than ``rare`` times.
+
+    ``action="remove"`` deletes those rows (the index of the others is kept);
+    ``action="blank"`` keeps the rows but sets ``columns`` to missing in them.
+    """
+
+    def __init__(
+        self,
+        where: str | None = None,
+        *,
+        rare: int | None = None,
+        columns: Columns = None,
+        action: str = "remove",
+    ) -> None:
+        self.where = where
+        self.rare = rare
+        self.columns = columns
+        self.action = action
+
+    def _validate(self) -> None:
+        check_choice("action", self.action, ["remove", "blank"])
+        if (self.where is None) == (self.rare is None):
+            raise ParameterError(
+                "SuppressRows needs exactly one of where (a condition such as 'Age > 90') "
+                f"or rare (a minimum group size), got where={self.where!r}, rare={self.rare!r}"
+            )
+        if self.rare is not None:
+            check_positive_int("rare", self.rare, minimum=2)
+            if self.columns is None:
+                raise ParameterError(
+                    "rare needs columns: the combination whose rare values are suppressed"
+                )
+
+    def mask(self, frame: pd.DataFrame) -> pd.Series:
+        """Which rows of ``frame`` are suppressed."""
+        if self.where is not None:
+            try:
+                hit: Any = frame.eval(self.where)
+            except Exception as err:  # pandas raises many types for a bad expression
+                raise ParameterError(
+                    f"where must be a condition on the table's columns, got {self.where!r} "
+                    f"({type(err).__name__}: {err}); e.g. \"Age > 90\" or "
+                    "\"County == 'Lamu'\" (quote names with spaces in backticks)"
+                ) from err
+            if not isinstance(hit, pd.Series) or not pd.api.types.is_bool_dtype(hit):
+                raise ParameterError(
+                    f"where must evaluate to true/false per row, got {self.where!r}"
+                )
+            return hit.fillna(False).astype(bool)
+        sizes = frame.groupby(self.columns_, dropna=False, sort=False)[self.columns_[0]].transform(
+            "size"
+        )
+        return sizes < (self.rare or 0)
+
+    def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        hit = self.mask(frame)
+        if self.action == "remove":
+            return frame.loc[~hit]
+        for name in self.columns_:
+            frame[name] = frame[name].mask(hit)
+        return frame
