@@ -1,13 +1,13 @@
 """Every error veil raises, under one root, so callers can catch ``VeilError`` alone.
 
     VeilError
-     ├── InputError            bad data or source: missing/empty file, ragged rows, bad bytes (exit 2)
+     ├── InputError            bad data or source: missing/empty file, ragged rows (exit 2)
      │    └── UnknownColumnError   a column named by the user is not in the table
-     ├── ParameterError        a parameter value is out of its domain (also a ValueError) (exit 2)
-     ├── PolicyError           the policy file is invalid; names the key and the allowed values (exit 2)
+     ├── ParameterError        a parameter is out of its domain; also a ValueError (exit 2)
+     ├── PolicyError           the policy is invalid; names key and allowed values (exit 2)
      ├── SecretError           a pseudonymization key is missing or too weak (exit 2)
      ├── OutputError           the output would overwrite the input, or an existing file (exit 2)
-     ├── MissingExtraError     an optional dependency is not installed; names the pip install (exit 2)
+     ├── MissingExtraError     an optional dependency is missing; names the pip install (exit 2)
      └── CheckFailedError      the data does not meet the privacy check that was asked for (exit 1)
 
 Messages read ``"{what} must be {constraint}, got {value!r}; {how to fix}"`` wherever that fits.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
+import hashlib
 import io
 import os
 import tempfile
@@ -30,6 +31,7 @@ __all__ = [
     "SUPPORTED_OUTPUTS",
     "atomic_path",
     "check_output",
+    "fingerprint",
     "read",
     "write",
 ]
@@ -114,7 +116,9 @@ def _read_sql(url: str, *, table: str | None, query: str | None) -> pd.DataFrame
     try:
         engine = sa.create_engine(url)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as err:
-        raise InputError(f"{url}: not a usable SQLAlchemy URL ({err}); e.g. sqlite:///data.db")
+        raise InputError(
+            f"{url}: not a usable SQLAlchemy URL ({err}); e.g. sqlite:///data.db"
+        ) from err
     try:
         with engine.connect() as conn:
             if table is not None:
@@ -341,15 +345,29 @@ def check_output(
     return out
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+def atomic_path(path: str | os.PathLike[str], *, permissions: int | None = None) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+
+    ``permissions`` (e.g. 0o600 for a key) is set before the file appears under its name.
+    """
     target = Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     tmp_path = Path(tmp)
+    # mkstemp makes the file private (0600); give it the mode a plain open() would have
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
+    if permissions is not None:
+        mode = permissions
     try:
         yield tmp_path
+        tmp_path.chmod(mode)
         with open(tmp_path, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp_path, target)
@@ -359,9 +377,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
+def atomic_open(
+    path: str | os.PathLike[str], mode: str = "w", *, permissions: int | None = None
+) -> Iterator[IO[Any]]:
     """Open a file for writing that appears at ``path`` only when fully written."""
-    with atomic_path(path) as tmp, open(tmp, mode, encoding=None if "b" in mode else "utf-8") as fh:
+    with (
+        atomic_path(path, permissions=permissions) as tmp,
+        open(tmp, mode, encoding=None if "b" in mode else "utf-8") as fh,
+    ):
         yield fh
 
 
@@ -401,3 +424,12 @@ def write(
         else:
             frame.to_json(tmp, orient="records", date_format="iso", force_ascii=False)
     return out
+
+
+def fingerprint(frame: pd.DataFrame) -> str:
+    """A content hash of a table (values, column names, order): names a dataset in ledgers and
+    certificates without revealing it."""
+    rows = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    digest = hashlib.sha256(rows.tobytes())
+    digest.update("\x1f".join(map(str, frame.columns)).encode())
+    return digest.hexdigest()[:16]

@@ -24,7 +24,9 @@ def generate_key() -> str:
     return secrets.token_hex(32)
 
 
-def load_key(*, key_env: str = DEFAULT_KEY_ENV, key_file: str | os.PathLike[str] | None = None) -> bytes:
+def load_key(
+    *, key_env: str = DEFAULT_KEY_ENV, key_file: str | os.PathLike[str] | None = None
+) -> bytes:
     """Read the key from ``key_file`` if given, else from the environment variable ``key_env``."""
     if key_file is not None:
         path = Path(key_file)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 import pandas as pd
 
@@ -13,7 +13,7 @@ from veil.exceptions import UnknownColumnError
 __all__ = ["ColumnKind", "ColumnRole", "ColumnSpec", "Schema", "infer_kind", "require_columns"]
 
 
-class ColumnRole(str, Enum):
+class ColumnRole(StrEnum):
     """What a column is to privacy. Every column has exactly one role."""
 
     IDENTIFIER = "identifier"  # names, national IDs, KRA PINs, phones: never released as-is
@@ -21,11 +21,8 @@ class ColumnRole(str, Enum):
     SENSITIVE = "sensitive"  # diagnosis, income: what must not be learned about a person
     INSENSITIVE = "insensitive"  # released unchanged
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class ColumnKind(str, Enum):
+class ColumnKind(StrEnum):
     """What a column's values are, as far as transforms care."""
 
     NUMERIC = "numeric"
@@ -34,11 +31,10 @@ class ColumnKind(str, Enum):
     TEXT = "text"
     BOOLEAN = "boolean"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-def infer_kind(series: pd.Series, *, max_categories: int = 50, max_ratio: float = 0.5) -> ColumnKind:
+def infer_kind(
+    series: pd.Series, *, max_categories: int = 50, max_ratio: float = 0.5
+) -> ColumnKind:
     """Numeric, boolean and datetime from the dtype; text vs categorical from cardinality."""
     if pd.api.types.is_bool_dtype(series):
         return ColumnKind.BOOLEAN

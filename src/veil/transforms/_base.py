@@ -46,7 +46,7 @@ def rng_from(random_state: Any) -> np.random.Generator:
     return np.random.default_rng(legacy.randint(0, 2**31 - 1))
 
 
-class ColumnTransform(TransformerMixin, BaseEstimator):  # type: ignore[misc]
+class ColumnTransform(TransformerMixin, BaseEstimator):
     """Base of veil transforms: works on ``columns`` of a DataFrame, passes the rest through.
 
     Subclasses set ``columns`` in ``__init__`` and implement ``_fit`` (optional) and

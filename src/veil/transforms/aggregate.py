@@ -7,8 +7,8 @@ import pandas as pd
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
-    ColumnTransform,
     Columns,
+    ColumnTransform,
     check_choice,
     check_positive_int,
     numeric_values,

@@ -8,7 +8,7 @@ import pandas as pd
 
 from veil.exceptions import ParameterError
 from veil.schema import require_columns
-from veil.transforms._base import ColumnTransform, Columns
+from veil.transforms._base import Columns, ColumnTransform
 
 
 class RenameColumns(ColumnTransform):

@@ -14,7 +14,7 @@ from faker.exceptions import UniquenessException
 
 from veil.exceptions import ParameterError
 from veil.schema import require_columns
-from veil.transforms._base import ColumnTransform, Columns, rng_from
+from veil.transforms._base import Columns, ColumnTransform, rng_from
 
 _FEMALE = {"f", "female", "woman", "women", "girl", "w", "kike", "mwanamke", "mke"}
 _MALE = {"m", "male", "man", "men", "boy", "kiume", "mwanaume", "mume"}
@@ -102,7 +102,7 @@ class Fake(ColumnTransform):
 
     def _bounds(self) -> tuple[pd.Timestamp, pd.Timestamp]:
         try:
-            return pd.Timestamp(self.start), pd.Timestamp(self.end)
+            return pd.Timestamp(str(self.start)), pd.Timestamp(str(self.end))
         except ValueError as err:
             raise ParameterError(
                 f"start and end must be dates like '1990-01-31', got {self.start!r}, {self.end!r}"
@@ -151,7 +151,9 @@ class Fake(ColumnTransform):
             frame[name] = pd.Series(values.tolist(), index=frame.index, name=name)
         return frame
 
-    def _generate(self, frame: pd.DataFrame, rows: np.ndarray, rng: np.random.Generator) -> list[Any]:
+    def _generate(
+        self, frame: pd.DataFrame, rows: np.ndarray, rng: np.random.Generator
+    ) -> list[Any]:
         n = len(rows)
         if self.kind == "choice":
             p = self._choice_probabilities()
@@ -168,9 +170,7 @@ class Fake(ColumnTransform):
             if self.gender_column is not None
             else [None] * n
         )
-        names = (
-            frame[self.name_column].to_numpy()[rows] if self.name_column is not None else None
-        )
+        names = frame[self.name_column].to_numpy()[rows] if self.name_column is not None else None
         out: list[Any] = []
         seen: dict[str, int] = {}
         try:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from veil.exceptions import ParameterError
-from veil.transforms._base import ColumnTransform, Columns, check_choice, numeric_values
+from veil.transforms._base import Columns, ColumnTransform, check_choice, numeric_values
 
 _DATE_UNITS = ("decade", "year", "quarter", "month", "week", "day", "hour")
 
@@ -23,7 +24,7 @@ def format_number(x: float) -> str:
 def interval_labels(edges: Sequence[float], *, right: bool) -> list[str]:
     """``[20, 30)`` style labels; open ends read ``< 20`` and ``>= 70``."""
     labels = []
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         a, b = format_number(lo), format_number(hi)
         if np.isinf(lo) and not np.isinf(hi):
             labels.append(f"<= {b}" if right else f"< {b}")
@@ -77,8 +78,12 @@ class Generalize(ColumnTransform):
     def _mode(self) -> str:
         given = [
             m
-            for m, v in (("bins", self.bins), ("mapping", self.mapping), ("date", self.date),
-                         ("round_to", self.round_to))
+            for m, v in (
+                ("bins", self.bins),
+                ("mapping", self.mapping),
+                ("date", self.date),
+                ("round_to", self.round_to),
+            )
             if v is not None
         ]
         if len(given) != 1:
@@ -99,9 +104,9 @@ class Generalize(ColumnTransform):
             raise ParameterError(f"round_to must be a positive number, got {self.round_to!r}")
         if mode == "bins" and isinstance(self.bins, str):
             check_choice("bins", self.bins, ["mean", "median"])
-        if mode == "bins" and isinstance(self.bins, int) and not isinstance(self.bins, bool):
-            if self.bins < 2:
-                raise ParameterError(f"bins must be at least 2 when a count, got {self.bins}")
+        is_count = isinstance(self.bins, int) and not isinstance(self.bins, bool)
+        if mode == "bins" and is_count and self.bins < 2:  # type: ignore[operator]
+            raise ParameterError(f"bins must be at least 2 when a count, got {self.bins}")
 
     def _fit(self, frame: pd.DataFrame) -> None:
         self.edges_: dict[str, list[float]] = {}
@@ -137,7 +142,7 @@ class Generalize(ColumnTransform):
             edges[-1 if not self.right else 0] = np.inf if not self.right else -np.inf
             return [float(e) for e in edges]
         edges_list = [float(e) for e in self.bins or []]
-        if len(edges_list) < 2 or any(b <= a for a, b in zip(edges_list, edges_list[1:], strict=False)):
+        if len(edges_list) < 2 or any(b <= a for a, b in itertools.pairwise(edges_list)):
             raise ParameterError(
                 f"bins must be increasing edges (at least 2), got {list(self.bins or [])!r}"
             )
@@ -164,8 +169,10 @@ class Generalize(ColumnTransform):
 
     def _bin(self, series: pd.Series, name: str) -> pd.Series:
         edges = self.edges_[name]
-        labels = list(self.labels) if self.labels is not None else interval_labels(
-            edges, right=self.right
+        labels = (
+            list(self.labels)
+            if self.labels is not None
+            else interval_labels(edges, right=self.right)
         )
         values = numeric_values(series.to_frame(), name)
         binned = pd.cut(values, bins=edges, labels=labels, right=self.right, include_lowest=True)
@@ -224,7 +231,9 @@ def truncate_dates(series: pd.Series, unit: str, *, name: str) -> pd.Series:
     elif unit == "quarter":
         out = dt.year.astype("Int64").astype(str) + "Q" + dt.quarter.astype("Int64").astype(str)
     else:
-        fmt = {"month": "%Y-%m", "week": "%G-W%V", "day": "%Y-%m-%d", "hour": "%Y-%m-%d %H:00"}[unit]
+        fmt = {"month": "%Y-%m", "week": "%G-W%V", "day": "%Y-%m-%d", "hour": "%Y-%m-%d %H:00"}[
+            unit
+        ]
         out = dt.strftime(fmt)
     return out.where(series.notna())
 
@@ -261,7 +270,10 @@ class TopBottomCode(ColumnTransform):
                 "TopBottomCode needs top, bottom, top_quantile or bottom_quantile, got none; "
                 "e.g. top_quantile=0.99"
             )
-        for label, q in (("top_quantile", self.top_quantile), ("bottom_quantile", self.bottom_quantile)):
+        for label, q in (
+            ("top_quantile", self.top_quantile),
+            ("bottom_quantile", self.bottom_quantile),
+        ):
             if q is not None and not 0 <= q <= 1:
                 raise ParameterError(f"{label} must be in [0, 1], got {q!r}")
 
@@ -271,7 +283,7 @@ class TopBottomCode(ColumnTransform):
             values = numeric_values(frame, name)
             values = values[~np.isnan(values)]
             integer = pd.api.types.is_integer_dtype(frame[name])
-            method = "nearest" if integer else "linear"
+            method: Literal["nearest", "linear"] = "nearest" if integer else "linear"
             low = self.bottom
             high = self.top
             if self.bottom_quantile is not None and len(values):

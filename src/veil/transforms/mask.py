@@ -6,8 +6,8 @@ import pandas as pd
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
-    ColumnTransform,
     Columns,
+    ColumnTransform,
     check_positive_int,
     map_uniques,
     value_text,

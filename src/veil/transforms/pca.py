@@ -10,7 +10,7 @@ from sklearn.decomposition import PCA
 from sklearn.preprocessing import StandardScaler
 
 from veil.exceptions import ParameterError
-from veil.transforms._base import ColumnTransform, Columns, numeric_values
+from veil.transforms._base import Columns, ColumnTransform, numeric_values
 
 
 class PCAMask(ColumnTransform):

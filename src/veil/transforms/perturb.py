@@ -13,8 +13,8 @@ import pandas as pd
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
-    ColumnTransform,
     Columns,
+    ColumnTransform,
     check_choice,
     numeric_values,
     rng_from,
@@ -75,7 +75,9 @@ class RankSwap(ColumnTransform):
     ``p`` percent of the rows away, column by column. Marginals are kept exactly; the link
     between a row and its true value is broken within that window."""
 
-    def __init__(self, columns: Columns = None, *, p: float = 5.0, random_state: Any = None) -> None:
+    def __init__(
+        self, columns: Columns = None, *, p: float = 5.0, random_state: Any = None
+    ) -> None:
         self.columns = columns
         self.p = p
         self.random_state = random_state

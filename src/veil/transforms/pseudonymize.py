@@ -12,8 +12,8 @@ import pandas as pd
 from veil.exceptions import ParameterError, PseudonymCollisionWarning
 from veil.keys import DEFAULT_KEY_ENV, load_key
 from veil.transforms._base import (
-    ColumnTransform,
     Columns,
+    ColumnTransform,
     check_choice,
     check_positive_int,
     map_uniques,
@@ -86,7 +86,9 @@ class Pseudonymize(ColumnTransform):
         for i, (char, byte) in enumerate(zip(text, stream, strict=False)):
             if char.isdigit():
                 # keep integers integers: no leading zero where the original had none
-                alphabet = _DIGITS[1:] if integer and i == _first_digit(text) and char != "0" else _DIGITS
+                alphabet = (
+                    _DIGITS[1:] if integer and i == _first_digit(text) and char != "0" else _DIGITS
+                )
                 out.append(alphabet[byte % len(alphabet)])
             elif char in _UPPER:
                 out.append(_UPPER[byte % 26])
@@ -101,7 +103,9 @@ class Pseudonymize(ColumnTransform):
         for name in self.columns_:
             series = frame[name]
             integer = self.format == "preserve" and _is_integer_column(series)
-            tokens = map_uniques(series, lambda v, integer=integer: self._token(key, v, integer=integer))
+            tokens = map_uniques(
+                series, lambda v, integer=integer: self._token(key, v, integer=integer)
+            )
             n_values, n_tokens = series.nunique(), tokens.nunique()
             if n_tokens < n_values:
                 warnings.warn(

@@ -16,8 +16,8 @@ from scipy import stats
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
-    ColumnTransform,
     Columns,
+    ColumnTransform,
     check_choice,
     numeric_values,
     rng_from,
@@ -79,7 +79,11 @@ class ResampleContinuous(ColumnTransform):
 
     def _validate(self) -> None:
         check_choice("criterion", self.criterion, ["ks", "aic"])
-        unknown = [c for c in self.candidates if not isinstance(getattr(stats, c, None), stats.rv_continuous)]
+        unknown = [
+            c
+            for c in self.candidates
+            if not isinstance(getattr(stats, c, None), stats.rv_continuous)
+        ]
         if unknown or not self.candidates:
             raise ParameterError(
                 f"candidates must name continuous scipy.stats distributions, got unknown "
@@ -97,11 +101,16 @@ class ResampleContinuous(ColumnTransform):
             values = values[~np.isnan(values)]
             if len(values) < 8:
                 raise ParameterError(
-                    f"column {name!r} needs at least 8 values to fit a distribution, got {len(values)}"
+                    f"column {name!r} needs at least 8 values to fit a distribution, "
+                    f"got {len(values)}"
                 )
             self.range_[name] = (float(values.min()), float(values.max()))
-            sample = values if len(values) <= _MAX_FIT_ROWS else rng.choice(values, _MAX_FIT_ROWS, replace=False)
-            report = []
+            sample = (
+                values
+                if len(values) <= _MAX_FIT_ROWS
+                else rng.choice(values, _MAX_FIT_ROWS, replace=False)
+            )
+            report: list[dict[str, Any]] = []
             for candidate in self.candidates:
                 dist = getattr(stats, candidate)
                 try:

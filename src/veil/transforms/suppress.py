@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from veil.exceptions import ParameterError
-from veil.transforms._base import ColumnTransform, Columns, check_choice, check_positive_int
+from veil.transforms._base import Columns, ColumnTransform, check_choice, check_positive_int
 
 
 class Drop(ColumnTransform):
@@ -71,7 +71,7 @@ class SuppressRows(ColumnTransform):
             except Exception as err:  # pandas raises many types for a bad expression
                 raise ParameterError(
                     f"where must be a condition on the table's columns, got {self.where!r} "
-                    f"({type(err).__name__}: {err}); e.g. \"Age > 90\" or "
+                    f'({type(err).__name__}: {err}); e.g. "Age > 90" or '
                     "\"County == 'Lamu'\" (quote names with spaces in backticks)"
                 ) from err
             if not isinstance(hit, pd.Series) or not pd.api.types.is_bool_dtype(hit):

@@ -1,0 +1,298 @@
+"""The policy file: per column a role and the steps to apply, table-level steps, privacy goals.
+
+```yaml
+version: 1
+random_state: 2022            # makes random steps (fake, resample, noise...) reproducible
+read: {dates: [Date_of_entry], dayfirst: true}
+columns:
+  ID_number: {role: identifier, steps: [drop: {}]}
+  Tax_id:    {role: identifier, steps: [{pseudonymize: {format: preserve}}]}
+  Age:       {role: quasi_identifier, steps: [{generalize: {bins: [18, 30, 45, 60, .inf]}}]}
+  Illness_category: {role: sensitive}
+steps:                        # table-level, after the column steps, in order
+  - suppress_rows: {rare: 2, columns: [Age, Gender]}
+privacy: {k: 2}
+```
+
+Column steps run first (in column order), then table-level ``steps`` in order; a table-level
+step names its ``columns`` itself. Errors name the key, the column and the allowed values.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from veil.exceptions import PolicyError
+from veil.schema import ColumnRole, Schema
+from veil.transforms import TRANSFORMS, ColumnTransform
+
+__all__ = [
+    "IDENTIFIER_TREATMENTS",
+    "ColumnPolicy",
+    "Policy",
+    "PrivacySettings",
+    "ReadSettings",
+    "Step",
+    "load_policy",
+]
+
+#: Steps that make a direct identifier safe to release.
+IDENTIFIER_TREATMENTS = frozenset({"drop", "pseudonymize", "mask", "fake"})
+
+
+def _parameters(name: str) -> list[str]:
+    signature = inspect.signature(TRANSFORMS[name].__init__)
+    return [p for p in signature.parameters if p != "self"]
+
+
+def _check_step(raw: Any, *, table_level: bool) -> dict[str, dict[str, Any]]:
+    """A step is ``{transform_name: {parameter: value}}``; returns it normalized."""
+    if isinstance(raw, str):
+        raw = {raw: {}}
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise ValueError(
+            "a step must be one transform name with its parameters, e.g. "
+            f"'generalize: {{bins: [18, 30, 60]}}', got {raw!r}"
+        )
+    ((name, params),) = raw.items()
+    if name not in TRANSFORMS:
+        close = difflib.get_close_matches(str(name), TRANSFORMS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown transform {name!r}{hint}; allowed: {', '.join(TRANSFORMS)}")
+    params = {} if params is None else params
+    if not isinstance(params, dict):
+        raise ValueError(f"the parameters of {name!r} must be a mapping, got {params!r}")
+    allowed = _parameters(name)
+    if not table_level:
+        allowed = [p for p in allowed if p != "columns"]
+    unknown = [p for p in params if p not in allowed]
+    if unknown:
+        where = "" if table_level else " (a column step applies to its own column)"
+        raise ValueError(
+            f"{name!r} has no parameter {unknown[0]!r}{where}; allowed: {', '.join(allowed)}"
+        )
+    return {str(name): dict(params)}
+
+
+Step = dict[str, dict[str, Any]]
+
+
+class ReadSettings(BaseModel):
+    """How to read the data (the CLI's --sep, --dates... override these)."""
+
+    model_config = ConfigDict(extra="forbid")
+    sep: str | None = None
+    encoding: str | None = None
+    dates: list[str] = Field(default_factory=list)
+    dayfirst: bool = False
+    date_format: str | None = None
+    sheet: str | int | None = None
+    table: str | None = None
+    query: str | None = None
+
+
+class ColumnPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: ColumnRole = ColumnRole.INSENSITIVE
+    steps: list[Step] = Field(default_factory=list)
+
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _steps(cls, value: Any) -> list[Step]:
+        return [_check_step(step, table_level=False) for step in value or []]
+
+
+class PrivacySettings(BaseModel):
+    """Privacy goals for the release. The optimal search over generalization hierarchies comes
+    with the privacy engine; until then ``k`` and a distinct ``l`` are checked on the release."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int | None = Field(default=None, ge=2)
+    l: int | None = Field(default=None, ge=2)  # noqa: E741 (the field's name in the literature)
+    l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
+    c: float | None = Field(default=None, gt=0)
+    t: float | None = Field(default=None, gt=0, le=1)
+    t_distance: Literal["equal", "ordered", "hierarchical"] | None = None
+    sensitive: list[str] = Field(default_factory=list)
+    max_suppression: float = Field(default=0.0, ge=0, le=1)
+    metric: str = "loss"
+    method: Literal["optimal", "heuristic", "mondrian"] = "optimal"
+    hierarchies: str | None = None
+    time_limit: float | None = Field(default=None, gt=0)
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: Literal[1] = 1
+    description: str | None = None
+    random_state: int | None = None
+    read: ReadSettings = Field(default_factory=ReadSettings)
+    columns: dict[str, ColumnPolicy] = Field(default_factory=dict)
+    steps: list[Step] = Field(default_factory=list)
+    privacy: PrivacySettings | None = None
+    # relative paths in the policy (key_file) are relative to the policy file's folder
+    _base_dir: Path | None = PrivateAttr(default=None)
+
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _steps(cls, value: Any) -> list[Step]:
+        steps = [_check_step(step, table_level=True) for step in value or []]
+        for step in steps:
+            ((name, params),) = step.items()
+            if "columns" not in params and name not in {"rename_columns", "suppress_rows"}:
+                raise ValueError(
+                    f"a table-level {name!r} step needs columns: [...]; "
+                    "or put it under columns.<name>.steps"
+                )
+        return steps
+
+    # -- construction -----------------------------------------------------------------------
+    @classmethod
+    def from_yaml(cls, text: str, *, source: str = "policy") -> Policy:
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = getattr(err, "problem", None) or str(err)
+            raise PolicyError(f"{source}:{where}: not valid YAML ({problem})") from err
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise PolicyError(
+                f"{source}: must be a YAML mapping (version:, columns:...), got {raw!r}"
+            )
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as err:
+            raise PolicyError(_explain(err, source)) from err
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Policy:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError as err:
+            raise PolicyError(f"{p}: no such policy file; check the --policy path") from err
+        except (OSError, UnicodeDecodeError) as err:
+            raise PolicyError(f"{p}: cannot be read as UTF-8 text ({err})") from err
+        policy = cls.from_yaml(text, source=str(p))
+        policy._base_dir = p.resolve().parent
+        return policy
+
+    def to_yaml(self) -> str:
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        data.setdefault("version", 1)
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.to_yaml().encode()).hexdigest()
+
+    # -- reading it ------------------------------------------------------------------------
+    def to_schema(self) -> Schema:
+        return Schema.from_roles({name: col.role for name, col in self.columns.items()})
+
+    def planned_steps(self) -> Iterator[PlannedStep]:
+        """Each step as an unfitted transform, in execution order, with where it came from."""
+        index = 0
+        for column, spec in self.columns.items():
+            for i, step in enumerate(spec.steps):
+                ((name, params),) = step.items()
+                yield PlannedStep(
+                    name,
+                    self._build(name, {"columns": [column], **params}, index),
+                    f"columns.{column}.steps[{i}]",
+                    (column,),
+                )
+                index += 1
+        for i, step in enumerate(self.steps):
+            ((name, params),) = step.items()
+            cols = params.get("columns")
+            cols_t = tuple([cols] if isinstance(cols, str) else cols or ())
+            yield PlannedStep(name, self._build(name, dict(params), index), f"steps[{i}]", cols_t)
+            index += 1
+
+    def _build(self, name: str, params: dict[str, Any], index: int) -> ColumnTransform:
+        cls = TRANSFORMS[name]
+        if (
+            self.random_state is not None
+            and "random_state" in _parameters(name)
+            and "random_state" not in params
+        ):
+            params["random_state"] = self.random_state + index  # distinct streams per step
+        key_file = params.get("key_file")
+        if key_file is not None and self._base_dir is not None and not Path(key_file).is_absolute():
+            params["key_file"] = str(self._base_dir / key_file)
+        return cls(**params)
+
+    def untreated_identifiers(self) -> list[str]:
+        """Identifier columns that no drop/pseudonymize/mask/fake step touches."""
+        treated = {
+            col
+            for step in self.planned_steps()
+            if step.name in IDENTIFIER_TREATMENTS
+            for col in step.columns
+        }
+        return [c for c in self.to_schema().identifiers if c not in treated]
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    name: str
+    transform: ColumnTransform
+    where: str
+    columns: tuple[str, ...]
+
+
+def load_policy(path: str | os.PathLike[str]) -> Policy:
+    return Policy.load(path)
+
+
+def _explain(err: ValidationError, source: str) -> str:
+    lines = []
+    for e in err.errors()[:5]:
+        loc = ".".join(str(part) for part in e["loc"]) or "(top level)"
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            parent = e["loc"][:-1]
+            model = _model_at(parent)
+            allowed = ", ".join(model.model_fields) if model else ""
+            msg = f"unknown key {e['loc'][-1]!r}; allowed: {allowed}"
+        got = e.get("input")
+        if e["type"] not in {"extra_forbidden", "value_error"} and not isinstance(got, dict):
+            msg = f"{msg}, got {got!r}"
+        lines.append(f"{source}: {loc}: {msg}")
+    more = len(err.errors()) - 5
+    if more > 0:
+        lines.append(f"... and {more} more")
+    return "; ".join(lines)
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model a location points into (for listing its allowed keys)."""
+    model: type[BaseModel] = Policy
+    i = 0
+    while i < len(loc):
+        key = loc[i]
+        if key == "columns" and model is Policy:
+            model, i = ColumnPolicy, i + 2  # skip the column name
+            continue
+        field = model.model_fields.get(str(key))
+        if field is None:
+            return None
+        sections: dict[str, type[BaseModel]] = {"read": ReadSettings, "privacy": PrivacySettings}
+        nested = sections.get(str(key))
+        if nested is None:
+            return None
+        model, i = nested, i + 1
+    return model
