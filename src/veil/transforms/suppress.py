@@ -84,6 +84,13 @@ class SuppressRows(ColumnTransform):
         )
         return sizes < (self.rare or 0)
 
+    def describe(self) -> str:
+        what = "rows where " + self.where if self.where is not None else (
+            f"rows whose ({', '.join(self.columns_)}) occurs fewer than {self.rare} times"
+        )
+        how = "removed" if self.action == "remove" else "blanked"
+        return f"SuppressRows({what}: {how})"
+
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
         hit = self.mask(frame)
         if self.action == "remove":

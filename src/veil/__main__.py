@@ -1,0 +1,7 @@
+"""``python -m veil``: the same as the ``veil`` command."""
+
+import sys
+
+from veil.cli import main
+
+sys.exit(main())

@@ -1,0 +1,41 @@
+"""Small seeded frames shared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+TEST_KEY = "test-key-0123456789abcdef-not-a-real-secret"
+
+
+@pytest.fixture
+def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("VEIL_KEY", TEST_KEY)
+    return TEST_KEY
+
+
+@pytest.fixture
+def people() -> pd.DataFrame:
+    """60 people with identifiers, quasi-identifiers, a sensitive column, gaps and an odd index."""
+    rng = np.random.default_rng(7)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "name": [f"Person {i}" for i in range(n)],
+            "gender": rng.choice(["Female", "Male"], n),
+            "age": rng.integers(18, 90, n),
+            "county": rng.choice(["Nairobi", "Mombasa", "Kisumu", "Nakuru"], n),
+            "phone": [f"07{rng.integers(10_000_000, 99_999_999)}" for _ in range(n)],
+            "kra_pin": [f"A{rng.integers(100_000_000, 999_999_999)}Z" for _ in range(n)],
+            "salary": rng.lognormal(11, 0.5, n).round(0),
+            "score": rng.normal(50, 10, n),
+            "joined": pd.to_datetime("2010-01-01") + pd.to_timedelta(rng.integers(0, 4000, n), "D"),
+            "diagnosis": rng.choice(["Chronic", "Acute", "Congenital"], n),
+        }
+    )
+    frame.loc[[3, 17], "score"] = np.nan
+    frame.loc[5, "county"] = None
+    # a non-default, non-monotonic index: transforms must keep it
+    frame.index = pd.Index(rng.permutation(np.arange(1000, 1000 + n)), name="row")
+    return frame

@@ -1,0 +1,160 @@
+"""The contract every transform keeps: scikit-learn's, plus never mutating the input."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline
+
+from tests.conftest import TEST_KEY
+from veil.transforms import (
+    TRANSFORMS,
+    ColumnTransform,
+    Drop,
+    Fake,
+    Generalize,
+    Mask,
+    Microaggregate,
+    Noise,
+    PCAMask,
+    Pseudonymize,
+    RankSwap,
+    RenameColumns,
+    Resample,
+    ResampleContinuous,
+    Shuffle,
+    SuppressRows,
+    TopBottomCode,
+)
+
+# One representative configuration per transform; every policy name must appear here.
+CASES: dict[str, Callable[[], ColumnTransform]] = {
+    "drop": lambda: Drop(["name", "phone"]),
+    "suppress_rows": lambda: SuppressRows(rare=3, columns=["gender", "county"]),
+    "mask": lambda: Mask("phone", keep_last=3),
+    "pseudonymize": lambda: Pseudonymize(["kra_pin", "name"], format="preserve"),
+    "fake": lambda: Fake("name", kind="name", gender_column="gender", random_state=1),
+    "generalize": lambda: Generalize("age", bins=[0, 30, 50, 70, np.inf]),
+    "top_bottom_code": lambda: TopBottomCode("salary", top_quantile=0.9, bottom_quantile=0.1),
+    "microaggregate": lambda: Microaggregate(["age", "salary"], k=4),
+    "resample": lambda: Resample("county", random_state=2),
+    "resample_continuous": lambda: ResampleContinuous("salary", random_state=3),
+    "noise": lambda: Noise("score", scale=0.2, random_state=4),
+    "rank_swap": lambda: RankSwap("salary", p=10, random_state=5),
+    "shuffle": lambda: Shuffle(["diagnosis"], random_state=6),
+    "rename_columns": lambda: RenameColumns(),
+    "pca_mask": lambda: PCAMask(["age", "salary"], random_state=0),
+}
+
+
+def test_every_transform_is_covered() -> None:
+    assert set(CASES) == set(TRANSFORMS)
+    for name, factory in CASES.items():
+        assert isinstance(factory(), TRANSFORMS[name])
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest, key_env: str) -> tuple[str, ColumnTransform]:
+    return request.param, CASES[request.param]()
+
+
+def test_input_is_never_mutated(case: tuple[str, ColumnTransform], people: pd.DataFrame) -> None:
+    _, transform = case
+    before = people.copy(deep=True)
+    transform.fit_transform(people)
+    transform.transform(people)
+    pd.testing.assert_frame_equal(people, before)
+
+
+def test_index_is_kept(case: tuple[str, ColumnTransform], people: pd.DataFrame) -> None:
+    name, transform = case
+    out = transform.fit_transform(people)
+    if name == "suppress_rows":  # removes rows, keeps the others' labels in order
+        assert out.index.isin(people.index).all()
+        assert list(out.index) == [i for i in people.index if i in set(out.index)]
+        assert len(out) < len(people)
+    else:
+        assert out.index.equals(people.index)
+
+
+def test_feature_names_match_output(
+    case: tuple[str, ColumnTransform], people: pd.DataFrame
+) -> None:
+    _, transform = case
+    out = transform.fit_transform(people)
+    assert list(out.columns) == list(transform.get_feature_names_out())
+
+
+def test_clone_round_trip(case: tuple[str, ColumnTransform], people: pd.DataFrame) -> None:
+    _, transform = case
+    twin = clone(transform)
+    assert twin.get_params() == transform.get_params()
+    assert twin is not transform
+    # seeded transforms give the same release from a clone
+    pd.testing.assert_frame_equal(twin.fit_transform(people), transform.fit_transform(people))
+
+
+def test_set_output_pandas_in_pipeline(
+    case: tuple[str, ColumnTransform], people: pd.DataFrame
+) -> None:
+    _, transform = case
+    pipe = Pipeline([("step", transform)]).set_output(transform="pandas")
+    out = pipe.fit_transform(people)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(pipe.get_feature_names_out())
+
+
+def test_transform_before_fit_fails(case: tuple[str, ColumnTransform], people: pd.DataFrame) -> None:
+    from sklearn.exceptions import NotFittedError
+
+    _, transform = case
+    with pytest.raises(NotFittedError):
+        transform.transform(people)
+
+
+def test_pickle_round_trip_holds_no_key(
+    case: tuple[str, ColumnTransform], people: pd.DataFrame
+) -> None:
+    _, transform = case
+    transform.fit(people)
+    blob = pickle.dumps(transform)
+    assert TEST_KEY.encode() not in blob
+    restored = pickle.loads(blob)
+    pd.testing.assert_frame_equal(restored.transform(people), transform.transform(people))
+
+
+def test_pipeline_of_several_steps(key_env: str, people: pd.DataFrame) -> None:
+    pipe = Pipeline(
+        [
+            ("ids", Pseudonymize("kra_pin")),
+            ("drop", Drop(["name", "phone"])),
+            ("age", Generalize("age", bins=4, strategy="quantile")),
+            ("names", RenameColumns()),
+        ]
+    ).set_output(transform="pandas")
+    out = pipe.fit_transform(people)
+    assert list(out.columns) == [f"c{i:02d}" for i in range(8)]
+    assert out.index.equals(people.index)
+
+
+def test_inside_column_transformer(people: pd.DataFrame) -> None:
+    ct = ColumnTransformer(
+        [("mask", Mask(keep_first=2), ["phone"])],
+        remainder="passthrough",
+        verbose_feature_names_out=False,
+    ).set_output(transform="pandas")
+    out = ct.fit_transform(people)
+    assert out["phone"].str.match(r"^07\*{8}$").all()
+    assert out.index.equals(people.index)
+
+
+def test_numpy_input_gets_sklearn_names() -> None:
+    out = TopBottomCode(top=1.0).fit_transform(np.array([[0.5, 3.0], [2.0, -1.0]]))
+    assert list(out.columns) == ["x0", "x1"]
+    assert out.to_numpy().max() == 1.0
