@@ -58,20 +58,30 @@ Force = Annotated[
 Format = Annotated[str, typer.Option("--format", help="Output: text or json.")]
 
 
-@app.callback()
-def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
-    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         out.print(f"veil {__version__}")
         raise typer.Exit(0)
 
 
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """(--debug is read by main() before the app runs.)"""
+
+
 @contextmanager
 def _progress(enabled: bool = True) -> Iterator[Any]:
-    """A spinner with the current step on stderr (stdout stays clean for --format json)."""
-    if not enabled:
+    """A spinner with the current step on stderr (stdout stays clean for --format json);
+    only on a terminal, so logs and pipes get no control characters."""
+    if not enabled or not err.is_terminal:
         yield lambda _msg: None
         return
     with Progress(

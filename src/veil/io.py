@@ -49,6 +49,7 @@ _EXCEL = {".xlsx", ".xlsm", ".xls"}
 _PARQUET = {".parquet", ".pq"}
 _DELIMITERS = ",;\t|"
 _SAMPLE_BYTES = 1 << 16
+_PREFERRED_ENCODINGS = ("cp1252", "latin_1", "iso8859_15")
 _INT_RE = r"^[+-]?[0-9]+$"
 _LEADING_ZERO_RE = r"^[+-]?0[0-9]"
 _ISO_DATE_RE = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
@@ -145,12 +146,14 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 def _read_excel(path: Path, *, sheet: str | int | None) -> pd.DataFrame:
     try:
-        frame = pd.read_excel(path, sheet_name=0 if sheet is None else sheet)
+        # dtype=object: a text cell "0712345678" must stay text, as in CSV; the numbers in
+        # numeric cells are already numbers and infer_objects gives them their dtype.
+        frame = pd.read_excel(path, sheet_name=0 if sheet is None else sheet, dtype=object)
     except ValueError as err:  # unknown sheet
         raise InputError(f"{path}: {err}; pass --sheet with an existing sheet name") from err
     except Exception as err:  # openpyxl raises many types for corrupt files
         raise InputError(f"{path}: not a readable Excel workbook ({err})") from err
-    return frame
+    return frame.infer_objects()
 
 
 def _detect_encoding(path: Path, data: bytes) -> str:
@@ -166,14 +169,21 @@ def _detect_encoding(path: Path, data: bytes) -> str:
     except UnicodeDecodeError as err:
         from charset_normalizer import from_bytes
 
-        best = from_bytes(data).best()
-        if best is None or best.encoding in {"utf_8", "ascii"}:
+        matches = [m for m in from_bytes(data) if m.encoding not in {"utf_8", "ascii"}]
+        if not matches:
             line = data.count(b"\n", 0, err.start) + 1
             raise InputError(
                 f"{path}: line {line}: byte {data[err.start]:#04x} cannot be decoded as UTF-8 "
                 "and no other encoding fits; pass --encoding (e.g. cp1252, latin-1)"
             ) from err
-        return str(best.encoding)
+        # Short files fit several single-byte code pages equally well; among the best, take
+        # the one spreadsheets on Western/East-African machines write (cp1252).
+        least_chaos = min(m.chaos for m in matches)
+        tied = [m.encoding for m in matches if m.chaos <= least_chaos + 1e-9]
+        for preferred in _PREFERRED_ENCODINGS:
+            if preferred in tied:
+                return preferred
+        return str(tied[0])
     return "utf-8"
 
 

@@ -26,6 +26,7 @@ import inspect
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +56,26 @@ def _parameters(name: str) -> list[str]:
     return [p for p in signature.parameters if p != "self"]
 
 
+class StepError(ValueError):
+    """A bad step, with its position in the steps list (for the error's location)."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+def _check_steps(value: Any, *, table_level: bool) -> list[Step]:
+    if not isinstance(value, list):
+        raise ValueError(f"steps must be a list of steps, got {value!r}")
+    steps = []
+    for i, raw in enumerate(value):
+        try:
+            steps.append(_check_step(raw, table_level=table_level))
+        except ValueError as err:
+            raise StepError(i, str(err)) from err
+    return steps
+
+
 def _check_step(raw: Any, *, table_level: bool) -> dict[str, dict[str, Any]]:
     """A step is ``{transform_name: {parameter: value}}``; returns it normalized."""
     if isinstance(raw, str):
@@ -77,7 +98,11 @@ def _check_step(raw: Any, *, table_level: bool) -> dict[str, dict[str, Any]]:
         allowed = [p for p in allowed if p != "columns"]
     unknown = [p for p in params if p not in allowed]
     if unknown:
-        where = "" if table_level else " (a column step applies to its own column)"
+        where = (
+            " (a column step applies to its own column)"
+            if unknown[0] == "columns" and not table_level
+            else ""
+        )
         raise ValueError(
             f"{name!r} has no parameter {unknown[0]!r}{where}; allowed: {', '.join(allowed)}"
         )
@@ -109,7 +134,7 @@ class ColumnPolicy(BaseModel):
     @field_validator("steps", mode="before")
     @classmethod
     def _steps(cls, value: Any) -> list[Step]:
-        return [_check_step(step, table_level=False) for step in value or []]
+        return _check_steps(value or [], table_level=False)
 
 
 class PrivacySettings(BaseModel):
@@ -146,13 +171,14 @@ class Policy(BaseModel):
     @field_validator("steps", mode="before")
     @classmethod
     def _steps(cls, value: Any) -> list[Step]:
-        steps = [_check_step(step, table_level=True) for step in value or []]
-        for step in steps:
+        steps = _check_steps(value or [], table_level=True)
+        for i, step in enumerate(steps):
             ((name, params),) = step.items()
             if "columns" not in params and name not in {"rename_columns", "suppress_rows"}:
-                raise ValueError(
+                raise StepError(
+                    i,
                     f"a table-level {name!r} step needs columns: [...]; "
-                    "or put it under columns.<name>.steps"
+                    "or put it under columns.<name>.steps",
                 )
         return steps
 
@@ -191,8 +217,8 @@ class Policy(BaseModel):
         return policy
 
     def to_yaml(self) -> str:
-        data = self.model_dump(mode="json", exclude_defaults=True)
-        data.setdefault("version", 1)
+        # python mode keeps .inf in bins (json mode would turn it into null)
+        data = {"version": self.version, **_plain(self.model_dump(exclude_defaults=True))}
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
     def fingerprint(self) -> str:
@@ -254,6 +280,17 @@ class PlannedStep:
     columns: tuple[str, ...]
 
 
+def _plain(value: Any) -> Any:
+    """Enums to their values, recursively, so YAML's safe dumper can write them."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def load_policy(path: str | os.PathLike[str]) -> Policy:
     return Policy.load(path)
 
@@ -262,6 +299,9 @@ def _explain(err: ValidationError, source: str) -> str:
     lines = []
     for e in err.errors()[:5]:
         loc = ".".join(str(part) for part in e["loc"]) or "(top level)"
+        cause = (e.get("ctx") or {}).get("error")
+        if isinstance(cause, StepError):
+            loc = f"{loc}[{cause.index}]"
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             parent = e["loc"][:-1]

@@ -110,7 +110,9 @@ def test_set_output_pandas_in_pipeline(
     assert list(out.columns) == list(pipe.get_feature_names_out())
 
 
-def test_transform_before_fit_fails(case: tuple[str, ColumnTransform], people: pd.DataFrame) -> None:
+def test_transform_before_fit_fails(
+    case: tuple[str, ColumnTransform], people: pd.DataFrame
+) -> None:
     from sklearn.exceptions import NotFittedError
 
     _, transform = case

@@ -152,7 +152,9 @@ def test_rare_suppression_leaves_no_small_group(frame, rare) -> None:
 
 
 @SETTINGS
-@given(st.lists(st.sampled_from(["a", "b", "c", None]), min_size=1, max_size=60), st.integers(0, 99))
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", None]), min_size=1, max_size=60), st.integers(0, 99)
+)
 def test_resample_draws_only_observed_values(values, seed) -> None:
     out = Resample("v", random_state=seed).fit_transform(frame_of(values))["v"]
     observed = {v for v in values if v is not None}

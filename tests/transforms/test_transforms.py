@@ -60,7 +60,9 @@ def test_drop_unknown_column_lists_available(people: pd.DataFrame) -> None:
 
 # -- masking -----------------------------------------------------------------------------------
 def test_mask_examples() -> None:
-    frame = pd.DataFrame({"phone": ["0712345678", None], "email": ["jane.doe@example.com", "x@y.z"]})
+    frame = pd.DataFrame(
+        {"phone": ["0712345678", None], "email": ["jane.doe@example.com", "x@y.z"]}
+    )
     out = Mask("phone", keep_last=3).fit_transform(frame)
     assert out["phone"].iloc[0] == "*******678"
     assert pd.isna(out["phone"].iloc[1])
@@ -72,7 +74,9 @@ def test_mask_examples() -> None:
 
 # -- pseudonymization --------------------------------------------------------------------------
 def test_pseudonyms_survive_joins_across_tables(key_env: str) -> None:
-    claims = pd.DataFrame({"pin": ["A123456789Z", "B987654321Y", "A123456789Z"], "amount": [1, 2, 3]})
+    claims = pd.DataFrame(
+        {"pin": ["A123456789Z", "B987654321Y", "A123456789Z"], "amount": [1, 2, 3]}
+    )
     clients = pd.DataFrame({"kra": ["B987654321Y", "A123456789Z"], "county": ["Lamu", "Meru"]})
     c = Pseudonymize("pin").fit_transform(claims)
     k = Pseudonymize("kra").fit_transform(clients).rename(columns={"kra": "pin"})
@@ -182,8 +186,11 @@ def test_fake_choices_follow_probabilities() -> None:
     frame = pd.DataFrame({"city": [str(i) for i in range(20_000)]})
     probabilities = [0.6, 0.3, 0.1]
     out = Fake(
-        "city", kind="choice", choices=["Nairobi", "Mombasa", "Kisumu"],
-        probabilities=probabilities, random_state=0,
+        "city",
+        kind="choice",
+        choices=["Nairobi", "Mombasa", "Kisumu"],
+        probabilities=probabilities,
+        random_state=0,
     ).fit_transform(frame)["city"]
     observed = out.value_counts().reindex(["Nairobi", "Mombasa", "Kisumu"]).to_numpy()
     # chi-square goodness of fit: the draws must not be distinguishable from the asked shares
@@ -224,15 +231,20 @@ def test_generalize_mean_split_and_rounding() -> None:
 
 def test_generalize_mapping_and_dates() -> None:
     frame = pd.DataFrame(
-        {"county": ["Lamu", "Meru", "Nairobi"], "d": pd.to_datetime(["2013-11-14", "2015-02-01", None])}
+        {
+            "county": ["Lamu", "Meru", "Nairobi"],
+            "d": pd.to_datetime(["2013-11-14", "2015-02-01", None]),
+        }
     )
     with pytest.raises(ParameterError, match=r"does not cover: \['Nairobi'\]"):
         Generalize("county", mapping={"Lamu": "Coast", "Meru": "Eastern"}).fit_transform(frame)
     out = Generalize("county", mapping={"Lamu": "Coast"}, other="Other").fit_transform(frame)
     assert out["county"].tolist() == ["Coast", "Other", "Other"]
     expected = {
-        "year": ["2013", "2015"], "month": ["2013-11", "2015-02"],
-        "quarter": ["2013Q4", "2015Q1"], "decade": ["2010s", "2010s"],
+        "year": ["2013", "2015"],
+        "month": ["2013-11", "2015-02"],
+        "quarter": ["2013Q4", "2015Q1"],
+        "decade": ["2010s", "2010s"],
     }
     for unit, want in expected.items():
         got = Generalize("d", date=unit).fit_transform(frame)["d"]
@@ -252,7 +264,8 @@ def test_top_coding_from_percentiles() -> None:
     assert (low, high) == (6000.0, 95000.0)  # nearest observed values for integer columns
     out = coder.transform(salaries)["salary"]
     assert out.dtype == salaries["salary"].dtype
-    assert out.min() == 6000 and out.max() == 95000
+    assert out.min() == 6000
+    assert out.max() == 95000
     assert (out == 95000).sum() == 6
 
 

@@ -85,8 +85,10 @@ class SuppressRows(ColumnTransform):
         return sizes < (self.rare or 0)
 
     def describe(self) -> str:
-        what = "rows where " + self.where if self.where is not None else (
-            f"rows whose ({', '.join(self.columns_)}) occurs fewer than {self.rare} times"
+        what = (
+            "rows where " + self.where
+            if self.where is not None
+            else (f"rows whose ({', '.join(self.columns_)}) occurs fewer than {self.rare} times")
         )
         how = "removed" if self.action == "remove" else "blanked"
         return f"SuppressRows({what}: {how})"

@@ -1,0 +1,323 @@
+"""The veil command: exit codes, one-line errors, no partial output, the demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import TEST_KEY
+from veil.cli import main
+from veil.demo import DEMO_DATA, demo_data, demo_policy_text
+
+POLICY = """
+version: 1
+columns:
+  name: {role: identifier, steps: [drop]}
+  kra_pin: {role: identifier, steps: [{pseudonymize: {format: preserve}}]}
+  age: {role: quasi_identifier, steps: [{generalize: {bins: [0, 40, 60, .inf]}}]}
+  gender: {role: quasi_identifier}
+  diagnosis: {role: sensitive}
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, people: pd.DataFrame, key_env: str) -> Path:
+    people.to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    return tmp_path
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_anonymize_writes_release_and_prints_certificate(workspace: Path, capsys) -> None:
+    out = workspace / "release.csv"
+    code, stdout, _ = run(
+        [
+            "anonymize",
+            workspace / "people.csv",
+            "--policy",
+            workspace / "policy.yaml",
+            "-o",
+            out,
+            "--format",
+            "json",
+            "--certificate",
+            workspace / "cert.json",
+            "--report",
+            workspace / "report.html",
+        ],
+        capsys,
+    )
+    assert code == 0
+    cert = json.loads(stdout)
+    release = pd.read_csv(out)
+    assert cert["rows_out"] == len(release) == 60
+    assert "name" not in release.columns
+    assert cert["k"] == release.groupby(["age", "gender"]).size().min()
+    assert json.loads((workspace / "cert.json").read_text()) == cert
+    assert "<html" in (workspace / "report.html").read_text()
+    assert TEST_KEY not in stdout
+    for path in (out, workspace / "cert.json", workspace / "report.html"):
+        assert TEST_KEY not in path.read_text()
+
+
+def test_text_output_speaks_plainly(workspace: Path, capsys) -> None:
+    code, stdout, _ = run(
+        [
+            "anonymize",
+            workspace / "people.csv",
+            "-p",
+            workspace / "policy.yaml",
+            "-o",
+            workspace / "r.parquet",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert "wrote" in stdout
+    assert "60 rows" in stdout
+    assert pd.read_parquet(workspace / "r.parquet").shape[0] == 60
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "message"),
+    [
+        (lambda w: None, ["nope.csv"], "nope.csv: no such file"),
+        (lambda w: (w / "empty.csv").write_text(""), ["empty.csv"], "the file is empty"),
+        (
+            lambda w: (w / "ragged.csv").write_text("name,age\nA,3\nB,4,5\n"),
+            ["ragged.csv"],
+            "line 3 has 3 fields but the header has 2",
+        ),
+        (
+            lambda w: (w / "bytes.csv").write_bytes("name,age\nRen\xe9e,3\n".encode("cp1252")),
+            ["bytes.csv", "--encoding", "utf-8"],
+            "line 2: byte 0xe9 is not valid utf-8",
+        ),
+        (
+            lambda w: (w / "cols.csv").write_text("nam,age\nA,3\n"),
+            ["cols.csv"],
+            "column 'name' (policy columns) is not in the table",
+        ),
+        (lambda w: None, ["people.csv", "--dates", "when"], "column 'when' (dates)"),
+        (
+            lambda w: (w / "policy.yaml").write_text("columns: {age: {role: old}}"),
+            ["people.csv"],
+            "columns.age.role: Input should be",
+        ),
+        (lambda w: None, ["people.csv", "--format", "xml"], "--format must be text or json"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_no_output(
+    workspace: Path, capsys, setup, args: list[str], message: str
+) -> None:
+    setup(workspace)
+    out = workspace / "release.csv"
+    data, *rest = args
+    code, _stdout, stderr = run(
+        ["anonymize", workspace / data, "--policy", workspace / "policy.yaml", "-o", out, *rest],
+        capsys,
+    )
+    assert code == 2
+    assert message in stderr
+    assert stderr.startswith("veil: error: ")
+    assert stderr.strip().count("\n") == 0  # one line (the console may wrap long ones: soft_wrap)
+    assert "Traceback" not in stderr
+    assert not out.exists()
+    assert not [p for p in workspace.iterdir() if p.name.startswith(".release")]  # no temp file
+
+
+def test_existing_output_needs_force_and_input_is_never_overwritten(
+    workspace: Path, capsys
+) -> None:
+    out = workspace / "release.csv"
+    out.write_text("precious")
+    base = ["anonymize", workspace / "people.csv", "--policy", workspace / "policy.yaml"]
+    code, _, stderr = run([*base, "-o", out], capsys)
+    assert code == 2
+    assert "--force" in stderr
+    assert out.read_text() == "precious"
+    assert run([*base, "-o", out, "--force"], capsys)[0] == 0
+    assert out.read_text() != "precious"
+    original = (workspace / "people.csv").read_bytes()
+    code, _, stderr = run([*base, "-o", workspace / "people.csv", "--force"], capsys)
+    assert code == 2
+    assert "never overwrites its input" in stderr
+    assert (workspace / "people.csv").read_bytes() == original
+
+
+def test_failed_privacy_goal_exits_1_and_writes_nothing(workspace: Path, capsys) -> None:
+    (workspace / "policy.yaml").write_text(POLICY + "privacy: {k: 50}\n")
+    out = workspace / "release.csv"
+    code, _, stderr = run(
+        ["anonymize", workspace / "people.csv", "-p", workspace / "policy.yaml", "-o", out], capsys
+    )
+    assert code == 1
+    assert "does not meet k >= 50" in stderr
+    assert not out.exists()
+
+
+def test_missing_key_is_exit_2_and_never_echoes(workspace: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("VEIL_KEY", "short-secret")
+    code, stdout, stderr = run(
+        [
+            "anonymize",
+            workspace / "people.csv",
+            "-p",
+            workspace / "policy.yaml",
+            "-o",
+            workspace / "r.csv",
+        ],
+        capsys,
+    )
+    assert code == 2
+    assert "at least 16 characters" in stderr
+    assert "short-secret" not in stdout + stderr
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    code, _, stderr = run(["anonymize", "x.csv"], capsys)
+    assert code == 2
+    assert "Missing option '--policy'" in stderr
+
+
+def test_debug_shows_the_traceback(workspace: Path, capsys) -> None:
+    with pytest.raises(Exception, match="no such file"):
+        main(
+            [
+                "--debug",
+                "anonymize",
+                str(workspace / "nope.csv"),
+                "-p",
+                str(workspace / "policy.yaml"),
+                "-o",
+                str(workspace / "r.csv"),
+            ]
+        )
+
+
+def test_real_process_exit_codes(workspace: Path) -> None:
+    """Through the installed entry point: exit status and stderr as a shell sees them."""
+    env = {**os.environ, "VEIL_KEY": TEST_KEY}
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "veil",
+            "anonymize",
+            "people.csv",
+            "-p",
+            "policy.yaml",
+            "-o",
+            "out.csv",
+        ],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ok.returncode == 0, ok.stderr
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "veil",
+            "anonymize",
+            "missing.csv",
+            "-p",
+            "policy.yaml",
+            "-o",
+            "out2.csv",
+        ],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("veil: error: missing.csv: no such file")
+    assert "Traceback" not in bad.stderr
+
+
+def test_keygen_writes_a_private_key(tmp_path: Path, capsys) -> None:
+    key = tmp_path / "k.key"
+    code, stdout, _ = run(["keygen", "-o", key], capsys)
+    assert code == 0
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert len(key.read_text().strip()) == 64
+    assert key.read_text().strip() not in stdout
+    assert run(["keygen", "-o", key], capsys)[0] == 2  # never clobbers a key silently
+
+
+def test_transforms_lists_every_policy_name(capsys) -> None:
+    from veil.transforms import TRANSFORMS
+
+    code, stdout, _ = run(["transforms"], capsys)
+    assert code == 0
+    for name in TRANSFORMS:
+        assert name in stdout
+
+
+def test_version(capsys) -> None:
+    from veil import __version__
+
+    assert run(["--version"], capsys) == (0, f"veil {__version__}\n", "")
+
+
+# -- demo --------------------------------------------------------------------------------------
+def test_demo_runs_the_flow(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("VEIL_KEY", raising=False)
+    out = tmp_path / "demo"
+    code, stdout, _ = run(["demo", "--out", out], capsys)
+    assert code == 0
+    names = {p.name for p in out.iterdir()}
+    assert {
+        "release.csv",
+        "policy.yaml",
+        "certificate.json",
+        "report.html",
+        DEMO_DATA,
+        "demo.key",
+    } <= names
+    original = demo_data()
+    release = pd.read_csv(out / "release.csv")
+    assert "ID_number" not in release.columns
+    assert "id" not in release.columns
+    # Tax_id is pseudonymized: KRA-PIN shaped, none of the originals
+    assert release["Tax_id"].str.fullmatch(r"[A-Z]\d{9}[A-Z]").all()
+    assert not set(release["Tax_id"]) & set(original["Tax_id"])
+    cert = json.loads((out / "certificate.json").read_text())
+    qis = cert["quasi_identifiers"]
+    assert cert["k"] >= 5 == cert["privacy"]["k"]
+    assert release.groupby(qis).size().min() == cert["k"]
+    assert stat.S_IMODE((out / "demo.key").stat().st_mode) == 0o600
+    key = (out / "demo.key").read_text().strip()
+    for name in names - {"demo.key"}:
+        assert key not in (out / name).read_text(errors="replace")
+    assert key not in stdout
+    # the policy written beside the outputs reproduces the release
+    code, _, _ = run(
+        ["anonymize", out / DEMO_DATA, "-p", out / "policy.yaml", "-o", out / "again.csv"], capsys
+    )
+    assert code == 0
+    pd.testing.assert_frame_equal(pd.read_csv(out / "again.csv"), release)
+
+
+def test_demo_policy_is_bundled_and_valid() -> None:
+    from veil.policy import Policy
+
+    policy = Policy.from_yaml(demo_policy_text())
+    assert policy.to_schema().identifiers == ["id", "ID_number", "Tax_id"]

@@ -1,0 +1,213 @@
+"""Reading and writing tables: formats, detection, and bad input that gets a clear error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil import io
+from veil.exceptions import InputError, OutputError, ParameterError, UnknownColumnError
+
+
+def write_bytes(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+# -- CSV detection -----------------------------------------------------------------------------
+def test_semicolon_csv_is_detected(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, "a.csv", b"name;age;county\nAmina;34;Lamu\nBaraka;51;Meru\n")
+    frame = io.read(path)
+    assert list(frame.columns) == ["name", "age", "county"]
+    assert frame["age"].tolist() == [34, 51]
+
+
+def test_explicit_sep_overrides_detection(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, "a.csv", b"a|b\n1,5|2\n")
+    assert io.read(path, sep="|")["a"].tolist() == ["1,5"]
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "latin-1", "utf-8-sig", "utf-16"])
+def test_encodings_are_detected(tmp_path: Path, encoding: str) -> None:
+    text = "name,town\nRenée,Mûranga\nJosé,Nyeri\nZoë,Kitui\n"
+    path = write_bytes(tmp_path, "a.csv", text.encode(encoding))
+    if encoding == "utf-16":  # NUL bytes: detection refuses, an explicit encoding works
+        with pytest.raises(InputError, match="NUL bytes"):
+            io.read(path)
+        frame = io.read(path, encoding="utf-16")
+    else:
+        frame = io.read(path)
+    assert frame["name"].tolist() == ["Renée", "José", "Zoë"]
+    assert list(frame.columns) == ["name", "town"]
+
+
+def test_leading_zero_numbers_stay_text(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, "a.csv", b"phone,n,x\n0712345678,1,1.5\n0722000111,20,\n")
+    frame = io.read(path)
+    assert frame["phone"].tolist() == ["0712345678", "0722000111"]
+    assert frame["n"].dtype == np.int64
+    assert frame["x"].dtype == np.float64
+    assert np.isnan(frame["x"].iloc[1])
+
+
+def test_iso_dates_parse_and_dayfirst_dates_parse_when_asked(tmp_path: Path) -> None:
+    path = write_bytes(
+        tmp_path,
+        "a.csv",
+        b"iso,ke\n2013-11-14 01:12,14/11/13 01:12\n2015-09-11 02:32,11/09/15 02:32\n",
+    )
+    frame = io.read(path)
+    assert pd.api.types.is_datetime64_any_dtype(frame["iso"])
+    assert frame["ke"].dtype != "datetime64[ns]"  # ambiguous: left as text unless asked
+    parsed = io.read(path, dates=["ke"], dayfirst=True)
+    assert parsed["ke"].tolist() == list(frame["iso"])
+    formatted = io.read(path, dates=["ke"], date_format="%d/%m/%y %H:%M")
+    assert formatted["ke"].tolist() == list(frame["iso"])
+
+
+def test_quoted_fields_with_newlines_and_delimiters(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, "a.csv", b'id,note\n1,"call 0712 345 678,\nthen email"\n2,ok\n')
+    frame = io.read(path)
+    assert frame["note"].iloc[0] == "call 0712 345 678,\nthen email"
+    assert len(frame) == 2
+
+
+# -- other sources -----------------------------------------------------------------------------
+def test_parquet_excel_sql_and_dataframe_round_trip(tmp_path: Path, people: pd.DataFrame) -> None:
+    frame = people.reset_index(drop=True).drop(columns=["joined"])
+    for suffix in (".parquet", ".xlsx", ".csv"):
+        path = io.write(frame, tmp_path / f"t{suffix}")
+        back = io.read(path)
+        assert list(back.columns) == list(frame.columns)
+        assert back["phone"].tolist() == frame["phone"].tolist()
+        assert np.allclose(back["salary"], frame["salary"])
+
+    import sqlalchemy as sa
+
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    engine = sa.create_engine(url)
+    frame.to_sql("clients", engine, index=False)
+    engine.dispose()
+    assert len(io.read(url, table="clients")) == len(frame)
+    assert io.read(url, query="SELECT name FROM clients WHERE age > 50").shape[1] == 1
+    with pytest.raises(InputError, match="table 'nope' does not exist; tables: clients"):
+        io.read(url, table="nope")
+    with pytest.raises(ParameterError, match="exactly one of table or query"):
+        io.read(url)
+    assert io.read(frame) is frame
+
+
+def test_excel_unknown_sheet(tmp_path: Path) -> None:
+    path = io.write(pd.DataFrame({"a": [1]}), tmp_path / "t.xlsx")
+    with pytest.raises(InputError, match="--sheet"):
+        io.read(path, sheet="Missing")
+
+
+# -- bad input ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("content", "pattern"),
+    [
+        (b"", "the file is empty"),
+        (b"\n\n  \n", "holds no data"),
+        (b"a,b\n", "header but no data rows"),
+        (b"a,b\n1,2\n3,4,5\n", "line 3 has 3 fields but the header has 2"),
+        (b"a,b,c\n1,2,3\n4,5\n6,7,8\n", "line 3 has 2 fields but the header has 3"),
+        (b"a,a\n1,2\n", r"duplicate column name\(s\) \['a'\]"),
+        (b"a,,c\n1,2,3\n", r"header field\(s\) \[2\] are empty"),
+        (b"a\x00b\n\x00\x01\n", "NUL bytes"),
+    ],
+)
+def test_bad_csv_gets_one_clear_line(tmp_path: Path, content: bytes, pattern: str) -> None:
+    path = write_bytes(tmp_path, "bad.csv", content)
+    with pytest.raises(InputError, match=pattern) as info:
+        io.read(path)
+    assert str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_undecodable_bytes_name_the_line(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, "a.csv", "a,b\n1,ok\n2,Renée\n".encode("cp1252"))
+    with pytest.raises(InputError, match=r"line 3: byte 0xe9 is not valid utf-8.*--encoding"):
+        io.read(path, encoding="utf-8")
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        io.read(tmp_path / "nope.csv")
+    with pytest.raises(InputError, match="is a directory"):
+        io.read(tmp_path)
+
+
+def test_unknown_date_column(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, "a.csv", b"a,b\n1,2\n")
+    with pytest.raises(UnknownColumnError, match="'c' \\(dates\\) is not in the table"):
+        io.read(path, dates=["c"])
+
+
+def test_unparseable_dates_suggest_a_format(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, "a.csv", b"a,d\n1,soon\n")
+    with pytest.raises(InputError, match="--date-format"):
+        io.read(path, dates=["d"])
+
+
+# -- writing -----------------------------------------------------------------------------------
+def test_write_refuses_existing_unless_forced(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"a": [1]})
+    target = tmp_path / "out.csv"
+    target.write_text("keep me")
+    with pytest.raises(OutputError, match="already exists; pass --force"):
+        io.write(frame, target)
+    assert target.read_text() == "keep me"
+    io.write(frame, target, force=True)
+    assert io.read(target)["a"].tolist() == [1]
+
+
+def test_write_never_overwrites_an_input(tmp_path: Path) -> None:
+    source = write_bytes(tmp_path, "in.csv", b"a\n1\n")
+    link = tmp_path / "same.csv"
+    os.link(source, link)  # another name for the same file is still the input
+    for target in (source, link):
+        with pytest.raises(OutputError, match="is the input file"):
+            io.write(pd.DataFrame({"a": [2]}), target, force=True, inputs=[source])
+    assert source.read_bytes() == b"a\n1\n"
+
+
+def test_failed_write_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frame = pd.DataFrame({"a": range(1000)})
+    target = tmp_path / "out.csv"
+
+    def half_then_fail(self: pd.DataFrame, path: Path, **kwargs: object) -> None:
+        Path(path).write_text("a\n0\n1\n")  # a partial file...
+        raise OSError("disk full")  # ...then the failure
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
+    with pytest.raises(OSError, match="disk full"):
+        io.write(frame, target)
+    assert list(tmp_path.iterdir()) == []
+
+    target.write_text("old")  # an existing file survives a failed forced overwrite intact
+    with pytest.raises(OSError, match="disk full"):
+        io.write(frame, target, force=True)
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_output_extension_and_folder_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ParameterError, match="extension must be one of"):
+        io.write(pd.DataFrame({"a": [1]}), tmp_path / "out.txt")
+    with pytest.raises(OutputError, match="does not exist"):
+        io.write(pd.DataFrame({"a": [1]}), tmp_path / "no" / "out.csv")
+
+
+def test_fingerprint_tracks_content() -> None:
+    a = pd.DataFrame({"x": [1, 2]})
+    assert io.fingerprint(a) == io.fingerprint(a.copy())
+    assert io.fingerprint(a) != io.fingerprint(pd.DataFrame({"x": [1, 3]}))
+    assert io.fingerprint(a) != io.fingerprint(pd.DataFrame({"y": [1, 2]}))

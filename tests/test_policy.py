@@ -1,0 +1,169 @@
+"""The policy file: validation messages, round trip, and anonymize's safety nets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil import anonymize
+from veil.exceptions import CheckFailedError, PolicyError, UnknownColumnError
+from veil.policy import Policy
+
+
+def load(text: str) -> Policy:
+    return Policy.from_yaml(text, source="p.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        (
+            "columns: {Age: {role: quasi}}",
+            r"p.yaml: columns.Age.role: Input should be 'identifier', 'quasi_identifier', "
+            r"'sensitive' or 'insensitive', got 'quasi'",
+        ),
+        (
+            "columns: {Age: {steps: [{genralize: {bins: 3}}]}}",
+            r"columns.Age.steps\[0\]: unknown transform 'genralize' "
+            r"\(did you mean 'generalize'\?\)",
+        ),
+        (
+            "columns: {Age: {steps: [{generalize: {bns: 3}}]}}",
+            r"columns.Age.steps\[0\]: 'generalize' has no parameter 'bns'; allowed: bins, strategy",
+        ),
+        (
+            "columns: {Age: {steps: [{generalize: {columns: [x]}}]}}",
+            r"no parameter 'columns' \(a column step applies to its own column\)",
+        ),
+        (
+            "steps: [{generalize: {bins: 3}}]",
+            r"steps\[0\]: a table-level 'generalize' step needs columns",
+        ),
+        ("colums: {}", r"p.yaml: colums: unknown key 'colums'; allowed: version, description"),
+        ("privacy: {k: 1}", r"privacy.k: Input should be greater than or equal to 2, got 1"),
+        ("privacy: {kk: 3}", r"privacy.kk: unknown key 'kk'; allowed: k, l, l_variant"),
+        ("version: 2", r"version: Input should be 1, got 2"),
+        ("columns: {Age: {role: [unclosed", r"p.yaml: line 1, column \d+: not valid YAML"),
+        ("- a\n- b", r"must be a YAML mapping"),
+    ],
+)
+def test_invalid_policies_say_where_and_what_is_allowed(text: str, pattern: str) -> None:
+    with pytest.raises(PolicyError, match=pattern):
+        load(text)
+
+
+def test_round_trip_through_yaml() -> None:
+    text = """
+version: 1
+random_state: 3
+columns:
+  Tax_id: {role: identifier, steps: [{pseudonymize: {format: preserve}}]}
+  Age: {role: quasi_identifier, steps: [{generalize: {bins: [0, 30, .inf]}}]}
+steps:
+  - suppress_rows: {rare: 2, columns: [Age]}
+privacy: {k: 2}
+"""
+    policy = load(text)
+    again = load(policy.to_yaml())
+    assert again == policy
+    assert again.fingerprint() == policy.fingerprint()
+    assert [s.where for s in policy.planned_steps()] == [
+        "columns.Tax_id.steps[0]",
+        "columns.Age.steps[0]",
+        "steps[0]",
+    ]
+
+
+def test_missing_policy_file(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="no such policy file"):
+        Policy.load(tmp_path / "nope.yaml")
+
+
+def test_policy_column_must_exist(people: pd.DataFrame) -> None:
+    with pytest.raises(UnknownColumnError, match=r"'Agee' \(policy columns\) is not in the table"):
+        anonymize(people, {"columns": {"Agee": {"role": "quasi_identifier"}}})
+
+
+def test_identifier_without_treatment_is_refused(people: pd.DataFrame) -> None:
+    policy = {
+        "columns": {
+            "kra_pin": {"role": "identifier"},
+            "name": {"role": "identifier", "steps": ["drop"]},
+        }
+    }
+    with pytest.raises(PolicyError, match=r"\['kra_pin'\] would be released as they are"):
+        anonymize(people, policy)
+
+
+def test_step_errors_say_where_in_the_policy(people: pd.DataFrame) -> None:
+    policy = {"columns": {"county": {"steps": [{"generalize": {"bins": 3}}]}}}
+    with pytest.raises(
+        PolicyError,
+        match=r"policy columns.county.steps\[0\] \(generalize\): "
+        r"column 'county' must be numeric to be binned",
+    ):
+        anonymize(people, policy)
+
+
+def test_unsupported_privacy_goals_are_refused_not_ignored(people: pd.DataFrame) -> None:
+    with pytest.raises(PolicyError, match="privacy.t is not supported"):
+        anonymize(people, {"privacy": {"t": 0.2}})
+
+
+def test_k_goal_is_checked(people: pd.DataFrame) -> None:
+    roles = {"age": {"role": "quasi_identifier"}, "gender": {"role": "quasi_identifier"}}
+    with pytest.raises(CheckFailedError, match=r"does not meet k >= 2.*k = 1"):
+        anonymize(people, {"columns": roles, "privacy": {"k": 2}})
+    coarse = {
+        "age": {"role": "quasi_identifier", "steps": [{"generalize": {"bins": [0, 50, 200]}}]},
+        "gender": {"role": "quasi_identifier"},
+        "diagnosis": {"role": "sensitive"},
+    }
+    release = anonymize(people, {"columns": coarse, "privacy": {"k": 2, "l": 2}})
+    counts = release.data.groupby(["age", "gender"]).size()
+    assert release.certificate.after.k == counts.min() >= 2
+    assert release.certificate.checks == {"k >= 2": True, "l >= 2 (distinct)": True}
+    assert release.certificate.after.l_distinct == (
+        release.data.groupby(["age", "gender"])["diagnosis"].nunique().min()
+    )
+
+
+def test_roles_follow_renamed_columns(people: pd.DataFrame) -> None:
+    policy = {
+        "columns": {
+            "gender": {"role": "quasi_identifier"},
+            "name": {"role": "identifier", "steps": ["drop"]},
+        },
+        "steps": [{"rename_columns": {}}],
+    }
+    release = anonymize(people, policy)
+    assert release.certificate.quasi_identifiers == ("c00",)  # name was dropped first
+    assert release.certificate.after.k == people["gender"].value_counts().min()
+
+
+def test_random_state_makes_releases_reproducible(people: pd.DataFrame) -> None:
+    policy = {
+        "random_state": 5,
+        "columns": {"county": {"steps": ["resample"]}, "score": {"steps": [{"noise": {}}]}},
+    }
+    first = anonymize(people, policy).data
+    second = anonymize(people, policy).data
+    pd.testing.assert_frame_equal(first, second)
+    other = anonymize(people, {**policy, "random_state": 6}).data
+    assert not first["score"].equals(other["score"])
+
+
+def test_key_file_is_relative_to_the_policy(
+    tmp_path: Path, people: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VEIL_KEY", raising=False)
+    (tmp_path / "k.key").write_text("z" * 40)
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "columns:\n  kra_pin:\n    role: identifier\n    steps:\n"
+        "      - pseudonymize: {key_file: k.key}\n"
+    )
+    release = anonymize(people, Policy.load(path))
+    assert not set(release.data["kra_pin"]) & set(people["kra_pin"])
