@@ -50,8 +50,6 @@ _PARQUET = {".parquet", ".pq"}
 _DELIMITERS = ",;\t|"
 _SAMPLE_BYTES = 1 << 16
 _PREFERRED_ENCODINGS = ("cp1252", "latin_1", "iso8859_15")
-_INT_RE = r"^[+-]?[0-9]+$"
-_LEADING_ZERO_RE = r"^[+-]?0[0-9]"
 _ISO_DATE_RE = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
 
 
@@ -275,25 +273,33 @@ def _infer_column(col: pa.ChunkedArray) -> pd.Series | np.ndarray:
     """Pick int, float, ISO datetime or text for a column read as text.
 
     Integers written with a leading zero stay text: ``0712345678`` is a phone number, and
-    turning it into 712345678 would lose it.
+    turning it into 712345678 would lose it. Casts fail fast on the first value that does not
+    fit, so text columns cost little.
     """
-    valid = col.drop_null()
-    if len(valid) == 0:
+    if col.null_count == len(col):
         return col.to_pandas()
-    stripped = pc.utf8_trim_whitespace(valid)
-    if pc.all(pc.match_substring_regex(stripped, _INT_RE)).as_py():
-        if not pc.any(pc.match_substring_regex(stripped, _LEADING_ZERO_RE)).as_py():
-            with contextlib.suppress(pa.ArrowInvalid):
-                ints = pc.cast(pc.utf8_trim_whitespace(col), pa.int64())
-                return ints.to_pandas()  # nulls make it float64, as pandas does
-        return col.to_pandas()
+    with contextlib.suppress(pa.ArrowInvalid):
+        ints = pc.cast(col, pa.int64())
+        if pc.any(_leading_zero(col)).as_py():
+            return col.to_pandas()
+        return ints.to_pandas()  # nulls make it float64, as pandas does
     with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        floats = pc.cast(pc.utf8_trim_whitespace(col), pa.float64())
+        floats = pc.cast(col, pa.float64())
         return floats.to_pandas()
-    if pc.all(pc.match_substring_regex(stripped, _ISO_DATE_RE)).as_py():
+    valid = col.drop_null()
+    sample = valid.slice(0, 1000)
+    if (
+        pc.all(pc.match_substring_regex(sample, _ISO_DATE_RE)).as_py()
+        and pc.all(pc.match_substring_regex(valid, _ISO_DATE_RE)).as_py()
+    ):
         with contextlib.suppress(ValueError):
             return pd.to_datetime(col.to_pandas(), format="ISO8601")
     return col.to_pandas()
+
+
+def _leading_zero(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """True where an integer-looking text starts with 0 and has more digits (``007``)."""
+    return pc.match_substring_regex(col, r"^\s*[+-]?0\d")
 
 
 def _parse_dates(

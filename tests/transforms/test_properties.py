@@ -49,6 +49,22 @@ def test_mask_keeps_length_ends_and_hides_the_middle(values, first, last) -> Non
 
 
 @SETTINGS
+@given(
+    st.lists(st.one_of(texts, st.none()), min_size=1, max_size=30),
+    st.integers(0, 4),
+    st.integers(0, 4),
+)
+def test_vectorized_mask_equals_the_per_value_rule(values, first, last) -> None:
+    mask = Mask("v", keep_first=first, keep_last=last).fit(frame_of(values))
+    out = mask.transform(frame_of(values))["v"]
+    for original, masked in zip(values, out, strict=True):
+        if original is None:
+            assert pd.isna(masked)
+        else:
+            assert masked == mask._mask_value(original)
+
+
+@SETTINGS
 @given(st.lists(st.from_regex(r"[A-Z][0-9]{9}[A-Z]", fullmatch=True), min_size=1, max_size=40))
 def test_pseudonymize_is_deterministic_and_preserves_shape(key_env, values) -> None:
     frame = frame_of(values)

@@ -133,15 +133,26 @@ def numeric_values(frame: pd.DataFrame, column: str) -> np.ndarray:
     return frame[column].to_numpy(dtype=float, na_value=np.nan)
 
 
-def map_uniques(series: pd.Series, func: Any) -> pd.Series:
-    """Apply ``func`` once per distinct non-missing value; missing values stay missing.
+def apply_to_uniques(series: pd.Series, func: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``func`` of each distinct non-missing value: (codes per row, results per code).
 
     Tables repeat values, so this is what makes per-value Python work (HMAC, Faker) affordable.
+    Code -1 marks a missing value.
     """
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    mapped = np.array([func(value) for value in uniques] + [np.nan], dtype=object)
-    # code -1 (missing) indexes the trailing NaN
-    return pd.Series(mapped[codes].tolist(), index=series.index, name=series.name)
+    values = np.asarray(uniques, dtype=object)  # iterating an Arrow-backed array is slow
+    return codes, np.array([func(value) for value in values], dtype=object)
+
+
+def rebuild(series: pd.Series, codes: np.ndarray, mapped: np.ndarray) -> pd.Series:
+    """The column of ``mapped[code]`` per row, missing where the code is -1."""
+    table = np.append(mapped, np.nan)  # code -1 indexes the trailing NaN
+    return pd.Series(table[codes].tolist(), index=series.index, name=series.name)
+
+
+def map_uniques(series: pd.Series, func: Any) -> pd.Series:
+    """Apply ``func`` once per distinct non-missing value; missing values stay missing."""
+    return rebuild(series, *apply_to_uniques(series, func))
 
 
 def value_text(value: object) -> str:
