@@ -167,3 +167,16 @@ def test_key_file_is_relative_to_the_policy(
     )
     release = anonymize(people, Policy.load(path))
     assert not set(release.data["kra_pin"]) & set(people["kra_pin"])
+
+
+def test_max_suppression_is_checked_when_asked(people: pd.DataFrame) -> None:
+    policy = {
+        "columns": {"county": {"role": "quasi_identifier"}},
+        "steps": [{"suppress_rows": {"where": "age > 70"}}],
+    }
+    share = (people["age"] > 70).mean()
+    assert 0 < share < 0.5
+    release = anonymize(people, {**policy, "privacy": {"max_suppression": 0.5}})
+    assert release.certificate.rows_suppressed == int((people["age"] > 70).sum())
+    with pytest.raises(CheckFailedError, match=r"suppressed records <= 1\.0%"):
+        anonymize(people, {**policy, "privacy": {"max_suppression": 0.01}})

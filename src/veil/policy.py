@@ -24,7 +24,7 @@ import difflib
 import hashlib
 import inspect
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -192,14 +192,17 @@ class Policy(BaseModel):
             where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             problem = getattr(err, "problem", None) or str(err)
             raise PolicyError(f"{source}:{where}: not valid YAML ({problem})") from err
-        if raw is None:
-            raw = {}
-        if not isinstance(raw, dict):
+        return cls.from_dict({} if raw is None else raw, source=source)
+
+    @classmethod
+    def from_dict(cls, raw: Any, *, source: str = "policy") -> Policy:
+        """Validate a mapping with the policy's shape; errors say where and what is allowed."""
+        if not isinstance(raw, Mapping):
             raise PolicyError(
                 f"{source}: must be a YAML mapping (version:, columns:...), got {raw!r}"
             )
         try:
-            return cls.model_validate(raw)
+            return cls.model_validate(dict(raw))
         except ValidationError as err:
             raise PolicyError(_explain(err, source)) from err
 

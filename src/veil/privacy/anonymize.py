@@ -25,14 +25,8 @@ def _as_policy(policy: Policy | Mapping[str, Any] | str | os.PathLike[str]) -> P
     if isinstance(policy, Policy):
         return policy
     if isinstance(policy, Mapping):
-        return Policy.from_yaml(_dump(policy), source="policy")
+        return Policy.from_dict(policy)
     return Policy.load(policy)
-
-
-def _dump(data: Mapping[str, Any]) -> str:
-    import yaml
-
-    return yaml.safe_dump(dict(data))
 
 
 def _unsupported(policy: Policy) -> list[str]:
@@ -40,11 +34,7 @@ def _unsupported(policy: Policy) -> list[str]:
     if privacy is None:
         return []
     asked = privacy.model_dump(exclude_defaults=True)
-    supported = {"k", "l", "sensitive", "max_suppression", "metric", "method"}
-    out = [key for key in asked if key not in supported]
-    if privacy.method != "optimal":
-        out.append("method")
-    return out
+    return [key for key in asked if key not in {"k", "l", "sensitive", "max_suppression"}]
 
 
 def anonymize(
@@ -71,7 +61,8 @@ def anonymize(
     if unsupported:
         raise PolicyError(
             f"privacy.{unsupported[0]} is not supported by veil {__version__} yet; this version "
-            "checks privacy.k and privacy.l (distinct) on the release, remove the others"
+            "checks privacy.k, privacy.l (distinct) and privacy.max_suppression on the release; "
+            "remove the others"
         )
     schema = pol.to_schema()
     quasi = list(schema.quasi_identifiers)
@@ -127,6 +118,11 @@ def anonymize(
         privacy=None if privacy is None else privacy.model_dump(exclude_defaults=True),
         checks=checks,
     )
+    if privacy is not None and "max_suppression" in privacy.model_fields_set:
+        share = (len(data) - len(frame)) / len(data) if len(data) else 0.0
+        checks[f"suppressed records <= {privacy.max_suppression:.1%}"] = (
+            share <= privacy.max_suppression
+        )
     failed = [goal for goal, met in checks.items() if not met]
     if failed:
         raise CheckFailedError(
