@@ -1,0 +1,228 @@
+"""``scan``: what in a table is personal, column by column, with evidence.
+
+Each column is sampled (``sample_size`` random non-missing values) and every recognizer looks
+at the sample; the winning pattern is then confirmed on all rows with one vectorized regex.
+Value evidence and the column's name are combined (noisy-or), so named columns are recognized
+surely and opaque ones (``c00``, ``c01``) still from their values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.scan.hints import KEY, NameHint, read_name
+from veil.scan.recognizers import RECOGNIZERS, TEXT_RECOGNIZERS, ColumnSample, Evidence
+from veil.scan.recognizers.base import percent
+from veil.scan.risk import RiskSummary, assess
+from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema, infer_kind
+
+#: The role each entity gives its column.
+ROLE_OF: dict[str, ColumnRole] = {
+    **dict.fromkeys(
+        ("EMAIL", "PHONE", "PERSON", "KE_NATIONAL_ID", "KE_KRA_PIN", "US_SSN", "UK_NINO",
+         "CREDIT_CARD", "IBAN", "IP_ADDRESS", "URL", "ADDRESS"),
+        ColumnRole.IDENTIFIER,
+    ),
+    **dict.fromkeys(
+        ("POSTCODE", "DATE_OF_BIRTH", "AGE", "GENDER", "LOCATION", "MARITAL_STATUS",
+         "OCCUPATION"),
+        ColumnRole.QUASI_IDENTIFIER,
+    ),
+    **dict.fromkeys(("HEALTH", "INCOME"), ColumnRole.SENSITIVE),
+}  # fmt: skip
+ENTITIES = tuple(ROLE_OF)
+MIN_SCORE = 0.5  # below this, evidence is reported but does not make a column personal
+NAME_ONLY = 0.85  # a name without supporting values counts for a little less
+
+
+@dataclass(frozen=True)
+class ColumnFinding:
+    name: str
+    role: ColumnRole
+    entity: str | None
+    confidence: float
+    evidence: str
+    distinct_ratio: float
+    null_ratio: float
+    kind: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "role": self.role.value,
+            "entity": self.entity,
+            "confidence": round(self.confidence, 3),
+            "evidence": self.evidence,
+            "distinct_ratio": round(self.distinct_ratio, 4),
+            "null_ratio": round(self.null_ratio, 4),
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    columns: tuple[ColumnFinding, ...]
+    rows: int
+    sample_size: int
+    risk: RiskSummary
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return [c.name for c in self.columns if c.role is ColumnRole.QUASI_IDENTIFIER]
+
+    def column(self, name: str) -> ColumnFinding:
+        for finding in self.columns:
+            if finding.name == name:
+                return finding
+        raise KeyError(name)
+
+    def to_schema(self) -> Schema:
+        return Schema(tuple(ColumnSpec(c.name, c.role) for c in self.columns))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "columns": [c.to_dict() for c in self.columns],
+            "quasi_identifiers": self.quasi_identifiers,
+            "risk": self.risk.to_dict(),
+            "rows": self.rows,
+            "sample_size": self.sample_size,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+
+def _kind(series: pd.Series) -> str:
+    kind = infer_kind(series)
+    if kind in (ColumnKind.CATEGORICAL, ColumnKind.TEXT):
+        return "text"
+    return kind.value
+
+
+def sample_column(
+    name: str, series: pd.Series, *, sample_size: int, rng: np.random.Generator
+) -> ColumnSample:
+    valid_positions = np.flatnonzero(series.notna().to_numpy())
+    n_valid = len(valid_positions)
+    if n_valid > sample_size:
+        positions = np.sort(rng.choice(valid_positions, sample_size, replace=False))
+    else:
+        positions = valid_positions
+    return ColumnSample(
+        name=str(name),
+        series=series,
+        sample=series.iloc[positions],
+        n_rows=len(series),
+        n_valid=n_valid,
+        n_distinct=int(series.nunique(dropna=True)),
+        kind=_kind(series),
+    )
+
+
+def _embedded(column: ColumnSample) -> Evidence | None:
+    """Direct identifiers inside free text: an e-mail address or phone number in a note."""
+    best: Evidence | None = None
+    for recognizer in TEXT_RECOGNIZERS:
+        share = recognizer.find_in_text(column.texts) / len(column.texts)
+        if share >= 0.05 and (best is None or share > best.score):
+            detail = f"free text: {percent(share)} of values contain {recognizer.description}"
+            best = Evidence(recognizer.entity, share, detail, role="identifier")
+    if best is None:
+        return None
+    return Evidence(best.entity, 0.6 + 0.35 * best.score, best.detail, role=best.role)
+
+
+def classify(column: ColumnSample) -> ColumnFinding:
+    """Combine value evidence and name hints into one role, entity and confidence."""
+    values: dict[str, Evidence] = {}
+    for recognizer in RECOGNIZERS:
+        evidence = recognizer.check(column)
+        if evidence is not None:
+            key = evidence.entity or KEY
+            if key not in values or evidence.score > values[key].score:
+                values[key] = evidence
+    if column.is_free_text:
+        embedded = _embedded(column)
+        if embedded is not None:
+            values[embedded.entity or KEY] = embedded
+    names: dict[str, NameHint] = {h.entity: h for h in read_name(column.name)}
+    if KEY in names and KEY not in values and column.distinct_ratio < 0.5:
+        del names[KEY]  # "id" of a category (few values) is no key to a person
+
+    scored: list[tuple[float, str]] = []
+    for key in set(values) | set(names):
+        v = values[key].score if key in values else 0.0
+        n = names[key].score if key in names else 0.0
+        score = 1 - (1 - v) * (1 - n) if v and n else (v or n * NAME_ONLY)
+        scored.append((score, key))
+    # ties go to a named entity rather than a bare key
+    scored.sort(key=lambda item: (item[0], item[1] != KEY), reverse=True)
+
+    null_ratio = 1 - column.n_valid / column.n_rows if column.n_rows else 0.0
+    common: dict[str, Any] = {
+        "name": column.name,
+        "distinct_ratio": column.distinct_ratio,
+        "null_ratio": null_ratio,
+        "kind": column.kind,
+    }
+    if not scored or scored[0][0] < MIN_SCORE:
+        weak = f"; weak hint of {scored[0][1]}" if scored else ""
+        text = (
+            "free text: no e-mail, phone or ID found in the sample (names cannot be ruled out)"
+            if column.is_free_text
+            else "no personal pattern in the name or values"
+        )
+        confidence = 0.5 if column.is_free_text else 1 - (scored[0][0] if scored else 0.1)
+        return ColumnFinding(role=ColumnRole.INSENSITIVE, entity=None, confidence=confidence,
+                             evidence=text + weak, **common)  # fmt: skip
+
+    score, key = scored[0]
+    parts = []
+    if key in values:
+        parts.append(values[key].detail)
+    if key in names:
+        parts.append(f"name {column.name!r} reads as {names[key].phrase!r}")
+    entity = None if key == KEY else key
+    override = values[key].role if key in values else None
+    if override is not None:
+        role = ColumnRole(override)
+    elif entity is None:
+        role = ColumnRole.IDENTIFIER
+    else:
+        role = ROLE_OF[entity]
+    return ColumnFinding(role=role, entity=entity, confidence=min(score, 0.999),
+                         evidence="; ".join(parts), **common)  # fmt: skip
+
+
+def scan(
+    data: pd.DataFrame,
+    *,
+    columns: Sequence[str] | None = None,
+    sample_size: int = 1000,
+    random_state: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> ScanResult:
+    """Classify every column of ``data`` as identifier, quasi-identifier, sensitive or
+    insensitive, with the entity, a confidence and the evidence; then measure how unique
+    the rows are on the quasi-identifiers found."""
+    from veil.schema import require_columns
+
+    names = list(data.columns) if columns is None else list(columns)
+    require_columns(data, names, where="scan columns")
+    rng = np.random.default_rng(random_state)
+    findings = []
+    for name in names:
+        if progress is not None:
+            progress(f"scanning {name}")
+        sample = sample_column(str(name), data[name], sample_size=sample_size, rng=rng)
+        findings.append(classify(sample))
+    quasi = [f.name for f in findings if f.role is ColumnRole.QUASI_IDENTIFIER]
+    if progress is not None:
+        progress("measuring uniqueness on the quasi-identifiers")
+    return ScanResult(tuple(findings), len(data), sample_size, assess(data, quasi))

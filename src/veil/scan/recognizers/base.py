@@ -1,0 +1,218 @@
+"""Recognizers: what a column's values say it is.
+
+A recognizer looks at a ``ColumnSample`` (a random sample of the column's values, plus the
+whole column for confirmation) and returns ``Evidence`` or None. Kinds, as in Presidio:
+
+- ``PatternRecognizer``: regular expressions plus an optional ``validate`` hook (a checksum
+  from python-stdnum, a phone-number parse) that confirms or drops each hit; the shape is then
+  confirmed on every row with one vectorized regex.
+- ``VocabularyRecognizer``: the share of values found in a word list (genders, places...).
+- Numeric and date recognizers live in ``numeric.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from veil.scan.recognizers.normalize import normalize
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One reason to think a column holds ``entity``; ``score`` in [0, 1]."""
+
+    entity: str | None  # None: personal but not a named entity (a unique key, free text)
+    score: float
+    detail: str
+    role: str | None = None  # set when the role does not follow from the entity
+
+
+@dataclass
+class ColumnSample:
+    """A column as recognizers see it: a sample to decide, the full column to confirm."""
+
+    name: str
+    series: pd.Series
+    sample: pd.Series  # non-missing values, randomly sampled
+    n_rows: int
+    n_valid: int
+    n_distinct: int
+    kind: str  # "numeric", "datetime", "boolean", "text"
+    _texts: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def texts(self) -> list[str]:
+        """The sample as stripped strings (integral floats without ``.0``)."""
+        if self._texts is None:
+            values = self.sample.to_numpy(dtype=object)
+            self._texts = [
+                (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)).strip()
+                for v in values
+            ]
+        return self._texts
+
+    @property
+    def distinct_ratio(self) -> float:
+        return self.n_distinct / self.n_valid if self.n_valid else 0.0
+
+    @cached_property
+    def sample_distinct(self) -> int:
+        return len(set(self.texts))
+
+    @cached_property
+    def mean_length(self) -> float:
+        return float(np.mean([len(t) for t in self.texts])) if self.texts else 0.0
+
+    @cached_property
+    def is_free_text(self) -> bool:
+        """Sentences rather than values: long, spaced, mostly distinct."""
+        if self.kind != "text" or not self.texts:
+            return False
+        spaced = sum(" " in t for t in self.texts) / len(self.texts)
+        return self.mean_length >= 25 and spaced >= 0.5 and self.distinct_ratio >= 0.5
+
+    def full_text(self) -> pa.ChunkedArray | pa.Array:
+        """Every non-missing value as Arrow strings (for vectorized confirmation)."""
+        valid = self.series.dropna()
+        if self.kind == "numeric":
+            values = valid.to_numpy()
+            if np.issubdtype(values.dtype, np.floating) and np.all(values == np.round(values)):
+                values = values.astype(np.int64)
+            return pa.array(values.astype(str))
+        return pa.array(valid.astype(str).to_numpy(dtype=object), type=pa.string())
+
+    def confirm(self, regex: str) -> float:
+        """Share of all non-missing values that fully match ``regex`` (vectorized)."""
+        if not self.n_valid:
+            return 0.0
+        text = pc.utf8_trim_whitespace(self.full_text())
+        hits = pc.sum(pc.match_substring_regex(text, f"^(?:{regex})$")).as_py() or 0
+        return hits / self.n_valid
+
+
+def percent(x: float) -> str:
+    return f"{100 * x:.0f}%" if x >= 0.01 or x == 0 else f"{100 * x:.1f}%"
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    regex: str
+    score: float  # confidence of a shape-only hit (before validation)
+
+
+class PatternRecognizer:
+    """Values whose shape matches a pattern, confirmed by ``validate`` where one exists.
+
+    ``validate`` returns True (confirmed: the hit scores 1.0), False (a look-alike: dropped)
+    or None (no opinion: the pattern's score stands).
+    """
+
+    def __init__(
+        self,
+        entity: str,
+        patterns: Sequence[Pattern],
+        *,
+        description: str,
+        validate: Callable[[str], bool | None] | None = None,
+        min_share: float = 0.6,
+        numeric_ok: bool = False,
+        search_in_text: bool = False,
+    ) -> None:
+        self.entity = entity
+        self.patterns = tuple(patterns)
+        self.description = description
+        self.validate = validate
+        self.min_share = min_share
+        self.numeric_ok = numeric_ok
+        self.search_in_text = search_in_text
+        self._full = [re.compile(f"^(?:{p.regex})$") for p in self.patterns]
+        self._search = re.compile("|".join(f"(?:{p.regex})" for p in self.patterns))
+        self.union = "|".join(f"(?:{p.regex})" for p in self.patterns)
+
+    def score_value(self, text: str) -> float:
+        for pattern, compiled in zip(self.patterns, self._full, strict=True):
+            if compiled.match(text):
+                verdict = self.validate(text) if self.validate is not None else None
+                if verdict is False:
+                    return 0.0
+                return 1.0 if verdict else pattern.score
+        return 0.0
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        if column.kind == "datetime" or (column.kind == "numeric" and not self.numeric_ok):
+            return None
+        texts = column.texts
+        if not texts:
+            return None
+        shape = [any(c.match(t) for c in self._full) for t in texts]
+        scores = [self.score_value(t) if ok else 0.0 for t, ok in zip(texts, shape, strict=True)]
+        n_shape, n_valid = sum(shape), sum(s > 0 for s in scores)
+        if n_valid / len(texts) < self.min_share:
+            return None
+        # the shape is confirmed on every row (one vectorized regex); validation, a Python call
+        # per value, is measured on the sample and extrapolated
+        share = column.confirm(self.union) * (n_valid / n_shape)
+        if share < self.min_share:
+            return None
+        detail = f"{percent(share)} of {column.n_valid:,} values look like {self.description}"
+        return Evidence(self.entity, share * sum(scores) / n_valid, detail)
+
+    def find_in_text(self, texts: Sequence[str]) -> int:
+        """How many texts contain a (validated) hit somewhere inside them."""
+        found = 0
+        for text in texts:
+            for match in self._search.finditer(text):
+                if self.validate is None or self.validate(match.group(0)) is not False:
+                    found += 1
+                    break
+        return found
+
+
+class VocabularyRecognizer:
+    """Values found in a word list, weighted by how often each value occurs."""
+
+    def __init__(
+        self,
+        entity: str,
+        words: Callable[[], Collection[str]],
+        *,
+        description: str,
+        min_share: float = 0.7,
+        max_distinct: int | None = None,
+        min_distinct: int = 1,
+        weight: float = 0.9,
+        normalizer: Callable[[str], str] = normalize,
+    ) -> None:
+        self.normalizer = normalizer
+        self.entity = entity
+        self.words = words
+        self.description = description
+        self.min_share = min_share
+        self.max_distinct = max_distinct
+        self.min_distinct = min_distinct
+        self.weight = weight
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        if column.kind != "text" or not column.texts:
+            return None
+        if self.max_distinct is not None and column.n_distinct > self.max_distinct:
+            return None
+        if column.n_distinct < self.min_distinct:
+            return None
+        vocabulary = self.words()
+        counts = pd.Series(column.texts).value_counts()
+        known = sum(int(c) for v, c in counts.items() if self.normalizer(str(v)) in vocabulary)
+        share = known / len(column.texts)
+        if share < self.min_share:
+            return None
+        detail = f"{percent(share)} of values are {self.description}"
+        return Evidence(self.entity, share * self.weight, detail)

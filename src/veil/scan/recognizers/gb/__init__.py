@@ -1,0 +1,36 @@
+"""United Kingdom: National Insurance numbers and postcodes."""
+
+from __future__ import annotations
+
+import re
+
+from veil.scan.recognizers.base import Pattern, PatternRecognizer
+
+# HMRC: these prefixes are never issued
+_NINO_BAD_PREFIXES = {"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}
+
+
+def valid_nino(text: str) -> bool:
+    compact = re.sub(r"\s", "", text).upper()
+    return compact[:2] not in _NINO_BAD_PREFIXES
+
+
+UK_NINO = PatternRecognizer(
+    "UK_NINO",
+    [
+        Pattern(
+            "nino",
+            r"[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]",
+            0.9,
+        )
+    ],
+    description="UK National Insurance numbers",
+    validate=valid_nino,
+    search_in_text=True,
+)
+
+UK_POSTCODE = PatternRecognizer(
+    "POSTCODE",
+    [Pattern("uk postcode", r"[A-Z]{1,2}\d[A-Z\d]?\s*\d[ABD-HJLNP-UW-Z]{2}", 0.85)],
+    description="UK postcodes",
+)

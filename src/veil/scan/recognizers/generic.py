@@ -1,0 +1,251 @@
+"""Recognizers that hold in every country: contact details, cards, accounts, people, places."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+import phonenumbers
+from stdnum import iban, luhn
+
+from veil.scan.recognizers import vocabulary
+from veil.scan.recognizers.base import (
+    ColumnSample,
+    Evidence,
+    Pattern,
+    PatternRecognizer,
+    VocabularyRecognizer,
+    percent,
+)
+from veil.scan.recognizers.normalize import normalize, normalize_place
+
+# Regions tried, in order, for numbers written without a country code.
+PHONE_REGIONS = ("KE", "US", "GB", "DE", "FR", "IN", "UG", "TZ", "NG", "ZA")
+
+
+def valid_phone(text: str) -> bool | None:
+    """True for a number phonenumbers calls valid, None if only possible, False otherwise."""
+    possible = False
+    regions: tuple[str | None, ...] = (None,) if text.lstrip().startswith("+") else PHONE_REGIONS
+    for region in regions:
+        try:
+            number = phonenumbers.parse(text, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(number):
+            return True
+        possible = possible or phonenumbers.is_possible_number(number)
+    return None if possible else False
+
+
+def valid_card(text: str) -> bool:
+    digits = re.sub(r"[ -]", "", text)
+    return 12 <= len(digits) <= 19 and digits[0] in "23456" and luhn.is_valid(digits)
+
+
+def valid_iban(text: str) -> bool:
+    return bool(iban.is_valid(text))
+
+
+def valid_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+EMAIL = PatternRecognizer(
+    "EMAIL",
+    [Pattern("email", r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", 0.95)],
+    description="e-mail addresses",
+    search_in_text=True,
+)
+
+PHONE = PatternRecognizer(
+    "PHONE",
+    [
+        Pattern("international", r"\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}", 0.8),
+        Pattern(
+            "idd prefix", r"(?:00|011)[\s.-]?\d{1,3}(?:[\s.-]?\d{2,4}){2,5}(?:\s*x\d{1,5})?", 0.7
+        ),
+        Pattern("trunk 0", r"\(?0\d{1,4}\)?[\s.-]?\d{2,4}(?:[\s.-]?\d{2,4}){1,2}", 0.7),
+        Pattern("kenya 254", r"254[17]\d{8}", 0.8),
+        Pattern(
+            "north american",
+            r"(?:1[\s.-])?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?:\s*(?:x|ext\.?)\s*\d{1,5})?",
+            0.7,
+        ),
+    ],
+    description="phone numbers (checked with phonenumbers)",
+    validate=valid_phone,
+    search_in_text=True,
+)
+
+URL = PatternRecognizer(
+    "URL",
+    [
+        Pattern("http", r"https?://[^\s/$.?#][^\s]*", 0.9),
+        Pattern("www", r"www\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[^\s]*)?", 0.85),
+    ],
+    description="web addresses",
+)
+
+IP_ADDRESS = PatternRecognizer(
+    "IP_ADDRESS",
+    [
+        Pattern("ipv4", r"(?:\d{1,3}\.){3}\d{1,3}", 0.6),
+        Pattern("ipv6", r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}", 0.6),
+    ],
+    description="IP addresses",
+    validate=valid_ip,
+    search_in_text=True,
+)
+
+CREDIT_CARD = PatternRecognizer(
+    "CREDIT_CARD",
+    [Pattern("card", r"\d(?:[ -]?\d){12,18}", 0.3)],
+    description="payment card numbers (Luhn checksum valid)",
+    validate=valid_card,
+    numeric_ok=True,
+    search_in_text=True,
+)
+
+IBAN = PatternRecognizer(
+    "IBAN",
+    [Pattern("iban", r"[A-Z]{2}\d{2}(?:\s?[A-Z0-9]){11,30}", 0.3)],
+    description="IBANs (mod-97 checksum valid)",
+    validate=valid_iban,
+    search_in_text=True,
+)
+
+# Street types: the common part of USPS Publication 28's suffixes, UK and Indian ones.
+_STREET_WORDS = (
+    "street|st|road|rd|avenue|ave|lane|ln|drive|dr|court|ct|boulevard|blvd|way|place|pl|"
+    "square|sq|terrace|close|crescent|highway|hwy|path|gardens?|park|view|hills?|row|walk|"
+    "parkway|pkwy|trail|circle|cir|estate|haven|dam|ville|mews|marg|nagar|chowk|alley|"
+    "arcade|bayou|beach|bend|bluff|branch|bridge|brook|burg|bypass|camp|canyon|cape|"
+    "causeway|center|centre|cliffs?|club|common|corners?|cove|creek|crest|crossing|"
+    "crossroad|curve|dale|divide|estates|expressway|extension|falls|ferry|fields?|flats?|"
+    "ford|forest|forge|fork|fort|freeway|gateway|glen|green|grove|harbor|heights|highlands?|"
+    "hollow|inlet|island|isle|junction|keys?|knolls?|lakes?|landing|light|loaf|locks?|"
+    "lodge|loop|mall|manor|meadows?|mill|mission|motorway|mount|mountain|neck|orchard|oval|"
+    "overpass|pass|pike|pines|plains?|plaza|points?|port|prairie|ranch|rapids?|ridge|river|"
+    "route|run|shoals?|shores?|skyway|springs?|spur|stations?|stravenue|stream|summit|"
+    "throughway|trace|track|trafficway|tunnel|turnpike|underpass|unions?|valleys?|viaduct|"
+    "vista|wells?"
+)
+ADDRESS = PatternRecognizer(
+    "ADDRESS",
+    [
+        Pattern("po box", r"(?i:p\.?\s?o\.?\s*box)\s*\d+.*", 0.9),
+        Pattern(
+            "number street",
+            rf"(?is:\d{{1,5}}[A-Za-z]?,?\s+(?:[^\s,]+\s+){{0,4}}(?:{_STREET_WORDS})\b.*)",
+            0.85,
+        ),
+        Pattern("number / street", r"(?s:\d{1,5}\s*/\s*\w+.*,.*)", 0.7),
+        Pattern("..., city, ST 12345", r"(?s:.+,\s*[A-Z]{2}\s+\d{5}(?:-\d{4})?)", 0.85),
+        Pattern("street 12, 12345 city", r"(?s:.+\s\d+\w?(?:[-/]\d+)?,\s*\d{4,5}\s+\S.*)", 0.85),
+        Pattern("military", r"(?s:.*\b(?:FPO|APO|DPO)\s+A[AEP]\s+\d{5})", 0.85),
+        Pattern("..., UK postcode", r"(?s:.+,\s*[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2})", 0.85),
+        Pattern("flat", r"(?is:(?:flat|apt\.?|apartment|suite|unit|house)\s*\d+\w?\b.*)", 0.8),
+        Pattern(
+            "street number (de)",
+            r"(?is:.*(?:straße|strasse|str\.|weg|allee|platz|gasse|ring|damm)\s*\d+\w?.*)",
+            0.85,
+        ),
+        Pattern(
+            "number, street (fr/es/it)",
+            r"(?is:\d{1,5},?\s+(?:rue|avenue|boulevard|bd|chemin|place|impasse|allée|calle|via|"
+            r"viale|piazza|rua|avenida)\b.*)",
+            0.85,
+        ),
+    ],
+    description="postal addresses",
+)
+
+
+class PersonRecognizer:
+    """People's names: tokens found in a gazetteer of first and last names from Faker's
+    person providers in every locale (en_KE and sw included), titles ignored."""
+
+    entity = "PERSON"
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        if column.kind != "text" or not column.texts or column.mean_length > 60:
+            return None
+        first, last, titles = (
+            vocabulary.first_names(),
+            vocabulary.last_names(),
+            vocabulary.name_titles(),
+        )
+        full, single = 0.0, 0
+        for text in column.texts:
+            tokens = [t.strip(".") for t in normalize(text).replace("-", " ").split()]
+            tokens = [t for t in tokens if t and t not in titles]
+            if len(tokens) >= 2 and not any(ch.isdigit() for ch in text):
+                hits = (tokens[0] in first) + (tokens[-1] in last or tokens[-1] in first)
+                full += {0: 0.0, 1: 0.75, 2: 1.0}[hits]
+            elif len(tokens) == 1 and (tokens[0] in first or tokens[0] in last):
+                single += 1
+        n = len(column.texts)
+        if full / n >= 0.6:
+            share = full / n
+            detail = f"{percent(share)} of values are people's full names"
+            return Evidence(self.entity, 0.95 * share, detail)
+        if single / n >= 0.8 and column.n_distinct >= 10:
+            share = single / n
+            return Evidence(
+                self.entity, 0.85 * share, f"{percent(share)} of values are given or family names"
+            )
+        return None
+
+
+PERSON = PersonRecognizer()
+
+GENDER = VocabularyRecognizer(
+    "GENDER",
+    lambda: vocabulary.GENDER,
+    description="genders",
+    min_share=0.9,
+    max_distinct=8,
+    weight=0.95,
+)
+MARITAL_STATUS = VocabularyRecognizer(
+    "MARITAL_STATUS",
+    lambda: vocabulary.MARITAL_STATUS,
+    description="marital statuses",
+    min_share=0.8,
+    max_distinct=25,
+    weight=0.95,
+)
+LOCATION = VocabularyRecognizer(
+    "LOCATION",
+    vocabulary.places,
+    description="places (Kenyan counties, countries, cities)",
+    min_share=0.7,
+    min_distinct=3,
+    normalizer=normalize_place,
+)
+OCCUPATION = VocabularyRecognizer(
+    "OCCUPATION",
+    vocabulary.occupations,
+    description="occupations",
+    min_share=0.6,
+    min_distinct=5,
+    weight=0.85,
+)
+HEALTH = VocabularyRecognizer(
+    "HEALTH",
+    lambda: vocabulary.HEALTH,
+    description="diagnoses or illness categories",
+    min_share=0.6,
+    weight=0.9,
+)
+ICD10 = PatternRecognizer(
+    "HEALTH",
+    [Pattern("icd-10", r"[A-TV-Z]\d[0-9AB](?:\.[0-9A-TV-Z]{1,4})?", 0.7)],
+    description="ICD-10 diagnosis codes",
+    min_share=0.8,
+)

@@ -1,0 +1,44 @@
+"""Kenya: national ID numbers and KRA PINs (phones are in the generic recognizer, region KE)."""
+
+from __future__ import annotations
+
+from stdnum.ke import pin
+
+from veil.scan.recognizers.base import ColumnSample, Evidence, Pattern, PatternRecognizer
+
+
+def valid_kra_pin(text: str) -> bool | None:
+    """python-stdnum's rule (A for individuals, P for others) confirms; other letters keep the
+    shape's score, because exports and test data use them too."""
+    return True if pin.is_valid(text) else None
+
+
+KE_KRA_PIN = PatternRecognizer(
+    "KE_KRA_PIN",
+    [Pattern("kra pin", r"[A-Za-z]\d{9}[A-Za-z]", 0.85)],
+    description="KRA PINs (letter, 9 digits, letter)",
+    validate=valid_kra_pin,
+    search_in_text=True,
+)
+
+
+class NationalIdRecognizer:
+    """Kenyan national ID numbers: 6-8 digits, almost all distinct. No checksum exists, so the
+    value evidence is moderate; a column name such as ``id_number`` makes it strong."""
+
+    entity = "KE_NATIONAL_ID"
+    _shape = PatternRecognizer(
+        "KE_NATIONAL_ID",
+        [Pattern("id", r"\d{6,8}", 0.6)],
+        description="Kenyan national ID numbers (6-8 digits, distinct)",
+        min_share=0.9,
+        numeric_ok=True,
+    )
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        if column.distinct_ratio < 0.9:
+            return None
+        return self._shape.check(column)
+
+
+KE_NATIONAL_ID = NationalIdRecognizer()

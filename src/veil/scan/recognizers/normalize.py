@@ -1,0 +1,25 @@
+"""How values are compared with word lists: case, accents and punctuation do not matter."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+
+def _fold(value: str) -> str:
+    """Accents off, punctuation of any script (en dash, curly quotes) to a space, lower case."""
+    spaced = "".join(
+        " " if unicodedata.category(ch)[0] in "PZS" and ch not in "'/+-" else ch for ch in value
+    )
+    return unicodedata.normalize("NFKD", spaced).encode("ascii", "ignore").decode().casefold()
+
+
+def normalize(value: str) -> str:
+    return re.sub(r"[^a-z0-9/'+-]+", " ", _fold(value)).strip()
+
+
+def normalize_place(value: str) -> str:
+    """``"Taita-Taveta"`` (any dash), ``"taita taveta"`` and ``"Mombasa (County)"`` compare
+    equal to the plain names."""
+    text = re.sub(r"\((county|city|town|district)\)|\b(county|city)\b", " ", _fold(value))
+    return re.sub(r"[^a-z]+", " ", text).strip()

@@ -1,0 +1,109 @@
+"""Recognizers that read a column's distribution rather than its text: ages, incomes, dates of
+birth, and unique keys. Their value evidence is moderate; a column name makes it strong."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+
+from veil.scan.recognizers.base import ColumnSample, Evidence, percent
+
+
+def _numbers(column: ColumnSample) -> np.ndarray:
+    return column.series.dropna().to_numpy(dtype=float)
+
+
+def _integral(values: np.ndarray) -> bool:
+    return bool(len(values)) and bool(np.all(values == np.round(values)))
+
+
+def _skew(values: np.ndarray) -> float:
+    std = values.std()
+    return float(((values - values.mean()) ** 3).mean() / std**3) if std > 0 else 0.0
+
+
+class AgeRecognizer:
+    entity = "AGE"
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        if column.kind != "numeric" or column.n_valid < 10:
+            return None
+        values = _numbers(column)
+        lo, hi, median = values.min(), values.max(), float(np.median(values))
+        if not (_integral(values) and lo >= 0 and 40 <= hi <= 120 and 18 <= median <= 80):
+            return None
+        if column.n_distinct < 10:
+            return None
+        detail = f"whole numbers from {lo:.0f} to {hi:.0f} (median {median:.0f}), as ages are"
+        return Evidence(self.entity, 0.55, detail)
+
+
+class IncomeRecognizer:
+    entity = "INCOME"
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        if column.kind != "numeric" or column.n_valid < 20:
+            return None
+        values = _numbers(column)
+        median = float(np.median(values))
+        if values.min() < 0 or median < 500 or column.distinct_ratio < 0.2:
+            return None
+        skew = _skew(values)
+        if skew < 0.5:
+            return None
+        detail = f"positive amounts, median {median:,.0f}, right-skewed (skew {skew:.1f}) like pay"
+        return Evidence(self.entity, 0.5, detail)
+
+
+def _as_dates(column: ColumnSample) -> pd.Series | None:
+    if column.kind == "datetime":
+        return column.sample
+    if column.kind != "text" or not column.texts or column.mean_length > 30:
+        return None
+    parsed = pd.to_datetime(pd.Series(column.texts), errors="coerce", format="mixed")
+    return parsed if parsed.notna().mean() >= 0.9 else None
+
+
+class BirthDateRecognizer:
+    """Dates whose 'ages' (years before today) look like a population's: median 18-85."""
+
+    entity = "DATE_OF_BIRTH"
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        dates = _as_dates(column)
+        if dates is None or dates.notna().sum() < 10:
+            return None
+        dates = pd.to_datetime(dates.dropna())
+        if dates.dt.tz is not None:
+            dates = dates.dt.tz_localize(None)
+        years = (pd.Timestamp(datetime.now()) - dates).dt.days.to_numpy() / 365.25
+        median = float(np.median(years))
+        q1, q3 = np.percentile(years, [25, 75])
+        if years.min() < 0 or years.max() > 115 or not 18 <= median <= 85 or q3 - q1 < 5:
+            return None
+        detail = f"dates {median:.0f} years ago on median (spread {q3 - q1:.0f} years): birth dates"
+        return Evidence(self.entity, 0.7, detail)
+
+
+class KeyRecognizer:
+    """A column whose values are (almost) all distinct links each row to one person even when
+    it matches no entity: a customer number, a policy number, a UUID."""
+
+    entity = None
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        if column.n_valid < 20 or column.distinct_ratio < 0.95 or column.kind == "datetime":
+            return None
+        if column.kind == "numeric":
+            values = _numbers(column)
+            if not _integral(values) or abs(_skew(values)) > 1:  # skewed: amounts, not keys
+                return None
+        elif column.kind == "text":
+            if column.is_free_text or column.mean_length > 40:
+                return None
+        else:
+            return None
+        detail = f"{percent(column.distinct_ratio)} of values are distinct: a key to one person"
+        return Evidence(None, 0.6, detail, role="identifier")

@@ -1,0 +1,25 @@
+"""United States: Social Security numbers and ZIP codes."""
+
+from __future__ import annotations
+
+from stdnum.us import ssn
+
+from veil.scan.recognizers.base import Pattern, PatternRecognizer
+
+US_SSN = PatternRecognizer(
+    "US_SSN",
+    [Pattern("ssn", r"\d{3}-\d{2}-\d{4}", 0.5)],
+    description="US Social Security numbers (valid area/group/serial)",
+    validate=lambda text: bool(ssn.is_valid(text)),
+    search_in_text=True,
+)
+
+# Five digits are also order numbers and amounts: alone this is weak evidence, a column name
+# such as "zip" makes it strong.
+US_ZIP = PatternRecognizer(
+    "POSTCODE",
+    [Pattern("zip", r"\d{5}(?:-\d{4})?", 0.35)],
+    description="US ZIP codes (or other 5-digit codes)",
+    min_share=0.95,
+    numeric_ok=True,
+)
