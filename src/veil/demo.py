@@ -1,4 +1,5 @@
-"""``veil demo``: the whole flow on the bundled Kenyan insurance sample."""
+"""``veil demo``: the whole flow on the bundled Kenyan insurance sample — scan, suggested
+policy, anonymize, certificate and report."""
 
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ from veil.keys import DEFAULT_KEY_ENV, generate_key
 from veil.policy import Policy
 from veil.privacy import Release, anonymize
 from veil.report import render_summary
+from veil.scan import ScanResult, scan
+from veil.suggest import suggest_policy_yaml
 
 DEMO_DATA = "kenya_insurance.csv"
-DEMO_POLICY = "kenya_insurance_policy.yaml"
 KEY_FILE = "demo.key"
 
 
 @dataclass(frozen=True)
 class DemoResult:
+    scan: ScanResult
     release: Release
     original: pd.DataFrame
     files: dict[str, Path]
@@ -33,10 +36,6 @@ def demo_data() -> pd.DataFrame:
     """The bundled sample: 1001 synthetic Kenyan insurance clients with IDs and KRA PINs (CC0)."""
     with resources.as_file(resources.files("veil.data") / DEMO_DATA) as path:
         return read(path)
-
-
-def demo_policy_text() -> str:
-    return (resources.files("veil.data") / DEMO_POLICY).read_text(encoding="utf-8")
 
 
 def ensure_key_file(path: Path) -> None:
@@ -50,35 +49,38 @@ def ensure_key_file(path: Path) -> None:
 def run_demo(
     out: str | os.PathLike[str], *, progress: Callable[[str], None] | None = None
 ) -> DemoResult:
-    """Write the input, policy.yaml, release.csv, certificate.json and report.html into ``out``.
+    """Write the input, scan.json, policy.yaml, release.csv, certificate.json and report.html
+    into ``out``.
 
-    These five files (and demo.key, when ``VEIL_KEY`` is not set) are the demo's own and are
+    These files (and demo.key, when ``VEIL_KEY`` is not set) are the demo's own and are
     replaced on every run; nothing else in ``out`` is touched.
     """
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _msg: None)
-
-    say("reading the Kenyan insurance sample")
-    original = demo_data()
-    text = demo_policy_text()
-    generated_key = DEFAULT_KEY_ENV not in os.environ
-    if generated_key:
-        # No key of the user's: make one beside the outputs and point the policy at it.
-        ensure_key_file(folder / KEY_FILE)
-        text = text.replace(
-            "pseudonymize: {format: preserve}",
-            f"pseudonymize: {{format: preserve, key_file: {KEY_FILE}}}",
-        )
     files = {
         "data": folder / DEMO_DATA,
+        "scan": folder / "scan.json",
         "policy": folder / "policy.yaml",
         "release": folder / "release.csv",
         "certificate": folder / "certificate.json",
         "report": folder / "report.html",
     }
+    say("reading the Kenyan insurance sample")
+    original = demo_data()
     with atomic_open(files["data"], "wb") as fh:
         fh.write((resources.files("veil.data") / DEMO_DATA).read_bytes())
+
+    found = scan(original, progress=say)
+    with atomic_open(files["scan"]) as fh:
+        fh.write(found.to_json() + "\n")
+
+    generated_key = DEFAULT_KEY_ENV not in os.environ
+    if generated_key:  # no key of the user's: make one beside the outputs
+        ensure_key_file(folder / KEY_FILE)
+    text = suggest_policy_yaml(
+        found, original, source=DEMO_DATA, key_file=KEY_FILE if generated_key else None
+    )
     with atomic_open(files["policy"]) as fh:
         fh.write(text)
     policy = Policy.load(files["policy"])
@@ -91,4 +93,4 @@ def run_demo(
         fh.write(release.certificate.to_json() + "\n")
     with atomic_open(files["report"]) as fh:
         fh.write(html)
-    return DemoResult(release, original, files, generated_key)
+    return DemoResult(found, release, original, files, generated_key)

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import TEST_KEY
 from veil.cli import main
-from veil.demo import DEMO_DATA, demo_data, demo_policy_text
+from veil.demo import DEMO_DATA, demo_data
 
 POLICY = """
 version: 1
@@ -284,21 +284,19 @@ def test_demo_runs_the_flow(tmp_path: Path, capsys, monkeypatch) -> None:
     code, stdout, _ = run(["demo", "--out", out], capsys)
     assert code == 0
     names = {p.name for p in out.iterdir()}
-    assert {
-        "release.csv",
-        "policy.yaml",
-        "certificate.json",
-        "report.html",
-        DEMO_DATA,
-        "demo.key",
-    } <= names
+    assert {"scan.json", "release.csv", "policy.yaml", "certificate.json", "report.html",
+            DEMO_DATA, "demo.key"} <= names  # fmt: skip
+    # the scan comes first and finds the national IDs and KRA PINs
+    found = {c["name"]: c for c in json.loads((out / "scan.json").read_text())["columns"]}
+    assert found["ID_number"]["entity"] == "KE_NATIONAL_ID"
+    assert found["Tax_id"]["entity"] == "KE_KRA_PIN"
+    assert "KE_KRA_PIN" in stdout
     original = demo_data()
     release = pd.read_csv(out / "release.csv")
-    assert "ID_number" not in release.columns
-    assert "id" not in release.columns
-    # Tax_id is pseudonymized: KRA-PIN shaped, none of the originals
+    # identifiers are pseudonymized in their own shape: none of the originals survive
     assert release["Tax_id"].str.fullmatch(r"[A-Z]\d{9}[A-Z]").all()
     assert not set(release["Tax_id"]) & set(original["Tax_id"])
+    assert not set(release["ID_number"]) & set(original["ID_number"])
     cert = json.loads((out / "certificate.json").read_text())
     qis = cert["quasi_identifiers"]
     assert cert["k"] >= 5 == cert["privacy"]["k"]
@@ -316,8 +314,39 @@ def test_demo_runs_the_flow(tmp_path: Path, capsys, monkeypatch) -> None:
     pd.testing.assert_frame_equal(pd.read_csv(out / "again.csv"), release)
 
 
-def test_demo_policy_is_bundled_and_valid() -> None:
-    from veil.policy import Policy
+def test_scan_table_and_json(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "clients.csv"
+    demo_data().to_csv(data, index=False)
+    code, stdout, _ = run(["scan", data], capsys)
+    assert code == 0
+    assert "KE_KRA_PIN" in stdout
+    assert "quasi-identifiers:" in stdout
+    code, stdout, _ = run(["scan", data, "--format", "json"], capsys)
+    assert code == 0
+    result = json.loads(stdout)
+    assert {c["name"]: c["role"] for c in result["columns"]}["Tax_id"] == "identifier"
+    assert result["risk"]["quasi_identifiers"] == result["quasi_identifiers"]
 
-    policy = Policy.from_yaml(demo_policy_text())
-    assert policy.to_schema().identifiers == ["id", "ID_number", "Tax_id"]
+
+def test_scan_suggests_a_policy_that_anonymize_accepts(tmp_path: Path, capsys, key_env) -> None:
+    data = tmp_path / "clients.csv"
+    demo_data().to_csv(data, index=False)
+    policy = tmp_path / "policy.yaml"
+    code, stdout, _ = run(["scan", data, "--suggest-policy", policy], capsys)
+    assert code == 0
+    assert f"veil anonymize {data} --policy {policy}" in stdout
+    text = policy.read_text()
+    assert "# KE_KRA_PIN" in text  # the evidence travels with the policy as comments
+    code, _, stderr = run(["scan", data, "--suggest-policy", policy], capsys)
+    assert code == 2
+    assert "--force" in stderr
+    code, _, _ = run(["anonymize", data, "-p", policy, "-o", tmp_path / "r.csv"], capsys)
+    assert code == 0
+
+
+def test_scan_bad_input_exit_2(tmp_path: Path, capsys) -> None:
+    code, _, stderr = run(["scan", tmp_path / "nope.csv"], capsys)
+    assert code == 2
+    assert "no such file" in stderr
+    code, _, stderr = run(["scan", tmp_path / "nope.csv", "--format", "xml"], capsys)
+    assert code == 2

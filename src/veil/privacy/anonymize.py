@@ -124,6 +124,11 @@ def anonymize(
             share <= privacy.max_suppression
         )
     failed = [goal for goal, met in checks.items() if not met]
+    if failed and len(frame) == 0:
+        raise CheckFailedError(
+            f"every record was suppressed: the quasi-identifiers {quasi} are too detailed for "
+            "the rare-record suppression; generalize them (bins, mappings) before suppressing"
+        )
     if failed:
         raise CheckFailedError(
             f"the release does not meet {', '.join(failed)} on {quasi} (k = {after.k}, "

@@ -1,0 +1,179 @@
+"""From a scan to a starting policy a person edits: ScanResult ──suggest──▶ Policy.
+
+Identifiers that other tables join on (national IDs, KRA PINs, keys) are pseudonymized with
+their shape kept; contact details, names, cards and accounts are dropped; quasi-identifiers
+get a first generalization (age bands, birth years, Kenyan counties to provinces, postcode
+prefixes, partnered / not partnered); sensitive columns are kept; rare combinations of
+quasi-identifiers are withheld so that the ``privacy: {k: ...}`` goal holds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from veil.policy import Policy
+from veil.scan import ColumnFinding, ScanResult, class_sizes
+from veil.scan.recognizers.ke.counties import province_of
+from veil.scan.recognizers.normalize import normalize
+from veil.schema import ColumnRole
+
+DEFAULT_K = 5
+# Identifiers other tables join on: pseudonymized, not dropped. Known formats keep their shape;
+# bare keys get hex tokens (short keys such as row numbers would collide in their own shape).
+SHAPED_IDS = {"KE_NATIONAL_ID", "KE_KRA_PIN", "US_SSN", "UK_NINO"}
+PARTNERED = {
+    "married", "registered partnership", "domestic partnership", "civil partnership",
+    "partnered", "cohabiting", "de facto", "living together", "married-civ-spouse",
+    "married-spouse-absent", "married-af-spouse", "ameoa", "ameolewa",
+}  # fmt: skip
+
+
+def _age_bins(series: pd.Series, width: int = 15) -> list[float]:
+    values = pd.to_numeric(series, errors="coerce").dropna()
+    low = int(math.floor(values.min() / width) * width) if len(values) else 0
+    high = int(values.max()) if len(values) else 100
+    # lower edges up to the oldest; the last band is open-ended
+    return [*range(low, high + 1, width), math.inf]
+
+
+def _county_mapping(series: pd.Series) -> dict[str, str] | None:
+    values = [v for v in series.dropna().unique() if isinstance(v, str)]
+    mapping = {v: province_of(v) for v in values}
+    known = {v: p for v, p in mapping.items() if p is not None}
+    if not values or len(known) / len(values) < 0.8:
+        return None
+    return dict(sorted(known.items()))
+
+
+def _marital_mapping(series: pd.Series) -> dict[str, str]:
+    values = [v for v in series.dropna().unique() if isinstance(v, str)]
+    return {v: "Partnered" for v in sorted(values) if normalize(v) in PARTNERED}
+
+
+def _steps_for(
+    finding: ColumnFinding, series: pd.Series, key_file: str | None
+) -> tuple[list[Any], str]:
+    """The suggested steps for one column, and a note on them for the YAML comment."""
+    entity = finding.entity
+    if finding.role is ColumnRole.IDENTIFIER:
+        key: dict[str, Any] = {} if key_file is None else {"key_file": key_file}
+        if entity in SHAPED_IDS:
+            return [{"pseudonymize": {"format": "preserve", **key}}], "keyed pseudonym keeps joins"
+        if entity is None and not _is_free_text(finding):
+            return [{"pseudonymize": key}], "keyed pseudonym keeps joins"
+        return ["drop"], "dropped: not needed for analysis"
+    if finding.role is not ColumnRole.QUASI_IDENTIFIER:
+        return [], ""
+    if entity == "AGE":
+        return [{"generalize": {"bins": _age_bins(series)}}], "15-year bands"
+    if entity == "DATE_OF_BIRTH":
+        return [{"generalize": {"date": "year"}}], "birth year only"
+    if entity == "LOCATION":
+        mapping = _county_mapping(series)
+        if mapping is not None:
+            return [
+                {"generalize": {"mapping": mapping, "other": "Other"}}
+            ], "Kenyan counties to former provinces"
+        return [], "consider a mapping to regions (generalize: {mapping: ...})"
+    if entity == "POSTCODE":
+        return [{"mask": {"keep_first": 2}}], "postcode area only"
+    if entity == "MARITAL_STATUS":
+        mapping = _marital_mapping(series)
+        if mapping:
+            return [
+                {"generalize": {"mapping": mapping, "other": "Not partnered"}}
+            ], "partnered / not partnered"
+    return [], ""
+
+
+def _withheld(result: ScanResult, data: pd.DataFrame, k: int) -> tuple[int, str]:
+    """How many records the suggested generalizations leave in classes smaller than ``k``,
+    and the quasi-identifier with the most distinct values after them."""
+    quasi = result.quasi_identifiers
+    generalized = data[quasi]
+    for finding in result.columns:
+        if finding.name not in quasi:
+            continue
+        steps, _ = _steps_for(finding, data[finding.name], None)
+        if steps:
+            plan = Policy.from_dict({"columns": {finding.name: {"steps": steps}}})
+            for step in plan.planned_steps():
+                generalized = step.transform.fit_transform(generalized)
+    _, sizes = class_sizes(generalized, quasi)
+    coarsest = max(quasi, key=lambda name: generalized[name].nunique())
+    return int(sizes[sizes < k].sum()), coarsest
+
+
+def _flow(values: list[str]) -> str:
+    return yaml.safe_dump(values, default_flow_style=True).strip()
+
+
+def _is_free_text(finding: ColumnFinding) -> bool:
+    return finding.evidence.startswith("free text")
+
+
+def suggest_policy(
+    result: ScanResult, data: pd.DataFrame, *, k: int = DEFAULT_K, key_file: str | None = None
+) -> Policy:
+    """A validated starting policy for ``data`` from its scan."""
+    text = suggest_policy_yaml(result, data, k=k, key_file=key_file)
+    return Policy.from_yaml(text, source="suggested policy")
+
+
+def suggest_policy_yaml(
+    result: ScanResult,
+    data: pd.DataFrame,
+    *,
+    k: int = DEFAULT_K,
+    source: str = "the data",
+    key_file: str | None = None,
+) -> str:
+    """The suggested policy as commented YAML: every column says what veil found and why.
+
+    Pseudonyms are keyed by ``VEIL_KEY`` unless ``key_file`` names a key file (a path, never
+    the key itself, is written into the policy).
+    """
+    lines = [
+        f"# veil policy suggested by `veil scan` for {source} ({result.rows:,} rows).",
+        "# A starting point: check each role, then edit the steps (`veil transforms` lists them).",
+        "version: 1",
+        "columns:",
+    ]
+    for finding in result.columns:
+        steps, note = _steps_for(finding, data[finding.name], key_file)
+        found = finding.entity or finding.role.value
+        lines.append(f"  # {found} ({finding.confidence:.2f}): {finding.evidence}")
+        if note:
+            lines.append(f"  # suggested: {note}")
+        spec: dict[str, Any] = {"role": finding.role.value}
+        if steps:
+            spec["steps"] = steps
+        block = yaml.safe_dump({finding.name: spec}, sort_keys=False, allow_unicode=True)
+        lines.extend("  " + line for line in block.rstrip("\n").splitlines())
+    quasi = result.quasi_identifiers
+    if quasi:
+        withheld, coarsest = _withheld(result, data, k)
+        share = withheld / len(data) if len(data) else 0.0
+        lines += [
+            f"# withhold the records whose combination of quasi-identifiers fewer than {k} "
+            f"people share: with the steps above, {withheld:,} records ({share:.0%})",
+        ]
+        if share > 0.2:
+            lines.append(
+                f"# that is a lot: generalize the quasi-identifiers further, first {coarsest} "
+                "(the most detailed), or remove some"
+            )
+        lines += [
+            "steps:",
+            f"  - suppress_rows: {{rare: {k}, columns: {_flow(quasi)}}}",
+        ]
+    lines += [
+        "# checked on the release: every person shares their quasi-identifiers with k-1 others",
+        "privacy:",
+        f"  k: {k}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,111 @@
+"""scan(): roles from names and values, embedded PII, risk, accuracy on Faker tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.scan.faker_tables import LOCALES, make_table, role_accuracy
+from veil.demo import demo_data
+from veil.scan import assess, scan
+from veil.scan.hints import read_name, tokens
+
+
+def test_kenyan_sample_finds_ids_and_kra_pins() -> None:
+    result = scan(demo_data())
+    assert result.column("ID_number").entity == "KE_NATIONAL_ID"
+    assert result.column("Tax_id").entity == "KE_KRA_PIN"
+    assert result.column("Illness_category").role.value == "sensitive"
+    assert set(result.quasi_identifiers) == {"County", "Gender", "Age", "Marital_status"}
+    for name in ("Tier", "Policy_limit", "Retention", "No_of_dependents"):
+        assert result.column(name).role.value == "insensitive"
+
+
+def test_opaque_headers_are_classified_from_values() -> None:
+    data = demo_data()
+    opaque = data.set_axis([f"c{i:02d}" for i in range(data.shape[1])], axis=1)
+    named, hidden = scan(data), scan(opaque)
+    for a, b in zip(named.columns, hidden.columns, strict=True):
+        assert a.role == b.role, (a.name, a.role, b.role, b.evidence)
+    assert hidden.column("c14").entity == "KE_KRA_PIN"
+
+
+@pytest.mark.parametrize(
+    ("name", "entity"),
+    [
+        ("barua_pepe", "EMAIL"),
+        ("EmailAddress", "EMAIL"),
+        ("nambari_ya_simu", "PHONE"),
+        ("simu", "PHONE"),
+        ("jina_kamili", "PERSON"),
+        ("kitambulisho", "KE_NATIONAL_ID"),
+        ("umri", "AGE"),
+        ("jinsia", "GENDER"),
+        ("kaunti", "LOCATION"),
+        ("DateOfBirth", "DATE_OF_BIRTH"),
+        ("MonthlyIncome", "INCOME"),
+        ("KRA_PIN", "KE_KRA_PIN"),
+    ],
+)
+def test_names_in_english_and_swahili(name: str, entity: str) -> None:
+    assert read_name(name)[0].entity == entity
+
+
+def test_company_name_is_not_a_person() -> None:
+    assert "PERSON" not in {h.entity for h in read_name("company_name")}
+    assert tokens("customerIDNumber") == ["customer", "id", "number"]
+
+
+def test_emails_inside_notes_make_the_column_an_identifier() -> None:
+    rng = np.random.default_rng(0)
+    notes = [
+        f"Client called about the renewal of policy {i}."
+        + (f" Reach her at wanjiku{i}@example.co.ke." if rng.random() < 0.3 else "")
+        for i in range(300)
+    ]
+    finding = scan(pd.DataFrame({"c00": notes})).column("c00")
+    assert finding.role.value == "identifier"
+    assert finding.entity == "EMAIL"
+    assert finding.evidence.startswith("free text")
+
+
+def test_json_shape() -> None:
+    result = scan(demo_data()).to_dict()
+    assert set(result) >= {"columns", "quasi_identifiers", "risk"}
+    keys = {"name", "role", "entity", "confidence", "evidence", "distinct_ratio", "null_ratio"}
+    for column in result["columns"]:
+        assert keys <= set(column)
+        assert 0 <= column["confidence"] <= 1
+
+
+def test_risk_agrees_with_pandas_groupby() -> None:
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(
+        {
+            "a": rng.integers(0, 5, 2000),
+            "b": rng.choice(["x", "y", None], 2000),
+            "c": rng.integers(0, 40, 2000),
+        }
+    )
+    risk = assess(frame, ["a", "b", "c"])
+    sizes = frame.groupby(["a", "b", "c"], dropna=False).size()
+    assert risk.unique_rows == int((sizes == 1).sum())
+    assert risk.k == sizes.min()
+    assert risk.classes == len(sizes)
+    for combo in risk.most_identifying:
+        by = frame.groupby(combo["columns"], dropna=False).size()
+        assert combo["unique_rows"] == int((by == 1).sum())
+    worst = risk.most_identifying[0]["unique_rows"]
+    assert all(worst >= c["unique_rows"] for c in risk.most_identifying)
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+@pytest.mark.parametrize(("opaque", "target"), [(False, 0.95), (True, 0.85)])
+def test_role_accuracy_on_faker_tables(locale: str, opaque: bool, target: float) -> None:
+    frame, truth = make_table(locale, 300, seed=11, opaque=opaque)
+    result = scan(frame)
+    predicted = {c.name: c.role.value for c in result.columns}
+    accuracy = role_accuracy(predicted, truth)
+    wrong = {c: (truth[c][0], predicted[c]) for c in truth if predicted[c] != truth[c][0]}
+    assert accuracy >= target, wrong
