@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -34,5 +34,23 @@ unit: $(VENV)/.installed-test
 
 test: lint typecheck unit
 
+# Benchmarks print figures (never assertions). The peer (Presidio) gets its own environment:
+# its spaCy dependency pins typer/rich versions that veil's CLI does not use.
+PRESIDIO := .venv-presidio
+
+$(PRESIDIO)/.installed:
+	$(PYTHON) -m venv $(PRESIDIO)
+	$(PRESIDIO)/bin/python -m pip install --quiet --upgrade pip
+	$(PRESIDIO)/bin/python -m pip install --quiet "presidio-analyzer==2.2.366" "presidio-structured==0.0.10" pyarrow
+	@touch $@
+
+bench-io: $(VENV)/.installed
+	$(BIN)/python bench/bench_io.py
+
+bench-scan: $(VENV)/.installed $(PRESIDIO)/.installed
+	$(BIN)/python bench/bench_scan.py --presidio-python $(PRESIDIO)/bin/python
+
+bench: bench-io bench-scan
+
 clean:
-	rm -rf $(VENV) veil-demo .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRESIDIO) veil-demo .pytest_cache .mypy_cache .ruff_cache .hypothesis

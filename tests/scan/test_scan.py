@@ -109,3 +109,43 @@ def test_role_accuracy_on_faker_tables(locale: str, opaque: bool, target: float)
     accuracy = role_accuracy(predicted, truth)
     wrong = {c: (truth[c][0], predicted[c]) for c in truth if predicted[c] != truth[c][0]}
     assert accuracy >= target, wrong
+
+
+def test_names_about_something_else_are_not_misread() -> None:
+    """IBM HR / insurance column names: 'Job' in JobSatisfaction is no occupation, numbers
+    30-100 called HourlyRate are no ages, a distinct MonthlyRate is no key to a person."""
+    rng = np.random.default_rng(4)
+    n = 500
+    frame = pd.DataFrame(
+        {
+            "HourlyRate": rng.integers(30, 101, n),
+            "JobSatisfaction": rng.integers(1, 5, n),
+            "Vehicle_Age": rng.choice(["< 1 Year", "1-2 Year", "> 2 Years"], n),
+            "MonthlyRate": rng.permutation(np.arange(2000, 2000 + n * 50, 50)),
+            "JobRole": rng.choice(["Sales Executive", "Research Scientist", "Manager"], n),
+            "c03": rng.integers(18, 90, n),  # an opaque name: the values alone decide
+        }
+    )
+    found = {c.name: c for c in scan(frame).columns}
+    for name in ("HourlyRate", "JobSatisfaction", "Vehicle_Age", "MonthlyRate"):
+        assert found[name].role.value == "insensitive", (name, found[name].evidence)
+    assert found["JobRole"].entity == "OCCUPATION"
+    assert found["c03"].entity == "AGE"
+
+
+@pytest.mark.parametrize(
+    ("name", "opaque"),
+    [
+        ("c00", True),
+        ("col_3", True),
+        ("V12", True),
+        ("Unnamed: 0", True),
+        ("age", False),
+        ("sex", False),
+        ("HourlyRate", False),
+    ],
+)
+def test_opaque_names(name: str, opaque: bool) -> None:
+    from veil.scan.hints import is_opaque
+
+    assert is_opaque(name) is opaque

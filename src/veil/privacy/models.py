@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-import numpy as np
 import pandas as pd
 
+from veil.scan.risk import class_sizes
 from veil.schema import require_columns
 
 
@@ -47,8 +47,7 @@ def class_stats(
     rows = len(frame)
     if not qis or rows == 0:
         return ClassStats(tuple(qis), rows, 1 if rows else 0, rows, 0, float(rows))
-    codes = frame[qis].groupby(qis, dropna=False, sort=False).ngroup().to_numpy()
-    sizes = np.bincount(codes)
+    codes, sizes = class_sizes(frame, qis)
     l_distinct = None
     if sensitive:
         per_class = [

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.scan.hints import KEY, NameHint, read_name
+from veil.scan.hints import KEY, NameHint, is_opaque, read_name
 from veil.scan.recognizers import RECOGNIZERS, TEXT_RECOGNIZERS, ColumnSample, Evidence
 from veil.scan.recognizers.base import percent
 from veil.scan.risk import RiskSummary, assess
@@ -39,6 +39,7 @@ ROLE_OF: dict[str, ColumnRole] = {
 ENTITIES = tuple(ROLE_OF)
 MIN_SCORE = 0.5  # below this, evidence is reported but does not make a column personal
 NAME_ONLY = 0.85  # a name without supporting values counts for a little less
+HEURISTIC_UNDER_OTHER_NAME = 0.8  # distribution evidence under a name that says otherwise
 
 
 @dataclass(frozen=True)
@@ -152,12 +153,15 @@ def classify(column: ColumnSample) -> ColumnFinding:
         if embedded is not None:
             values[embedded.entity or KEY] = embedded
     names: dict[str, NameHint] = {h.entity: h for h in read_name(column.name)}
+    meaningful = not is_opaque(column.name)
     if KEY in names and KEY not in values and column.distinct_ratio < 0.5:
         del names[KEY]  # "id" of a category (few values) is no key to a person
 
     scored: list[tuple[float, str]] = []
     for key in set(values) | set(names):
         v = values[key].score if key in values else 0.0
+        if key in values and values[key].heuristic and meaningful and key not in names:
+            v *= HEURISTIC_UNDER_OTHER_NAME
         n = names[key].score if key in names else 0.0
         score = 1 - (1 - v) * (1 - n) if v and n else (v or n * NAME_ONLY)
         scored.append((score, key))

@@ -55,7 +55,8 @@ HINTS: dict[str, tuple[str, ...]] = {
     KEY: ("id", "uuid", "guid", "customer id", "client id", "member id", "patient id",
           "employee id", "employee number", "account number", "account no", "policy number",
           "policy no", "record id", "user id", "customer number", "membership number",
-          "nhs number", "mrn", "medical record number"),
+          "nhs number", "mrn", "medical record number", "ref", "reference", "key",
+          "identifier", "number", "no"),
 }  # fmt: skip
 
 # Words that make "name" (and friends) not a person's name.
@@ -65,6 +66,25 @@ NOT_A_PERSON = frozenset(
      "department", "category", "tier", "plan", "policy", "column", "table", "user", "user name",
      "username", "place", "country", "drug", "medicine", "scheme"}
 )  # fmt: skip
+
+
+# Words that make a name about something other than the person: "JobSatisfaction",
+# "Vehicle_Age", "PercentSalaryHike", "MonthlyRate". They stop partial matches only; an exact
+# name ("age") always counts.
+NOT_ABOUT_THE_PERSON = frozenset(
+    {"level", "satisfaction", "involvement", "rating", "score", "count", "rate", "ratio",
+     "percent", "pct", "hike", "increase", "change", "growth", "vehicle", "car", "product",
+     "company", "plan", "flag", "index", "rank", "average", "avg", "mean", "median", "total",
+     "sum", "limit", "premium", "target", "balance", "involved", "distance", "years", "since",
+     "last", "hours", "standard", "options", "option", "stock", "training", "times"}
+)  # fmt: skip
+
+
+def is_opaque(name: str) -> bool:
+    """``c00``, ``col_3``, ``x1``, ``V12``: names that say nothing about the column."""
+    words = tokens(name)
+    filler = {"col", "column", "field", "var", "feature", "attr", "attribute", "unnamed"}
+    return not words or all(w in filler or re.fullmatch(r"[a-z]{0,4}\d+|[a-z]", w) for w in words)
 
 
 def tokens(name: str) -> list[str]:
@@ -100,7 +120,7 @@ def read_name(name: str) -> list[NameHint]:
             needle = phrase.split()
             if words == needle or joined == phrase.replace(" ", ""):
                 score = 0.9
-            elif _contains(words, needle):
+            elif _contains(words, needle) and not (set(words) & NOT_ABOUT_THE_PERSON):
                 score = min(0.85, 0.7 + 0.05 * len(needle))
             else:
                 continue

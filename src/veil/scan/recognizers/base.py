@@ -33,6 +33,9 @@ class Evidence:
     score: float
     detail: str
     role: str | None = None  # set when the role does not follow from the entity
+    # read from a distribution (ages, amounts, keys), not a pattern: a meaningful column name
+    # that hints at nothing else weakens it ("HourlyRate" holds numbers 30-100, not ages)
+    heuristic: bool = False
 
 
 @dataclass
@@ -126,8 +129,10 @@ class PatternRecognizer:
         min_share: float = 0.6,
         numeric_ok: bool = False,
         search_in_text: bool = False,
+        heuristic: bool = False,
     ) -> None:
         self.entity = entity
+        self.heuristic = heuristic
         self.patterns = tuple(patterns)
         self.description = description
         self.validate = validate
@@ -164,7 +169,9 @@ class PatternRecognizer:
         if share < self.min_share:
             return None
         detail = f"{percent(share)} of {column.n_valid:,} values look like {self.description}"
-        return Evidence(self.entity, share * sum(scores) / n_valid, detail)
+        return Evidence(
+            self.entity, share * sum(scores) / n_valid, detail, heuristic=self.heuristic
+        )
 
     def find_in_text(self, texts: Sequence[str]) -> int:
         """How many texts contain a (validated) hit somewhere inside them."""

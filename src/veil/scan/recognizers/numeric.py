@@ -37,7 +37,7 @@ class AgeRecognizer:
         if column.n_distinct < 10:
             return None
         detail = f"whole numbers from {lo:.0f} to {hi:.0f} (median {median:.0f}), as ages are"
-        return Evidence(self.entity, 0.55, detail)
+        return Evidence(self.entity, 0.55, detail, heuristic=True)
 
 
 class IncomeRecognizer:
@@ -54,7 +54,7 @@ class IncomeRecognizer:
         if skew < 0.5:
             return None
         detail = f"positive amounts, median {median:,.0f}, right-skewed (skew {skew:.1f}) like pay"
-        return Evidence(self.entity, 0.5, detail)
+        return Evidence(self.entity, 0.5, detail, heuristic=True)
 
 
 def _as_dates(column: ColumnSample) -> pd.Series | None:
@@ -84,7 +84,7 @@ class BirthDateRecognizer:
         if years.min() < 0 or years.max() > 115 or not 18 <= median <= 85 or q3 - q1 < 5:
             return None
         detail = f"dates {median:.0f} years ago on median (spread {q3 - q1:.0f} years): birth dates"
-        return Evidence(self.entity, 0.7, detail)
+        return Evidence(self.entity, 0.7, detail, heuristic=True)
 
 
 class KeyRecognizer:
@@ -106,4 +106,4 @@ class KeyRecognizer:
         else:
             return None
         detail = f"{percent(column.distinct_ratio)} of values are distinct: a key to one person"
-        return Evidence(None, 0.6, detail, role="identifier")
+        return Evidence(None, 0.6, detail, role="identifier", heuristic=True)

@@ -33,6 +33,7 @@ class NationalIdRecognizer:
         description="Kenyan national ID numbers (6-8 digits, distinct)",
         min_share=0.9,
         numeric_ok=True,
+        heuristic=True,
     )
 
     def check(self, column: ColumnSample) -> Evidence | None:

@@ -22,4 +22,5 @@ US_ZIP = PatternRecognizer(
     description="US ZIP codes (or other 5-digit codes)",
     min_share=0.95,
     numeric_ok=True,
+    heuristic=True,
 )
