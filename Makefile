@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -50,7 +50,10 @@ bench-io: $(VENV)/.installed
 bench-scan: $(VENV)/.installed $(PRESIDIO)/.installed
 	$(BIN)/python bench/bench_scan.py --presidio-python $(PRESIDIO)/bin/python
 
-bench: bench-io bench-scan
+bench-accuracy: $(VENV)/.installed
+	$(BIN)/python bench/scan_accuracy.py
+
+bench: bench-io bench-scan bench-accuracy
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) veil-demo .pytest_cache .mypy_cache .ruff_cache .hypothesis
