@@ -24,6 +24,8 @@ import pyarrow.compute as pc
 
 from veil.scan.recognizers.normalize import normalize
 
+_CONFIRM_DISTINCT = 100_000  # vocabulary shares are exact below this many distinct values
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -221,5 +223,13 @@ class VocabularyRecognizer:
         share = known / len(column.texts)
         if share < self.min_share:
             return None
-        detail = f"{percent(share)} of values are {self.description}"
+        scope = "sampled values"
+        if column.n_distinct <= _CONFIRM_DISTINCT:  # confirm on every row: one value_counts
+            counts = column.series.value_counts(dropna=True)
+            known = sum(int(c) for v, c in counts.items() if self.normalizer(str(v)) in vocabulary)
+            share = known / column.n_valid
+            scope = f"{column.n_valid:,} values"
+            if share < self.min_share:
+                return None
+        detail = f"{percent(share)} of {scope} are {self.description}"
         return Evidence(self.entity, share * self.weight, detail)
