@@ -1,0 +1,332 @@
+"""The search for the optimal full-domain generalization (one level per quasi-identifier).
+
+Rows are touched once: the quasi-identifiers are coded by their hierarchies' leaves and the
+table shrinks to its frequency table — distinct combinations with their counts and, when
+l-diversity or t-closeness apply, their sensitive-value histograms. A lattice node is evaluated
+by *rolling up* the groups of an already evaluated, more specific node: gather each column's
+generalized code (``maps[level][leaf]``), combine into one key, group. Numpy throughout.
+
+The search is exact: every node's lower bound (its loss without suppression, from its levels
+alone) is computed for all nodes at once, nodes are visited in bound order, and the search
+stops when no remaining bound can beat the best loss found. Whether a node is anonymous is
+settled Flash-style: a binary search along a chain of nodes through it, each answer tagging
+all successors (anonymous) or all predecessors (not anonymous) — the models are monotone.
+Ties in loss go to the lower total level, as in ARX.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.exceptions import InputError, ParameterError
+from veil.hierarchy import Hierarchy
+from veil.privacy.criteria import Criterion
+from veil.privacy.metrics import Metric
+
+MAX_EXHAUSTIVE = 100_000  # lattice nodes; beyond this the heuristic search runs
+_MAX_HISTOGRAM_CELLS = 50_000_000
+_CACHE = 256  # evaluated nodes kept for roll-up
+
+
+def _combine(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
+    """One int64 per row for the combination of its codes (re-coding if the space overflows)."""
+    key = np.zeros(len(codes), dtype=np.int64)
+    space = 1
+    for j, r in enumerate(radix):
+        r = max(int(r), 1)
+        if space * r >= 2**62:
+            key, uniques = pd.factorize(key)
+            key = key.astype(np.int64)
+            space = len(uniques)
+        key = key * r + codes[:, j]
+        space *= r
+    return key
+
+
+def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(group of every row, first row of every group)."""
+    group, uniques = pd.factorize(key)
+    first = np.full(len(uniques), len(key), dtype=np.int64)
+    np.minimum.at(first, group, np.arange(len(key)))
+    return group.astype(np.int64), first
+
+
+@dataclass
+class Groups:
+    """Equivalence classes at a node: one representative leaf combination per class, the class
+    sizes and (with a sensitive column) the sensitive-value histogram per class."""
+
+    levels: tuple[int, ...]
+    leaves: np.ndarray  # (classes, quasi-identifiers)
+    sizes: np.ndarray  # (classes,)
+    histograms: np.ndarray | None  # (classes, sensitive values)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+
+@dataclass
+class FrequencyTable:
+    hierarchies: list[Hierarchy]
+    bottom: Groups  # the table at level 0 everywhere: distinct leaf combinations
+    rows: int
+    row_entry: np.ndarray  # (rows,) the bottom group of every input row
+    sensitive_values: list[str]
+
+    @classmethod
+    def build(
+        cls,
+        frame: pd.DataFrame,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        *,
+        sensitive: str | None = None,
+    ) -> FrequencyTable:
+        if not quasi_identifiers:
+            raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
+        leaves = np.column_stack(
+            [h.encode(frame[q]) for q, h in zip(quasi_identifiers, hierarchies, strict=True)]
+        )
+        key = _combine(leaves, [h.domain_size for h in hierarchies])
+        entry, first = _group(key)
+        sizes = np.bincount(entry).astype(np.int64)
+        histograms = None
+        values: list[str] = []
+        if sensitive is not None:
+            codes, uniques = pd.factorize(frame[sensitive].astype(str))
+            values = [str(u) for u in uniques]
+            if len(sizes) * len(values) > _MAX_HISTOGRAM_CELLS:
+                raise InputError(
+                    f"sensitive column {sensitive!r} has {len(values):,} distinct values over "
+                    f"{len(sizes):,} combinations; generalize it first (e.g. bins)"
+                )
+            histograms = np.zeros((len(sizes), len(values)), dtype=np.int64)
+            np.add.at(histograms, (entry, codes), 1)
+        bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
+        return cls(list(hierarchies), bottom, len(frame), entry, values)
+
+    @property
+    def heights(self) -> list[int]:
+        return [h.height for h in self.hierarchies]
+
+    def roll_up(self, base: Groups, levels: Sequence[int]) -> Groups:
+        """The classes at ``levels`` from the classes of a more specific node ``base``."""
+        codes = np.column_stack(
+            [h.maps[level][base.leaves[:, c]] for c, (h, level) in enumerate(zip(self.hierarchies, levels, strict=True))]
+        )  # fmt: skip
+        radix = [len(h.labels[level]) for h, level in zip(self.hierarchies, levels, strict=True)]
+        klass, first = _group(_combine(codes, radix))
+        sizes = np.bincount(klass, weights=base.sizes).astype(np.int64)
+        histograms = None
+        if base.histograms is not None:
+            histograms = np.zeros((len(first), base.histograms.shape[1]), dtype=np.int64)
+            np.add.at(histograms, klass, base.histograms)
+        return Groups(tuple(int(x) for x in levels), base.leaves[first], sizes, histograms)
+
+    def entry_classes(self, levels: Sequence[int]) -> np.ndarray:
+        """The class (at ``levels``) of every bottom entry: for applying a result to rows."""
+        codes = np.column_stack(
+            [h.maps[level][self.bottom.leaves[:, c]] for c, (h, level) in enumerate(zip(self.hierarchies, levels, strict=True))]
+        )  # fmt: skip
+        radix = [len(h.labels[level]) for h, level in zip(self.hierarchies, levels, strict=True)]
+        klass, _ = _group(_combine(codes, radix))
+        return klass
+
+
+@dataclass
+class Evaluation:
+    groups: Groups
+    failing: np.ndarray  # (classes,) classes that fail a criterion: suppressed
+    suppressed: int
+    anonymous: bool
+
+
+def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> Evaluation:
+    failing = np.zeros(len(groups), dtype=bool)
+    for criterion in criteria:
+        failing |= ~criterion.holds(groups.sizes, groups.histograms)
+    suppressed = int(groups.sizes[failing].sum())
+    return Evaluation(groups, failing, suppressed, suppressed <= max_outliers)
+
+
+@dataclass
+class SearchResult:
+    levels: tuple[int, ...] | None
+    loss: float | None
+    suppressed: int
+    evaluated: int
+    nodes: int
+    seconds: float
+    method: str
+    optimal: bool  # proven optimal (the branch and bound ran to its end)
+    evaluation: Evaluation | None = None
+
+
+class Search:
+    """State of one search: the lattice, node statuses, and evaluated nodes for roll-up."""
+
+    UNKNOWN, ANONYMOUS, FAILING = 0, 1, -1
+
+    def __init__(
+        self, table: FrequencyTable, criteria: Sequence[Criterion], max_outliers: int
+    ) -> None:
+        self.table = table
+        self.criteria = list(criteria)
+        self.max_outliers = max_outliers
+        self.heights = np.array(table.heights)
+        grids = np.meshgrid(*[np.arange(h) for h in table.heights], indexing="ij")
+        self.nodes = np.column_stack([g.ravel() for g in grids]).astype(np.int64)
+        self.status = np.zeros(len(self.nodes), dtype=np.int8)
+        self.cache: dict[tuple[int, ...], Groups] = {}
+        self.evaluated = 0
+        for criterion in self.criteria:
+            criterion.prepare(table.sensitive_values)
+
+    def index(self, levels: Sequence[int]) -> int:
+        return int(np.ravel_multi_index(tuple(levels), tuple(self.heights)))
+
+    def groups(self, levels: Sequence[int]) -> Groups:
+        key = tuple(int(x) for x in levels)
+        if key in self.cache:
+            return self.cache[key]
+        base = self.table.bottom
+        node = np.array(key)
+        for cached_levels, cached in self.cache.items():
+            if len(cached) < len(base) and np.all(np.array(cached_levels) <= node):
+                base = cached
+        groups = self.table.roll_up(base, key)
+        if len(self.cache) >= _CACHE:
+            self.cache.pop(next(iter(self.cache)))
+        self.cache[key] = groups
+        return groups
+
+    def evaluate(self, levels: Sequence[int]) -> Evaluation:
+        self.evaluated += 1
+        result = check(self.groups(levels), self.criteria, self.max_outliers)
+        node = np.asarray(levels)
+        if result.anonymous:  # so is every node above it
+            self.status[np.all(self.nodes >= node, axis=1)] = self.ANONYMOUS
+        else:  # and every node below it fails
+            self.status[np.all(self.nodes <= node, axis=1)] = self.FAILING
+        return result
+
+    def resolve(self, position: int) -> None:
+        """Settle a node's status by a binary search on a chain through it."""
+        node = self.nodes[position]
+        down = [node.copy()]
+        while True:  # walk down while the status is unknown
+            current = down[-1]
+            candidates = np.flatnonzero(current > 0)
+            if len(candidates) == 0:
+                break
+            step = current.copy()
+            step[candidates[np.argmax(current[candidates])]] -= 1
+            if self.status[self.index(step)] != self.UNKNOWN:
+                break
+            down.append(step)
+        up = []
+        current = node.copy()
+        while True:
+            candidates = np.flatnonzero(current < self.heights - 1)
+            if len(candidates) == 0:
+                break
+            step = current.copy()
+            step[candidates[np.argmin(current[candidates])]] += 1
+            if self.status[self.index(step)] != self.UNKNOWN:
+                break
+            up.append(step)
+            current = step
+        chain = down[::-1] + up
+        low, high = 0, len(chain) - 1
+        while low <= high:
+            middle = (low + high) // 2
+            status = self.status[self.index(chain[middle])]
+            if status == self.UNKNOWN:
+                anonymous = self.evaluate(chain[middle]).anonymous
+            else:
+                anonymous = status == self.ANONYMOUS
+            if anonymous:
+                high = middle - 1
+            else:
+                low = middle + 1
+        if self.status[position] == self.UNKNOWN:  # not settled by the chain: evaluate it
+            self.evaluate(node)
+
+
+def search(
+    table: FrequencyTable,
+    criteria: Sequence[Criterion],
+    metric: Metric,
+    *,
+    max_suppression: float = 0.0,
+    time_limit: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> SearchResult:
+    """The node with the least ``metric`` loss whose classes meet ``criteria`` after
+    suppressing at most ``max_suppression`` of the records (classes failing a criterion are
+    suppressed whole)."""
+    if not 0 <= max_suppression <= 1:
+        raise ParameterError(f"max_suppression must be in [0, 1], got {max_suppression!r}")
+    start = time.perf_counter()
+    max_outliers = math.floor(max_suppression * table.rows)
+    size = math.prod(table.heights)
+    metric.prepare(table)
+    if size > MAX_EXHAUSTIVE:
+        from veil.privacy.heuristic import heuristic_search
+
+        return heuristic_search(
+            table, criteria, metric, max_outliers=max_outliers,
+            time_limit=30.0 if time_limit is None else time_limit, progress=progress,
+        )  # fmt: skip
+
+    state = Search(table, criteria, max_outliers)
+    nodes = state.nodes
+    bounds = metric.lower_bounds(nodes)
+    totals = nodes.sum(axis=1)
+    order = np.lexsort((totals, bounds))  # bound first, then total level (ARX's tie-break)
+    best: tuple[float, int, Evaluation | None, tuple[int, ...]] | None = None
+    finished = True
+    for visited, position in enumerate(order):
+        bound, total = float(bounds[position]), int(totals[position])
+        if best is not None and (bound, total) >= (best[0], best[1]):
+            break
+        if state.status[position] == Search.UNKNOWN:
+            state.resolve(int(position))
+        if state.status[position] == Search.FAILING:
+            continue
+        levels = tuple(int(x) for x in nodes[position])
+        if metric.independent:
+            loss, evaluation = bound, None
+        else:
+            evaluation = check(state.groups(levels), criteria, max_outliers)
+            loss = metric.loss(evaluation)
+        if best is None or (loss, total) < (best[0], best[1]):
+            best = (loss, total, evaluation, levels)
+        if progress is not None and visited % 500 == 0:
+            progress(f"searching: {visited:,} of {size:,} nodes, best loss {best[0]:.6g}")
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            finished = False
+            break
+    if best is None:
+        return SearchResult(None, None, 0, state.evaluated, size,
+                            time.perf_counter() - start, "optimal", finished)  # fmt: skip
+    loss, _, evaluation, levels = best
+    if evaluation is None:
+        evaluation = check(state.groups(levels), criteria, max_outliers)
+    return SearchResult(
+        levels=levels,
+        loss=loss,
+        suppressed=evaluation.suppressed,
+        evaluated=state.evaluated,
+        nodes=size,
+        seconds=time.perf_counter() - start,
+        method="optimal",
+        optimal=finished,
+        evaluation=evaluation,
+    )

@@ -1,0 +1,199 @@
+"""Quality models (information loss) compatible with ARX's, computed on a frequency table.
+
+- ``loss``: ARX's default "Loss" (generalized information loss, gs-factor 0.5, geometric mean
+  over attributes, each attribute's loss floored at 1e-10 as ARX does).
+- ``entropy``: ARX's non-uniform entropy, monotonic precomputed variant (sum over attributes).
+- ``precision``: Sweeney's precision (mean generalization height share).
+- ``discernibility``: DM* (class size squared; suppressed records count the table size each).
+- ``aecs``: average equivalence-class size.
+
+Every metric gives a lower bound per node from its levels alone; metrics whose loss *is* that
+bound (``independent``) never need the classes.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from veil.exceptions import ParameterError
+
+if TYPE_CHECKING:
+    from veil.privacy.engine import Evaluation, FrequencyTable
+
+_FACTOR = 1e10  # ARX compares losses on their first 10 decimals (floor)
+_LN2 = math.log(2)
+
+
+def floor10(value: float) -> float:
+    return math.floor(value * _FACTOR) / _FACTOR
+
+
+def geometric_mean(values: np.ndarray) -> np.ndarray:
+    """ARX's aggregate: prod((v + 1) ** (1/n)) - 1, along the last axis."""
+    n = values.shape[-1]
+    result = np.ones(values.shape[:-1])
+    for i in range(n):  # the same order of multiplications as ARX, for identical floats
+        result = result * np.power(values[..., i] + 1.0, 1.0 / n)
+    return result - 1.0
+
+
+class Metric(ABC):
+    name: str
+    independent = False  # the loss depends on the levels only (never on the classes)
+
+    def prepare(self, table: FrequencyTable) -> None:
+        """Precompute what the bounds need."""
+
+    @abstractmethod
+    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray: ...
+
+    @abstractmethod
+    def loss(self, evaluation: Evaluation) -> float: ...
+
+
+class LossMetric(Metric):
+    name = "loss"
+
+    def prepare(self, table: FrequencyTable) -> None:
+        self.table = table
+        self.shares = [h.shares() for h in table.hierarchies]
+        self.components = []  # [column][level] normalized loss without suppression
+        bottom = table.bottom
+        for c, h in enumerate(table.hierarchies):
+            per_level = []
+            for level in range(h.height):
+                raw = float(np.dot(bottom.sizes, self.shares[c][level][bottom.leaves[:, c]]))
+                per_level.append(self._normalize(raw, c))
+            self.components.append(np.array(per_level))
+
+    def _normalize(self, aggregate: float, column: int) -> float:
+        rows = self.table.rows
+        low = rows / self.table.hierarchies[column].domain_size
+        value = (aggregate - low) / (rows - low) if rows > low else 0.0
+        return floor10(max(value, 0.0))
+
+    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        values = np.column_stack([self.components[c][nodes[:, c]] for c in range(nodes.shape[1])])
+        return geometric_mean(values)
+
+    def loss(self, evaluation: Evaluation) -> float:
+        groups = evaluation.groups
+        if not evaluation.failing.any():
+            return float(self.lower_bounds(np.array([groups.levels]))[0])
+        values = []
+        for c, level in enumerate(groups.levels):
+            # every record of a class shares its generalized value, hence its share; suppressed
+            # records lose everything (share 1): gs-factor 0.5 weighs both alike
+            share = self.shares[c][level][groups.leaves[:, c]]
+            raw = float(np.dot(groups.sizes, np.where(evaluation.failing, 1.0, share)))
+            values.append(self._normalize(raw, c))
+        return float(geometric_mean(np.array([values]))[0])
+
+
+class EntropyMetric(Metric):
+    """Non-uniform entropy: sum over records and attributes of -log2 P(value | generalization)."""
+
+    name = "entropy"
+    independent = True
+
+    def prepare(self, table: FrequencyTable) -> None:
+        self.components = []
+        bottom = table.bottom
+        for c, h in enumerate(table.hierarchies):
+            a = np.bincount(bottom.leaves[:, c], weights=bottom.sizes, minlength=h.domain_size)
+            # ARX sums values in order of first appearance in the data: same floats
+            order = _first_appearance(table, c)
+            per_level = []
+            for level in range(h.height):
+                gen = h.maps[level]
+                b = np.bincount(gen, weights=a)[gen]
+                total = 0.0
+                for i in order:
+                    if a[i] != 0:
+                        total += a[i] * (math.log(a[i] / b[i]) / _LN2)
+                per_level.append(floor10(-total if total != 0 else 0.0))
+            self.components.append(np.array(per_level))
+
+    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        total = np.zeros(len(nodes))
+        for c in range(nodes.shape[1]):
+            total = total + self.components[c][nodes[:, c]]
+        return total
+
+    def loss(self, evaluation: Evaluation) -> float:
+        return float(self.lower_bounds(np.array([evaluation.groups.levels]))[0])
+
+
+def _first_appearance(table: FrequencyTable, column: int) -> np.ndarray:
+    per_row = table.bottom.leaves[table.row_entry, column]
+    _, first = np.unique(per_row, return_index=True)
+    return per_row[np.sort(first)]
+
+
+class PrecisionMetric(Metric):
+    """Sweeney's precision loss: the mean of level / (height - 1) over attributes."""
+
+    name = "precision"
+    independent = True
+
+    def prepare(self, table: FrequencyTable) -> None:
+        self.heights = np.array([max(h.height - 1, 1) for h in table.hierarchies], dtype=float)
+
+    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        return (nodes / self.heights).mean(axis=1)
+
+    def loss(self, evaluation: Evaluation) -> float:
+        return float(self.lower_bounds(np.array([evaluation.groups.levels]))[0])
+
+
+class DiscernibilityMetric(Metric):
+    """DM*: every record is charged the size of its class; suppressed ones the table size."""
+
+    name = "discernibility"
+
+    def prepare(self, table: FrequencyTable) -> None:
+        self.rows = table.rows
+
+    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        return np.full(len(nodes), float(self.rows))  # all classes singletons
+
+    def loss(self, evaluation: Evaluation) -> float:
+        sizes = evaluation.groups.sizes.astype(float)
+        kept = ~evaluation.failing
+        return float((sizes[kept] ** 2).sum() + evaluation.suppressed * self.rows)
+
+
+class AECSMetric(Metric):
+    """Average equivalence-class size (suppressed records form one class)."""
+
+    name = "aecs"
+
+    def prepare(self, table: FrequencyTable) -> None:
+        self.rows = table.rows
+
+    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        return np.ones(len(nodes))
+
+    def loss(self, evaluation: Evaluation) -> float:
+        kept = ~evaluation.failing
+        classes = int(kept.sum()) + (1 if evaluation.failing.any() else 0)
+        return self.rows / max(classes, 1)
+
+
+METRICS: dict[str, type[Metric]] = {
+    "loss": LossMetric,
+    "entropy": EntropyMetric,
+    "precision": PrecisionMetric,
+    "discernibility": DiscernibilityMetric,
+    "aecs": AECSMetric,
+}
+
+
+def make_metric(name: str) -> Metric:
+    if name not in METRICS:
+        raise ParameterError(f"metric must be one of {sorted(METRICS)}, got {name!r}")
+    return METRICS[name]()
