@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +41,19 @@ class Hierarchy:
                 f"hierarchy of {self.name!r} has rows of different widths {sorted(widths)}; "
                 "every row needs the value and one entry per level"
             )
-        leaves = [row[0] for row in self.table]
-        if len(set(leaves)) != len(leaves):
-            dupes = sorted({v for v in leaves if leaves.count(v) > 1})[:5]
-            raise InputError(f"hierarchy of {self.name!r} lists values twice: {dupes}")
+        seen: dict[str, list[str]] = {}
+        for row in self.table:
+            seen.setdefault(row[0], row)
+        if len(seen) != len(self.table):
+            # some published hierarchies (ARX's adult_full age) list a value twice; the first
+            # row wins, as a lookup table would have it, and the user is told
+            dupes = sorted(v for v in seen if sum(r[0] == v for r in self.table) > 1)
+            warnings.warn(
+                f"hierarchy of {self.name!r} lists {len(dupes)} value(s) twice (e.g. "
+                f"{dupes[:3]}); the first row of each is used",
+                stacklevel=2,
+            )
+            self.table = list(seen.values())
 
     @property
     def height(self) -> int:

@@ -117,11 +117,7 @@ class FrequencyTable:
 
     def roll_up(self, base: Groups, levels: Sequence[int]) -> Groups:
         """The classes at ``levels`` from the classes of a more specific node ``base``."""
-        codes = np.column_stack(
-            [h.maps[level][base.leaves[:, c]] for c, (h, level) in enumerate(zip(self.hierarchies, levels, strict=True))]
-        )  # fmt: skip
-        radix = [len(h.labels[level]) for h, level in zip(self.hierarchies, levels, strict=True)]
-        klass, first = _group(_combine(codes, radix))
+        klass, first = _group(self._key(base.leaves, levels))
         sizes = np.bincount(klass, weights=base.sizes).astype(np.int64)
         histograms = None
         if base.histograms is not None:
@@ -131,12 +127,14 @@ class FrequencyTable:
 
     def entry_classes(self, levels: Sequence[int]) -> np.ndarray:
         """The class (at ``levels``) of every bottom entry: for applying a result to rows."""
-        codes = np.column_stack(
-            [h.maps[level][self.bottom.leaves[:, c]] for c, (h, level) in enumerate(zip(self.hierarchies, levels, strict=True))]
-        )  # fmt: skip
-        radix = [len(h.labels[level]) for h, level in zip(self.hierarchies, levels, strict=True)]
-        klass, _ = _group(_combine(codes, radix))
+        klass, _ = _group(self._key(self.bottom.leaves, levels))
         return klass
+
+    def _key(self, leaves: np.ndarray, levels: Sequence[int]) -> np.ndarray:
+        """One int64 per row of ``leaves`` for its generalized combination at ``levels``."""
+        pairs = list(zip(self.hierarchies, levels, strict=True))
+        codes = np.column_stack([h.maps[lv][leaves[:, c]] for c, (h, lv) in enumerate(pairs)])
+        return _combine(codes, [len(h.labels[lv]) for h, lv in pairs])
 
 
 @dataclass
