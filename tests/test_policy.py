@@ -107,27 +107,28 @@ def test_step_errors_say_where_in_the_policy(people: pd.DataFrame) -> None:
         anonymize(people, policy)
 
 
-def test_unsupported_privacy_goals_are_refused_not_ignored(people: pd.DataFrame) -> None:
-    with pytest.raises(PolicyError, match="privacy.t is not supported"):
-        anonymize(people, {"privacy": {"t": 0.2}})
+def test_unsupported_privacy_method_is_refused_not_ignored(people: pd.DataFrame) -> None:
+    with pytest.raises(PolicyError, match="mondrian is not supported"):
+        anonymize(people, {"privacy": {"k": 2, "method": "mondrian"}})
 
 
-def test_k_goal_is_checked(people: pd.DataFrame) -> None:
-    roles = {"age": {"role": "quasi_identifier"}, "gender": {"role": "quasi_identifier"}}
-    with pytest.raises(CheckFailedError, match=r"does not meet k >= 2.*k = 1"):
-        anonymize(people, {"columns": roles, "privacy": {"k": 2}})
-    coarse = {
-        "age": {"role": "quasi_identifier", "steps": [{"generalize": {"bins": [0, 50, 200]}}]},
+def test_privacy_goals_are_searched_for_and_checked(people: pd.DataFrame) -> None:
+    roles = {
+        "age": {"role": "quasi_identifier"},
         "gender": {"role": "quasi_identifier"},
         "diagnosis": {"role": "sensitive"},
     }
-    release = anonymize(people, {"columns": coarse, "privacy": {"k": 2, "l": 2}})
-    counts = release.data.groupby(["age", "gender"]).size()
-    assert release.certificate.after.k == counts.min() >= 2
-    assert release.certificate.checks == {"k >= 2": True, "l >= 2 (distinct)": True}
-    assert release.certificate.after.l_distinct == (
-        release.data.groupby(["age", "gender"])["diagnosis"].nunique().min()
-    )
+    release = anonymize(people, {"columns": roles, "privacy": {"k": 4, "l": 2}})
+    cert = release.certificate
+    kept = release.data[release.data["age"] != "*"]
+    counts = kept.groupby(["age", "gender"]).size()
+    assert cert.after.k == counts.min() >= 4
+    assert kept.groupby(["age", "gender"])["diagnosis"].nunique().min() >= 2
+    assert cert.checks == {"k >= 4": True, "l >= 2 (distinct)": True}
+    assert cert.search is not None
+    assert set(cert.search["levels"]) == {"age", "gender"}
+    with pytest.raises(CheckFailedError, match="no generalization of .* meets 1000-anonymity"):
+        anonymize(people, {"columns": roles, "privacy": {"k": 1000}})
 
 
 def test_roles_follow_renamed_columns(people: pd.DataFrame) -> None:

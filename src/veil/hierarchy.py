@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
+import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -20,7 +22,16 @@ import pandas as pd
 
 from veil.exceptions import InputError, ParameterError
 
-__all__ = ["Hierarchy", "load_hierarchies", "load_hierarchy"]
+__all__ = [
+    "Hierarchy",
+    "auto_hierarchy",
+    "category_hierarchy",
+    "date_hierarchy",
+    "interval_hierarchy",
+    "load_hierarchies",
+    "load_hierarchy",
+    "masking_hierarchy",
+]
 
 
 @dataclass
@@ -160,3 +171,133 @@ def load_hierarchies(
             f"file's stem {stem!r}"
         )
     return found
+
+
+def load_hierarchy_dir(directory: str | os.PathLike[str]) -> dict[str, Hierarchy]:
+    """Every hierarchy in a folder: ``<stem>_hierarchy_<column>.csv`` (ARX) or ``<column>.csv``."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise ParameterError(f"hierarchies must be a folder, got {str(folder)!r}")
+    found = {}
+    for path in sorted(folder.glob("*.csv")):
+        column = path.stem.split("_hierarchy_", 1)[1] if "_hierarchy_" in path.stem else path.stem
+        found[column] = load_hierarchy(path, name=column)
+    return found
+
+
+# -- builders ------------------------------------------------------------------------------
+
+
+def _text(values: pd.Series) -> list[str]:
+    """Distinct values as the text ``Hierarchy.encode`` compares them by."""
+    texts = values.dropna().astype(str).unique().tolist()
+    if values.isna().any():
+        texts.append("NULL")
+    return sorted(texts, key=_natural)
+
+
+def _natural(text: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def interval_hierarchy(
+    name: str, values: pd.Series, widths: Sequence[float] | None = None
+) -> Hierarchy:
+    """Numbers -> nested intervals ``[lo, hi)`` of growing ``widths`` -> ``*``.
+
+    Without ``widths``, the first is a round number near a twentieth of the range and each
+    next one doubles it, until one interval covers everything.
+    """
+    numbers = pd.to_numeric(values.dropna(), errors="coerce")
+    if numbers.isna().any():
+        raise ParameterError(f"column {name!r} must be numeric for an interval hierarchy")
+    lo, hi = float(numbers.min()), float(numbers.max())
+    if widths is None:
+        span = max(hi - lo, 1.0)
+        base = 10 ** math.floor(math.log10(span / 20)) if span >= 20 else 1.0
+        width = next(m * base for m in (1, 2, 5, 10) if m * base >= span / 20)
+        widths = []
+        while not widths or widths[-1] * 2 <= span * 2:
+            widths.append(width)
+            if math.floor(lo / width) == math.floor(hi / width):
+                break
+            width *= 2
+    for a, b in itertools.pairwise(widths):
+        if b % a:
+            raise ParameterError(
+                f"widths must nest (each a multiple of the previous), got {list(widths)}"
+            )
+    rows = []
+    for text in _text(values):
+        if text == "NULL":
+            rows.append([text] + ["NULL"] * len(widths) + ["*"])
+            continue
+        x = float(text)
+        row = [text]
+        for w in widths:
+            start = math.floor(x / w) * w
+            row.append(f"[{_fmt(start)}, {_fmt(start + w)})")
+        rows.append([*row, "*"])
+    return Hierarchy(name, rows)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def date_hierarchy(name: str, values: pd.Series) -> Hierarchy:
+    """Dates -> month -> year -> decade -> ``*``."""
+    rows = []
+    for text in _text(values):
+        if text == "NULL":
+            rows.append(["NULL"] * 4 + ["*"])
+            continue
+        stamp = pd.Timestamp(text)
+        rows.append([text, f"{stamp:%Y-%m}", f"{stamp:%Y}", f"{stamp.year // 10 * 10}s", "*"])
+    return Hierarchy(name, rows)
+
+
+def masking_hierarchy(name: str, values: pd.Series, *, char: str = "*") -> Hierarchy:
+    """Codes -> the same with 1, 2, ... trailing characters masked (postcodes, IDs) -> ``*``."""
+    texts = _text(values)
+    width = max(len(t) for t in texts)
+    rows = []
+    for text in texts:
+        padded = text.ljust(width)
+        row = [text] + [padded[: width - i] + char * i for i in range(1, width)]
+        rows.append([*row, "*"])
+    return Hierarchy(name, rows)
+
+
+def category_hierarchy(
+    name: str, values: pd.Series, groups: Mapping[str, Sequence[str]]
+) -> Hierarchy:
+    """Categories -> their group (``{group: [values]}``) -> ``*``; values in no group are listed."""
+    group_of = {str(v): g for g, members in groups.items() for v in members}
+    texts = _text(values)
+    missing = [t for t in texts if t not in group_of]
+    if missing:
+        raise InputError(f"the groups for {name!r} do not cover {missing[:10]}; add them")
+    return Hierarchy(name, [[t, group_of[t], "*"] for t in texts])
+
+
+def auto_hierarchy(name: str, values: pd.Series) -> Hierarchy:
+    """A sensible hierarchy when none is given: intervals for numbers, month/year/decade for
+    dates, right-to-left masking for same-length codes, otherwise value -> ``*``."""
+    distinct = values.nunique(dropna=True)
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return date_hierarchy(name, values)
+    if (
+        pd.api.types.is_numeric_dtype(values)
+        and not pd.api.types.is_bool_dtype(values)
+        and distinct > 10
+    ):
+        return interval_hierarchy(name, values)
+    texts = values.dropna().astype(str)
+    lengths = texts.str.len().unique()
+    if distinct > 10 and len(lengths) == 1 and lengths[0] >= 3:
+        return masking_hierarchy(name, values)
+    return Hierarchy(name, [[t, "*"] for t in _text(values)])

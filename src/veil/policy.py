@@ -228,6 +228,11 @@ class Policy(BaseModel):
         return hashlib.sha256(self.to_yaml().encode()).hexdigest()
 
     # -- reading it ------------------------------------------------------------------------
+    def resolve(self, path: str) -> Path:
+        """A path from the policy, relative to the policy file's folder."""
+        p = Path(path)
+        return p if p.is_absolute() or self._base_dir is None else self._base_dir / p
+
     def to_schema(self) -> Schema:
         return Schema.from_roles({name: col.role for name, col in self.columns.items()})
 

@@ -158,13 +158,13 @@ def test_existing_output_needs_force_and_input_is_never_overwritten(
 
 
 def test_failed_privacy_goal_exits_1_and_writes_nothing(workspace: Path, capsys) -> None:
-    (workspace / "policy.yaml").write_text(POLICY + "privacy: {k: 50}\n")
+    (workspace / "policy.yaml").write_text(POLICY + "privacy: {k: 1000}\n")  # > rows: impossible
     out = workspace / "release.csv"
     code, _, stderr = run(
         ["anonymize", workspace / "people.csv", "-p", workspace / "policy.yaml", "-o", out], capsys
     )
     assert code == 1
-    assert "does not meet k >= 50" in stderr
+    assert "no generalization of ['age', 'gender'] meets 1000-anonymity" in stderr
     assert not out.exists()
 
 

@@ -3,20 +3,36 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from veil._version import __version__
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
+from veil.hierarchy import Hierarchy, auto_hierarchy, load_hierarchy_dir
 from veil.io import fingerprint
-from veil.policy import Policy
+from veil.policy import Policy, PrivacySettings
 from veil.privacy.certificate import Certificate, Release, StepRecord
+from veil.privacy.check import goals, measure
+from veil.privacy.criteria import (
+    Criterion,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from veil.privacy.engine import FrequencyTable, SearchResult, search
+from veil.privacy.engine import check as check_groups
+from veil.privacy.metrics import make_metric
 from veil.privacy.models import class_stats
 from veil.schema import require_columns
 from veil.transforms import PCAMask, RenameColumns
+
+SUPPRESSED = "*"
 
 Progress = Callable[[str], None]
 
@@ -31,16 +47,71 @@ def _as_policy(policy: Policy | Mapping[str, Any] | str | os.PathLike[str]) -> P
 
 def _unsupported(policy: Policy) -> list[str]:
     privacy = policy.privacy
-    if privacy is None:
+    if privacy is None or privacy.method != "mondrian":
         return []
-    asked = privacy.model_dump(exclude_defaults=True)
-    return [key for key in asked if key not in {"k", "l", "sensitive", "max_suppression"}]
+    return ["method"]
+
+
+def criteria_for(
+    privacy: PrivacySettings, sensitive: str | None, hierarchies: Mapping[str, Hierarchy]
+) -> list[Criterion]:
+    """The privacy models the policy asks for."""
+    models: list[Criterion] = []
+    if privacy.k is not None:
+        models.append(KAnonymity(privacy.k))
+    if (privacy.l is not None or privacy.t is not None) and sensitive is None:
+        raise PolicyError(
+            "privacy.l and privacy.t need a sensitive column: set privacy.sensitive or give a "
+            "column the role sensitive"
+        )
+    if privacy.l is not None:
+        if privacy.l_variant == "distinct":
+            models.append(DistinctLDiversity(privacy.l))
+        elif privacy.l_variant == "entropy":
+            models.append(EntropyLDiversity(privacy.l))
+        else:
+            if privacy.c is None:
+                raise PolicyError("privacy.l_variant recursive needs privacy.c, e.g. c: 3")
+            models.append(RecursiveCLDiversity(privacy.c, privacy.l))
+    if privacy.t is not None:
+        distance = privacy.t_distance or "equal"
+        hierarchy = hierarchies.get(sensitive or "") if distance == "hierarchical" else None
+        models.append(TCloseness(privacy.t, distance=distance, hierarchy=hierarchy))
+    if not models:
+        models.append(KAnonymity(1))
+    return models
+
+
+def generalize_release(
+    frame: pd.DataFrame,
+    table: FrequencyTable,
+    quasi: Sequence[str],
+    hierarchies: Sequence[Hierarchy],
+    result: SearchResult,
+    criteria: Sequence[Criterion],
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Apply the found levels to every row; records of failing classes get ``*`` in every
+    quasi-identifier (ARX's convention: the row stays, its quasi-identifiers are withheld)."""
+    assert result.levels is not None
+    groups = table.roll_up(table.bottom, result.levels)
+    evaluation = check_groups(groups, criteria, table.rows)
+    klass = table.entry_classes(result.levels)
+    suppressed = evaluation.failing[klass[table.row_entry]]
+    out = frame.copy(deep=False)
+    for column, hierarchy, level in zip(quasi, hierarchies, result.levels, strict=True):
+        leaves = hierarchy.encode(frame[column])
+        labels = np.asarray(hierarchy.labels[level], dtype=object)
+        values = labels[hierarchy.maps[level][leaves]]
+        values[suppressed] = SUPPRESSED
+        out[column] = pd.Series(values.tolist(), index=frame.index, name=column)
+    return out, suppressed
 
 
 def anonymize(
     data: pd.DataFrame,
-    policy: Policy | Mapping[str, Any] | str | os.PathLike[str],
+    policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
     *,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
     progress: Progress | None = None,
 ) -> Release:
     """Apply ``policy``'s steps to ``data`` (never modified) and certify the release.
@@ -49,7 +120,10 @@ def anonymize(
     identifier, bad step parameter: the message says where in the policy), and
     ``CheckFailedError`` when the release misses the policy's privacy goals.
     """
-    pol = _as_policy(policy)
+    pol = Policy() if policy is None else _as_policy(policy)
+    given = dict(hierarchies or {})
+    if pol.privacy is not None and pol.privacy.hierarchies is not None:
+        given = {**load_hierarchy_dir(pol.resolve(pol.privacy.hierarchies)), **given}
     require_columns(data, list(pol.columns), where="policy columns")
     untreated = pol.untreated_identifiers()
     if untreated:
@@ -60,12 +134,13 @@ def anonymize(
     unsupported = _unsupported(pol)
     if unsupported:
         raise PolicyError(
-            f"privacy.{unsupported[0]} is not supported by veil {__version__} yet; this version "
-            "checks privacy.k, privacy.l (distinct) and privacy.max_suppression on the release; "
-            "remove the others"
+            f"privacy.method mondrian is not supported by veil {__version__} yet; use optimal "
+            "or heuristic"
         )
     schema = pol.to_schema()
     quasi = list(schema.quasi_identifiers)
+    if not quasi and given:  # ARX's convention: the columns with a hierarchy are the QIs
+        quasi = [c for c in data.columns if c in given]
     sensitive = list(
         pol.privacy.sensitive if pol.privacy and pol.privacy.sensitive else schema.sensitive
     )
@@ -88,16 +163,60 @@ def anonymize(
             StepRecord(step.name, step.where, step.transform.describe(), len(frame), frame.shape[1])
         )
 
-    after = class_stats(frame, quasi)
-    checks: dict[str, bool] = {}
     privacy = pol.privacy
-    if privacy is not None and privacy.k is not None:
-        checks[f"k >= {privacy.k}"] = after.k >= privacy.k
-    if privacy is not None and privacy.l is not None:
-        if not sensitive:
-            raise PolicyError("privacy.l needs a sensitive column: set privacy.sensitive or a role")
-        after = class_stats(frame, quasi, sensitive=sensitive)
-        checks[f"l >= {privacy.l} (distinct)"] = (after.l_distinct or 0) >= privacy.l
+    suppressed = np.zeros(len(frame), dtype=bool)
+    search_info: dict[str, Any] | None = None
+    if privacy is not None and quasi:
+        used = {q: given.get(q) or auto_hierarchy(q, frame[q]) for q in quasi}
+        target = sensitive[0] if sensitive else None
+        models = criteria_for(privacy, target, given)
+        needs_sensitive = any(m.needs_sensitive for m in models)
+        if progress is not None:
+            progress(f"searching generalizations of {', '.join(quasi)}")
+        table = FrequencyTable.build(
+            frame, quasi, [used[q] for q in quasi], sensitive=target if needs_sensitive else None
+        )
+        result = search(
+            table, models, make_metric(privacy.metric),
+            max_suppression=privacy.max_suppression, time_limit=privacy.time_limit,
+            progress=progress,
+        )  # fmt: skip
+        if result.levels is None:
+            raise CheckFailedError(
+                f"no generalization of {quasi} meets {', '.join(m.name for m in models)} with "
+                f"at most {privacy.max_suppression:.1%} of records suppressed; allow more "
+                "suppression, coarser hierarchies, or weaker goals"
+            )
+        frame, suppressed = generalize_release(
+            frame, table, quasi, [used[q] for q in quasi], result, models
+        )
+        search_info = {
+            "levels": dict(zip(quasi, result.levels, strict=True)),
+            "loss": result.loss,
+            "metric": privacy.metric,
+            "suppressed": int(suppressed.sum()),
+            "method": result.method,
+            "optimal": result.optimal,
+            "evaluated": result.evaluated,
+            "nodes": result.nodes,
+            "seconds": round(result.seconds, 4),
+            "models": [m.name for m in models],
+        }
+        description = (
+            f"Search({'; '.join(m.name for m in models)}: levels {list(result.levels)}, "
+            f"{privacy.metric} {result.loss:.6g}, {int(suppressed.sum())} suppressed)"
+        )
+        records.append(StepRecord("search", "privacy", description, len(frame), frame.shape[1]))
+
+    kept = frame.loc[~suppressed]
+    after = class_stats(kept, quasi)
+    checks: dict[str, bool] = {}
+    if privacy is not None:
+        measured = measure(
+            frame, quasi, sensitive=sensitive[0] if sensitive else None, privacy=privacy,
+            exclude=pd.Series(suppressed, index=frame.index),
+        )  # fmt: skip
+        checks.update(goals(measured, privacy))
 
     certificate = Certificate(
         veil_version=__version__,
@@ -117,11 +236,13 @@ def anonymize(
         after=after,
         privacy=None if privacy is None else privacy.model_dump(exclude_defaults=True),
         checks=checks,
+        suppressed_records=int(suppressed.sum()),
+        search=search_info,
     )
     if privacy is not None and "max_suppression" in privacy.model_fields_set:
-        share = (len(data) - len(frame)) / len(data) if len(data) else 0.0
+        share = certificate.rows_suppressed / len(data) if len(data) else 0.0
         checks[f"suppressed records <= {privacy.max_suppression:.1%}"] = (
-            share <= privacy.max_suppression
+            share <= privacy.max_suppression + 1e-12
         )
     failed = [goal for goal, met in checks.items() if not met]
     if failed and len(frame) == 0:

@@ -41,10 +41,13 @@ class Certificate:
     after: ClassStats
     privacy: dict[str, Any] | None = None  # the goals asked for
     checks: dict[str, bool] = field(default_factory=dict)  # goal -> met
+    suppressed_records: int = 0  # rows kept with every quasi-identifier withheld ("*")
+    search: dict[str, Any] | None = None  # levels, loss, metric... of the privacy search
 
     @property
     def rows_suppressed(self) -> int:
-        return self.rows_in - self.rows_out
+        """Rows removed by steps plus rows whose quasi-identifiers were all withheld."""
+        return self.rows_in - self.rows_out + self.suppressed_records
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -55,6 +58,9 @@ class Certificate:
             data[key] = list(data[key])
         data["steps"] = [asdict(s) for s in self.steps]
         data["k"] = self.after.k
+        if self.search is not None:  # the search's certificate, at top level as ARX prints it
+            data.update({key: self.search[key] for key in ("levels", "loss", "metric")})
+            data["suppressed"] = self.rows_suppressed
         return data
 
     def to_json(self) -> str:

@@ -1,0 +1,156 @@
+"""``check``: measure a table's privacy — k, l (distinct, entropy, recursive c), t, risk —
+straight from its rows, independently of the search that may have produced it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.privacy.criteria import TCloseness, class_entropy
+from veil.privacy.risk import Risk, risk
+from veil.scan.risk import class_sizes
+from veil.schema import require_columns
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    rows: int
+    quasi_identifiers: tuple[str, ...]
+    sensitive: str | None
+    classes: int
+    k: int
+    risk: Risk
+    l_distinct: int | None = None
+    l_entropy: int | None = None
+    l_recursive_c: float | None = None  # the least c for which recursive (c, l) holds
+    t: float | None = None
+    t_distance: str | None = None
+    failed: tuple[str, ...] = field(default_factory=tuple)  # thresholds asked for, not met
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "rows": self.rows,
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "sensitive": self.sensitive,
+            "classes": self.classes,
+            "k": self.k,
+            "l_distinct": self.l_distinct,
+            "l_entropy": self.l_entropy,
+            "t": self.t,
+            "t_distance": self.t_distance,
+            "risk": self.risk.to_dict(),
+            "failed": list(self.failed),
+        }
+        if self.l_recursive_c is not None:
+            data["l_recursive_c"] = self.l_recursive_c
+        return data
+
+
+def histograms(
+    frame: pd.DataFrame, klass: np.ndarray, sensitive: str, classes: int
+) -> tuple[np.ndarray, list[str]]:
+    codes, values = pd.factorize(frame[sensitive].astype(str))
+    hist = np.zeros((classes, len(values)), dtype=np.int64)
+    np.add.at(hist, (klass, codes), 1)
+    return hist, [str(v) for v in values]
+
+
+def check(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    *,
+    sensitive: str | None = None,
+    k: int | None = None,
+    l: int | None = None,  # noqa: E741
+    t: float | None = None,
+    t_distance: str | None = None,
+    risk_threshold: float = 0.2,
+    exclude: pd.Series | None = None,
+) -> CheckResult:
+    """Measure ``frame``; thresholds given (``k``, ``l``, ``t``) that do not hold are listed in
+    ``failed``. Rows where ``exclude`` is true (suppressed records) are left out."""
+    qis = list(quasi_identifiers)
+    require_columns(frame, [*qis, *([sensitive] if sensitive else [])], where="check")
+    data = frame if exclude is None else frame.loc[~exclude.to_numpy(dtype=bool)]
+    klass, sizes = class_sizes(data, qis)
+    result: dict[str, Any] = {}
+    failed = []
+    if sensitive is not None and len(data):
+        hist, values = histograms(data, klass, sensitive, len(sizes))
+        result["l_distinct"] = int((hist > 0).sum(axis=1).min())
+        entropy = float(class_entropy(hist).min())
+        result["l_entropy"] = math.floor(math.exp(entropy) + 1e-9)
+        if l is not None:
+            ordered = -np.sort(-hist, axis=1)
+            tail = ordered[:, l - 1 :].sum(axis=1) if ordered.shape[1] >= l else np.zeros(len(hist))
+            with np.errstate(divide="ignore"):
+                ratio = np.where(tail > 0, ordered[:, 0] / np.maximum(tail, 1), np.inf)
+            result["l_recursive_c"] = float(ratio.max())
+        numeric = pd.api.types.is_numeric_dtype(data[sensitive])
+        distance = t_distance or ("ordered" if numeric else "equal")
+        closeness = TCloseness(1.0, distance=distance)
+        closeness.prepare(values)
+        result["t"] = float(closeness.distances(hist).max())
+        result["t_distance"] = distance
+        if l is not None and result["l_distinct"] < l:
+            failed.append(f"l >= {l}")
+        if t is not None and result["t"] > t + 1e-12:
+            failed.append(f"t <= {t}")
+    k_value = int(sizes.min()) if len(sizes) else 0
+    if k is not None and k_value < k:
+        failed.insert(0, f"k >= {k}")
+    return CheckResult(
+        rows=len(data),
+        quasi_identifiers=tuple(qis),
+        sensitive=sensitive,
+        classes=len(sizes),
+        k=k_value,
+        risk=risk(sizes, threshold=risk_threshold),
+        failed=tuple(failed),
+        **result,
+    )
+
+
+def measure(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    *,
+    sensitive: str | None,
+    privacy: Any,
+    exclude: pd.Series | None = None,
+) -> CheckResult:
+    """``check`` with the thresholds of a policy's ``privacy`` section."""
+    return check(
+        frame,
+        quasi_identifiers,
+        sensitive=sensitive if (privacy.l is not None or privacy.t is not None) else None,
+        k=privacy.k,
+        l=privacy.l,
+        t=privacy.t,
+        t_distance=privacy.t_distance if privacy.t_distance != "hierarchical" else None,
+        exclude=exclude,
+    )
+
+
+def goals(measured: CheckResult, privacy: Any) -> dict[str, bool]:
+    """Each goal of the policy, measured on the release: met or not."""
+    out: dict[str, bool] = {}
+    if privacy.k is not None:
+        out[f"k >= {privacy.k}"] = measured.k >= privacy.k
+    if privacy.l is not None:
+        variant = privacy.l_variant
+        if variant == "distinct":
+            out[f"l >= {privacy.l} (distinct)"] = (measured.l_distinct or 0) >= privacy.l
+        elif variant == "entropy":
+            out[f"l >= {privacy.l} (entropy)"] = (measured.l_entropy or 0) >= privacy.l
+        else:
+            c = measured.l_recursive_c
+            out[f"recursive ({privacy.c}, {privacy.l})"] = c is not None and c < privacy.c
+    if privacy.t is not None and privacy.t_distance != "hierarchical":
+        out[f"t <= {privacy.t}"] = measured.t is not None and measured.t <= privacy.t + 1e-12
+    return out
