@@ -29,6 +29,7 @@ from veil.privacy.engine import FrequencyTable, SearchResult, search
 from veil.privacy.engine import check as check_groups
 from veil.privacy.metrics import make_metric
 from veil.privacy.models import class_stats
+from veil.privacy.verify import verify
 from veil.schema import require_columns
 from veil.transforms import PCAMask, RenameColumns
 
@@ -256,6 +257,10 @@ def anonymize(
             f"{after.unique_rows} unique records); generalize the quasi-identifiers further or "
             "suppress rare records, e.g. steps: [{suppress_rows: {rare: K, columns: [...]}}]"
         )
+    verification = verify(frame, certificate.to_dict())
+    if not verification.ok:  # the independent re-check disagrees with the search: never write
+        broken = [f"{c} ({d})" for c, ok, d in verification.claims if not ok]
+        raise CheckFailedError(f"the release failed its own verification: {'; '.join(broken)}")
     return Release(frame, certificate)
 
 
