@@ -7,6 +7,7 @@ on stderr, ``--debug`` for the traceback); 3 an internal error (a bug: please re
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from veil._version import __version__
-from veil.exceptions import ParameterError, VeilError
+from veil.exceptions import CheckFailedError, InputError, ParameterError, VeilError
 
 app = typer.Typer(
     name="veil",
@@ -115,13 +116,40 @@ def _read_options(policy_read: Any, **cli: Any) -> dict[str, Any]:
 @app.command()
 def anonymize(
     data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
-    policy: Annotated[Path, typer.Option("--policy", "-p", help="Policy YAML file.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Release file (.csv/.parquet).")],
+    policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Policy YAML file.")] = None,
     report: Annotated[
         Path | None, typer.Option("--report", help="Also write an HTML report here.")
     ] = None,
     certificate: Annotated[
         Path | None, typer.Option("--certificate", help="Also write the certificate (JSON).")
+    ] = None,
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option("--hierarchies", help="Folder of <data stem>_hierarchy_<column>.csv files."),
+    ] = None,
+    k: Annotated[int | None, typer.Option("-k", "--k", help="k-anonymity.", min=1)] = None,
+    l_value: Annotated[int | None, typer.Option("--l", help="l-diversity.", min=1)] = None,
+    l_variant: Annotated[
+        str | None, typer.Option("--l-variant", help="distinct, entropy or recursive.")
+    ] = None,
+    c_value: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l).")] = None,
+    t_value: Annotated[float | None, typer.Option("--t", help="t-closeness.")] = None,
+    t_distance: Annotated[
+        str | None, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
+    ] = None,
+    sensitive: Annotated[
+        str | None, typer.Option("--sensitive", help="The sensitive column for l and t.")
+    ] = None,
+    max_suppression: Annotated[
+        float | None, typer.Option("--max-suppression", help="Share of records, e.g. 0.04.")
+    ] = None,
+    metric: Annotated[
+        str | None, typer.Option("--metric", help="loss, entropy, precision, discernibility, aecs.")
+    ] = None,
+    method: Annotated[str | None, typer.Option("--method", help="optimal or heuristic.")] = None,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", help="Seconds for the heuristic.")
     ] = None,
     fmt: Format = "text",
     force: Force = False,
@@ -134,19 +162,39 @@ def anonymize(
     table: SqlTable = None,
     query: SqlQuery = None,
 ) -> None:
-    """Apply a policy to DATA and write the release (and optionally a report)."""
+    """Anonymize DATA with a policy and/or privacy goals; write the release.
+
+    With --hierarchies, the columns that have a hierarchy file are the quasi-identifiers and
+    the optimal generalization meeting -k/--l/--t is searched for, as in ARX.
+    """
+    from veil.hierarchy import load_hierarchies
     from veil.io import atomic_open, check_output, output_format, read, write
     from veil.policy import Policy
     from veil.privacy import anonymize as run
     from veil.report import render_summary
 
     _check_format(fmt)
-    pol = Policy.load(policy)
+    pol = Policy.load(policy) if policy is not None else Policy()
+    flags = {
+        "k": k, "l": l_value, "l_variant": l_variant, "c": c_value, "t": t_value,
+        "t_distance": t_distance, "max_suppression": max_suppression, "metric": metric,
+        "method": method, "time_limit": time_limit,
+        "sensitive": [sensitive] if sensitive else None,
+    }  # fmt: skip
+    asked = {key: value for key, value in flags.items() if value is not None}
+    if asked or hierarchies is not None:
+        base = pol.privacy.model_dump(exclude_defaults=True) if pol.privacy else {}
+        pol = pol.model_copy(
+            update={"privacy": Policy.from_dict({"privacy": {**base, **asked}}).privacy}
+        )
+    if pol.privacy is None and policy is None:
+        raise ParameterError("give --policy, or privacy goals such as -k 5 with --hierarchies DIR")
     # Refuse bad outputs before any expensive work.
     output_format(output)
+    inputs = [data] + ([str(policy)] if policy is not None else [])
     targets = [p for p in (output, report, certificate) if p is not None]
     for target in targets:
-        check_output(target, inputs=[data, policy], force=force)
+        check_output(target, inputs=inputs, force=force)
     if len(set(map(os.path.abspath, targets))) != len(targets):
         raise ParameterError("--output, --report and --certificate must be different files")
     options = _read_options(
@@ -163,10 +211,13 @@ def anonymize(
     with _progress() as say:
         say(f"reading {data}")
         frame = read(data, **options)
-        release = run(frame, pol, progress=say)
+        found = None
+        if hierarchies is not None:
+            found = load_hierarchies(hierarchies, Path(data).stem)
+        release = run(frame, pol, hierarchies=found, progress=say)
         html = render_summary(frame, release) if report is not None else None
         say(f"writing {output}")
-        write(release.data, output, force=force, inputs=[data, policy])
+        write(release.data, output, force=force, inputs=inputs)
         if certificate is not None:
             with atomic_open(certificate) as fh:
                 fh.write(release.certificate.to_json() + "\n")
@@ -269,6 +320,93 @@ def scan(
     if suggest is not None:
         out.print(f"wrote a starting policy to {suggest}: edit it, then run")
         out.print(f"  veil anonymize {data} --policy {suggest} -o release.csv")
+
+
+@app.command("check")
+def check_command(
+    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    quasi_identifiers: Annotated[
+        str, typer.Option("--quasi-identifiers", "-q", help="Comma-separated columns.")
+    ],
+    sensitive: Annotated[
+        str | None, typer.Option("--sensitive", help="Sensitive column for l and t.")
+    ] = None,
+    k: Annotated[int | None, typer.Option("-k", "--k", help="Require k-anonymity.", min=1)] = None,
+    l_value: Annotated[
+        int | None, typer.Option("--l", help="Require distinct l-diversity.")
+    ] = None,
+    t_value: Annotated[float | None, typer.Option("--t", help="Require t-closeness.")] = None,
+    t_distance: Annotated[
+        str | None, typer.Option("--t-distance", help="equal or ordered (default by type).")
+    ] = None,
+    risk_threshold: Annotated[
+        float, typer.Option("--risk-threshold", help="Risk above which a record is at risk.")
+    ] = 0.2,
+    fmt: Format = "text",
+    sep: Sep = None,
+    encoding: Encoding = None,
+    sheet: Sheet = None,
+    table: SqlTable = None,
+    query: SqlQuery = None,
+) -> None:
+    """Measure k, l, t and re-identification risk of DATA; exit 1 if a threshold fails."""
+    from veil.io import read
+    from veil.privacy import check
+
+    _check_format(fmt)
+    options = _read_options(None, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
+    frame = read(data, **options)
+    columns = [c.strip() for c in quasi_identifiers.split(",") if c.strip()]
+    result = check(
+        frame, columns, sensitive=sensitive, k=k, l=l_value, t=t_value, t_distance=t_distance,
+        risk_threshold=risk_threshold,
+    )  # fmt: skip
+    if fmt == "json":
+        out.print_json(json.dumps(result.to_dict()))
+    else:
+        r = result.risk
+        out.print(f"{result.rows:,} rows, {result.classes:,} classes on {', '.join(columns)}")
+        out.print(f"  k = {result.k}")
+        if result.l_distinct is not None:
+            out.print(f"  l = {result.l_distinct} (distinct), {result.l_entropy} (entropy)")
+            out.print(f"  t = {result.t:.4f} ({result.t_distance} distance)")
+        out.print(
+            f"  prosecutor risk: average {r.prosecutor_average:.4f}, "
+            f"highest {r.prosecutor_max:.4f}; "
+            f"{r.records_at_risk:.2%} of records above {r.threshold}; "
+            f"{r.sample_uniques:.2%} unique"
+        )
+    if result.failed:
+        raise CheckFailedError(f"{data}: does not meet {', '.join(result.failed)}")
+
+
+@app.command("verify")
+def verify_command(
+    release: Annotated[str, typer.Argument(help="The released file.")],
+    certificate: Annotated[Path, typer.Option("--certificate", help="Its certificate (JSON).")],
+    fmt: Format = "text",
+    sep: Sep = None,
+) -> None:
+    """Re-check a release against its certificate, independently of the search."""
+    from veil.io import read
+    from veil.privacy import verify
+
+    _check_format(fmt)
+    try:
+        claims = json.loads(certificate.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise InputError(f"{certificate}: no such certificate file") from e
+    except json.JSONDecodeError as e:
+        raise InputError(f"{certificate}: not a JSON certificate ({e})") from e
+    frame = read(release, **_read_options(None, sep=sep))
+    result = verify(frame, claims)
+    if fmt == "json":
+        out.print_json(json.dumps(result.to_dict()))
+    else:
+        for claim, holds, detail in result.claims:
+            out.print(f"  {'ok  ' if holds else 'FAIL'} {claim}: {detail}")
+    if not result.ok:
+        raise CheckFailedError(f"{release}: does not verify against {certificate}")
 
 
 @app.command()
