@@ -189,7 +189,7 @@ def test_missing_key_is_exit_2_and_never_echoes(workspace: Path, capsys, monkeyp
 def test_usage_errors_exit_2(capsys) -> None:
     code, _, stderr = run(["anonymize", "x.csv"], capsys)
     assert code == 2
-    assert "Missing option '--policy'" in stderr
+    assert "Missing option '--output'" in stderr
 
 
 def test_debug_shows_the_traceback(workspace: Path, capsys) -> None:
