@@ -29,7 +29,17 @@ lint: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy
 
-unit: $(VENV)/.installed-test
+# pycanon, the external oracle of the privacy checks, pins its own numpy and pandas: it gets
+# its own environment, which the tests call.
+PYCANON := .venv-pycanon
+
+$(PYCANON)/.installed:
+	$(PYTHON) -m venv $(PYCANON)
+	$(PYCANON)/bin/python -m pip install --quiet --upgrade pip
+	$(PYCANON)/bin/python -m pip install --quiet "pycanon==1.3.6"
+	@touch $@
+
+unit: $(VENV)/.installed-test $(PYCANON)/.installed
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit
@@ -56,4 +66,4 @@ bench-accuracy: $(VENV)/.installed
 bench: bench-io bench-scan bench-accuracy
 
 clean:
-	rm -rf $(VENV) $(PRESIDIO) veil-demo .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) veil-demo .pytest_cache .mypy_cache .ruff_cache .hypothesis

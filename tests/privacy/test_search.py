@@ -1,0 +1,168 @@
+"""The optimal search: ARX's optima on adult (exact), optimality against brute force, and the
+laws a release obeys (it verifies; more generalization never lowers k; suppression stays
+within the limit)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from veil import anonymize
+from veil.cli import main
+from veil.hierarchy import Hierarchy, load_hierarchies
+from veil.privacy import verify
+from veil.privacy.criteria import DistinctLDiversity, KAnonymity
+from veil.privacy.engine import FrequencyTable, check, search
+from veil.privacy.metrics import make_metric
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "arx_adult"
+
+
+@pytest.fixture(scope="module")
+def adult() -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
+    frame = pd.read_csv(DATA / "adult.csv.gz", sep=";", dtype=str)
+    return frame, load_hierarchies(DATA, "adult")
+
+
+def adult_table(adult, sensitive: str | None = None) -> FrequencyTable:
+    frame, hierarchies = adult
+    columns = list(frame.columns)
+    return FrequencyTable.build(
+        frame, columns, [hierarchies[c] for c in columns], sensitive=sensitive
+    )
+
+
+def test_arx_optimum_entropy_k5_suppression_4(adult) -> None:
+    """ARX's own test: adult, all 9 QIs, k=5, 4% suppression, non-uniform entropy."""
+    result = search(adult_table(adult), [KAnonymity(5)], make_metric("entropy"),
+                    max_suppression=0.04)  # fmt: skip
+    assert list(result.levels) == [1, 0, 1, 1, 3, 2, 2, 0, 1]
+    assert result.loss == 255559.85455731067
+    assert result.optimal
+
+
+def test_arx_optimum_loss_k5_no_suppression(adult) -> None:
+    """ARX 3.9.2, default Loss metric, adult k=5, suppression 0."""
+    result = search(adult_table(adult), [KAnonymity(5)], make_metric("loss"))
+    assert list(result.levels) == [0, 4, 1, 1, 3, 2, 2, 1, 0]
+    assert result.loss == 0.5731509655590044
+    assert result.suppressed == 0
+
+
+def test_cli_prints_arx_certificate_and_verifies(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "adult.csv"
+    pd.read_csv(DATA / "adult.csv.gz", sep=";", dtype=str).to_csv(data, sep=";", index=False)
+    code = main(["anonymize", str(data), "--hierarchies", str(DATA), "-k", "5",
+                 "--max-suppression", "0", "--sep", ";", "--format", "json",
+                 "-o", str(tmp_path / "out.csv"), "--certificate", str(tmp_path / "cert.json")])  # fmt: skip
+    assert code == 0
+    cert = json.loads(capsys.readouterr().out)
+    assert cert["levels"] == {"sex": 0, "age": 4, "race": 1, "marital-status": 1,
+                              "education": 3, "native-country": 2, "workclass": 2,
+                              "occupation": 1, "salary-class": 0}  # fmt: skip
+    assert cert["loss"] == 0.5731509655590044
+    assert cert["metric"] == "loss"
+    assert cert["suppressed"] == 0
+    assert cert["k"] >= 5
+    assert main(["verify", str(tmp_path / "out.csv"), "--certificate",
+                 str(tmp_path / "cert.json")]) == 0  # fmt: skip
+    # tamper with the release: verify must notice
+    release = pd.read_csv(tmp_path / "out.csv")
+    release.loc[0, "age"] = "39"
+    release.to_csv(tmp_path / "tampered.csv", index=False)
+    assert main(["verify", str(tmp_path / "tampered.csv"), "--certificate",
+                 str(tmp_path / "cert.json")]) == 1  # fmt: skip
+
+
+def brute_force(table: FrequencyTable, criteria, metric_name: str, max_suppression: float):
+    """Every node evaluated, no pruning: the reference the search must equal."""
+    metric = make_metric(metric_name)
+    metric.prepare(table)
+    max_outliers = math.floor(max_suppression * table.rows)
+    for criterion in criteria:
+        criterion.prepare(table.sensitive_values)
+    best = None
+    for levels in np.ndindex(*table.heights):
+        evaluation = check(table.roll_up(table.bottom, levels), criteria, max_outliers)
+        if not evaluation.anonymous:
+            continue
+        loss = metric.loss(evaluation)
+        key = (loss, sum(levels))
+        if best is None or key < best[0]:
+            best = (key, levels)
+    return best
+
+
+def random_problem(draw_seed: int, rows: int) -> tuple[pd.DataFrame, list[Hierarchy]]:
+    rng = np.random.default_rng(draw_seed)
+    ages = rng.integers(18, 80, rows)
+    zips = rng.choice(["10001", "10002", "10011", "10012", "20001", "20002"], rows)
+    sex = rng.choice(["F", "M"], rows)
+    disease = rng.choice(["flu", "cold", "ulcer", "cancer"], rows)
+    frame = pd.DataFrame({"age": ages.astype(str), "zip": zips, "sex": sex, "disease": disease})
+    age_h = Hierarchy("age", [[str(a), f"{a // 10 * 10}s", "<50" if a < 50 else ">=50", "*"]
+                              for a in range(18, 80)])  # fmt: skip
+    zip_h = Hierarchy("zip", [[z, z[:4] + "*", z[:3] + "**", z[:1] + "****", "*"]
+                              for z in ["10001", "10002", "10011", "10012", "20001", "20002"]])  # fmt: skip
+    sex_h = Hierarchy("sex", [["F", "*"], ["M", "*"]])
+    return frame, [age_h, zip_h, sex_h]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    rows=st.integers(20, 300),
+    k=st.integers(2, 8),
+    limit=st.sampled_from([0.0, 0.02, 0.1]),
+    metric=st.sampled_from(["loss", "entropy", "precision", "discernibility", "aecs"]),
+    diverse=st.booleans(),
+)
+def test_search_equals_brute_force(seed, rows, k, limit, metric, diverse) -> None:
+    frame, hierarchies = random_problem(seed, rows)
+    table = FrequencyTable.build(frame, ["age", "zip", "sex"], hierarchies,
+                                 sensitive="disease" if diverse else None)  # fmt: skip
+    criteria = [KAnonymity(k)] + ([DistinctLDiversity(2)] if diverse else [])
+    found = search(table, criteria, make_metric(metric), max_suppression=limit)
+    reference = brute_force(table, criteria, metric, limit)
+    if reference is None:
+        assert found.levels is None
+        return
+    (loss, total), _levels = reference
+    assert found.loss == pytest.approx(loss, rel=1e-12, abs=1e-12)
+    assert sum(found.levels) == total
+    assert found.suppressed <= math.floor(limit * rows)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), rows=st.integers(30, 300), k=st.integers(2, 6),
+       limit=st.sampled_from([0.0, 0.05]))  # fmt: skip
+def test_every_release_verifies(seed, rows, k, limit) -> None:
+    frame, hierarchies = random_problem(seed, rows)
+    given_h = {h.name: h for h in hierarchies}
+    release = anonymize(frame, {"privacy": {"k": k, "max_suppression": limit}},
+                        hierarchies=given_h)  # fmt: skip
+    cert = release.certificate
+    assert verify(release.data, cert.to_dict()).ok
+    assert cert.rows_suppressed <= math.floor(limit * rows)
+    kept = release.data[release.data["age"] != "*"]
+    if len(kept):
+        assert kept.groupby(["age", "zip", "sex"]).size().min() >= k
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), rows=st.integers(10, 200), data=st.data())
+def test_more_generalization_never_lowers_k(seed, rows, data) -> None:
+    frame, hierarchies = random_problem(seed, rows)
+    table = FrequencyTable.build(frame, ["age", "zip", "sex"], hierarchies)
+    low = [data.draw(st.integers(0, h - 1)) for h in table.heights]
+    high = [data.draw(st.integers(lv, h - 1)) for lv, h in zip(low, table.heights, strict=True)]
+    k_low = table.roll_up(table.bottom, low).sizes.min()
+    k_high = table.roll_up(table.bottom, high).sizes.min()
+    assert k_high >= k_low
