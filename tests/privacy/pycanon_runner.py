@@ -9,8 +9,10 @@ import sys
 import pandas as pd
 from pycanon import anonymity
 
+with open(sys.argv[1]) as spec:
+    cases = json.load(spec)
 results = []
-for case in json.load(open(sys.argv[1])):
+for case in cases:
     data = pd.read_csv(case["csv"], sep=case.get("sep", ","))
     qi, sa = case["qi"], case.get("sa")
     row = {"k": int(anonymity.k_anonymity(data, qi))}

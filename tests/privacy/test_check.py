@@ -69,8 +69,15 @@ def test_flat_hierarchical_emd_is_the_equal_distance() -> None:
 
 def test_hierarchical_emd_moves_within_a_branch_cost_less() -> None:
     values = ["flu", "cold", "ulcer", "gastritis"]
-    tree = Hierarchy("d", [["flu", "respiratory", "*"], ["cold", "respiratory", "*"],
-                           ["ulcer", "digestive", "*"], ["gastritis", "digestive", "*"]])  # fmt: skip
+    tree = Hierarchy(
+        "d",
+        [
+            ["flu", "respiratory", "*"],
+            ["cold", "respiratory", "*"],
+            ["ulcer", "digestive", "*"],
+            ["gastritis", "digestive", "*"],
+        ],
+    )
     q = np.array([0.25, 0.25, 0.25, 0.25])
     near = np.array([[0.5, 0.0, 0.25, 0.25]])  # mass moved inside "respiratory": 0.25 * 1/2
     far = np.array([[0.5, 0.5, 0.0, 0.0]])  # mass moved across the root: 0.5 * 2/2

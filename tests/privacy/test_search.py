@@ -41,8 +41,9 @@ def adult_table(adult, sensitive: str | None = None) -> FrequencyTable:
 
 def test_arx_optimum_entropy_k5_suppression_4(adult) -> None:
     """ARX's own test: adult, all 9 QIs, k=5, 4% suppression, non-uniform entropy."""
-    result = search(adult_table(adult), [KAnonymity(5)], make_metric("entropy"),
-                    max_suppression=0.04)  # fmt: skip
+    result = search(
+        adult_table(adult), [KAnonymity(5)], make_metric("entropy"), max_suppression=0.04
+    )
     assert list(result.levels) == [1, 0, 1, 1, 3, 2, 2, 0, 1]
     assert result.loss == 255559.85455731067
     assert result.optimal
@@ -59,26 +60,57 @@ def test_arx_optimum_loss_k5_no_suppression(adult) -> None:
 def test_cli_prints_arx_certificate_and_verifies(tmp_path: Path, capsys) -> None:
     data = tmp_path / "adult.csv"
     pd.read_csv(DATA / "adult.csv.gz", sep=";", dtype=str).to_csv(data, sep=";", index=False)
-    code = main(["anonymize", str(data), "--hierarchies", str(DATA), "-k", "5",
-                 "--max-suppression", "0", "--sep", ";", "--format", "json",
-                 "-o", str(tmp_path / "out.csv"), "--certificate", str(tmp_path / "cert.json")])  # fmt: skip
+    code = main(
+        [
+            "anonymize",
+            str(data),
+            "--hierarchies",
+            str(DATA),
+            "-k",
+            "5",
+            "--max-suppression",
+            "0",
+            "--sep",
+            ";",
+            "--format",
+            "json",
+            "-o",
+            str(tmp_path / "out.csv"),
+            "--certificate",
+            str(tmp_path / "cert.json"),
+        ]
+    )
     assert code == 0
     cert = json.loads(capsys.readouterr().out)
-    assert cert["levels"] == {"sex": 0, "age": 4, "race": 1, "marital-status": 1,
-                              "education": 3, "native-country": 2, "workclass": 2,
-                              "occupation": 1, "salary-class": 0}  # fmt: skip
+    assert cert["levels"] == {
+        "sex": 0,
+        "age": 4,
+        "race": 1,
+        "marital-status": 1,
+        "education": 3,
+        "native-country": 2,
+        "workclass": 2,
+        "occupation": 1,
+        "salary-class": 0,
+    }
     assert cert["loss"] == 0.5731509655590044
     assert cert["metric"] == "loss"
     assert cert["suppressed"] == 0
     assert cert["k"] >= 5
-    assert main(["verify", str(tmp_path / "out.csv"), "--certificate",
-                 str(tmp_path / "cert.json")]) == 0  # fmt: skip
+    assert (
+        main(["verify", str(tmp_path / "out.csv"), "--certificate", str(tmp_path / "cert.json")])
+        == 0
+    )
     # tamper with the release: verify must notice
     release = pd.read_csv(tmp_path / "out.csv")
     release.loc[0, "age"] = "39"
     release.to_csv(tmp_path / "tampered.csv", index=False)
-    assert main(["verify", str(tmp_path / "tampered.csv"), "--certificate",
-                 str(tmp_path / "cert.json")]) == 1  # fmt: skip
+    assert (
+        main(
+            ["verify", str(tmp_path / "tampered.csv"), "--certificate", str(tmp_path / "cert.json")]
+        )
+        == 1
+    )
 
 
 def brute_force(table: FrequencyTable, criteria, metric_name: str, max_suppression: float):
@@ -107,10 +139,17 @@ def random_problem(draw_seed: int, rows: int) -> tuple[pd.DataFrame, list[Hierar
     sex = rng.choice(["F", "M"], rows)
     disease = rng.choice(["flu", "cold", "ulcer", "cancer"], rows)
     frame = pd.DataFrame({"age": ages.astype(str), "zip": zips, "sex": sex, "disease": disease})
-    age_h = Hierarchy("age", [[str(a), f"{a // 10 * 10}s", "<50" if a < 50 else ">=50", "*"]
-                              for a in range(18, 80)])  # fmt: skip
-    zip_h = Hierarchy("zip", [[z, z[:4] + "*", z[:3] + "**", z[:1] + "****", "*"]
-                              for z in ["10001", "10002", "10011", "10012", "20001", "20002"]])  # fmt: skip
+    age_h = Hierarchy(
+        "age",
+        [[str(a), f"{a // 10 * 10}s", "<50" if a < 50 else ">=50", "*"] for a in range(18, 80)],
+    )
+    zip_h = Hierarchy(
+        "zip",
+        [
+            [z, z[:4] + "*", z[:3] + "**", z[:1] + "****", "*"]
+            for z in ["10001", "10002", "10011", "10012", "20001", "20002"]
+        ],
+    )
     sex_h = Hierarchy("sex", [["F", "*"], ["M", "*"]])
     return frame, [age_h, zip_h, sex_h]
 
@@ -126,8 +165,9 @@ def random_problem(draw_seed: int, rows: int) -> tuple[pd.DataFrame, list[Hierar
 )
 def test_search_equals_brute_force(seed, rows, k, limit, metric, diverse) -> None:
     frame, hierarchies = random_problem(seed, rows)
-    table = FrequencyTable.build(frame, ["age", "zip", "sex"], hierarchies,
-                                 sensitive="disease" if diverse else None)  # fmt: skip
+    table = FrequencyTable.build(
+        frame, ["age", "zip", "sex"], hierarchies, sensitive="disease" if diverse else None
+    )
     criteria = [KAnonymity(k)] + ([DistinctLDiversity(2)] if diverse else [])
     found = search(table, criteria, make_metric(metric), max_suppression=limit)
     reference = brute_force(table, criteria, metric, limit)
@@ -141,13 +181,16 @@ def test_search_equals_brute_force(seed, rows, k, limit, metric, diverse) -> Non
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), rows=st.integers(30, 300), k=st.integers(2, 6),
-       limit=st.sampled_from([0.0, 0.05]))  # fmt: skip
+@given(
+    seed=st.integers(0, 10_000),
+    rows=st.integers(30, 300),
+    k=st.integers(2, 6),
+    limit=st.sampled_from([0.0, 0.05]),
+)
 def test_every_release_verifies(seed, rows, k, limit) -> None:
     frame, hierarchies = random_problem(seed, rows)
     given_h = {h.name: h for h in hierarchies}
-    release = anonymize(frame, {"privacy": {"k": k, "max_suppression": limit}},
-                        hierarchies=given_h)  # fmt: skip
+    release = anonymize(frame, {"privacy": {"k": k, "max_suppression": limit}}, hierarchies=given_h)
     cert = release.certificate
     assert verify(release.data, cert.to_dict()).ok
     assert cert.rows_suppressed <= math.floor(limit * rows)
