@@ -115,6 +115,13 @@ class FrequencyTable:
     def heights(self) -> list[int]:
         return [h.height for h in self.hierarchies]
 
+    @property
+    def _radix(self) -> list[list[int]]:
+        """Distinct generalized values per column and level."""
+        if not hasattr(self, "_radix_cache"):
+            self._radix_cache = [[len(lab) for lab in h.labels] for h in self.hierarchies]
+        return self._radix_cache
+
     def roll_up(self, base: Groups, levels: Sequence[int]) -> Groups:
         """The classes at ``levels`` from the classes of a more specific node ``base``."""
         klass, first = _group(self._key(base.leaves, levels))
@@ -131,10 +138,20 @@ class FrequencyTable:
         return klass
 
     def _key(self, leaves: np.ndarray, levels: Sequence[int]) -> np.ndarray:
-        """One int64 per row of ``leaves`` for its generalized combination at ``levels``."""
-        pairs = list(zip(self.hierarchies, levels, strict=True))
-        codes = np.column_stack([h.maps[lv][leaves[:, c]] for c, (h, lv) in enumerate(pairs)])
-        return _combine(codes, [len(h.labels[lv]) for h, lv in pairs])
+        """One int64 per row of ``leaves`` for its generalized combination at ``levels``:
+        the generalized codes in mixed radix, built column by column (no stacking)."""
+        key = np.zeros(len(leaves), dtype=np.int64)
+        space = 1
+        for c, (h, level) in enumerate(zip(self.hierarchies, levels, strict=True)):
+            radix = self._radix[c][level]
+            if space * radix >= 2**62:  # re-code to keep the space small
+                key, uniques = pd.factorize(key)
+                key = key.astype(np.int64)
+                space = len(uniques)
+            key *= radix
+            key += h.maps[level][leaves[:, c]]
+            space *= radix
+        return key
 
 
 @dataclass
@@ -181,37 +198,49 @@ class Search:
         grids = np.meshgrid(*[np.arange(h) for h in table.heights], indexing="ij")
         self.nodes = np.column_stack([g.ravel() for g in grids]).astype(np.int64)
         self.status = np.zeros(len(self.nodes), dtype=np.int8)
+        # the same memory as a grid: tagging all successors of a node is one slice assignment
+        self.grid = self.status.reshape(tuple(table.heights))
         self.cache: dict[tuple[int, ...], Groups] = {}
+        # the cache as arrays, to pick a roll-up base with one vectorized comparison
+        self._cache_levels = np.empty((0, len(table.heights)), dtype=np.int64)
+        self._cache_sizes = np.empty(0, dtype=np.int64)
+        self._cache_keys: list[tuple[int, ...]] = []
         self.evaluated = 0
         for criterion in self.criteria:
             criterion.prepare(table.sensitive_values)
 
     def index(self, levels: Sequence[int]) -> int:
-        return int(np.ravel_multi_index(tuple(levels), tuple(self.heights)))
+        return int(np.ravel_multi_index(tuple(int(v) for v in levels), tuple(self.heights)))
 
     def groups(self, levels: Sequence[int]) -> Groups:
         key = tuple(int(x) for x in levels)
         if key in self.cache:
             return self.cache[key]
         base = self.table.bottom
-        node = np.array(key)
-        for cached_levels, cached in self.cache.items():
-            if len(cached) < len(base) and np.all(np.array(cached_levels) <= node):
-                base = cached
+        if len(self._cache_keys):
+            below = np.all(self._cache_levels <= np.array(key), axis=1)
+            if below.any():
+                candidates = np.flatnonzero(below)
+                best = candidates[np.argmin(self._cache_sizes[candidates])]
+                base = self.cache[self._cache_keys[best]]
         groups = self.table.roll_up(base, key)
-        if len(self.cache) >= _CACHE:
-            self.cache.pop(next(iter(self.cache)))
+        if len(self._cache_keys) >= _CACHE:  # forget the oldest
+            self.cache.pop(self._cache_keys.pop(0))
+            self._cache_levels = self._cache_levels[1:]
+            self._cache_sizes = self._cache_sizes[1:]
         self.cache[key] = groups
+        self._cache_keys.append(key)
+        self._cache_levels = np.vstack([self._cache_levels, np.array(key)[None, :]])
+        self._cache_sizes = np.append(self._cache_sizes, len(groups))
         return groups
 
     def evaluate(self, levels: Sequence[int]) -> Evaluation:
         self.evaluated += 1
         result = check(self.groups(levels), self.criteria, self.max_outliers)
-        node = np.asarray(levels)
         if result.anonymous:  # so is every node above it
-            self.status[np.all(self.nodes >= node, axis=1)] = self.ANONYMOUS
+            self.grid[tuple(slice(int(v), None) for v in levels)] = self.ANONYMOUS
         else:  # and every node below it fails
-            self.status[np.all(self.nodes <= node, axis=1)] = self.FAILING
+            self.grid[tuple(slice(None, int(v) + 1) for v in levels)] = self.FAILING
         return result
 
     def resolve(self, position: int) -> None:
