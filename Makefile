@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-privacy
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -63,7 +63,10 @@ bench-scan: $(VENV)/.installed $(PRESIDIO)/.installed
 bench-accuracy: $(VENV)/.installed
 	$(BIN)/python bench/scan_accuracy.py
 
-bench: bench-io bench-scan bench-accuracy
+bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
+	$(BIN)/python bench/bench_privacy.py
+
+bench: bench-io bench-scan bench-accuracy bench-privacy
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) veil-demo .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -55,9 +55,8 @@ def histograms(
     frame: pd.DataFrame, klass: np.ndarray, sensitive: str, classes: int
 ) -> tuple[np.ndarray, list[str]]:
     codes, values = pd.factorize(frame[sensitive].astype(str))
-    hist = np.zeros((classes, len(values)), dtype=np.int64)
-    np.add.at(hist, (klass, codes), 1)
-    return hist, [str(v) for v in values]
+    flat = np.bincount(klass * len(values) + codes, minlength=classes * len(values))
+    return flat.reshape(classes, len(values)), [str(v) for v in values]
 
 
 def check(

@@ -106,8 +106,8 @@ class FrequencyTable:
                     f"sensitive column {sensitive!r} has {len(values):,} distinct values over "
                     f"{len(sizes):,} combinations; generalize it first (e.g. bins)"
                 )
-            histograms = np.zeros((len(sizes), len(values)), dtype=np.int64)
-            np.add.at(histograms, (entry, codes), 1)
+            flat = np.bincount(entry * len(values) + codes, minlength=len(sizes) * len(values))
+            histograms = flat.reshape(len(sizes), len(values))
         bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
         return cls(list(hierarchies), bottom, len(frame), entry, values)
 
