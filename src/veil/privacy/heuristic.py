@@ -69,16 +69,29 @@ def heuristic_search(
     def out_of_time() -> bool:
         return time.perf_counter() - start > time_limit
 
+    def neighbours(levels: tuple[int, ...], swaps: bool) -> list[tuple[int, ...]]:
+        """One level lower in one column; with ``swaps``, also one lower here and one higher
+        there (moves along a plateau that a plain descent cannot make)."""
+        array = np.array(levels)
+        out = []
+        for down in np.flatnonzero(array > 0):
+            step = list(levels)
+            step[down] -= 1
+            out.append(tuple(step))
+            if swaps:
+                for up in np.flatnonzero(array < heights - 1):
+                    if up != down:
+                        swap = list(step)
+                        swap[up] += 1
+                        out.append(tuple(swap))
+        return out
+
     def descend(levels: tuple[int, ...], current: float) -> tuple[tuple[int, ...], float]:
-        """Steepest descent: lower one level at a time while the node stays anonymous."""
+        """Steepest descent while the node stays anonymous; at a local optimum, swap moves."""
+        swaps = False
         while not out_of_time():
             best_step: tuple[tuple[int, ...], float] | None = None
-            # cheap bound first: try the steps whose lower bound is smallest
-            steps = []
-            for column in np.flatnonzero(np.array(levels) > 0):
-                step = list(levels)
-                step[column] -= 1
-                steps.append(tuple(step))
+            steps = neighbours(levels, swaps)
             if not steps:
                 break
             bounds = metric.lower_bounds(np.array(steps))
@@ -88,9 +101,13 @@ def heuristic_search(
                 value = loss(steps[index])
                 if value is not None and (best_step is None or value < best_step[1]):
                     best_step = (steps[index], value)
-            if best_step is None or best_step[1] > current:
-                break
+            if best_step is None or best_step[1] >= current:
+                if swaps:
+                    break
+                swaps = True  # a local optimum for single steps: try swaps once
+                continue
             levels, current = best_step
+            swaps = False
         return levels, current
 
     top = tuple(int(h - 1) for h in heights)
@@ -134,25 +151,25 @@ def heuristic_search(
             break  # every remaining node is bounded above the best: this is the optimum
         rounds += 1
         array = np.array(node)
-        if len(failing) and np.any(np.all(failing >= array, axis=1)):
-            value = None
-        else:
-            value = loss(node)
-            if value is None:
+        if not (len(failing) and np.any(np.all(failing >= array, axis=1))):
+            found = loss(node)
+            if found is None:
                 failing = np.vstack([failing, array[None, :]])
-            elif value < best_loss:
-                best_levels, best_loss = descend(node, value)
-        steps = []
+            elif found < best_loss:
+                best_levels, best_loss = descend(node, found)
+        successors: list[tuple[int, ...]] = []
         for column in np.flatnonzero(array < heights - 1):
-            step = list(node)
-            step[column] += 1
-            steps.append(tuple(step))
-        steps = [s for s in steps if s not in queued]
-        if steps:
-            for step, step_bound in zip(steps, metric.lower_bounds(np.array(steps)), strict=True):
-                if step_bound < best_loss:
-                    queued.add(step)
-                    heapq.heappush(queue, (float(step_bound), sum(step), step))
+            up = list(node)
+            up[column] += 1
+            if tuple(up) not in queued:
+                successors.append(tuple(up))
+        if successors:
+            bounds = metric.lower_bounds(np.array(successors))
+            for successor, successor_bound in zip(successors, bounds, strict=True):
+                if successor_bound < best_loss:
+                    queued.add(successor)
+                    entry = (float(successor_bound), sum(successor), successor)
+                    heapq.heappush(queue, entry)
         if progress is not None and rounds % 200 == 0:
             progress(f"heuristic search: {len(evaluate.seen):,} nodes, best loss {best_loss:.6g}")
     finished = not queue or queue[0][0] >= best_loss
