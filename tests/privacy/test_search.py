@@ -209,3 +209,27 @@ def test_more_generalization_never_lowers_k(seed, rows, data) -> None:
     k_low = table.roll_up(table.bottom, low).sizes.min()
     k_high = table.roll_up(table.bottom, high).sizes.min()
     assert k_high >= k_low
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), rows=st.integers(30, 300), k=st.integers(2, 6),
+       limit=st.sampled_from([0.0, 0.05]))  # fmt: skip
+def test_heuristic_returns_valid_nodes_and_its_optimum_claims_hold(seed, rows, k, limit) -> None:
+    from veil.privacy.heuristic import heuristic_search
+
+    frame, hierarchies = random_problem(seed, rows)
+    table = FrequencyTable.build(frame, ["age", "zip", "sex"], hierarchies)
+    metric = make_metric("loss")
+    metric.prepare(table)
+    max_outliers = math.floor(limit * rows)
+    found = heuristic_search(table, [KAnonymity(k)], metric, max_outliers=max_outliers,
+                             time_limit=0.5)  # fmt: skip
+    reference = brute_force(table, [KAnonymity(k)], "loss", limit)
+    if found.levels is None:
+        assert reference is None
+        return
+    evaluation = check(table.roll_up(table.bottom, found.levels), [KAnonymity(k)], max_outliers)
+    assert evaluation.anonymous  # whatever it returns is a valid release
+    assert found.loss >= reference[0][0] - 1e-12  # never better than the optimum
+    if found.optimal:
+        assert found.loss == pytest.approx(reference[0][0], abs=1e-12)
