@@ -194,7 +194,7 @@ def test_every_release_verifies(seed, rows, k, limit) -> None:
     cert = release.certificate
     assert verify(release.data, cert.to_dict()).ok
     assert cert.rows_suppressed <= math.floor(limit * rows)
-    kept = release.data[release.data["age"] != "*"]
+    kept = release.data
     if len(kept):
         assert kept.groupby(["age", "zip", "sex"]).size().min() >= k
 
@@ -233,3 +233,28 @@ def test_heuristic_returns_valid_nodes_and_its_optimum_claims_hold(seed, rows, k
     assert found.loss >= reference[0][0] - 1e-12  # never better than the optimum
     if found.optimal:
         assert found.loss == pytest.approx(reference[0][0], abs=1e-12)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), rows=st.integers(30, 300), k=st.integers(2, 6),
+       diverse=st.booleans())  # fmt: skip
+def test_mondrian_releases_meet_k_and_l_and_verify(seed, rows, k, diverse) -> None:
+    frame, hierarchies = random_problem(seed, rows)
+    privacy = {"k": k, "method": "mondrian"} | ({"l": 2} if diverse else {})
+    columns = {"disease": {"role": "sensitive"}} if diverse else {}
+    release = anonymize(frame, {"columns": columns, "privacy": privacy},
+                        hierarchies={h.name: h for h in hierarchies})  # fmt: skip
+    kept = release.data
+    assert kept.groupby(["age", "zip", "sex"]).size().min() >= k
+    if diverse:
+        assert kept.groupby(["age", "zip", "sex"])["disease"].nunique().min() >= 2
+    assert verify(release.data, release.certificate.to_dict()).ok
+    assert release.certificate.search["method"] == "mondrian"
+
+
+def test_mondrian_loses_less_than_full_domain_on_adult(adult) -> None:
+    frame, hierarchies = adult
+    optimal = anonymize(frame, {"privacy": {"k": 5}}, hierarchies=hierarchies)
+    local = anonymize(frame, {"privacy": {"k": 5, "method": "mondrian"}}, hierarchies=hierarchies)
+    assert local.certificate.after.k >= 5
+    assert local.certificate.search["loss"] < optimal.certificate.search["loss"]

@@ -29,11 +29,10 @@ from veil.privacy.engine import FrequencyTable, SearchResult, search
 from veil.privacy.engine import check as check_groups
 from veil.privacy.metrics import make_metric
 from veil.privacy.models import class_stats
+from veil.privacy.mondrian import mondrian
 from veil.privacy.verify import verify
 from veil.schema import require_columns
 from veil.transforms import PCAMask, RenameColumns
-
-SUPPRESSED = "*"
 
 Progress = Callable[[str], None]
 
@@ -50,7 +49,10 @@ def _unsupported(policy: Policy) -> list[str]:
     privacy = policy.privacy
     if privacy is None or privacy.method != "mondrian":
         return []
-    return ["method"]
+    # Mondrian splits while k and distinct l hold; the other models are not implemented for it
+    return [key for key in ("t", "c") if getattr(privacy, key) is not None] + (
+        ["l_variant"] if privacy.l_variant != "distinct" else []
+    )
 
 
 def criteria_for(
@@ -83,6 +85,83 @@ def criteria_for(
     return models
 
 
+Outcome = tuple[pd.DataFrame, dict[str, Any], StepRecord]
+
+
+def _search(
+    frame: pd.DataFrame,
+    quasi: list[str],
+    hierarchies: list[Hierarchy],
+    models: list[Criterion],
+    sensitive: str | None,
+    privacy: PrivacySettings,
+    progress: Progress | None,
+) -> Outcome:
+    """The optimal (or, for huge lattices, heuristic) full-domain generalization."""
+    table = FrequencyTable.build(frame, quasi, hierarchies, sensitive=sensitive)
+    result = search(
+        table, models, make_metric(privacy.metric),
+        max_suppression=privacy.max_suppression, time_limit=privacy.time_limit,
+        progress=progress,
+    )  # fmt: skip
+    if result.levels is None:
+        raise CheckFailedError(
+            f"no generalization of {quasi} meets {', '.join(m.name for m in models)} with "
+            f"at most {privacy.max_suppression:.1%} of records suppressed; allow more "
+            "suppression, coarser hierarchies, or weaker goals"
+        )
+    released, suppressed = generalize_release(frame, table, quasi, hierarchies, result, models)
+    info = {
+        "levels": dict(zip(quasi, result.levels, strict=True)),
+        "loss": result.loss,
+        "metric": privacy.metric,
+        "suppressed": int(suppressed.sum()),
+        "method": result.method,
+        "optimal": result.optimal,
+        "evaluated": result.evaluated,
+        "nodes": result.nodes,
+        "seconds": round(result.seconds, 4),
+        "models": [m.name for m in models],
+    }
+    description = (
+        f"Search({'; '.join(m.name for m in models)}: levels {list(result.levels)}, "
+        f"{privacy.metric} {result.loss:.6g}, {int(suppressed.sum())} suppressed)"
+    )
+    record = StepRecord("search", "privacy", description, len(released), released.shape[1])
+    return released, info, record
+
+
+def _mondrian(
+    frame: pd.DataFrame,
+    quasi: list[str],
+    hierarchies: list[Hierarchy],
+    models: list[Criterion],
+    sensitive: str | None,
+    privacy: PrivacySettings,
+    progress: Progress | None,
+) -> Outcome:
+    """Mondrian local recoding, for comparison with the full-domain optimum."""
+    local = mondrian(frame, quasi, hierarchies, models, sensitive=sensitive)
+    if len(frame) and local.partitions == 0:
+        raise CheckFailedError(
+            f"Mondrian found no partition of {quasi} that meets "
+            f"{', '.join(m.name for m in models)}; weaker goals or more records needed"
+        )
+    info = {
+        "levels": None,
+        "loss": local.loss,
+        "metric": "loss",
+        "suppressed": len(frame) - len(local.data),
+        "method": "mondrian",
+        "optimal": False,
+        "partitions": local.partitions,
+        "models": [m.name for m in models],
+    }
+    description = f"Mondrian({local.partitions} partitions, loss {local.loss:.6g})"
+    record = StepRecord("mondrian", "privacy", description, len(local.data), local.data.shape[1])
+    return local.data, info, record
+
+
 def generalize_release(
     frame: pd.DataFrame,
     table: FrequencyTable,
@@ -91,8 +170,9 @@ def generalize_release(
     result: SearchResult,
     criteria: Sequence[Criterion],
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Apply the found levels to every row; records of failing classes get ``*`` in every
-    quasi-identifier (ARX's convention: the row stays, its quasi-identifiers are withheld)."""
+    """Apply the found levels to every row and remove the records of failing classes (they
+    are counted in the certificate). Removing them, rather than writing ``*`` everywhere as
+    ARX does, keeps them apart from records legitimately generalized to ``*``."""
     assert result.levels is not None
     groups = table.roll_up(table.bottom, result.levels)
     evaluation = check_groups(groups, criteria, table.rows)
@@ -103,9 +183,8 @@ def generalize_release(
         leaves = hierarchy.encode(frame[column])
         labels = np.asarray(hierarchy.labels[level], dtype=object)
         values = labels[hierarchy.maps[level][leaves]]
-        values[suppressed] = SUPPRESSED
         out[column] = pd.Series(values.tolist(), index=frame.index, name=column)
-    return out, suppressed
+    return out.loc[~suppressed], suppressed
 
 
 def anonymize(
@@ -135,8 +214,8 @@ def anonymize(
     unsupported = _unsupported(pol)
     if unsupported:
         raise PolicyError(
-            f"privacy.method mondrian is not supported by veil {__version__} yet; use optimal "
-            "or heuristic"
+            f"privacy.{unsupported[0]} is not supported with method mondrian in veil "
+            f"{__version__}; Mondrian checks k and distinct l, use method optimal for the others"
         )
     schema = pol.to_schema()
     quasi = list(schema.quasi_identifiers)
@@ -165,58 +244,25 @@ def anonymize(
         )
 
     privacy = pol.privacy
-    suppressed = np.zeros(len(frame), dtype=bool)
     search_info: dict[str, Any] | None = None
     if privacy is not None and quasi:
-        used = {q: given.get(q) or auto_hierarchy(q, frame[q]) for q in quasi}
+        used = [given.get(q) or auto_hierarchy(q, frame[q]) for q in quasi]
         target = sensitive[0] if sensitive else None
         models = criteria_for(privacy, target, given)
-        needs_sensitive = any(m.needs_sensitive for m in models)
+        if not any(m.needs_sensitive for m in models):
+            target = None
         if progress is not None:
             progress(f"searching generalizations of {', '.join(quasi)}")
-        table = FrequencyTable.build(
-            frame, quasi, [used[q] for q in quasi], sensitive=target if needs_sensitive else None
-        )
-        result = search(
-            table, models, make_metric(privacy.metric),
-            max_suppression=privacy.max_suppression, time_limit=privacy.time_limit,
-            progress=progress,
-        )  # fmt: skip
-        if result.levels is None:
-            raise CheckFailedError(
-                f"no generalization of {quasi} meets {', '.join(m.name for m in models)} with "
-                f"at most {privacy.max_suppression:.1%} of records suppressed; allow more "
-                "suppression, coarser hierarchies, or weaker goals"
-            )
-        frame, suppressed = generalize_release(
-            frame, table, quasi, [used[q] for q in quasi], result, models
-        )
-        search_info = {
-            "levels": dict(zip(quasi, result.levels, strict=True)),
-            "loss": result.loss,
-            "metric": privacy.metric,
-            "suppressed": int(suppressed.sum()),
-            "method": result.method,
-            "optimal": result.optimal,
-            "evaluated": result.evaluated,
-            "nodes": result.nodes,
-            "seconds": round(result.seconds, 4),
-            "models": [m.name for m in models],
-        }
-        description = (
-            f"Search({'; '.join(m.name for m in models)}: levels {list(result.levels)}, "
-            f"{privacy.metric} {result.loss:.6g}, {int(suppressed.sum())} suppressed)"
-        )
-        records.append(StepRecord("search", "privacy", description, len(frame), frame.shape[1]))
+        run = _mondrian if privacy.method == "mondrian" else _search
+        frame, search_info, record = run(frame, quasi, used, models, target, privacy, progress)
+        records.append(record)
 
-    kept = frame.loc[~suppressed]
-    after = class_stats(kept, quasi)
+    after = class_stats(frame, quasi)
     checks: dict[str, bool] = {}
     if privacy is not None:
         measured = measure(
-            frame, quasi, sensitive=sensitive[0] if sensitive else None, privacy=privacy,
-            exclude=pd.Series(suppressed, index=frame.index),
-        )  # fmt: skip
+            frame, quasi, sensitive=sensitive[0] if sensitive else None, privacy=privacy
+        )
         checks.update(goals(measured, privacy))
 
     certificate = Certificate(
@@ -237,7 +283,6 @@ def anonymize(
         after=after,
         privacy=None if privacy is None else privacy.model_dump(exclude_defaults=True),
         checks=checks,
-        suppressed_records=int(suppressed.sum()),
         search=search_info,
     )
     if privacy is not None and "max_suppression" in privacy.model_fields_set:

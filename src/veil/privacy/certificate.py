@@ -41,13 +41,12 @@ class Certificate:
     after: ClassStats
     privacy: dict[str, Any] | None = None  # the goals asked for
     checks: dict[str, bool] = field(default_factory=dict)  # goal -> met
-    suppressed_records: int = 0  # rows kept with every quasi-identifier withheld ("*")
     search: dict[str, Any] | None = None  # levels, loss, metric... of the privacy search
 
     @property
     def rows_suppressed(self) -> int:
-        """Rows removed by steps plus rows whose quasi-identifiers were all withheld."""
-        return self.rows_in - self.rows_out + self.suppressed_records
+        """Records not released: removed by steps or by the privacy search."""
+        return self.rows_in - self.rows_out
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -1,8 +1,8 @@
 """``verify``: re-check a release against its certificate, independently of the search.
 
-It reads only the released rows and the certificate: suppressed records are the rows whose
-quasi-identifiers are all ``*``; k, l and t are measured again from the rows with pandas
-group-bys (``check``), not from the engine's frequency tables.
+It reads only the released rows and the certificate (suppressed records are not in the
+release; the certificate counts them); k, l and t are measured again from the rows with
+pandas group-bys (``check``), not from the engine's frequency tables.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import pandas as pd
 
 from veil.exceptions import InputError
 from veil.privacy.check import check
-
-SUPPRESSED = "*"
 
 
 @dataclass(frozen=True)
@@ -47,20 +45,10 @@ def verify(release: pd.DataFrame, certificate: Mapping[str, Any]) -> Verificatio
     claims.append(
         ("rows", len(release) == rows_out, f"{len(release):,} rows, certificate {rows_out:,}")
     )
-    suppressed = (
-        (release[quasi].astype(str) == SUPPRESSED).all(axis=1)
-        if quasi
-        else pd.Series(False, index=release.index)
-    )
-    claimed = int(certificate.get("suppressed_records", 0))
-    claims.append((
-        "suppressed records", int(suppressed.sum()) == claimed,
-        f"{int(suppressed.sum()):,} rows with every quasi-identifier '*', certificate {claimed:,}",
-    ))  # fmt: skip
     privacy = certificate.get("privacy") or {}
     rows_in = int(certificate.get("rows_in", len(release)))
     if "max_suppression" in privacy:
-        share = (rows_in - len(release) + int(suppressed.sum())) / max(rows_in, 1)
+        share = (rows_in - len(release)) / max(rows_in, 1)
         limit = float(privacy["max_suppression"])
         claims.append(
             (f"suppression <= {limit:.2%}", share <= limit + 1e-12, f"{share:.4%} suppressed")
@@ -74,7 +62,6 @@ def verify(release: pd.DataFrame, certificate: Mapping[str, Any]) -> Verificatio
         sensitive=sensitive[0] if sensitive and wants_l else None,
         l=privacy.get("l"),
         t_distance=distance,
-        exclude=suppressed,
     )  # fmt: skip
     if privacy.get("k") is not None:
         k = int(privacy["k"])
