@@ -276,7 +276,10 @@ def category_hierarchy(
     name: str, values: pd.Series, groups: Mapping[str, Sequence[str]]
 ) -> Hierarchy:
     """Categories -> their group (``{group: [values]}``) -> ``*``; values in no group are listed."""
-    group_of = {str(v): g for g, members in groups.items() for v in members}
+    # a missing value is "NULL", as encode() calls it (YAML reads a bare NULL as null)
+    group_of = {
+        "NULL" if v is None else str(v): str(g) for g, members in groups.items() for v in members
+    }
     texts = _text(values)
     missing = [t for t in texts if t not in group_of]
     if missing:
@@ -301,3 +304,32 @@ def auto_hierarchy(name: str, values: pd.Series) -> Hierarchy:
     if distinct > 10 and len(lengths) == 1 and lengths[0] >= 3:
         return masking_hierarchy(name, values)
     return Hierarchy(name, [[t, "*"] for t in _text(values)])
+
+
+def hierarchy_from_spec(
+    name: str, spec: object, values: pd.Series, *, base: Path | None = None
+) -> Hierarchy:
+    """A hierarchy from a policy entry: a CSV path, ``{groups: {group: [values]}}``,
+    ``{intervals: [5, 10, 20]}``, ``{mask: true}``, ``{dates: true}`` or ``auto``."""
+    if isinstance(spec, str) and spec != "auto":
+        path = Path(spec)
+        return load_hierarchy(
+            path if path.is_absolute() or base is None else base / path, name=name
+        )
+    if spec == "auto" or spec is None:
+        return auto_hierarchy(name, values)
+    if isinstance(spec, Mapping) and len(spec) == 1:
+        ((kind, argument),) = spec.items()
+        if kind == "groups" and isinstance(argument, Mapping):
+            return category_hierarchy(name, values, argument)
+        if kind == "intervals":
+            widths = None if argument in (True, "auto") else [float(w) for w in argument]
+            return interval_hierarchy(name, values, widths)
+        if kind == "mask" and argument:
+            return masking_hierarchy(name, values)
+        if kind == "dates" and argument:
+            return date_hierarchy(name, pd.to_datetime(values))
+    raise ParameterError(
+        f"the hierarchy for {name!r} must be a CSV path, auto, or one of {{groups: ...}}, "
+        f"{{intervals: [...]}}, {{mask: true}}, {{dates: true}}, got {spec!r}"
+    )

@@ -152,7 +152,9 @@ class PrivacySettings(BaseModel):
     max_suppression: float = Field(default=0.0, ge=0, le=1)
     metric: str = "loss"
     method: Literal["optimal", "heuristic", "mondrian"] = "optimal"
-    hierarchies: str | None = None
+    # a folder of ARX-style CSVs, or per column: a CSV path, auto, {groups: {...}},
+    # {intervals: [5, 10, 20]}, {mask: true} or {dates: true}
+    hierarchies: str | dict[str, Any] | None = None
     time_limit: float | None = Field(default=None, gt=0)
 
 

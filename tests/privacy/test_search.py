@@ -258,3 +258,28 @@ def test_mondrian_loses_less_than_full_domain_on_adult(adult) -> None:
     local = anonymize(frame, {"privacy": {"k": 5, "method": "mondrian"}}, hierarchies=hierarchies)
     assert local.certificate.after.k >= 5
     assert local.certificate.search["loss"] < optimal.certificate.search["loss"]
+
+
+def test_hierarchies_from_the_policy_yaml(people: pd.DataFrame) -> None:
+    from veil.policy import Policy
+
+    text = """
+columns:
+  age: {role: quasi_identifier}
+  county: {role: quasi_identifier}
+privacy:
+  k: 3
+  max_suppression: 0.1
+  hierarchies:
+    age: {intervals: [10, 20, 40]}
+    county:
+      groups: {Coast: [Mombasa], Nyanza: [Kisumu], Inland: [Nairobi, Nakuru], Unknown: [NULL]}
+"""
+    release = anonymize(people, Policy.from_yaml(text))
+    assert set(release.data["county"]) <= {"Mombasa", "Kisumu", "Nairobi", "Nakuru", "NULL",
+                                          "Coast", "Nyanza", "Inland", "Unknown", "*"}  # fmt: skip
+    assert release.certificate.after.k >= 3
+    levels = release.certificate.search["levels"]
+    assert set(levels) == {"age", "county"}
+    if levels["age"] >= 1:
+        assert release.data["age"].str.match(r"^\[\d+, \d+\)$|^\*$").all()

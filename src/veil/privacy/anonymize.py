@@ -12,7 +12,7 @@ import pandas as pd
 
 from veil._version import __version__
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
-from veil.hierarchy import Hierarchy, auto_hierarchy, load_hierarchy_dir
+from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.io import fingerprint
 from veil.policy import Policy, PrivacySettings
 from veil.privacy.certificate import Certificate, Release, StepRecord
@@ -202,8 +202,11 @@ def anonymize(
     """
     pol = Policy() if policy is None else _as_policy(policy)
     given = dict(hierarchies or {})
-    if pol.privacy is not None and pol.privacy.hierarchies is not None:
+    specs: dict[str, Any] = {}
+    if pol.privacy is not None and isinstance(pol.privacy.hierarchies, str):
         given = {**load_hierarchy_dir(pol.resolve(pol.privacy.hierarchies)), **given}
+    elif pol.privacy is not None and isinstance(pol.privacy.hierarchies, dict):
+        specs = dict(pol.privacy.hierarchies)
     require_columns(data, list(pol.columns), where="policy columns")
     untreated = pol.untreated_identifiers()
     if untreated:
@@ -219,8 +222,8 @@ def anonymize(
         )
     schema = pol.to_schema()
     quasi = list(schema.quasi_identifiers)
-    if not quasi and given:  # ARX's convention: the columns with a hierarchy are the QIs
-        quasi = [c for c in data.columns if c in given]
+    if not quasi and (given or specs):  # ARX's convention: columns with a hierarchy are QIs
+        quasi = [c for c in data.columns if c in given or c in specs]
     sensitive = list(
         pol.privacy.sensitive if pol.privacy and pol.privacy.sensitive else schema.sensitive
     )
@@ -246,7 +249,11 @@ def anonymize(
     privacy = pol.privacy
     search_info: dict[str, Any] | None = None
     if privacy is not None and quasi:
-        used = [given.get(q) or auto_hierarchy(q, frame[q]) for q in quasi]
+        base = pol.resolve(".")
+        used = [
+            given.get(q) or hierarchy_from_spec(q, specs.get(q, "auto"), frame[q], base=base)
+            for q in quasi
+        ]
         target = sensitive[0] if sensitive else None
         models = criteria_for(privacy, target, given)
         if not any(m.needs_sensitive for m in models):
