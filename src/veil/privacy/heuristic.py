@@ -86,8 +86,12 @@ def heuristic_search(
                         out.append(tuple(swap))
         return out
 
-    def descend(levels: tuple[int, ...], current: float) -> tuple[tuple[int, ...], float]:
-        """Steepest descent while the node stays anonymous; at a local optimum, swap moves."""
+    def descend(
+        levels: tuple[int, ...], current: float, randomize: np.random.Generator | None = None
+    ) -> tuple[tuple[int, ...], float]:
+        """Steepest descent while the node stays anonymous; at a local optimum, swap moves.
+        With ``randomize``, a single step goes to one of the three best moves at random
+        (GRASP), so repeated descents from the same node explore different valleys."""
         swaps = False
         while not out_of_time():
             best_step: tuple[tuple[int, ...], float] | None = None
@@ -95,12 +99,20 @@ def heuristic_search(
             if not steps:
                 break
             bounds = metric.lower_bounds(np.array(steps))
+            improving: list[tuple[tuple[int, ...], float]] = []
             for index in np.argsort(bounds):
-                if best_step is not None and bounds[index] >= best_step[1]:
+                if randomize is None and best_step is not None and bounds[index] >= best_step[1]:
+                    break
+                if randomize is not None and bounds[index] >= current:
                     break
                 value = loss(steps[index])
+                if value is not None and value < current:
+                    improving.append((steps[index], value))
                 if value is not None and (best_step is None or value < best_step[1]):
                     best_step = (steps[index], value)
+            if randomize is not None and improving and not swaps:
+                improving.sort(key=lambda item: item[1])
+                best_step = improving[int(randomize.integers(0, min(3, len(improving))))]
             if best_step is None or best_step[1] >= current:
                 if swaps:
                     break
@@ -120,7 +132,14 @@ def heuristic_search(
     # Iterated local search: kick the best node up in a few random columns, descend again.
     rng = np.random.default_rng(random_state)
     kicks_until = start + 0.6 * time_limit
+    rounds = 0
     while time.perf_counter() < kicks_until:
+        rounds += 1
+        if rounds % 2 == 0:  # a randomized descent from the top
+            levels, value = descend(top, top_loss, rng)
+            if value < best_loss:
+                best_levels, best_loss = levels, value
+            continue
         kick = np.array(best_levels)
         size = int(rng.integers(1, min(5, len(heights)) + 1))
         for column in rng.choice(len(heights), size=size, replace=False):
