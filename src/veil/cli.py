@@ -147,7 +147,9 @@ def anonymize(
     metric: Annotated[
         str | None, typer.Option("--metric", help="loss, entropy, precision, discernibility, aecs.")
     ] = None,
-    method: Annotated[str | None, typer.Option("--method", help="optimal or heuristic.")] = None,
+    method: Annotated[
+        str | None, typer.Option("--method", help="optimal, heuristic or mondrian.")
+    ] = None,
     time_limit: Annotated[
         float | None, typer.Option("--time-limit", help="Seconds for the heuristic.")
     ] = None,

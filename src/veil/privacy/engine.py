@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,6 +200,7 @@ class Search:
         self.status = np.zeros(len(self.nodes), dtype=np.int8)
         # the same memory as a grid: tagging all successors of a node is one slice assignment
         self.grid = self.status.reshape(tuple(table.heights))
+        self._strides = np.array(self.grid.strides, dtype=np.int64)  # int8: bytes = positions
         self.cache: dict[tuple[int, ...], Groups] = {}
         # the cache as arrays, to pick a roll-up base with one vectorized comparison
         self._cache_levels = np.empty((0, len(table.heights)), dtype=np.int64)
@@ -210,7 +211,7 @@ class Search:
             criterion.prepare(table.sensitive_values)
 
     def index(self, levels: Sequence[int]) -> int:
-        return int(np.ravel_multi_index(tuple(int(v) for v in levels), tuple(self.heights)))
+        return int(np.dot(levels, self._strides))
 
     def groups(self, levels: Sequence[int]) -> Groups:
         key = tuple(int(x) for x in levels)
@@ -286,6 +287,16 @@ class Search:
             self.evaluate(node)
 
 
+def _unsettled(order: np.ndarray, status: np.ndarray, block: int = 512) -> Iterator[int]:
+    """Positions of ``order`` not already known to fail, skipping failed ones a block at a time
+    (most of a lattice is usually tagged failing long before the search reaches it)."""
+    for start in range(0, len(order), block):
+        chunk = order[start : start + block]
+        for position in chunk[status[chunk] != Search.FAILING]:
+            if status[position] != Search.FAILING:  # tags change while the block is walked
+                yield int(position)
+
+
 def search(
     table: FrequencyTable,
     criteria: Sequence[Criterion],
@@ -319,7 +330,7 @@ def search(
     order = np.lexsort((totals, bounds))  # bound first, then total level (ARX's tie-break)
     best: tuple[float, int, Evaluation | None, tuple[int, ...]] | None = None
     finished = True
-    for visited, position in enumerate(order):
+    for visited, position in enumerate(_unsettled(order, state.status)):
         bound, total = float(bounds[position]), int(totals[position])
         if best is not None and (bound, total) >= (best[0], best[1]):
             break
