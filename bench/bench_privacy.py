@@ -93,7 +93,7 @@ def main() -> None:
         start = time.perf_counter()
         result = search(table, [KAnonymity(5)], make_metric("loss"), max_suppression=0.04,
                         time_limit=limit)  # fmt: skip
-        print(f"  {task:<22} veil loss {result.loss:.4f} in {time.perf_counter() - start:.1f} s "
+        print(f"  {task:<22} veil loss {result.loss:.5f} in {time.perf_counter() - start:.1f} s "
               f"({result.evaluated} nodes)   ARX {arx_loss:.4f}   "
               f"{'<= ARX' if result.loss <= arx_loss else '> ARX'}")  # fmt: skip
 
