@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dp]'
 	@touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed

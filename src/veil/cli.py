@@ -411,6 +411,160 @@ def verify_command(
         raise CheckFailedError(f"{release}: does not verify against {certificate}")
 
 
+budget_app = typer.Typer(help="The privacy budget: one ledger for every DP release.",
+                         no_args_is_help=True)  # fmt: skip
+app.add_typer(budget_app, name="budget")
+Ledger = Annotated[
+    Path | None, typer.Option("--ledger", help="Ledger file (default .veil/budget.db by the data).")
+]
+
+
+def _ledger(ledger: Path | None, data: str | None = None) -> Path:
+    if ledger is not None:
+        return ledger
+    base = Path(data).parent if data is not None and "://" not in data else Path(".")
+    return base / ".veil" / "budget.db"
+
+
+@budget_app.command("init")
+def budget_init(
+    data: Annotated[str, typer.Argument(help="The dataset the budget protects.")],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Total epsilon.")],
+    delta: Annotated[float, typer.Option("--delta", help="Total delta.")] = 0.0,
+    composition: Annotated[
+        str, typer.Option("--composition", help="sequential or advanced.")
+    ] = "sequential",
+    ledger: Ledger = None,
+    sep: Sep = None,
+) -> None:
+    """Create the budget for DATA (never replaces an existing one)."""
+    from veil.dp import Accountant, Budget
+    from veil.io import fingerprint, read
+
+    path = _ledger(ledger, data)
+    frame = read(data, **_read_options(None, sep=sep))
+    Accountant.create(path, Budget(epsilon, delta), composition=composition,
+                      dataset=fingerprint(frame))  # fmt: skip
+    out.print(f"budget epsilon {epsilon:g}, delta {delta:g} ({composition}) in {path}")
+
+
+@budget_app.command("show")
+def budget_show(ledger: Ledger = None, fmt: Format = "text") -> None:
+    """The budget, what was spent on what, and what remains."""
+    from veil.dp import Accountant
+
+    acc = Accountant(_ledger(ledger))
+    spent, left = acc.spent(), acc.remaining()
+    if fmt == "json":
+        entries = [e.__dict__ for e in acc.entries()]
+        out.print_json(json.dumps({
+            "budget": acc.budget.__dict__, "composition": acc.composition,
+            "spent": spent.__dict__, "remaining": left.__dict__, "entries": entries,
+        }))  # fmt: skip
+        return
+    grid = Table("#", "when", "what", "epsilon", "delta", "status", title=str(acc.path))
+    for e in acc.entries():
+        grid.add_row(str(e.id), e.at, e.what, f"{e.epsilon:g}", f"{e.delta:g}", e.status)
+    out.print(grid)
+    out.print(f"budget epsilon {acc.budget.epsilon:g}, delta {acc.budget.delta:g} "
+              f"({acc.composition}); spent {spent.epsilon:g}, {spent.delta:g}; "
+              f"remaining {left.epsilon:g}, {left.delta:g}")  # fmt: skip
+
+
+@budget_app.command("reset")
+def budget_reset(
+    ledger: Ledger = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm: forget every entry.")] = False,
+) -> None:
+    """Forget every entry of the ledger (the budget stays). Needs --yes."""
+    from veil.dp import Accountant
+
+    if not yes:
+        raise ParameterError("resetting forgets every DP release made; confirm with --yes")
+    acc = Accountant(_ledger(ledger))
+    acc.reset()
+    out.print(f"{acc.path}: ledger emptied; budget epsilon {acc.budget.epsilon:g} available")
+
+
+@app.command("dp")
+def dp_command(
+    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    query: Annotated[
+        str, typer.Argument(help='e.g. "mean(Age)", "count()", "quantile(Age, 0.9)".')
+    ],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Epsilon to spend.")],
+    bounds: Annotated[
+        list[str] | None, typer.Option("--bounds", help="COLUMN=LOW:HIGH (repeatable).")
+    ] = None,
+    categories: Annotated[
+        str | None, typer.Option("--categories", help="Comma-separated public categories.")
+    ] = None,
+    ledger: Ledger = None,
+    fmt: Format = "text",
+    sep: Sep = None,
+) -> None:
+    """A differentially private statistic of DATA, charged to the budget."""
+    from veil.dp import Accountant
+    from veil.dp import stats as dpstats
+    from veil.io import read
+
+    _check_format(fmt)
+    name, args = _parse_query(query)
+    limits = _parse_bounds(bounds or [])
+    acc = Accountant(_ledger(ledger, data))
+    frame = read(data, **_read_options(None, sep=sep))
+    cats = [c.strip() for c in categories.split(",")] if categories else None
+    column = args[0] if args else None
+    common: dict[str, Any] = {"epsilon": epsilon, "accountant": acc}
+    if name == "count":
+        result = dpstats.count(frame, column, **common)
+    elif name in {"sum", "mean", "variance", "std", "median"} and column:
+        result = getattr(dpstats, name)(frame, column, bounds=limits.get(column), **common)
+    elif name == "quantile" and len(args) == 2:
+        result = dpstats.quantile(
+            frame, args[0], float(args[1]), bounds=limits.get(args[0]), **common
+        )
+    elif name == "histogram" and column:
+        result = dpstats.histogram(
+            frame, column, bounds=limits.get(column), categories=cats, **common
+        )
+    else:
+        raise ParameterError(
+            f"query must be count(), count(col), sum(col), mean(col), variance(col), std(col), "
+            f"median(col), quantile(col, q) or histogram(col), got {query!r}"
+        )
+    if fmt == "json":
+        out.print_json(json.dumps(result.to_dict(), default=float))
+        return
+    out.print(f"{result.statistic} = {result.value}")
+    trust = f" (95% of the time within ±{result.error95:.4g})" if result.error95 else ""
+    out.print(f"  spent epsilon {result.epsilon:g}; noise scale {result.scale}{trust}")
+    left = acc.remaining()
+    out.print(f"  remaining budget: epsilon {left.epsilon:g}")
+
+
+def _parse_query(query: str) -> tuple[str, list[str]]:
+    import re
+
+    match = re.fullmatch(r"\s*(\w+)\s*\(([^)]*)\)\s*", query)
+    if match is None:
+        raise ParameterError(f'query must look like "mean(Age)", got {query!r}')
+    args = [a.strip() for a in match.group(2).split(",") if a.strip() and a.strip() != "*"]
+    return match.group(1).lower(), args
+
+
+def _parse_bounds(items: list[str]) -> dict[str, tuple[float, float]]:
+    limits = {}
+    for item in items:
+        try:
+            column, span = item.split("=", 1)
+            low, high = span.split(":", 1)
+            limits[column.strip()] = (float(low), float(high))
+        except ValueError as err:
+            raise ParameterError(f"--bounds must be COLUMN=LOW:HIGH, got {item!r}") from err
+    return limits
+
+
 @app.command()
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the demo's outputs.")] = Path(

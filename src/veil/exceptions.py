@@ -8,6 +8,7 @@
      ├── SecretError           a pseudonymization key is missing or too weak (exit 2)
      ├── OutputError           the output would overwrite the input, or an existing file (exit 2)
      ├── MissingExtraError     an optional dependency is missing; names the pip install (exit 2)
+     ├── BudgetExceededError   a DP release would spend more than the budget left (exit 1)
      └── CheckFailedError      the data does not meet the privacy check that was asked for (exit 1)
 
 Messages read ``"{what} must be {constraint}, got {value!r}; {how to fix}"`` wherever that fits.
@@ -16,12 +17,14 @@ Messages read ``"{what} must be {constraint}, got {value!r}; {how to fix}"`` whe
 from __future__ import annotations
 
 __all__ = [
+    "BudgetExceededError",
     "CheckFailedError",
     "InputError",
     "MissingExtraError",
     "OutputError",
     "ParameterError",
     "PolicyError",
+    "PrivacyLeakWarning",
     "PseudonymCollisionWarning",
     "SecretError",
     "UnknownColumnError",
@@ -78,6 +81,16 @@ class CheckFailedError(VeilError):
     """The data does not satisfy the privacy check that was asked for."""
 
     exit_code = 1
+
+
+class BudgetExceededError(VeilError):
+    """A differentially private release would spend more privacy budget than is left."""
+
+    exit_code = 1
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Bounds were inferred from the data: the inference itself leaks (as in diffprivlib)."""
 
 
 class PseudonymCollisionWarning(UserWarning):

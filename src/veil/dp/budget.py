@@ -1,0 +1,245 @@
+"""One privacy budget per ledger, kept in SQLite so it survives restarts and is shared safely
+by concurrent processes.
+
+Every release is *check -> compute -> spend*: ``Accountant.spend`` reserves the cost inside an
+``IMMEDIATE`` transaction (the database's write lock serializes reservations across
+processes, so two processes can never both take the last of the budget), the computation runs,
+and the reservation becomes a ledger entry — or is deleted if the computation fails, so a
+failure spends nothing. A reservation left by a crashed process keeps counting (the safe way).
+
+Composition: ``sequential`` (epsilons and deltas add up) or ``advanced`` (Dwork, Rothblum and
+Vadhan's bound for heterogeneous mechanisms: eps = sqrt(2 ln(1/d') sum eps_i^2) +
+sum eps_i (e^eps_i - 1), delta = sum delta_i + d', with d' half the budget's delta).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from veil.exceptions import BudgetExceededError, InputError, ParameterError
+
+__all__ = ["COMPOSITIONS", "Accountant", "Budget", "Entry", "check_epsilon_delta"]
+
+COMPOSITIONS = ("sequential", "advanced")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS budget (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    epsilon REAL NOT NULL, delta REAL NOT NULL, composition TEXT NOT NULL,
+    dataset TEXT, created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ledger (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL, what TEXT NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,
+    dataset TEXT, status TEXT NOT NULL CHECK (status IN ('reserved', 'spent')), pid INTEGER
+);
+"""
+
+
+def check_epsilon_delta(epsilon: float, delta: float = 0.0, *, allow_zero: bool = False) -> None:
+    """Validate a privacy-loss pair (as diffprivlib's check_epsilon_delta does)."""
+    if not isinstance(epsilon, int | float) or math.isnan(epsilon) or epsilon < 0:
+        raise ParameterError(f"epsilon must be a non-negative number, got {epsilon!r}")
+    if not isinstance(delta, int | float) or not 0 <= delta <= 1:
+        raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
+    if epsilon + delta == 0 and not allow_zero:
+        raise ParameterError("epsilon and delta cannot both be zero: that is no release at all")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A privacy loss (epsilon, delta)."""
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_epsilon_delta(self.epsilon, self.delta, allow_zero=True)
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: int
+    at: str
+    what: str
+    epsilon: float
+    delta: float
+    dataset: str | None
+    status: str
+
+
+def compose(entries: Sequence[tuple[float, float]], composition: str, slack: float) -> Budget:
+    """The total privacy loss of ``entries`` (epsilon, delta) under ``composition``."""
+    if not entries:
+        return Budget(0.0, 0.0)
+    epsilons = [e for e, _ in entries]
+    deltas = [d for _, d in entries]
+    if composition == "sequential" or slack <= 0:
+        return Budget(sum(epsilons), min(1.0, sum(deltas)))
+    advanced = math.sqrt(2 * math.log(1 / slack) * sum(e * e for e in epsilons)) + sum(
+        e * (math.exp(e) - 1) for e in epsilons
+    )
+    # advanced composition is never worse than sequential: take the better of the two
+    if advanced < sum(epsilons):
+        return Budget(advanced, min(1.0, sum(deltas) + slack))
+    return Budget(sum(epsilons), min(1.0, sum(deltas)))
+
+
+class Accountant:
+    """The budget and ledger in one SQLite file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise InputError(
+                f"no privacy budget at {self.path}; create one with `veil budget init DATA "
+                "--epsilon 3`"
+            )
+        self._budget = self._read_budget()
+
+    # -- set-up ----------------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        budget: Budget,
+        *,
+        composition: str = "sequential",
+        dataset: str | None = None,
+        overwrite: bool = False,
+    ) -> Accountant:
+        if composition not in COMPOSITIONS:
+            raise ParameterError(
+                f"composition must be one of {list(COMPOSITIONS)}, got {composition!r}"
+            )
+        if budget.epsilon <= 0:
+            raise ParameterError(f"the budget's epsilon must be positive, got {budget.epsilon}")
+        p = Path(path)
+        if p.exists() and not overwrite:
+            raise InputError(
+                f"a privacy budget already exists at {p}; it is never replaced silently "
+                "(`veil budget reset --yes` starts over)"
+            )
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with _connect(p) as db:
+            db.executescript(_SCHEMA)
+            db.execute("DELETE FROM budget")
+            db.execute("DELETE FROM ledger")
+            db.execute(
+                "INSERT INTO budget VALUES (1, ?, ?, ?, ?, ?)",
+                (budget.epsilon, budget.delta, composition, dataset, _now()),
+            )
+        return cls(p)
+
+    def _read_budget(self) -> tuple[Budget, str, str | None]:
+        try:
+            with _connect(self.path) as db:
+                row = db.execute(
+                    "SELECT epsilon, delta, composition, dataset FROM budget"
+                ).fetchone()
+        except sqlite3.DatabaseError as err:
+            raise InputError(f"{self.path}: not a veil budget ledger ({err})") from err
+        if row is None:
+            raise InputError(f"{self.path}: the ledger holds no budget; run `veil budget init`")
+        return Budget(row[0], row[1]), row[2], row[3]
+
+    @property
+    def budget(self) -> Budget:
+        return self._budget[0]
+
+    @property
+    def composition(self) -> str:
+        return self._budget[1]
+
+    @property
+    def dataset(self) -> str | None:
+        return self._budget[2]
+
+    # -- reading ---------------------------------------------------------------------------
+    def entries(self) -> list[Entry]:
+        with _connect(self.path) as db:
+            rows = db.execute(
+                "SELECT id, at, what, epsilon, delta, dataset, status FROM ledger ORDER BY id"
+            ).fetchall()
+        return [Entry(*row) for row in rows]
+
+    def _slack(self) -> float:
+        return self.budget.delta / 2 if self.composition == "advanced" else 0.0
+
+    def spent(self) -> Budget:
+        return compose(
+            [(e.epsilon, e.delta) for e in self.entries()], self.composition, self._slack()
+        )
+
+    def remaining(self) -> Budget:
+        total = self.spent()
+        return Budget(max(self.budget.epsilon - total.epsilon, 0.0),
+                      max(self.budget.delta - total.delta, 0.0))  # fmt: skip
+
+    # -- spending --------------------------------------------------------------------------
+    @contextmanager
+    def spend(
+        self, epsilon: float, delta: float = 0.0, *, what: str, dataset: str | None = None
+    ) -> Iterator[None]:
+        """Reserve (epsilon, delta) for ``what``; keep it if the block succeeds, else release it.
+
+        Raises ``BudgetExceededError`` before the block runs when the budget cannot afford it.
+        """
+        check_epsilon_delta(epsilon, delta)
+        with _connect(self.path) as db:
+            db.execute("BEGIN IMMEDIATE")  # the write lock: reservations are serialized
+            rows = db.execute("SELECT epsilon, delta FROM ledger").fetchall()
+            after = compose([*rows, (epsilon, delta)], self.composition, self._slack())
+            if (
+                after.epsilon > self.budget.epsilon + 1e-12
+                or after.delta > self.budget.delta + 1e-15
+            ):
+                db.execute("ROLLBACK")
+                left = self.remaining()
+                raise BudgetExceededError(
+                    f"{what!r} asks for epsilon {epsilon:g}, delta {delta:g}, but only epsilon "
+                    f"{left.epsilon:g}, delta {left.delta:g} of the budget (epsilon "
+                    f"{self.budget.epsilon:g}, delta {self.budget.delta:g}) remain in "
+                    f"{self.path}; ask for less, or start a new budget"
+                )
+            cursor = db.execute(
+                "INSERT INTO ledger (at, what, epsilon, delta, dataset, status, pid) "
+                "VALUES (?, ?, ?, ?, ?, 'reserved', ?)",
+                (_now(), what, epsilon, delta, dataset, os.getpid()),
+            )
+            entry = cursor.lastrowid
+            db.execute("COMMIT")
+        try:
+            yield
+        except BaseException:
+            with _connect(self.path) as db:
+                db.execute("DELETE FROM ledger WHERE id = ?", (entry,))
+            raise
+        with _connect(self.path) as db:
+            db.execute("UPDATE ledger SET status = 'spent' WHERE id = ?", (entry,))
+
+    def reset(self) -> None:
+        """Forget every entry (the budget stays)."""
+        with _connect(self.path) as db:
+            db.execute("DELETE FROM ledger")
+
+
+@contextmanager
+def _connect(path: Path) -> Iterator[sqlite3.Connection]:
+    # autocommit mode (isolation_level=None): transactions are explicit, BEGIN IMMEDIATE above
+    db = sqlite3.connect(path, timeout=60, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        yield db
+    finally:
+        db.close()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,452 @@
+"""Differentially private statistics. OpenDP draws every bit of noise (floating-point-safe
+samplers); veil composes its measurements, charges the accountant, and reports how far to
+trust each answer.
+
+Every function follows check -> compute -> spend: the accountant reserves the epsilon first
+(refusing with ``BudgetExceededError`` if it cannot be afforded), OpenDP computes, and the
+reservation becomes a ledger entry only if the computation succeeded.
+Neighbouring datasets differ by adding or removing one record (OpenDP's symmetric distance).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.dp.budget import Accountant, check_epsilon_delta
+from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
+from veil.io import fingerprint
+from veil.schema import require_columns
+
+__all__ = [
+    "DPResult",
+    "count",
+    "grouped_count",
+    "grouped_mean",
+    "histogram",
+    "mean",
+    "median",
+    "quantile",
+    "std",
+    "sum",
+    "variance",
+]
+
+
+def opendp() -> Any:
+    """OpenDP's prelude with contrib features on; a clear error if the extra is missing."""
+    try:
+        import opendp.prelude as dp
+    except ImportError as err:
+        raise MissingExtraError(
+            "differential privacy needs OpenDP: pip install 'veil[dp]'"
+        ) from err
+    dp.enable_features("contrib")
+    return dp
+
+
+@dataclass(frozen=True)
+class DPResult:
+    """A DP answer with what it cost and how far to trust it."""
+
+    statistic: str
+    value: Any
+    epsilon: float
+    delta: float = 0.0
+    scale: float | dict[str, float] | None = None  # noise scale of the mechanism(s)
+    error95: float | None = None  # |answer - truth| stays below this with 95% probability
+    mechanism: str = "laplace"
+    bounds: tuple[float, float] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if isinstance(self.value, np.ndarray):
+            data["value"] = self.value.tolist()
+        return data
+
+
+def _accountant(accountant: Accountant | None) -> Accountant:
+    if accountant is None:
+        raise ParameterError(
+            "accountant must be given: every DP release is charged to a budget "
+            "(Accountant.create(path, Budget(epsilon=3)) or `veil budget init`)"
+        )
+    return accountant
+
+
+def _values(frame: pd.DataFrame, column: str) -> pd.Series:
+    require_columns(frame, [column], where="dp")
+    return frame[column]
+
+
+def _bounds(
+    series: pd.Series, bounds: tuple[float, float] | None, name: str
+) -> tuple[float, float]:
+    if bounds is None:
+        warnings.warn(
+            f"bounds for {name!r} were not given and are inferred from the data; this leaks "
+            "its minimum and maximum, outside the privacy guarantee. Pass bounds=(low, high) "
+            "from domain knowledge instead",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        values = pd.to_numeric(series, errors="coerce").dropna()
+        bounds = (float(values.min()), float(values.max()))
+    low, high = float(bounds[0]), float(bounds[1])
+    if not low < high:
+        raise ParameterError(f"bounds must be (low, high) with low < high, got {bounds!r}")
+    return low, high
+
+
+def _numbers(series: pd.Series, name: str) -> list[float]:
+    values = pd.to_numeric(series, errors="coerce")
+    if values.isna().all() and len(values):
+        raise ParameterError(f"column {name!r} must be numeric for this statistic")
+    # missing values are dropped: a per-record step, so neighbours stay neighbours
+    return values.dropna().astype(float).tolist()
+
+
+def _scale_for(make: Callable[[float], Any], epsilon: float) -> tuple[Any, float]:
+    """The smallest-noise measurement of ``make(scale)`` whose privacy loss is <= epsilon."""
+    dp = opendp()
+    scale = dp.binary_search_param(make, d_in=1, d_out=epsilon)
+    return make(scale), float(scale)
+
+
+def _laplace_error(scale: float) -> float:
+    return scale * math.log(1 / 0.05)  # P(|Laplace(b)| > t) = exp(-t/b)
+
+
+def _run(
+    accountant: Accountant | None,
+    frame: pd.DataFrame,
+    what: str,
+    epsilon: float,
+    compute: Callable[[], DPResult],
+) -> DPResult:
+    check_epsilon_delta(epsilon)
+    acc = _accountant(accountant)
+    with acc.spend(epsilon, 0.0, what=what, dataset=fingerprint(frame)):
+        return compute()
+
+
+# -- the statistics -------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _count_measurement(epsilon: float) -> tuple[Any, float]:
+    """Built once per epsilon: the binary search for the scale is the slow part."""
+    dp = opendp()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+    return _scale_for(lambda s: space >> dp.t.then_count() >> dp.m.then_laplace(scale=s), epsilon)
+
+
+@functools.lru_cache(maxsize=256)
+def _sum_measurement(bounds: tuple[float, float], epsilon: float) -> tuple[Any, float]:
+    dp = opendp()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+    return _scale_for(
+        lambda s: space >> dp.t.then_clamp(bounds) >> dp.t.then_sum() >> dp.m.then_laplace(scale=s),
+        epsilon,
+    )
+
+
+def _noisy_count(values: list[Any], epsilon: float) -> tuple[float, float]:
+    measurement, scale = _count_measurement(float(epsilon))
+    return float(measurement([0.0] * len(values))), scale
+
+
+def _noisy_sum(
+    values: list[float], bounds: tuple[float, float], epsilon: float
+) -> tuple[float, float]:
+    measurement, scale = _sum_measurement((float(bounds[0]), float(bounds[1])), float(epsilon))
+    return float(measurement(values)), scale
+
+
+def count(
+    frame: pd.DataFrame, column: str | None = None, *, epsilon: float, accountant: Accountant | None
+) -> DPResult:
+    """The number of records (or of non-missing values of ``column``)."""
+    values = list(range(len(frame))) if column is None else _values(frame, column).dropna().tolist()
+
+    def compute() -> DPResult:
+        noisy, scale = _noisy_count(values, epsilon)
+        return DPResult(
+            f"count({column or ''})",
+            max(round(noisy), 0),
+            epsilon,
+            0.0,
+            scale,
+            _laplace_error(scale),
+        )
+
+    return _run(accountant, frame, f"count({column or ''})", epsilon, compute)
+
+
+def sum(
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    bounds: tuple[float, float] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> DPResult:
+    values = _numbers(_values(frame, column), column)
+    lim = _bounds(frame[column], bounds, column)
+
+    def compute() -> DPResult:
+        noisy, scale = _noisy_sum(values, lim, epsilon)
+        return DPResult(
+            f"sum({column})", noisy, epsilon, 0.0, scale, _laplace_error(scale), bounds=lim
+        )
+
+    return _run(accountant, frame, f"sum({column})", epsilon, compute)
+
+
+def mean(
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    bounds: tuple[float, float] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> DPResult:
+    """Noisy sum over noisy count, each with half of ``epsilon``; clamped into the bounds."""
+    values = _numbers(_values(frame, column), column)
+    lim = _bounds(frame[column], bounds, column)
+
+    def compute() -> DPResult:
+        total, sum_scale = _noisy_sum(values, lim, epsilon / 2)
+        n, count_scale = _noisy_count(values, epsilon / 2)
+        n = max(n, 1.0)
+        value = min(max(total / n, lim[0]), lim[1])
+        # first-order error: the sum's noise over n, plus the count's noise times the mean
+        error = (_laplace_error(sum_scale) + abs(value) * _laplace_error(count_scale)) / n
+        return DPResult(
+            f"mean({column})",
+            value,
+            epsilon,
+            0.0,
+            {"sum": sum_scale, "count": count_scale},
+            error,
+            bounds=lim,
+        )
+
+    return _run(accountant, frame, f"mean({column})", epsilon, compute)
+
+
+def variance(
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    bounds: tuple[float, float] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+    _root: bool = False,
+) -> DPResult:
+    """From noisy count, sum and sum of squares (a third of ``epsilon`` each); values are
+    shifted to the bounds' midpoint first, which keeps the squares small."""
+    values = _numbers(_values(frame, column), column)
+    lim = _bounds(frame[column], bounds, column)
+    name = f"{'std' if _root else 'variance'}({column})"
+
+    def compute() -> DPResult:
+        middle = (lim[0] + lim[1]) / 2
+        half = (lim[1] - lim[0]) / 2
+        centred = [min(max(v, lim[0]), lim[1]) - middle for v in values]
+        n, count_scale = _noisy_count(values, epsilon / 3)
+        total, sum_scale = _noisy_sum(centred, (-half, half), epsilon / 3)
+        squares, square_scale = _noisy_sum(
+            [c * c for c in centred], (0.0, half * half), epsilon / 3
+        )
+        n = max(n, 2.0)
+        value = min(max(squares / n - (total / n) ** 2, 0.0), half * half)
+        if _root:
+            value = math.sqrt(value)
+        scales = {"count": count_scale, "sum": sum_scale, "sum_of_squares": square_scale}
+        note = "no error bound: the variance mixes three noisy parts"
+        return DPResult(name, value, epsilon, 0.0, scales, None, bounds=lim, notes=[note])
+
+    return _run(accountant, frame, name, epsilon, compute)
+
+
+def std(
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    bounds: tuple[float, float] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> DPResult:
+    return variance(
+        frame, column, bounds=bounds, epsilon=epsilon, accountant=accountant, _root=True
+    )
+
+
+def quantile(
+    frame: pd.DataFrame,
+    column: str,
+    q: float,
+    *,
+    bounds: tuple[float, float] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+    candidates: int = 200,
+) -> DPResult:
+    """The exponential mechanism over ``candidates`` evenly spaced values in the bounds
+    (OpenDP's quantile scores and report-noisy-max with Gumbel noise)."""
+    if not 0 <= q <= 1:
+        raise ParameterError(f"q must be in [0, 1], got {q!r}")
+    values = _numbers(_values(frame, column), column)
+    lim = _bounds(frame[column], bounds, column)
+    grid = np.linspace(lim[0], lim[1], candidates).tolist()
+    name = f"quantile({column}, {q:g})"
+
+    def compute() -> DPResult:
+        dp = opendp()
+        space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+        measurement, scale = _scale_for(
+            lambda s: (
+                space
+                >> dp.t.then_quantile_score_candidates(grid, q)
+                >> dp.m.then_noisy_max(dp.max_divergence(), scale=s, negate=True)
+            ),
+            epsilon,
+        )
+        index = int(measurement(values))
+        step = grid[1] - grid[0] if len(grid) > 1 else 0.0
+        return DPResult(
+            name,
+            grid[index],
+            epsilon,
+            0.0,
+            scale,
+            None,
+            mechanism="exponential",
+            bounds=lim,
+            notes=[f"resolution {step:g} (candidate spacing)"],
+        )
+
+    return _run(accountant, frame, name, epsilon, compute)
+
+
+def median(
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    bounds: tuple[float, float] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> DPResult:
+    return quantile(frame, column, 0.5, bounds=bounds, epsilon=epsilon, accountant=accountant)
+
+
+def _category_counts(
+    labels: list[str], categories: Sequence[str], epsilon: float
+) -> tuple[np.ndarray, float]:
+    dp = opendp()
+    space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    measurement, scale = _scale_for(
+        lambda s: (
+            space
+            >> dp.t.then_count_by_categories(categories=list(categories), null_category=True)
+            >> dp.m.then_laplace(scale=s)
+        ),
+        epsilon,
+    )
+    noisy = np.asarray(measurement(labels), dtype=float)
+    return np.maximum(np.round(noisy[: len(categories)]), 0), scale
+
+
+def histogram(
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    bins: int | Sequence[float] = 10,
+    bounds: tuple[float, float] | None = None,
+    categories: Sequence[str] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> DPResult:
+    """Counts per bin (numbers) or per category. The bins or ``categories`` are public:
+    inferring categories from the data would leak which values occur."""
+    series = _values(frame, column)
+    if categories is None and not pd.api.types.is_numeric_dtype(series):
+        raise ParameterError(
+            f"histogram of text column {column!r} needs categories=[...] (public knowledge); "
+            "listing them from the data would reveal rare values"
+        )
+    if categories is not None:
+        labels = series.astype(str).tolist()
+        names = [str(c) for c in categories]
+        edges = None
+    else:
+        lim = _bounds(series, bounds, column)
+        edges = (
+            np.linspace(lim[0], lim[1], bins + 1)
+            if isinstance(bins, int)
+            else np.asarray(bins, float)
+        )
+        position = np.clip(
+            np.digitize(pd.to_numeric(series).dropna(), edges[1:-1]), 0, len(edges) - 2
+        )
+        names = [f"[{edges[i]:g}, {edges[i + 1]:g})" for i in range(len(edges) - 1)]
+        labels = [names[i] for i in position]
+
+    def compute() -> DPResult:
+        counts, scale = _category_counts(labels, names, epsilon)
+        value = dict(zip(names, counts.astype(int).tolist(), strict=True))
+        return DPResult(f"histogram({column})", value, epsilon, 0.0, scale, _laplace_error(scale))
+
+    return _run(accountant, frame, f"histogram({column})", epsilon, compute)
+
+
+def grouped_count(
+    frame: pd.DataFrame,
+    by: str,
+    *,
+    categories: Sequence[str],
+    epsilon: float,
+    accountant: Accountant | None,
+) -> DPResult:
+    """Records per group; the groups are public ``categories``."""
+    return histogram(frame, by, categories=categories, epsilon=epsilon, accountant=accountant)
+
+
+def grouped_mean(
+    frame: pd.DataFrame,
+    column: str,
+    by: str,
+    *,
+    categories: Sequence[str],
+    bounds: tuple[float, float] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> DPResult:
+    """Mean of ``column`` per group. Groups are disjoint, so each group's mean (noisy sum and
+    count, half of ``epsilon`` each) costs ``epsilon`` once in total (parallel composition)."""
+    require_columns(frame, [column, by], where="dp")
+    lim = _bounds(frame[column], bounds, column)
+    name = f"grouped_mean({column} by {by})"
+
+    def compute() -> DPResult:
+        answers: dict[str, float] = {}
+        scales: dict[str, float] = {}
+        keys = frame[by].astype(str)
+        for group in categories:
+            values = _numbers(frame.loc[keys == str(group), column], column)
+            total, sum_scale = _noisy_sum(values, lim, epsilon / 2)
+            n, count_scale = _noisy_count(values, epsilon / 2)
+            answers[str(group)] = min(max(total / max(n, 1.0), lim[0]), lim[1])
+            scales = {"sum": sum_scale, "count": count_scale}
+        return DPResult(name, answers, epsilon, 0.0, scales, None, bounds=lim)
+
+    return _run(accountant, frame, name, epsilon, compute)

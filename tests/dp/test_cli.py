@@ -1,0 +1,55 @@
+"""veil budget and veil dp from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from veil.cli import main
+from veil.demo import demo_data
+
+
+def run(args: list, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_budget_and_dp_flow(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "clients.csv"
+    demo_data().to_csv(data, index=False)
+    assert run(["budget", "init", data, "--epsilon", "1"], capsys)[0] == 0
+    ledger = tmp_path / ".veil" / "budget.db"
+    assert ledger.exists()  # next to the data by default
+    code, out, _ = run(["dp", data, "mean(Age)", "--bounds", "Age=18:90", "--epsilon", "0.6",
+                        "--format", "json"], capsys)  # fmt: skip
+    assert code == 0
+    result = json.loads(out)
+    assert result["epsilon"] == 0.6
+    assert 18 <= result["value"] <= 90
+    assert result["error95"] > 0
+    code, _, err = run(["dp", data, "count()", "--epsilon", "0.5"], capsys)
+    assert code == 1  # 0.4 left: refused, exit 1
+    assert "only epsilon 0.4" in err
+    code, out, _ = run(["budget", "show", "--ledger", ledger, "--format", "json"], capsys)
+    shown = json.loads(out)
+    assert [e["what"] for e in shown["entries"]] == ["mean(Age)"]
+    assert shown["remaining"]["epsilon"] == pytest.approx(0.4)
+    assert run(["budget", "reset", "--ledger", ledger], capsys)[0] == 2  # needs --yes
+    assert run(["budget", "reset", "--ledger", ledger, "--yes"], capsys)[0] == 0
+    assert run(["budget", "init", data, "--epsilon", "5"], capsys)[0] == 2  # never replaced
+
+
+def test_dp_bad_queries(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "clients.csv"
+    demo_data().to_csv(data, index=False)
+    run(["budget", "init", data, "--epsilon", "1"], capsys)
+    code, _, err = run(["dp", data, "avg(Age)", "--epsilon", "0.1"], capsys)
+    assert code == 2
+    assert "query must be count()" in err
+    code, _, err = run(["dp", data, "mean(Age)", "--bounds", "Age=18-90", "--epsilon", "0.1"],
+                       capsys)  # fmt: skip
+    assert code == 2
+    assert "COLUMN=LOW:HIGH" in err
