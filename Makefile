@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-privacy
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-privacy bench-dp
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -66,7 +66,10 @@ bench-accuracy: $(VENV)/.installed
 bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
 	$(BIN)/python bench/bench_privacy.py
 
-bench: bench-io bench-scan bench-accuracy bench-privacy
+bench-dp: $(VENV)/.installed-test
+	$(BIN)/python bench/bench_dp.py --plots bench/out
+
+bench: bench-io bench-scan bench-accuracy bench-privacy bench-dp
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) veil-demo .pytest_cache .mypy_cache .ruff_cache .hypothesis
