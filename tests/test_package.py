@@ -54,3 +54,16 @@ def test_every_transform_runs_from_a_yaml_policy(
     expected = transform.fit_transform(people)
     pd.testing.assert_frame_equal(release.data, expected)
     assert release.certificate.steps[0].name == name
+
+
+def test_design_api_names() -> None:
+    import veil
+    from veil.scan import ScanResult, classify  # the subpackage stays importable
+
+    frame = pd.DataFrame({"email": [f"u{i}@example.com" for i in range(30)]})
+    found = veil.scan(frame)
+    assert isinstance(found, ScanResult)
+    assert found.column("email").entity == "EMAIL"
+    assert callable(classify)
+    policy = veil.suggest_policy(found, frame)
+    assert policy.columns["email"].steps == [{"drop": {}}]

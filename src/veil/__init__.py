@@ -4,7 +4,9 @@ Find what is personal, release it safely, prove the release is safe, show the ut
 
     import veil
     df = veil.read("clients.csv")
-    release = veil.anonymize(df, "policy.yaml")
+    found = veil.scan(df)                          # what is personal, with evidence
+    policy = veil.suggest_policy(found, df)        # a starting policy
+    release = veil.anonymize(df, policy)           # applied, searched, verified
     veil.write(release.data, "release.csv")
 """
 
@@ -25,8 +27,15 @@ from veil.exceptions import (
 )
 from veil.io import read, write
 from veil.policy import Policy, load_policy
-from veil.privacy import Certificate, Release, anonymize
+from veil.privacy import Certificate, Release, anonymize, check, verify
+from veil.scan import ScanResult
+from veil.scan import scan as _scan
 from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema
+from veil.suggest import suggest_policy
+
+# DESIGN's API is veil.scan(df): the function takes the name of its subpackage here (the
+# subpackage stays importable: import veil.scan.recognizers, from veil.scan import ...)
+scan = _scan
 
 __all__ = [
     "Certificate",
@@ -41,14 +50,19 @@ __all__ = [
     "Policy",
     "PolicyError",
     "Release",
+    "ScanResult",
     "Schema",
     "SecretError",
     "UnknownColumnError",
     "VeilError",
     "__version__",
     "anonymize",
+    "check",
     "load_policy",
     "read",
+    "scan",
+    "suggest_policy",
     "transforms",
+    "verify",
     "write",
 ]
