@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bench_io import best_of  # the same timing rule in every benchmark (run from bench/)
 from diffprivlib import BudgetAccountant, tools
 from sklearn.linear_model import LogisticRegression as PlainLogistic
 from sklearn.model_selection import train_test_split
@@ -32,15 +32,6 @@ HEART = (
     / "heart_disease"
     / "heart.csv"
 )
-
-
-def best(fn, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -73,7 +64,7 @@ def main() -> None:
         for name, ours, plain, theirs in rows:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t_ours, t_plain, t_theirs = best(ours), best(plain), best(theirs)
+                t_ours, t_plain, t_theirs = best_of(ours), best_of(plain), best_of(theirs)
             print(f"  {name:<20}{t_ours:>7.3f}s {t_plain:>8.3f}s {t_ours / t_plain:>6.1f}x "
                   f"{t_theirs:>10.3f}s")  # fmt: skip
 
