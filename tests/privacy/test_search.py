@@ -283,3 +283,20 @@ privacy:
     assert set(levels) == {"age", "county"}
     if levels["age"] >= 1:
         assert release.data["age"].str.match(r"^\[\d+, \d+\)$|^\*$").all()
+
+
+def test_the_sensitive_column_is_no_quasi_identifier(adult) -> None:
+    """ARX's l-diversity setting on adult: occupation is sensitive although it has a hierarchy
+    file; the other eight columns are the quasi-identifiers."""
+    frame, hierarchies = adult
+    release = anonymize(
+        frame,
+        {"privacy": {"k": 2, "l": 2, "sensitive": ["occupation"], "max_suppression": 0.04}},
+        hierarchies=hierarchies,
+    )
+    levels = release.certificate.search["levels"]
+    assert "occupation" not in levels
+    assert len(levels) == 8
+    assert set(release.data["occupation"]) <= set(frame["occupation"])  # released as is
+    groups = release.data.groupby(list(levels))["occupation"].nunique()
+    assert groups.min() >= 2

@@ -221,13 +221,15 @@ def anonymize(
             f"{__version__}; Mondrian checks k and distinct l, use method optimal for the others"
         )
     schema = pol.to_schema()
-    quasi = list(schema.quasi_identifiers)
-    if not quasi and (given or specs):  # ARX's convention: columns with a hierarchy are QIs
-        quasi = [c for c in data.columns if c in given or c in specs]
     sensitive = list(
         pol.privacy.sensitive if pol.privacy and pol.privacy.sensitive else schema.sensitive
     )
     require_columns(data, sensitive, where="privacy.sensitive")
+    quasi = list(schema.quasi_identifiers)
+    if not quasi and (given or specs):
+        # ARX's convention: the columns with a hierarchy are the QIs — except the sensitive
+        # one, whose hierarchy serves hierarchical t-closeness
+        quasi = [c for c in data.columns if (c in given or c in specs) and c not in sensitive]
     before = class_stats(data, quasi)
 
     frame = data
