@@ -193,7 +193,24 @@ METRICS: dict[str, type[Metric]] = {
 }
 
 
+# Other names users know these metrics by (ARX's, the literature's).
+ALIASES = {
+    "dm": "discernibility",
+    "dm*": "discernibility",
+    "dmstar": "discernibility",
+    "discernability": "discernibility",
+    "non-uniform-entropy": "entropy",
+    "nue": "entropy",
+    "average-class-size": "aecs",
+    "generalized-loss": "loss",
+}
+
+
 def make_metric(name: str) -> Metric:
-    if name not in METRICS:
-        raise ParameterError(f"metric must be one of {sorted(METRICS)}, got {name!r}")
-    return METRICS[name]()
+    key = ALIASES.get(name.lower(), name.lower())
+    if key not in METRICS:
+        raise ParameterError(
+            f"metric must be one of {sorted(METRICS)} (or {', '.join(sorted(ALIASES))}), "
+            f"got {name!r}"
+        )
+    return METRICS[key]()
