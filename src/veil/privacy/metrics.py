@@ -157,9 +157,20 @@ class DiscernibilityMetric(Metric):
 
     def prepare(self, table: FrequencyTable) -> None:
         self.rows = table.rows
+        self.entries = len(table.bottom)
+        # distinct generalized values per column and level
+        self.cardinality = [np.array([len(lab) for lab in h.labels]) for h in table.hierarchies]
 
     def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
-        return np.full(len(nodes), float(self.rows))  # all classes singletons
+        """n^2 / C, C bounding the number of classes: the product of the columns' generalized
+        cardinalities (and the bottom's combinations). Sum of squares over C classes holding n
+        records is at least n^2 / C, and suppression only charges more."""
+        classes = np.full(len(nodes), float(self.entries))
+        product = np.ones(len(nodes))
+        for c, cards in enumerate(self.cardinality):
+            product = np.minimum(product * cards[nodes[:, c]], float(self.entries))
+        classes = np.minimum(classes, product)
+        return float(self.rows) ** 2 / np.maximum(classes, 1.0)
 
     def loss(self, evaluation: Evaluation) -> float:
         sizes = evaluation.groups.sizes.astype(float)
