@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -16,7 +17,6 @@ from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.io import fingerprint
 from veil.policy import Policy, PrivacySettings
 from veil.privacy.certificate import Certificate, Release, StepRecord
-from veil.privacy.check import goals, measure
 from veil.privacy.criteria import (
     Criterion,
     DistinctLDiversity,
@@ -267,12 +267,6 @@ def anonymize(
         records.append(record)
 
     after = class_stats(frame, quasi)
-    checks: dict[str, bool] = {}
-    if privacy is not None:
-        measured = measure(
-            frame, quasi, sensitive=sensitive[0] if sensitive else None, privacy=privacy
-        )
-        checks.update(goals(measured, privacy))
 
     certificate = Certificate(
         veil_version=__version__,
@@ -290,15 +284,13 @@ def anonymize(
         sensitive=tuple(sensitive),
         before=before,
         after=after,
-        privacy=None if privacy is None else privacy.model_dump(exclude_defaults=True),
-        checks=checks,
+        privacy=None if privacy is None else privacy.model_dump(exclude_unset=True),
         search=search_info,
     )
-    if privacy is not None and "max_suppression" in privacy.model_fields_set:
-        share = certificate.rows_suppressed / len(data) if len(data) else 0.0
-        checks[f"suppressed records <= {privacy.max_suppression:.1%}"] = (
-            share <= privacy.max_suppression + 1e-12
-        )
+    # The goals are measured once, by the independent re-check that also guards the write.
+    verification = verify(frame, certificate.to_dict())
+    checks = verification.goals() if privacy is not None else {}
+    certificate = dataclasses.replace(certificate, checks=checks)
     failed = [goal for goal, met in checks.items() if not met]
     if failed and len(frame) == 0:
         raise CheckFailedError(
@@ -311,8 +303,7 @@ def anonymize(
             f"{after.unique_rows} unique records); generalize the quasi-identifiers further or "
             "suppress rare records, e.g. steps: [{suppress_rows: {rare: K, columns: [...]}}]"
         )
-    verification = verify(frame, certificate.to_dict())
-    if not verification.ok:  # the independent re-check disagrees with the search: never write
+    if not verification.ok:  # the re-check disagrees with the certificate: never write
         broken = [f"{c} ({d})" for c, ok, d in verification.claims if not ok]
         raise CheckFailedError(f"the release failed its own verification: {'; '.join(broken)}")
     return Release(frame, certificate)
