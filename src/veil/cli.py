@@ -58,6 +58,17 @@ Force = Annotated[
     bool, typer.Option("--force", help="Overwrite existing output files (never the input).")
 ]
 Format = Annotated[str, typer.Option("--format", help="Output: text or json.")]
+# The privacy goals, with the same words in every command that takes them.
+KGoal = Annotated[int | None, typer.Option("-k", "--k", help="k-anonymity.", min=1)]
+LGoal = Annotated[int | None, typer.Option("--l", help="l-diversity.", min=1)]
+TGoal = Annotated[float | None, typer.Option("--t", help="t-closeness.")]
+TDistance = Annotated[
+    str | None, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
+]
+Sensitive = Annotated[
+    str | None, typer.Option("--sensitive", help="The sensitive column for l and t.")
+]
+Bounds = Annotated[list[str] | None, typer.Option("--bounds", help="COLUMN=LOW:HIGH (repeatable).")]
 
 
 def _print_version(value: bool) -> None:
@@ -129,19 +140,15 @@ def anonymize(
         Path | None,
         typer.Option("--hierarchies", help="Folder of <data stem>_hierarchy_<column>.csv files."),
     ] = None,
-    k: Annotated[int | None, typer.Option("-k", "--k", help="k-anonymity.", min=1)] = None,
-    l_value: Annotated[int | None, typer.Option("--l", help="l-diversity.", min=1)] = None,
+    k: KGoal = None,
+    l_value: LGoal = None,
     l_variant: Annotated[
         str | None, typer.Option("--l-variant", help="distinct, entropy or recursive.")
     ] = None,
     c_value: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l).")] = None,
-    t_value: Annotated[float | None, typer.Option("--t", help="t-closeness.")] = None,
-    t_distance: Annotated[
-        str | None, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
-    ] = None,
-    sensitive: Annotated[
-        str | None, typer.Option("--sensitive", help="The sensitive column for l and t.")
-    ] = None,
+    t_value: TGoal = None,
+    t_distance: TDistance = None,
+    sensitive: Sensitive = None,
     max_suppression: Annotated[
         float | None, typer.Option("--max-suppression", help="Share of records, e.g. 0.04.")
     ] = None,
@@ -331,17 +338,11 @@ def check_command(
     quasi_identifiers: Annotated[
         str, typer.Option("--quasi-identifiers", "-q", help="Comma-separated columns.")
     ],
-    sensitive: Annotated[
-        str | None, typer.Option("--sensitive", help="Sensitive column for l and t.")
-    ] = None,
-    k: Annotated[int | None, typer.Option("-k", "--k", help="Require k-anonymity.", min=1)] = None,
-    l_value: Annotated[
-        int | None, typer.Option("--l", help="Require distinct l-diversity.")
-    ] = None,
-    t_value: Annotated[float | None, typer.Option("--t", help="Require t-closeness.")] = None,
-    t_distance: Annotated[
-        str | None, typer.Option("--t-distance", help="equal or ordered (default by type).")
-    ] = None,
+    sensitive: Sensitive = None,
+    k: KGoal = None,
+    l_value: LGoal = None,
+    t_value: TGoal = None,
+    t_distance: TDistance = None,
     risk_threshold: Annotated[
         float, typer.Option("--risk-threshold", help="Risk above which a record is at risk.")
     ] = 0.2,
@@ -494,9 +495,7 @@ def dp_command(
         str, typer.Argument(help='e.g. "mean(Age)", "count()", "quantile(Age, 0.9)".')
     ],
     epsilon: Annotated[float, typer.Option("--epsilon", help="Epsilon to spend.")],
-    bounds: Annotated[
-        list[str] | None, typer.Option("--bounds", help="COLUMN=LOW:HIGH (repeatable).")
-    ] = None,
+    bounds: Bounds = None,
     categories: Annotated[
         str | None, typer.Option("--categories", help="Comma-separated public categories.")
     ] = None,
@@ -555,9 +554,7 @@ def synth_command(
     columns: Annotated[
         str | None, typer.Option("--columns", help="Comma-separated columns (default: all usable).")
     ] = None,
-    bounds: Annotated[
-        list[str] | None, typer.Option("--bounds", help="COLUMN=LOW:HIGH (repeatable).")
-    ] = None,
+    bounds: Bounds = None,
     bins: Annotated[int, typer.Option("--bins", help="Bins per numeric column.", min=2)] = 10,
     rows: Annotated[int | None, typer.Option("--rows", help="Rows to make.", min=1)] = None,
     ledger: Ledger = None,
