@@ -28,6 +28,7 @@ from veil.exceptions import (
 from veil.io import read, write
 from veil.policy import Policy, load_policy
 from veil.privacy import Certificate, Release, anonymize, check, verify
+from veil.report import Report, build_report
 from veil.scan import ScanResult
 from veil.scan import scan as _scan
 from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema
@@ -50,6 +51,7 @@ __all__ = [
     "Policy",
     "PolicyError",
     "Release",
+    "Report",
     "ScanResult",
     "Schema",
     "SecretError",
@@ -57,6 +59,7 @@ __all__ = [
     "VeilError",
     "__version__",
     "anonymize",
+    "build_report",
     "check",
     "load_policy",
     "read",

@@ -69,6 +69,10 @@ Sensitive = Annotated[
     str | None, typer.Option("--sensitive", help="The sensitive column for l and t.")
 ]
 Bounds = Annotated[list[str] | None, typer.Option("--bounds", help="COLUMN=LOW:HIGH (repeatable).")]
+Target = Annotated[
+    str | None,
+    typer.Option("--target", help="Report: train a model predicting this column on both tables."),
+]
 
 
 def _print_version(value: bool) -> None:
@@ -131,11 +135,13 @@ def anonymize(
     output: Annotated[Path, typer.Option("--output", "-o", help="Release file (.csv/.parquet).")],
     policy: Annotated[Path | None, typer.Option("--policy", "-p", help="Policy YAML file.")] = None,
     report: Annotated[
-        Path | None, typer.Option("--report", help="Also write an HTML report here.")
+        Path | None,
+        typer.Option("--report", help="Also write a report here (.html, or .json for data)."),
     ] = None,
     certificate: Annotated[
         Path | None, typer.Option("--certificate", help="Also write the certificate (JSON).")
     ] = None,
+    target: Target = None,
     hierarchies: Annotated[
         Path | None,
         typer.Option("--hierarchies", help="Folder of <data stem>_hierarchy_<column>.csv files."),
@@ -181,7 +187,7 @@ def anonymize(
     from veil.io import atomic_open, check_output, output_format, read, write
     from veil.policy import Policy
     from veil.privacy import anonymize as run
-    from veil.report import render_summary
+    from veil.report import build_report
 
     _check_format(fmt)
     pol = Policy.load(policy) if policy is not None else Policy()
@@ -202,10 +208,12 @@ def anonymize(
     # Refuse bad outputs before any expensive work.
     output_format(output)
     inputs = [data] + ([str(policy)] if policy is not None else [])
-    targets = [p for p in (output, report, certificate) if p is not None]
-    for target in targets:
-        check_output(target, inputs=inputs, force=force)
-    if len(set(map(os.path.abspath, targets))) != len(targets):
+    if target is not None and report is None:
+        raise ParameterError("--target is for the report: give --report too")
+    outputs = [p for p in (output, report, certificate) if p is not None]
+    for destination in outputs:
+        check_output(destination, inputs=inputs, force=force)
+    if len(set(map(os.path.abspath, outputs))) != len(outputs):
         raise ParameterError("--output, --report and --certificate must be different files")
     options = _read_options(
         pol.read,
@@ -225,15 +233,19 @@ def anonymize(
         if hierarchies is not None:
             found = load_hierarchies(hierarchies, Path(data).stem)
         release = run(frame, pol, hierarchies=found, progress=say)
-        html = render_summary(frame, release) if report is not None else None
+        built = None
+        if report is not None:  # before anything is written: a failing report writes nothing
+            name = f"veil release of {Path(data).name}"
+            built = build_report(
+                release, original=frame, aligned=True, target=target, title=name, progress=say
+            )
         say(f"writing {output}")
         write(release.data, output, force=force, inputs=inputs)
         if certificate is not None:
             with atomic_open(certificate) as fh:
                 fh.write(release.certificate.to_json() + "\n")
-        if report is not None and html is not None:
-            with atomic_open(report) as fh:
-                fh.write(html)
+        if report is not None and built is not None:
+            built.write(report, force=True, inputs=tuple(inputs))
     cert = release.certificate
     if fmt == "json":
         out.print_json(cert.to_json())
@@ -244,6 +256,84 @@ def anonymize(
     for path in (report, certificate):
         if path is not None:
             out.print(f"wrote {path}")
+
+
+@app.command("report")
+def report_command(
+    release: Annotated[
+        str, typer.Argument(help="The released table (as veil anonymize wrote it).")
+    ],
+    certificate: Annotated[
+        Path, typer.Option("--certificate", "-c", help="certificate.json of the release.")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="report.html or report.json.")],
+    original: Annotated[
+        str | None,
+        typer.Option(
+            "--original",
+            help="The original table: adds scan, risk before/after, utility and column profiles.",
+        ),
+    ] = None,
+    target: Target = None,
+    ledger: Annotated[
+        Path | None, typer.Option("--budget", help="A privacy-budget ledger: adds the DP section.")
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="The report's title.")] = None,
+    force: Force = False,
+    sep: Sep = None,
+    encoding: Encoding = None,
+    dates: Dates = None,
+    dayfirst: Dayfirst = False,
+    date_format: DateFormat = None,
+) -> None:
+    """Write the report of a release: what was done, privacy and risk, utility, DP budget."""
+    from veil.io import check_output, read
+    from veil.privacy import Release
+    from veil.privacy.certificate import Certificate
+    from veil.report import build_report
+
+    inputs = [release, str(certificate)] + ([original] if original else [])
+    check_output(output, inputs=inputs, force=force)
+    if target is not None and original is None:
+        raise ParameterError("--target compares a model on both tables: give --original too")
+    cert = Certificate.load(certificate)
+    options = _read_options(None, sep=sep, encoding=encoding, dates=dates, dayfirst=dayfirst,
+                            date_format=date_format)  # fmt: skip
+    accountant = None
+    if ledger is not None:
+        from veil.dp import Accountant
+
+        accountant = Accountant(ledger)
+    with _progress() as say:
+        say(f"reading {release}")
+        data = read(release, **options)
+        if list(data.columns) != list(cert.columns_out):
+            raise InputError(
+                f"{release} has columns {list(data.columns)} but the certificate's release has "
+                f"{list(cert.columns_out)}; give the certificate written with this release"
+            )
+        frame = None
+        if original is not None:
+            say(f"reading {original}")
+            frame = read(original, **options)
+            missing = [c for c in cert.columns_in if c not in frame.columns]
+            if missing:
+                raise InputError(
+                    f"{original} lacks the columns {missing} that the certificate's input had; "
+                    "give the table the release was made from"
+                )
+        built = build_report(
+            Release(data, cert),
+            original=frame,
+            target=target,
+            accountant=accountant,
+            progress=say,
+            title=title or f"veil release report: {Path(release).name}",
+        )
+        built.write(output, force=True, inputs=tuple(inputs))
+    out.print(f"wrote {output}")
+    for line in built.headline:
+        out.print(f"  {line}")
 
 
 ROLE_STYLE = {
@@ -637,7 +727,9 @@ def demo(
         "policy": "the policy the scan suggested, applied (edit it)",
         "release": "the release",
         "certificate": "what was done, as JSON",
+        "budget": "the privacy-budget ledger of the DP answers",
         "report": "open this in a browser",
+        "report_json": "the report's numbers, as JSON",
     }
     for key, path in result.files.items():
         out.print(f"  {path!s:<32} {names[key]}")

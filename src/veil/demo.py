@@ -8,19 +8,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from veil.io import atomic_open, read, write
+from veil.exceptions import MissingExtraError
+from veil.io import atomic_open, fingerprint, read, write
 from veil.keys import DEFAULT_KEY_ENV, generate_key
 from veil.policy import Policy
 from veil.privacy import Release, anonymize
-from veil.report import render_summary
+from veil.report import Curve, Report, build_report
 from veil.scan import ScanResult, scan
 from veil.suggest import suggest_policy_yaml
 
 DEMO_DATA = "kenya_insurance.csv"
 KEY_FILE = "demo.key"
+TARGET = "Account_withdrawal"  # the utility model predicts whether a client withdraws
+DP_BUDGET = 1.0
+CURVE_EPSILONS = (0.03, 0.1, 0.3, 1.0, 3.0)
+CURVE_REPEATS = 20
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class DemoResult:
     original: pd.DataFrame
     files: dict[str, Path]
     generated_key: bool
+    report: Report
 
 
 def demo_data() -> pd.DataFrame:
@@ -49,8 +56,8 @@ def ensure_key_file(path: Path) -> None:
 def run_demo(
     out: str | os.PathLike[str], *, progress: Callable[[str], None] | None = None
 ) -> DemoResult:
-    """Write the input, scan.json, policy.yaml, release.csv, certificate.json and report.html
-    into ``out``.
+    """Write the input, scan.json, policy.yaml, release.csv, certificate.json, budget.db,
+    report.html and report.json into ``out``.
 
     These files (and demo.key, when ``VEIL_KEY`` is not set) are the demo's own and are
     replaced on every run; nothing else in ``out`` is touched.
@@ -64,7 +71,9 @@ def run_demo(
         "policy": folder / "policy.yaml",
         "release": folder / "release.csv",
         "certificate": folder / "certificate.json",
+        "budget": folder / "budget.db",
         "report": folder / "report.html",
+        "report_json": folder / "report.json",
     }
     say("reading the Kenyan insurance sample")
     original = demo_data()
@@ -86,11 +95,75 @@ def run_demo(
     policy = Policy.load(files["policy"])
 
     release = anonymize(original, policy, progress=say)
+    say("answering questions with differential privacy")
+    accountant, answers, curves = _dp_demo(original, files["budget"], folder)
+    if accountant is None:
+        del files["budget"]
+    say("building the report")
+    report = build_report(
+        release,
+        original=original,
+        scan_result=found,
+        aligned=True,
+        target=TARGET,
+        title="veil demo: Kenyan insurance release",
+        progress=say,
+        accountant=accountant,
+        dp_releases=answers,
+        curves=curves,
+    )
     say("writing the release, certificate and report")
-    html = render_summary(original, release, title="veil demo: Kenyan insurance release")
     write(release.data, files["release"], force=True)
     with atomic_open(files["certificate"]) as fh:
         fh.write(release.certificate.to_json() + "\n")
-    with atomic_open(files["report"]) as fh:
-        fh.write(html)
-    return DemoResult(found, release, original, files, generated_key)
+    report.write(files["report"], force=True)
+    report.write(files["report_json"], force=True)
+    return DemoResult(found, release, original, files, generated_key, report)
+
+
+def _dp_demo(
+    original: pd.DataFrame, ledger: Path, folder: Path
+) -> tuple[Any, list[Any], list[Curve]]:
+    """Three DP answers charged to a fresh budget of epsilon 1, and the error of a DP mean
+    against epsilon. Without the ``dp`` extra the report simply has no DP section."""
+    try:
+        from veil.dp import Accountant, Budget, stats
+        from veil.dp.curves import error_vs_epsilon
+
+        stats.opendp()
+    except MissingExtraError:
+        return None, [], []
+    accountant = Accountant.create(
+        ledger, Budget(DP_BUDGET), dataset=fingerprint(original), overwrite=True
+    )
+    illnesses = sorted(original["Illness_category"].dropna().unique())  # public categories
+    answers = [
+        stats.count(original, epsilon=0.1, accountant=accountant),
+        stats.mean(original, "Age", bounds=(18, 100), epsilon=0.3, accountant=accountant),
+        stats.histogram(
+            original, "Illness_category", categories=illnesses, epsilon=0.3, accountant=accountant
+        ),
+    ]
+    # The curve repeats releases many times: it gets its own, throwaway ledger (in real use,
+    # draw it on public or synthetic data of the same shape).
+    scratch = folder / ".curve-budget.db"
+    try:
+        curve_ledger = Accountant.create(scratch, Budget(1e6), overwrite=True)
+        table = error_vs_epsilon(
+            original,
+            "Age",
+            bounds=(18, 100),
+            epsilons=CURVE_EPSILONS,
+            accountant=curve_ledger,
+            repeats=CURVE_REPEATS,
+        )
+    finally:
+        for leftover in folder.glob(".curve-budget.db*"):
+            leftover.unlink()
+    curve = Curve(
+        "Error of a DP mean of Age against epsilon",
+        table,
+        y="mean_abs_error",
+        ylabel="mean absolute error (years)",
+    )
+    return accountant, answers, [curve]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,8 +14,8 @@ import pandas as pd
 
 from veil.dp import stats
 from veil.dp.budget import Accountant
-from veil.exceptions import MissingExtraError
 from veil.io import atomic_path
+from veil.plotting import canvas, draw_curve, render
 
 
 def error_vs_epsilon(
@@ -85,27 +86,11 @@ def plot_curve(
 ) -> None:
     """A line against epsilon (log axis), with an optional reference line; PNG or SVG by the
     file's extension, written atomically."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as err:
-        raise MissingExtraError("plots need matplotlib: pip install 'veil[dp]'") from err
-    figure, axes = plt.subplots(figsize=(6, 3.6), dpi=120)
-    axes.plot(table["epsilon"], table[y], marker="o", color="#2f7d6d", label=ylabel)
-    if reference is not None:
-        axes.axhline(float(table[reference].iloc[0]), color="#9fb3c8", linestyle="--",
-                     label="without differential privacy")  # fmt: skip
-        axes.legend(frameon=False)
-    axes.set_xscale("log")
+    figure, (axes,) = canvas(6, 3.6)
+    draw_curve(axes, table, y=y, ylabel=ylabel, reference=reference)
     if log_y:
         axes.set_yscale("log")
-    axes.set_xlabel("epsilon (privacy loss; smaller is more private)")
-    axes.set_ylabel(ylabel)
     axes.set_title(title)
-    axes.grid(alpha=0.3)
-    figure.tight_layout()
+    data = render(figure, format=str(path).rsplit(".", 1)[-1].lower())
     with atomic_path(path) as tmp:
-        figure.savefig(tmp, format=str(path).rsplit(".", 1)[-1])
-    plt.close(figure)
+        Path(tmp).write_bytes(data)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from veil.exceptions import InputError
 from veil.privacy.models import ClassStats
 
 
@@ -65,6 +68,50 @@ class Certificate:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Certificate:
+        """The certificate ``to_dict`` wrote (the keys it adds for readers are ignored)."""
+        try:
+            return cls(
+                **{name: data[name] for name in _PLAIN_FIELDS},
+                columns_in=tuple(data["columns_in"]),
+                columns_out=tuple(data["columns_out"]),
+                quasi_identifiers=tuple(data["quasi_identifiers"]),
+                sensitive=tuple(data["sensitive"]),
+                steps=tuple(
+                    StepRecord(**{f: s[f] for f in StepRecord.__dataclass_fields__})
+                    for s in data["steps"]
+                ),
+                before=_class_stats(data["before"]),
+                after=_class_stats(data["after"]),
+                privacy=data.get("privacy"),
+                checks=dict(data.get("checks") or {}),
+                search=data.get("search"),
+            )
+        except KeyError as err:
+            raise InputError(
+                f"a certificate must have the key {err.args[0]!r}; give the certificate.json "
+                "that `veil anonymize --certificate` wrote"
+            ) from err
+        except (TypeError, ValueError) as err:
+            raise InputError(f"certificate is malformed ({err}); give the certificate.json "
+                             "that `veil anonymize --certificate` wrote") from err  # fmt: skip
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Certificate:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError as err:
+            raise InputError(f"certificate {path} does not exist") from err
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise InputError(f"certificate {path} is not JSON ({err})") from err
+        if not isinstance(data, dict):
+            raise InputError(f"certificate {path} must hold a JSON object")
+        try:
+            return cls.from_dict(data)
+        except InputError as err:
+            raise InputError(f"{path}: {err}") from err
+
     def summary(self) -> list[str]:
         """Plain-language sentences for people who will not read the JSON."""
         lines = [
@@ -100,6 +147,17 @@ class Certificate:
         for goal, met in self.checks.items():
             lines.append(f"Policy goal {goal}: {'met' if met else 'NOT met'}.")
         return lines
+
+
+_PLAIN_FIELDS = ("veil_version", "created", "source_fingerprint", "release_fingerprint",
+                 "policy_sha256", "rows_in", "rows_out", "roles")  # fmt: skip
+
+
+def _class_stats(data: dict[str, Any]) -> ClassStats:
+    return ClassStats(
+        quasi_identifiers=tuple(data["quasi_identifiers"]),
+        **{f: data[f] for f in ClassStats.__dataclass_fields__ if f != "quasi_identifiers"},
+    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,215 @@
+"""The Report: escaped values, no secrets, every section with figures that show something, the
+numbers behind the figures obeying their laws, and the measures against external oracles."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib import image
+from scipy.stats.contingency import association
+
+from tests.conftest import TEST_KEY
+from veil import anonymize
+from veil.exceptions import InputError, OutputError, ParameterError
+from veil.learn import compare_models
+from veil.privacy.certificate import Certificate
+from veil.report import Report, build_report
+from veil.report.measures import association_matrix, cramers_v, entropy_bits
+
+PAYLOADS = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>']
+
+POLICY = {
+    "columns": {
+        "name": {"role": "identifier", "steps": ["drop"]},
+        "kra_pin": {"role": "identifier", "steps": [{"pseudonymize": {"format": "preserve"}}]},
+        "age": {"role": "quasi_identifier", "steps": [{"generalize": {"bins": [0, 40, 60, 200]}}]},
+        "gender": {"role": "quasi_identifier"},
+        "diagnosis": {"role": "sensitive"},
+    },
+    "privacy": {"k": 3},
+}
+
+
+def pixels(png: bytes) -> np.ndarray:
+    return image.imread(io.BytesIO(png), format="png")
+
+
+def assert_not_blank(png: bytes) -> None:
+    """Some pixels are not background, and more than two colours are used."""
+    picture = pixels(png)[..., :3]
+    background = picture[0, 0]
+    assert (np.abs(picture - background).sum(axis=-1) > 0.1).mean() > 0.01
+    assert len(np.unique(picture.reshape(-1, 3).round(2), axis=0)) > 2
+
+
+@pytest.fixture
+def report(key_env: str, people: pd.DataFrame) -> tuple[Report, pd.DataFrame]:
+    release = anonymize(people, POLICY)
+    return build_report(release, original=people, aligned=True, target="diagnosis"), people
+
+
+def test_values_names_and_title_are_escaped(key_env: str) -> None:
+    frame = pd.DataFrame(
+        {
+            "note": PAYLOADS * 6,
+            "<b>col</b>": ["x", "y"] * 6,
+            "pin": [f"A{i:09d}Z" for i in range(12)],
+        }
+    )
+    policy = {"columns": {"pin": {"role": "identifier", "steps": ["pseudonymize"]}}}
+    release = anonymize(frame, policy)
+    html = build_report(release, original=frame, aligned=True, title="<i>t</i>").to_html()
+    assert "<img src=x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "&lt;b&gt;col&lt;/b&gt;" in html
+    assert "<i>t</i>" not in html
+    assert not re.search(r"<script", html, re.IGNORECASE)  # the page runs no script at all
+    assert "default-src 'none'" in html  # and the browser is told so
+    assert TEST_KEY not in html
+
+
+def test_every_section_has_its_figures(report: tuple[Report, pd.DataFrame]) -> None:
+    built, people = report
+    assert [s.id for s in built.sections] == ["scan", "policy", "privacy", "utility", "columns"]
+    ids = {f.id for f in built.figures}
+    assert {"uniqueness", "class-sizes", "risk", "information-kept", "associations",
+            "model"} <= ids  # fmt: skip
+    # one distribution per column that is not a direct identifier
+    assert {f"distribution-{c}" for c in people.columns if c not in ("name", "kra_pin")} <= ids
+    assert "distribution-kra_pin" not in ids  # identifiers' values are one per person
+    for figure in built.figures:
+        assert figure.png.startswith(b"\x89PNG")
+        assert_not_blank(figure.png)
+    html = built.to_html()
+    assert html.count('<img class="figure"') == len(built.figures)
+    for section in built.sections:
+        assert f'<h2 id="{section.id}">{section.title}</h2>' in html
+    assert "k &gt;= 3: met." in html
+    assert TEST_KEY not in html
+    assert TEST_KEY not in built.to_json()
+
+
+def test_figure_numbers_obey_their_laws(report: tuple[Report, pd.DataFrame]) -> None:
+    built, people = report
+    privacy = built.section("privacy")
+    sizes = next(f for f in privacy.figures if f.id == "class-sizes").data
+    rows_out = int(built.facts[0].value.replace(",", ""))
+    assert sum(sizes["original"]) == len(people)  # every record is in one class
+    assert sum(sizes["release"]) == rows_out
+    assert sum(sizes["release"][:2]) == 0  # k = 3: no class of size 1 or 2 is left
+    risk = next(f for f in privacy.figures if f.id == "risk").data
+    data = json.loads(built.to_json())  # as a reader of the JSON has it
+    measured = next(t for t in built.section("privacy").tables if t.title.startswith("Measured"))
+    k_after = dict((r[0], r[2]) for r in measured.rows)["k (smallest class)"]
+    assert risk["release"]["prosecutor_max"] == pytest.approx(1 / k_after)
+    assert risk["original"]["prosecutor_max"] == 1.0  # 60 people, age and gender: some unique
+    in_json = next(s for s in data["sections"] if s["id"] == "privacy")["figures"][0]
+    assert in_json["data"]["release"] == sizes["release"]
+    # dropped columns keep no information; untouched ones all of it
+    kept = next(f for f in built.section("utility").figures if f.id == "information-kept").data
+    share = dict(zip(kept["columns"], kept["kept"], strict=True))
+    changed = dict(zip(kept["columns"], kept["changed"], strict=True))
+    assert share["name"] == 0.0 and changed["name"] is None
+    assert share["salary"] == pytest.approx(1.0, abs=0.02)  # only suppressed rows are missing
+    assert changed["salary"] == 0.0 and changed["kra_pin"] == 1.0
+    assert share["age"] < 0.5  # 3 bands instead of ~50 ages
+
+
+def test_json_holds_numbers_not_pictures(report: tuple[Report, pd.DataFrame]) -> None:
+    built, _ = report
+    data = json.loads(built.to_json())
+    assert "png" not in built.to_json()
+    assert data["headline"] == list(built.headline)
+    assert data["verdict"] == "good"
+    model = next(f for s in data["sections"] for f in s["figures"] if f["id"] == "model")
+    assert set(model["data"]["scores"]) == {"original", "release", "baseline"}
+
+
+def test_report_without_original_has_privacy_but_no_utility(key_env: str, people) -> None:
+    release = anonymize(people, POLICY)
+    built = build_report(release)
+    assert [s.id for s in built.sections] == ["policy", "privacy"]
+    assert "was not given" in " ".join(built.section("privacy").text)
+
+
+def test_write_is_atomic_and_refuses_bad_paths(report, tmp_path: Path) -> None:
+    built, _ = report
+    built.write(tmp_path / "r.html")
+    built.write(tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text())["title"] == built.title
+    assert (tmp_path / "r.html").read_text().startswith("<!doctype html>")
+    with pytest.raises(ParameterError, match=r"must end in \.html or \.json"):
+        built.write(tmp_path / "r.pdf")
+    with pytest.raises(OutputError, match="already exists"):
+        built.write(tmp_path / "r.html")
+    source = tmp_path / "data.csv"
+    source.write_text("a\n1\n")
+    with pytest.raises(OutputError, match="is the input"):
+        built.write(tmp_path / "data.csv", format="html", force=True, inputs=(source,))
+    assert source.read_text() == "a\n1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "r.html", "r.json"]
+
+
+def test_certificate_round_trips_through_json(key_env: str, people, tmp_path: Path) -> None:
+    cert = anonymize(people, POLICY).certificate
+    path = tmp_path / "cert.json"
+    path.write_text(cert.to_json())
+    assert Certificate.load(path) == cert
+    broken = cert.to_dict()
+    del broken["steps"]
+    path.write_text(json.dumps(broken))
+    with pytest.raises(InputError, match="must have the key 'steps'"):
+        Certificate.load(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(InputError, match="must hold a JSON object"):
+        Certificate.load(path)
+
+
+# -- measures, against scipy and the definitions ----------------------------------------------
+def test_cramers_v_agrees_with_scipy_on_large_samples() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 4, 20_000)
+    b = (a + rng.integers(0, 3, 20_000)) % 5  # associated, not determined
+    table = pd.crosstab(a, b).to_numpy()
+    # the bias correction vanishes as n grows: scipy's uncorrected V is the oracle
+    expected = association(table, method="cramer", correction=False)
+    assert cramers_v(pd.Series(a), pd.Series(b)) == pytest.approx(expected, abs=0.005)
+    assert cramers_v(pd.Series(a), pd.Series(a)) == pytest.approx(1.0)
+    noise = pd.Series(rng.integers(0, 4, 20_000))
+    assert cramers_v(pd.Series(a), noise) < 0.02  # independent
+    matrix = association_matrix(pd.DataFrame({"a": a, "b": b, "n": noise}), ["a", "b", "n"])
+    assert np.allclose(matrix, matrix.T) and np.allclose(np.diag(matrix), 1.0)
+
+
+def test_entropy_in_bits() -> None:
+    assert entropy_bits(pd.Series(list("abcd") * 5)) == pytest.approx(2.0)
+    assert entropy_bits(pd.Series(["x"] * 9)) == 0.0
+    assert entropy_bits(pd.Series(["a", None])) == pytest.approx(1.0)  # missing is a value
+
+
+def test_model_comparison_sees_the_information_generalization_removes() -> None:
+    rng = np.random.default_rng(1)
+    age = rng.integers(18, 90, 600)
+    frame = pd.DataFrame({"age": age, "noise": rng.normal(size=600), "old": age >= 47})
+    release = frame.assign(age=pd.cut(frame["age"], [0, 50, 200]).astype(str))
+    result = compare_models(frame, release, target="old")
+    assert result.task == "classification"
+    assert result.scores["original"]["accuracy"] > 0.97  # the threshold is learnable from age
+    assert result.scores["original"]["roc_auc"] > 0.99
+    assert result.scores["release"]["accuracy"] < 0.97  # bands at 50 blur the threshold at 47
+    assert result.scores["baseline"]["accuracy"] == pytest.approx(
+        max(frame["old"].mean(), 1 - frame["old"].mean()), abs=0.01
+    )
+    assert result.loss("accuracy") > 0
+    regression = compare_models(frame.assign(y=age * 2.0), release.assign(y=age * 2.0), target="y")
+    assert regression.task == "regression"
+    assert regression.scores["original"]["r2"] > 0.99 > regression.scores["release"]["r2"]
+    with pytest.raises(ParameterError, match="target 'c' needs two classes"):
+        compare_models(frame.assign(c=1), release.assign(c=1), target="c")
