@@ -11,8 +11,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The demo shows differential privacy too, so it installs the dp extra.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[dp]'
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
@@ -39,7 +40,18 @@ $(PYCANON)/.installed:
 	$(PYCANON)/bin/python -m pip install --quiet "pycanon==1.3.6"
 	@touch $@
 
-unit: $(VENV)/.installed-test $(PYCANON)/.installed
+# The report tests open the demo report in Debian's Chromium, driven by Playwright (which
+# downloads no browser of its own). Installed here, as root or through sudo; failing that,
+# make test stops with apt-get's error instead of skipping the browser tests.
+CHROMIUM := /usr/bin/chromium
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+	$(CHROMIUM) --version
+
+unit: $(VENV)/.installed-test $(PYCANON)/.installed $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit
@@ -72,4 +84,4 @@ bench-dp: $(VENV)/.installed-test
 bench: bench-io bench-scan bench-accuracy bench-privacy bench-dp
 
 clean:
-	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) veil-demo .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -708,7 +708,7 @@ def demo(
     ),
 ) -> None:
     """Run the whole flow on the bundled Kenyan insurance sample."""
-    from veil.demo import KEY_FILE, run_demo
+    from veil.demo import KEY_FILE, TARGET, run_demo
 
     with _progress() as say:
         result = run_demo(out_dir, progress=say)
@@ -742,7 +742,8 @@ def demo(
     out.print("Next: edit the policy and run it again with")
     out.print(
         f"  veil anonymize {result.files['data']} --policy {result.files['policy']} "
-        f"-o {Path(out_dir) / 'release2.csv'} --report {Path(out_dir) / 'report2.html'}"
+        f"-o {Path(out_dir) / 'release2.csv'} --report {Path(out_dir) / 'report2.html'} "
+        f"--target {TARGET}"
     )
 
 

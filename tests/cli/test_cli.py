@@ -350,3 +350,53 @@ def test_scan_bad_input_exit_2(tmp_path: Path, capsys) -> None:
     assert "no such file" in stderr
     code, _, stderr = run(["scan", tmp_path / "nope.csv", "--format", "xml"], capsys)
     assert code == 2
+
+
+# -- report ------------------------------------------------------------------------------------
+def test_report_from_files_matches_the_release(workspace: Path, capsys) -> None:
+    release, cert = workspace / "release.csv", workspace / "cert.json"
+    args = ["anonymize", workspace / "people.csv", "-p", workspace / "policy.yaml", "-k", "3"]
+    assert run([*args, "-o", release, "--certificate", cert], capsys)[0] == 0
+    ledger = workspace / "budget.db"
+    assert run(["budget", "init", workspace / "people.csv", "--epsilon", "1", "--ledger",
+                ledger], capsys)[0] == 0  # fmt: skip
+    code, stdout, _ = run(
+        ["report", release, "-c", cert, "--original", workspace / "people.csv",
+         "--target", "diagnosis", "--budget", ledger, "-o", workspace / "report.json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, stdout
+    data = json.loads((workspace / "report.json").read_text())
+    assert [s["id"] for s in data["sections"]] == [
+        "scan", "policy", "privacy", "utility", "columns", "dp"
+    ]  # fmt: skip
+    assert data["headline"][0] in stdout
+    sizes = next(f for s in data["sections"] for f in s["figures"] if f["id"] == "class-sizes")
+    assert sum(sizes["data"]["release"]) == len(pd.read_csv(release))
+    # read back from a file, released rows can't be linked to the original's: no 'changed'
+    kept = next(f for s in data["sections"] for f in s["figures"] if f["id"] == "information-kept")
+    assert set(kept["data"]["changed"]) == {None}
+    code, _, _ = run(["report", release, "-c", cert, "-o", workspace / "report.html"], capsys)
+    assert code == 0
+    html = (workspace / "report.html").read_text()
+    assert '<h2 id="privacy">' in html
+    assert '<h2 id="utility">' not in html  # no original: no utility section
+    assert TEST_KEY not in html
+
+
+def test_report_refuses_mismatched_inputs(workspace: Path, capsys) -> None:
+    release, cert = workspace / "release.csv", workspace / "cert.json"
+    args = ["anonymize", workspace / "people.csv", "-p", workspace / "policy.yaml"]
+    assert run([*args, "-o", release, "--certificate", cert], capsys)[0] == 0
+    out = workspace / "r.html"
+    code, _, stderr = run(["report", workspace / "people.csv", "-c", cert, "-o", out], capsys)
+    assert code == 2
+    assert "give the certificate written with this release" in stderr
+    code, _, stderr = run(["report", release, "-c", cert, "--target", "age", "-o", out], capsys)
+    assert (code, "give --original too" in stderr) == (2, True)
+    code, _, stderr = run(["report", release, "-c", release, "-o", out], capsys)
+    assert (code, "is not JSON" in stderr) == (2, True)
+    code, _, stderr = run(["report", release, "-c", cert, "-o", release, "--force"], capsys)
+    assert (code, "is the input file" in stderr) == (2, True)
+    assert not out.exists()
+    assert sorted(p.name for p in workspace.iterdir() if p.name.startswith(".")) == []

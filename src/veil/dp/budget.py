@@ -131,6 +131,8 @@ class Accountant:
             db.executescript(_SCHEMA)
             db.execute("DELETE FROM budget")
             db.execute("DELETE FROM ledger")
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+                db.execute("DELETE FROM sqlite_sequence WHERE name = 'ledger'")  # ids from 1
             db.execute(
                 "INSERT INTO budget VALUES (1, ?, ?, ?, ?, ?)",
                 (budget.epsilon, budget.delta, composition, dataset, _now()),
