@@ -337,8 +337,9 @@ def _utility_section(
     search = cert.search or {}
     if search.get("metric") and search.get("loss") is not None:
         text.append(
-            f"The privacy search's own loss measure ({search['metric']}) is "
-            f"{search['loss']:.4g} (0 = nothing generalized)."
+            "On top of the policy's own steps, the privacy search generalized the "
+            f"quasi-identifiers by {search['metric']} = {search['loss']:.4g} "
+            "(0 = no further generalization)."
         )
     section_figures = [figures.kept_figure(compared, kept, changed)]
     analysed = [

@@ -96,24 +96,32 @@ def bucket_sizes(sizes: np.ndarray) -> list[int]:
     return out
 
 
+def _paired_bars(
+    labels: Sequence[str], before: Sequence[float], after: Sequence[float]
+) -> tuple[Any, Any]:
+    """Original and release side by side for each label."""
+    figure, (ax,) = canvas(6.4, 2.8)
+    positions = np.arange(len(labels))
+    ax.bar(positions - 0.2, before, width=0.4, color=BEFORE, label="original")
+    ax.bar(positions + 0.2, after, width=0.4, color=AFTER, label="release")
+    ax.set_xticks(positions, labels, fontsize=7)
+    ax.legend(frameon=False, fontsize=8)
+    return figure, ax
+
+
 def class_size_figure(before: np.ndarray, after: np.ndarray, *, k: int | None) -> Figure:
     """Records by the size of their equivalence class, before and after."""
     labels = [
         str(lo) if lo == hi else (f"{lo}-{hi}" if hi else f"{lo}+") for lo, hi in SIZE_BUCKETS
     ]
     counts_before, counts_after = bucket_sizes(before), bucket_sizes(after)
-    figure, (ax,) = canvas(6.4, 2.8)
-    positions = np.arange(len(labels))
-    ax.bar(positions - 0.2, counts_before, width=0.4, color=BEFORE, label="original")
-    ax.bar(positions + 0.2, counts_after, width=0.4, color=AFTER, label="release")
-    ax.set_xticks(positions, labels)
+    figure, ax = _paired_bars(labels, counts_before, counts_after)
     ax.set_xlabel("size of the record's class (records sharing its quasi-identifiers)", fontsize=8)
     ax.set_ylabel("records", fontsize=8)
     if k is not None and k > 1:
         edge = next(i for i, (lo, hi) in enumerate(SIZE_BUCKETS) if hi is None or hi >= k)
         ax.axvline(edge - 0.5, color=WARN, linestyle="--", linewidth=1)
         ax.text(edge - 0.45, ax.get_ylim()[1] * 0.9, f"k = {k}", color=WARN, fontsize=8)
-    ax.legend(frameon=False, fontsize=8)
     return Figure(
         id="class-sizes",
         title="Equivalence-class sizes",
@@ -140,16 +148,13 @@ RISK_BARS = (
 def risk_figure(before: dict[str, float], after: dict[str, float]) -> Figure:
     """Re-identification risk before and after, for each attacker model."""
     keys = [key for key, _ in RISK_BARS]
-    figure, (ax,) = canvas(6.4, 2.8)
-    positions = np.arange(len(keys))
-    ax.bar(
-        positions - 0.2, [100 * before[k] for k in keys], width=0.4, color=BEFORE, label="original"
+    figure, ax = _paired_bars(
+        [label for _, label in RISK_BARS],
+        [100 * before[k] for k in keys],
+        [100 * after[k] for k in keys],
     )
-    ax.bar(positions + 0.2, [100 * after[k] for k in keys], width=0.4, color=AFTER, label="release")
-    ax.set_xticks(positions, [label for _, label in RISK_BARS], fontsize=7)
     ax.set_ylabel("risk (%)", fontsize=8)
     ax.set_ylim(0, 105)
-    ax.legend(frameon=False, fontsize=8)
     return Figure(
         id="risk",
         title="Re-identification risk",
@@ -198,6 +203,7 @@ def association_figure(
             "in the release, that relationship was lost to analysts."
         ),
         png=render(figure, tight=True),
+        wide=True,
         data={
             "columns": list(columns),
             "original": before.round(3).tolist(),

@@ -46,6 +46,7 @@ class Figure:
     caption: str  # what the figure shows and how to read it
     png: bytes = field(repr=False)
     data: dict[str, Any] = field(default_factory=dict)
+    wide: bool = False  # spans the page instead of half of it
 
     def to_dict(self) -> dict[str, Any]:
         return {
