@@ -211,6 +211,10 @@ def test_model_comparison_sees_the_information_generalization_removes() -> None:
         max(frame["old"].mean(), 1 - frame["old"].mean()), abs=0.01
     )
     assert result.loss("accuracy") > 0
+    assert not result.sampled
+    sampled = compare_models(frame, release, target="old", max_rows=200)
+    assert sampled.sampled
+    assert sampled.rows == {"original": 200, "release": 200}
     regression = compare_models(frame.assign(y=age * 2.0), release.assign(y=age * 2.0), target="y")
     assert regression.task == "regression"
     assert regression.scores["original"]["r2"] > 0.99 > regression.scores["release"]["r2"]

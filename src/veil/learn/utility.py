@@ -29,7 +29,8 @@ class ModelComparison:
     features: tuple[str, ...]
     metrics: tuple[str, ...]
     scores: dict[str, dict[str, float]]  # "original" / "release" / "baseline" -> metric -> value
-    rows: dict[str, int]
+    rows: dict[str, int]  # records each table was judged on
+    sampled: bool = False  # a table was longer than max_rows
 
     def loss(self, metric: str) -> float:
         """How much ``metric`` dropped from the original to the release."""
@@ -43,6 +44,7 @@ class ModelComparison:
             "metrics": list(self.metrics),
             "scores": self.scores,
             "rows": self.rows,
+            "sampled": self.sampled,
         }
 
 
@@ -129,16 +131,27 @@ def _scores(frame: pd.DataFrame, target: str, task: str, random_state: int) -> d
     return {**out["model"], **{f"baseline_{k}": v for k, v in out["baseline"].items()}}
 
 
+def _sample(frame: pd.DataFrame, rows: int | None, random_state: int) -> pd.DataFrame:
+    if rows is None or len(frame) <= rows:
+        return frame
+    return frame.sample(n=rows, random_state=random_state)
+
+
 def compare_models(
     original: pd.DataFrame,
     release: pd.DataFrame,
     *,
     target: str,
     features: Sequence[str] | None = None,
+    max_rows: int | None = 50_000,
     random_state: int = 0,
 ) -> ModelComparison:
     """Cross-validated scores of one pipeline predicting ``target`` from ``features`` (default:
-    every column present in both tables except the target), on each table."""
+    every column present in both tables except the target), on each table.
+
+    A table longer than ``max_rows`` is judged on a seeded random sample of that many records
+    (``rows`` says how many were used): the scores settle long before, the time does not.
+    """
     require_columns(original, [target], where="target")
     require_columns(release, [target], where="target (in the release)")
     if features is None:
@@ -150,8 +163,8 @@ def compare_models(
         raise ParameterError(f"no feature column to predict {target!r} from; name --features")
     task = _task(original[target].dropna())
     columns = [*features, target]
-    before = original[columns].dropna(subset=[target])
-    after = release[columns].dropna(subset=[target])
+    before = _sample(original[columns].dropna(subset=[target]), max_rows, random_state)
+    after = _sample(release[columns].dropna(subset=[target]), max_rows, random_state)
     first = _scores(before, target, task, random_state)
     second = _scores(after, target, task, random_state)
     metrics = ("accuracy", "roc_auc") if task == "classification" else ("r2", "mae")
@@ -166,4 +179,5 @@ def compare_models(
             "baseline": {m: first[f"baseline_{m}"] for m in metrics},
         },
         rows={"original": len(before), "release": len(after)},
+        sampled=max_rows is not None and max(len(original), len(release)) > max_rows,
     )

@@ -393,7 +393,13 @@ def _utility_section(
             f"A {result.task} model predicting {target} from {len(result.features)} columns scores "
             f"{metric} {result.scores['original'][metric]:.3f} on the original and "
             f"{result.scores['release'][metric]:.3f} on the release "
-            f"(baseline without features: {result.scores['baseline'][metric]:.3f})."
+            f"(baseline without features: {result.scores['baseline'][metric]:.3f})"
+            + (
+                f", on random samples of {result.rows['original']:,} and "
+                f"{result.rows['release']:,} records."
+                if result.sampled
+                else "."
+            )
         )
         facts.append(
             Fact(

@@ -19,23 +19,24 @@ def entropy_bits(series: pd.Series) -> float:
     return float(stats.entropy(counts, base=2)) if counts.size else 0.0
 
 
-def _categories(series: pd.Series) -> pd.Series:
-    """Codes of a column as categories: many numbers or dates are cut into quantile bins."""
+def codes(series: pd.Series) -> np.ndarray:
+    """The column as category codes 0..m-1: many numbers or dates are cut into quantile bins;
+    missing is a category of its own."""
     values = series
     if pd.api.types.is_datetime64_any_dtype(values):
         values = values.astype("int64").where(values.notna())
     numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
     if numeric and values.nunique() > BINS:
         values = pd.qcut(values.astype(float), BINS, duplicates="drop")
-    codes = pd.Series(pd.factorize(values.astype(str).where(values.notna(), "\0missing"))[0])
-    return codes
+    found, _ = pd.factorize(values, use_na_sentinel=False)
+    return np.asarray(found, dtype=np.int64)
 
 
-def cramers_v(first: pd.Series, second: pd.Series) -> float:
-    """Bias-corrected Cramér's V (Bergsma 2013) between two columns of equal length."""
-    a, b = _categories(first).to_numpy(), _categories(second).to_numpy()
+def _cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     n = len(a)
-    table = pd.crosstab(a, b).to_numpy()
+    rows, cols = int(a.max(initial=-1)) + 1, int(b.max(initial=-1)) + 1
+    table = np.bincount(a * cols + b, minlength=rows * cols).reshape(rows, cols)
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
     rows, cols = table.shape
     if n < 2 or rows < 2 or cols < 2:
         return 0.0
@@ -47,12 +48,17 @@ def cramers_v(first: pd.Series, second: pd.Series) -> float:
     return float(np.sqrt(phi2 / denominator)) if denominator > 0 else 0.0
 
 
+def cramers_v(first: pd.Series, second: pd.Series) -> float:
+    """Bias-corrected Cramér's V (Bergsma 2013) between two columns of equal length."""
+    return _cramers_v(codes(first), codes(second))
+
+
 def association_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """Cramér's V between every pair of ``columns`` (1 on the diagonal)."""
+    coded = [codes(frame[c]) for c in columns]
     size = len(columns)
     matrix = np.eye(size)
     for i in range(size):
         for j in range(i + 1, size):
-            value = cramers_v(frame[columns[i]], frame[columns[j]])
-            matrix[i, j] = matrix[j, i] = value
+            matrix[i, j] = matrix[j, i] = _cramers_v(coded[i], coded[j])
     return matrix
