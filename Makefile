@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-privacy bench-dp
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -78,10 +78,22 @@ bench-accuracy: $(VENV)/.installed
 bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
 	$(BIN)/python bench/bench_privacy.py
 
+# ydata-profiling, the profiler the original material used, pins pandas < 3: its own environment.
+YDATA := .venv-ydata
+
+$(YDATA)/.installed:
+	$(PYTHON) -m venv $(YDATA)
+	$(YDATA)/bin/python -m pip install --quiet --upgrade pip
+	$(YDATA)/bin/python -m pip install --quiet "ydata-profiling==4.18.4" "setuptools<81" pyarrow
+	@touch $@
+
+bench-report: $(VENV)/.installed $(YDATA)/.installed
+	$(BIN)/python bench/bench_report.py --ydata-python $(YDATA)/bin/python
+
 bench-dp: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_dp.py --plots bench/out
 
-bench: bench-io bench-scan bench-accuracy bench-privacy bench-dp
+bench: bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report
 
 clean:
-	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(YDATA) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis
