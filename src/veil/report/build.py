@@ -12,6 +12,7 @@ import pandas as pd
 
 from veil._version import __version__
 from veil.privacy.certificate import Certificate, Release
+from veil.privacy.check import check
 from veil.privacy.risk import risk
 from veil.report import figures
 from veil.report.measures import association_matrix, entropy_bits
@@ -225,13 +226,31 @@ def _privacy_section(
             cert.after.unique_rows,
         ),
     ]
-    if cert.after.l_distinct is not None:
-        measured.append(
-            (
-                "distinct l (fewest sensitive values in a class)",
-                cert.before.l_distinct,
-                cert.after.l_distinct,
-            )
+    for name in cert.sensitive:
+        if name not in data.columns:
+            continue
+        now = check(data, qis, sensitive=name)
+        if now.l_distinct is None or now.t is None:  # an empty release has no classes
+            continue
+        then = (
+            check(original, qis, sensitive=name)
+            if before_sizes.size and original is not None and name in original.columns
+            else None
+        )
+        measured += [
+            (f"distinct l of {name} (fewest different values in a class)",
+             then.l_distinct if then else None, now.l_distinct),
+            (f"entropy l of {name}", then.l_entropy if then else None, now.l_entropy),
+            (f"t of {name} ({now.t_distance} distance; largest class-to-table gap)",
+             then.t if then else None, now.t),
+        ]  # fmt: skip
+        text.append(
+            f"Every class holds at least {now.l_distinct} different value"
+            f"{'s' if now.l_distinct != 1 else ''} of {name} (distinct l-diversity), so knowing "
+            f"someone's class does not reveal their {name} "
+            + ("outright" if now.l_distinct > 1 else "— it does for some people")
+            + f"; the distribution of {name} in any class is at most t = {now.t:.3f} from the "
+            "whole table's (t-closeness)."
         )
     risk_rows = tuple(
         (label, getattr(before, key), getattr(after, key))
