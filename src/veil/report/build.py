@@ -143,11 +143,18 @@ def _policy_section(cert: Certificate) -> Section:
             name,
             cert.roles.get(name, "insensitive"),
             "; ".join(per_column.get(name, [])) or "unchanged",
-            name in released,
+            ("transformed" if name in per_column else "as is") if name in released else "no",
         )
         for name in cert.columns_in
     )
-    tables = [Table("Columns", ("column", "role", "what was done", "released"), rows)]
+    tables = [
+        Table(
+            "Columns",
+            ("column", "role", "what was done", "released"),
+            rows,
+            note="Table-level steps (below) apply to every column.",
+        )
+    ]
     if table_steps:
         tables.append(
             Table(
@@ -473,7 +480,7 @@ def _columns_section(
         ]
         if after is None:
             lines.append("not released")
-        elif role != "identifier":
+        elif role != "identifier" and after["top"] and after["top"][0][1] > 1:
             lines.append("most common after: " + ", ".join(f"{v} ({c:,})" for v, c in after["top"]))
         figs: tuple[Figure, ...] = ()
         if role != "identifier":  # a histogram of unique keys shows nothing and leaks values

@@ -55,6 +55,9 @@ def _draw_distribution(ax: Any, shape: dict[str, Any], color: str, title: str) -
     if shape["kind"] == "histogram":
         edges = shape["edges"]
         ax.bar(edges[:-1], shape["counts"], width=np.diff(edges), align="edge", color=color)
+    elif shape["kind"] == "years":
+        ax.bar([int(y) for y in shape["labels"]], shape["counts"], width=0.8, color=color)
+        ax.xaxis.get_major_locator().set_params(integer=True)
     elif not shape["counts"]:
         ax.text(0.5, 0.5, "no values", ha="center", va="center", transform=ax.transAxes)
     else:
@@ -105,7 +108,7 @@ def _paired_bars(
     ax.bar(positions - 0.2, before, width=0.4, color=BEFORE, label="original")
     ax.bar(positions + 0.2, after, width=0.4, color=AFTER, label="release")
     ax.set_xticks(positions, labels, fontsize=7)
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2)
     return figure, ax
 
 
