@@ -152,7 +152,7 @@ def _policy_section(cert: Certificate) -> Section:
             "Columns",
             ("column", "role", "what was done", "released"),
             rows,
-            note="Table-level steps (below) apply to every column.",
+            note="Table-level steps (below) apply to every column." if table_steps else "",
         )
     ]
     if table_steps:
