@@ -400,3 +400,17 @@ def test_report_refuses_mismatched_inputs(workspace: Path, capsys) -> None:
     assert (code, "is the input file" in stderr) == (2, True)
     assert not out.exists()
     assert sorted(p.name for p in workspace.iterdir() if p.name.startswith(".")) == []
+
+
+def test_anonymize_report_with_a_target(workspace: Path, capsys) -> None:
+    args = ["anonymize", workspace / "people.csv", "-p", workspace / "policy.yaml",
+            "-o", workspace / "r.csv"]  # fmt: skip
+    code, _, stderr = run([*args, "--target", "diagnosis"], capsys)
+    assert (code, "give --report too" in stderr) == (2, True)
+    assert not (workspace / "r.csv").exists()
+    code, _, _ = run([*args, "--report", workspace / "r.json", "--target", "diagnosis"], capsys)
+    assert code == 0
+    data = json.loads((workspace / "r.json").read_text())
+    utility = next(s for s in data["sections"] if s["id"] == "utility")
+    model = next(t for t in utility["tables"] if t["title"] == "Model predicting diagnosis")
+    assert [row[0] for row in model["rows"]] == ["original", "release", "baseline"]

@@ -220,3 +220,40 @@ def test_model_comparison_sees_the_information_generalization_removes() -> None:
     assert regression.scores["original"]["r2"] > 0.99 > regression.scores["release"]["r2"]
     with pytest.raises(ParameterError, match="target 'c' needs two classes"):
         compare_models(frame.assign(c=1), release.assign(c=1), target="c")
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pd.DataFrame({"a": [np.nan] * 6, "b": [True, False] * 3, "age": range(20, 80, 10)}),
+        pd.DataFrame({"age": [30], "g": ["m"]}),
+        pd.DataFrame({"age": pd.Series([], dtype="int64"), "g": pd.Series([], dtype=object)}),
+        pd.DataFrame({"d": pd.to_datetime(["2020-01-01", None, "2021-05-05"]), "age": [1, 2, 3]}),
+    ],
+    ids=["all-missing-and-bool", "one-row", "no-rows", "dates-with-gaps"],
+)
+def test_odd_tables_still_get_a_whole_report(key_env: str, frame: pd.DataFrame) -> None:
+    release = anonymize(frame, {"columns": {"age": {"role": "quasi_identifier"}}})
+    built = build_report(release, original=frame, aligned=True)
+    assert [s.id for s in built.sections] == ["scan", "policy", "privacy", "utility", "columns"]
+    json.loads(built.to_json())
+    assert "<h2" in built.to_html()
+
+
+def test_demo_without_the_dp_extra_has_no_dp_section(
+    key_env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from veil.dp import stats
+    from veil.exceptions import MissingExtraError
+
+    def missing() -> None:
+        raise MissingExtraError("DP needs OpenDP: pip install 'veil[dp]'")
+
+    monkeypatch.setattr(stats, "opendp", missing)
+    from veil.demo import run_demo
+
+    result = run_demo(tmp_path)
+    assert "dp" not in [s.id for s in result.report.sections]
+    assert "budget" not in result.files
+    assert not (tmp_path / "budget.db").exists()
+    assert '<h2 id="utility">' in result.files["report"].read_text()
