@@ -34,11 +34,16 @@ typecheck: $(VENV)/.installed-test
 # its own environment, which the tests call.
 PYCANON := .venv-pycanon
 
-$(PYCANON)/.installed:
-	$(PYTHON) -m venv $(PYCANON)
-	$(PYCANON)/bin/python -m pip install --quiet --upgrade pip
-	$(PYCANON)/bin/python -m pip install --quiet "pycanon==1.3.6"
+# A peer's own environment (the folder of the target), with the packages given.
+define peer_venv
+	$(PYTHON) -m venv $(@D)
+	$(@D)/bin/python -m pip install --quiet --upgrade pip
+	$(@D)/bin/python -m pip install --quiet $(1)
 	@touch $@
+endef
+
+$(PYCANON)/.installed:
+	$(call peer_venv,"pycanon==1.3.6")
 
 # The report tests open the demo report in Debian's Chromium, driven by Playwright (which
 # downloads no browser of its own). Installed here, as root or through sudo; failing that,
@@ -61,10 +66,7 @@ test: lint typecheck unit
 PRESIDIO := .venv-presidio
 
 $(PRESIDIO)/.installed:
-	$(PYTHON) -m venv $(PRESIDIO)
-	$(PRESIDIO)/bin/python -m pip install --quiet --upgrade pip
-	$(PRESIDIO)/bin/python -m pip install --quiet "presidio-analyzer==2.2.366" "presidio-structured==0.0.10" pyarrow
-	@touch $@
+	$(call peer_venv,"presidio-analyzer==2.2.366" "presidio-structured==0.0.10" pyarrow)
 
 bench-io: $(VENV)/.installed
 	$(BIN)/python bench/bench_io.py
@@ -82,10 +84,7 @@ bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
 YDATA := .venv-ydata
 
 $(YDATA)/.installed:
-	$(PYTHON) -m venv $(YDATA)
-	$(YDATA)/bin/python -m pip install --quiet --upgrade pip
-	$(YDATA)/bin/python -m pip install --quiet "ydata-profiling==4.18.4" "setuptools<81" pyarrow
-	@touch $@
+	$(call peer_venv,"ydata-profiling==4.18.4" "setuptools<81" pyarrow)
 
 bench-report: $(VENV)/.installed $(YDATA)/.installed
 	$(BIN)/python bench/bench_report.py --ydata-python $(YDATA)/bin/python
