@@ -257,3 +257,13 @@ def test_demo_without_the_dp_extra_has_no_dp_section(
     assert "budget" not in result.files
     assert not (tmp_path / "budget.db").exists()
     assert '<h2 id="utility">' in result.files["report"].read_text()
+
+
+def test_renamed_columns_are_named_as_new(key_env: str, people: pd.DataFrame) -> None:
+    policy = {"steps": [{"rename_columns": {"mapping": {"county": "region"}}}]}
+    built = build_report(anonymize(people, policy), original=people, aligned=True)
+    policy_section = built.section("policy")
+    assert "Columns new in the release (renamed or derived): region." in policy_section.text
+    released = {r[0]: r[3] for r in policy_section.tables[0].rows}
+    assert released["county"] == "no"
+    assert released["age"] == "as is"

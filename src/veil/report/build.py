@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 
 from veil._version import __version__
+from veil.dp.budget import Accountant
+from veil.dp.stats import DPResult
 from veil.privacy.certificate import Certificate, Release
 from veil.privacy.check import check
 from veil.privacy.risk import risk
@@ -94,8 +96,8 @@ def _scan_section(found: ScanResult) -> Section:
     )
     summary = found.risk
     text = [
-        f"{len(found.columns)} columns scanned ({found.sample_size:,} sampled rows of "
-        f"{found.rows:,}): "
+        f"{len(found.columns)} columns scanned "
+        f"({min(found.sample_size, found.rows):,} sampled rows of {found.rows:,}): "
         + ", ".join(
             f"{sum(1 for c in found.columns if c.role.value == role)} {label}"
             for role, label in (
@@ -164,6 +166,9 @@ def _policy_section(cert: Certificate) -> Section:
             )
         )
     text = []
+    new = [c for c in cert.columns_out if c not in cert.columns_in]
+    if new:
+        text.append(f"Columns new in the release (renamed or derived): {', '.join(new)}.")
     if cert.privacy:
         goals = ", ".join(f"{key} = {value}" for key, value in cert.privacy.items())
         text.append(f"Privacy goals asked for: {goals}.")
@@ -508,7 +513,9 @@ def _answer(value: Any) -> Any:
     return value if np.isscalar(value) else str(value)
 
 
-def _dp_section(accountant: Any, releases: Sequence[Any], curves: Sequence[Curve]) -> Section:
+def _dp_section(
+    accountant: Accountant | None, releases: Sequence[DPResult], curves: Sequence[Curve]
+) -> Section:
     facts, tables, figs, text = [], [], [], []
     if accountant is not None:
         budget, spent, left = accountant.budget, accountant.spent(), accountant.remaining()
@@ -571,8 +578,8 @@ def build_report(
     scan_result: ScanResult | None = None,
     aligned: bool = False,
     target: str | None = None,
-    accountant: Any = None,
-    dp_releases: Sequence[Any] = (),
+    accountant: Accountant | None = None,
+    dp_releases: Sequence[DPResult] = (),
     curves: Sequence[Curve] = (),
     title: str = "veil release report",
     risk_threshold: float = 0.2,
