@@ -138,7 +138,12 @@ def test_report_without_original_has_privacy_but_no_utility(key_env: str, people
     release = anonymize(people, POLICY)
     built = build_report(release)
     assert [s.id for s in built.sections] == ["policy", "privacy"]
-    assert "was not given" in " ".join(built.section("privacy").text)
+    privacy = built.section("privacy")
+    assert "the risk before cannot be measured here" in " ".join(privacy.text)
+    risk = next(f for f in privacy.figures if f.id == "risk").data
+    assert risk["original"] is None  # unknown, not zero
+    table = next(t for t in privacy.tables if t.title == "Re-identification risk")
+    assert {row[1] for row in table.rows} == {None}
 
 
 def test_write_is_atomic_and_refuses_bad_paths(report, tmp_path: Path) -> None:

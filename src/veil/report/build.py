@@ -53,6 +53,11 @@ def _percent(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
+def _change(before: float | None, after: float) -> str:
+    """Like "94.2% → 5.8%", or "5.8%" when there is no before."""
+    return f"{_percent(before)} → {_percent(after)}" if before is not None else _percent(after)
+
+
 def _column_steps(cert: Certificate) -> tuple[dict[str, list[str]], list[Any]]:
     per_column: dict[str, list[str]] = {}
     table_steps = []
@@ -216,17 +221,22 @@ def _privacy_section(
         if original is not None and all(q in original.columns for q in qis)
         else np.array([], dtype=np.int64)
     )
-    before, after = risk(before_sizes, threshold=threshold), risk(after_sizes, threshold=threshold)
+    after = risk(after_sizes, threshold=threshold)
+    before = risk(before_sizes, threshold=threshold) if before_sizes.size else None
     k_goal = (cert.privacy or {}).get("k")
     text = [
         f"Quasi-identifiers: {', '.join(qis)}"
         + (f"; sensitive: {', '.join(cert.sensitive)}" if cert.sensitive else "")
         + ".",
         f"Records at risk (re-identification probability above {_percent(threshold)}): "
-        f"{_percent(before.records_at_risk)} before, {_percent(after.records_at_risk)} after.",
+        + (f"{_percent(before.records_at_risk)} before, " if before else "")
+        + f"{_percent(after.records_at_risk)} after.",
     ]
-    if not before_sizes.size:
-        text.append("The original table was not given, so 'before' shows no classes.")
+    if before is None:
+        text.append(
+            "Without the original table (with these columns) the risk before cannot be "
+            "measured here; the certificate's own before figures are in the first table."
+        )
     goals = tuple((goal, met) for goal, met in cert.checks.items())
     measured: list[tuple[str, Any, Any]] = [
         ("k (smallest class)", cert.before.k, cert.after.k),
@@ -265,7 +275,7 @@ def _privacy_section(
             "whole table's (t-closeness)."
         )
     risk_rows = tuple(
-        (label, getattr(before, key), getattr(after, key))
+        (label, getattr(before, key) if before else None, getattr(after, key))
         for key, label in (
             ("prosecutor_max", "prosecutor risk, highest"),
             ("prosecutor_average", "prosecutor risk, average"),
@@ -298,11 +308,11 @@ def _privacy_section(
         facts=(
             Fact(f"{cert.before.k} → {cert.after.k}", "k"),
             Fact(
-                f"{_percent(before.prosecutor_max)} → {_percent(after.prosecutor_max)}",
+                _change(before.prosecutor_max if before else None, after.prosecutor_max),
                 "highest re-identification risk (prosecutor)",
             ),
             Fact(
-                f"{_percent(before.records_at_risk)} → {_percent(after.records_at_risk)}",
+                _change(before.records_at_risk if before else None, after.records_at_risk),
                 f"records at risk (> {_percent(threshold)})",
             ),
         ),
@@ -310,7 +320,7 @@ def _privacy_section(
             figures.class_size_figure(
                 before_sizes, after_sizes, k=int(k_goal) if k_goal else cert.after.k
             ),
-            figures.risk_figure(before.to_dict(), after.to_dict()),
+            figures.risk_figure(before.to_dict() if before else None, after.to_dict()),
         ),
         tables=tuple(tables),
     )

@@ -148,12 +148,12 @@ RISK_BARS = (
 )
 
 
-def risk_figure(before: dict[str, float], after: dict[str, float]) -> Figure:
-    """Re-identification risk before and after, for each attacker model."""
+def risk_figure(before: dict[str, float] | None, after: dict[str, float]) -> Figure:
+    """Re-identification risk before (when known) and after, for each attacker model."""
     keys = [key for key, _ in RISK_BARS]
     figure, ax = _paired_bars(
         [label for _, label in RISK_BARS],
-        [100 * before[k] for k in keys],
+        [100 * before[k] if before else 0.0 for k in keys],
         [100 * after[k] for k in keys],
     )
     ax.set_ylabel("risk (%)", fontsize=8)
@@ -169,7 +169,10 @@ def risk_figure(before: dict[str, float], after: dict[str, float]) -> Figure:
             f"the share whose risk exceeds {100 * after['threshold']:.0f}%."
         ),
         png=render(figure),
-        data={"original": {k: before[k] for k in keys}, "release": {k: after[k] for k in keys}},
+        data={
+            "original": {k: before[k] for k in keys} if before else None,
+            "release": {k: after[k] for k in keys},
+        },
     )
 
 
