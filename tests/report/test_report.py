@@ -272,3 +272,11 @@ def test_renamed_columns_are_named_as_new(key_env: str, people: pd.DataFrame) ->
     released = {r[0]: r[3] for r in policy_section.tables[0].rows}
     assert released["county"] == "no"
     assert released["age"] == "as is"
+
+
+def test_duplicate_index_labels_do_not_break_the_comparison(key_env: str, people) -> None:
+    frame = people.reset_index(drop=True)
+    frame.index = [i // 2 for i in range(len(frame))]  # every label twice
+    built = build_report(anonymize(frame, POLICY), original=frame, aligned=True)
+    kept = next(f for f in built.section("utility").figures if f.id == "information-kept")
+    assert set(kept.data["changed"]) == {None}  # rows can't be linked: not claimed

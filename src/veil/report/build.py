@@ -337,6 +337,7 @@ def _utility_section(
     progress: Progress,
 ) -> Section:
     compared = [c for c in cert.columns_in if c in original.columns]
+    aligned = aligned and original.index.is_unique  # else a label would match several rows
     rows, kept, changed = [], [], []
     for name in compared:
         before_bits = entropy_bits(original[name])
@@ -383,11 +384,12 @@ def _utility_section(
             "(0 = no further generalization)."
         )
     section_figures = [figures.kept_figure(compared, kept, changed)]
-    analysed = [
+    usable = [
         c
         for c in compared
         if cert.roles.get(c) != "identifier" and c in data.columns and original[c].nunique() > 1
-    ][:MAX_ASSOCIATION_COLUMNS]
+    ]
+    analysed = usable[:MAX_ASSOCIATION_COLUMNS]
     if len(analysed) >= 2:
         progress("measuring associations between columns")
         section_figures.append(
@@ -423,7 +425,7 @@ def _utility_section(
         from veil.learn import compare_models
 
         progress(f"training a model to predict {target} on the original and on the release")
-        features = [c for c in analysed if c != target]
+        features = [c for c in usable if c != target]
         result = compare_models(
             original, data, target=target, features=features, random_state=random_state
         )
