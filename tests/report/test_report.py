@@ -130,6 +130,7 @@ def test_json_holds_numbers_not_pictures(report: tuple[Report, pd.DataFrame]) ->
     assert "png" not in built.to_json()
     assert data["headline"] == list(built.headline)
     assert data["verdict"] == "good"
+    assert data["notice"].startswith("Internal: this report shows statistics of the original")
     model = next(f for s in data["sections"] for f in s["figures"] if f["id"] == "model")
     assert set(model["data"]["scores"]) == {"original", "release", "baseline"}
 

@@ -640,4 +640,11 @@ def build_report(
         facts=tuple(facts),
         sections=tuple(sections),
         verdict=verdict,
+        notice=(
+            "Internal: this report shows statistics of the original data (value counts, "
+            "histograms, risk before). Share it as you would the original's aggregates, not "
+            "as you would the release."
+            if original is not None
+            else "This report describes the release and its certificate only."
+        ),
     )

@@ -160,6 +160,7 @@ class Report:
     facts: tuple[Fact, ...]
     sections: tuple[Section, ...]
     verdict: str = ""  # "good" when every goal asked for is met, "bad" when one is not
+    notice: str = ""  # who may read it: a report with the original's statistics is internal
 
     def section(self, id: str) -> Section:
         for section in self.sections:
@@ -177,6 +178,7 @@ class Report:
             "veil_version": self.veil_version,
             "created": self.created,
             "verdict": self.verdict,
+            "notice": self.notice,
             "headline": list(self.headline),
             "facts": [f.to_dict() for f in self.facts],
             "sections": [s.to_dict() for s in self.sections],
