@@ -8,10 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from veil.dp.budget import Accountant
+from veil.dp.stats import DPResult
 from veil.exceptions import MissingExtraError
 from veil.io import atomic_open, fingerprint, read, write
 from veil.keys import DEFAULT_KEY_ENV, generate_key
@@ -123,11 +124,11 @@ def run_demo(
 
 def _dp_demo(
     original: pd.DataFrame, ledger: Path, folder: Path
-) -> tuple[Any, list[Any], list[Curve]]:
+) -> tuple[Accountant | None, list[DPResult], list[Curve]]:
     """Three DP answers charged to a fresh budget of epsilon 1, and the error of a DP mean
     against epsilon. Without the ``dp`` extra the report simply has no DP section."""
     try:
-        from veil.dp import Accountant, Budget, stats
+        from veil.dp import Budget, stats
         from veil.dp.curves import error_vs_epsilon
 
         stats.opendp()

@@ -421,3 +421,16 @@ def test_help_describes_arguments(capsys) -> None:
     code, stdout, _ = run(["report", "--help"], capsys)
     assert code == 0
     assert "The released table (as veil anonymize wrote it)." in stdout
+
+
+def test_report_warns_of_a_ledger_made_for_other_data(workspace: Path, capsys) -> None:
+    release, cert = workspace / "release.csv", workspace / "cert.json"
+    args = ["anonymize", workspace / "people.csv", "-p", workspace / "policy.yaml"]
+    assert run([*args, "-o", release, "--certificate", cert], capsys)[0] == 0
+    ledger = workspace / "budget.db"  # a budget for the release, not for the original
+    assert run(["budget", "init", release, "--epsilon", "1", "--ledger", ledger], capsys)[0] == 0
+    out = workspace / "r.json"
+    args = ["report", release, "-c", cert, "--original", workspace / "people.csv"]
+    assert run([*args, "--budget", ledger, "-o", out], capsys)[0] == 0
+    dp = next(s for s in json.loads(out.read_text())["sections"] if s["id"] == "dp")
+    assert dp["text"][0].startswith("Careful: this ledger was made for dataset")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,7 +13,7 @@ import pandas as pd
 
 from veil.dp import stats
 from veil.dp.budget import Accountant
-from veil.io import atomic_path
+from veil.io import atomic_open
 from veil.plotting import canvas, draw_curve, render
 
 
@@ -92,5 +91,5 @@ def plot_curve(
         axes.set_yscale("log")
     axes.set_title(title)
     data = render(figure, format=str(path).rsplit(".", 1)[-1].lower())
-    with atomic_path(path) as tmp:
-        Path(tmp).write_bytes(data)
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)

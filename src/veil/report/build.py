@@ -13,6 +13,7 @@ import pandas as pd
 from veil._version import __version__
 from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
+from veil.io import fingerprint
 from veil.privacy.certificate import Certificate, Release
 from veil.privacy.check import check
 from veil.privacy.risk import risk
@@ -526,9 +527,18 @@ def _answer(value: Any) -> Any:
 
 
 def _dp_section(
-    accountant: Accountant | None, releases: Sequence[DPResult], curves: Sequence[Curve]
+    accountant: Accountant | None,
+    releases: Sequence[DPResult],
+    curves: Sequence[Curve],
+    original: pd.DataFrame | None,
 ) -> Section:
     facts, tables, figs, text = [], [], [], []
+    made_for = accountant.dataset if accountant is not None else None
+    if made_for and original is not None and made_for != fingerprint(original):
+        text.append(
+            f"Careful: this ledger was made for dataset {made_for}, but the original given is "
+            f"{fingerprint(original)}; its releases may be of other data."
+        )
     if accountant is not None:
         budget, spent, left = accountant.budget, accountant.spent(), accountant.remaining()
         facts = [
@@ -631,7 +641,7 @@ def build_report(
         )
         sections.append(_columns_section(cert, original, data, say))
     if accountant is not None or dp_releases or curves:
-        sections.append(_dp_section(accountant, dp_releases, curves))
+        sections.append(_dp_section(accountant, dp_releases, curves, original))
     return Report(
         title=title,
         veil_version=__version__,
