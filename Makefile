@@ -11,9 +11,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The demo shows differential privacy too, so it installs the dp extra.
+# The demo shows DP statistics too: OpenDP, without the synthesis extras (jax) it does not use.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dp]'
+	$(BIN)/python -m pip install --quiet -e '.[dp-stats]'
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
