@@ -8,6 +8,7 @@ Every value that comes from the data reaches the HTML through jinja2's autoescap
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -58,8 +59,6 @@ class Figure:
 
     @property
     def data_uri(self) -> str:
-        import base64
-
         return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
 
 
@@ -215,11 +214,10 @@ class Report:
 
 def _environment() -> jinja2.Environment:
     templates = resources.files("veil.report") / "templates"
-    environment = jinja2.Environment(
+    return jinja2.Environment(
         loader=jinja2.FunctionLoader(lambda name: (templates / name).read_text(encoding="utf-8")),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    return environment
