@@ -8,6 +8,13 @@ import pytest
 
 TEST_KEY = "test-key-0123456789abcdef-not-a-real-secret"
 
+#: Policy columns that release the ``people`` fixture's direct identifiers as they are, on
+#: purpose: for tests that compare a policy's release with its transforms run alone.
+KEEP_PEOPLE_IDS = {
+    name: {"role": "identifier", "keep": True, "reason": "test: compare with the transform alone"}
+    for name in ("name", "phone", "kra_pin")
+}
+
 
 @pytest.fixture
 def key_env(monkeypatch: pytest.MonkeyPatch) -> str:

@@ -16,6 +16,10 @@ privacy: {k: 2}
 
 Column steps run first (in column order), then table-level ``steps`` in order; a table-level
 step names its ``columns`` itself. Errors name the key, the column and the allowed values.
+
+Nothing personal leaves unless chosen: columns the policy does not list get the role the scan
+finds (``unlisted: scan``, the default; or ``drop`` / ``error``), and a direct identifier is
+released as it is only with ``keep: true`` and a ``reason``.
 """
 
 from __future__ import annotations
@@ -31,7 +35,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from veil.exceptions import PolicyError
 from veil.schema import ColumnRole, Schema
@@ -130,16 +142,35 @@ class ColumnPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: ColumnRole = ColumnRole.INSENSITIVE
     steps: list[Step] = Field(default_factory=list)
+    # Release a direct identifier (or a column the scan calls one) as it is: only on purpose,
+    # with the reason, which the certificate and the report repeat.
+    keep: bool = False
+    reason: str | None = None
 
     @field_validator("steps", mode="before")
     @classmethod
     def _steps(cls, value: Any) -> list[Step]:
         return _check_steps(value or [], table_level=False)
 
+    @model_validator(mode="after")
+    def _keep_needs_reason(self) -> ColumnPolicy:
+        if self.keep and not (self.reason and self.reason.strip()):
+            raise ValueError(
+                "keep: true releases the column as it is and needs a reason, e.g. "
+                "reason: 'public registry number, consented'"
+            )
+        treatments = [name for step in self.steps for name in step if name in IDENTIFIER_TREATMENTS]
+        if self.keep and treatments:
+            raise ValueError(
+                f"keep: true releases the column as it is, but its steps {treatments} change "
+                "it; remove keep or the steps"
+            )
+        return self
+
 
 class PrivacySettings(BaseModel):
-    """Privacy goals for the release. The optimal search over generalization hierarchies comes
-    with the privacy engine; until then ``k`` and a distinct ``l`` are checked on the release."""
+    """Privacy goals for the release: the search finds the generalization of the
+    quasi-identifiers with the least loss that meets them, and the release is checked again."""
 
     model_config = ConfigDict(extra="forbid")
     k: int | None = Field(default=None, ge=2)
@@ -149,6 +180,8 @@ class PrivacySettings(BaseModel):
     t: float | None = Field(default=None, gt=0, le=1)
     t_distance: Literal["equal", "ordered", "hierarchical"] | None = None
     sensitive: list[str] = Field(default_factory=list)
+    # share of the records entering the search that it may withhold; the policy's own
+    # suppress_rows steps are counted apart (default 0: the search suppresses nothing)
     max_suppression: float = Field(default=0.0, ge=0, le=1)
     metric: str = "loss"
     method: Literal["optimal", "heuristic", "mondrian"] = "optimal"
@@ -167,6 +200,9 @@ class Policy(BaseModel):
     columns: dict[str, ColumnPolicy] = Field(default_factory=dict)
     steps: list[Step] = Field(default_factory=list)
     privacy: PrivacySettings | None = None
+    # Columns the policy does not list: `scan` gives them the role the scan finds (identifiers
+    # get the suggested drop or pseudonym), `drop` leaves them out, `error` refuses the table.
+    unlisted: Literal["scan", "drop", "error"] = "scan"
     # relative paths in the policy (key_file) are relative to the policy file's folder
     _base_dir: Path | None = PrivateAttr(default=None)
 
@@ -279,7 +315,12 @@ class Policy(BaseModel):
             if step.name in IDENTIFIER_TREATMENTS
             for col in step.columns
         }
-        return [c for c in self.to_schema().identifiers if c not in treated]
+        kept = {name for name, col in self.columns.items() if col.keep}
+        return [c for c in self.to_schema().identifiers if c not in treated and c not in kept]
+
+    def touched(self) -> set[str]:
+        """Columns some step (column- or table-level) names: not released as they are."""
+        return {col for step in self.planned_steps() for col in step.columns}
 
 
 @dataclass(frozen=True)

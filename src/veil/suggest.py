@@ -54,7 +54,7 @@ def _marital_mapping(series: pd.Series) -> dict[str, str]:
     return {v: "Partnered" for v in sorted(values) if normalize(v) in PARTNERED}
 
 
-def _steps_for(
+def suggested_steps(
     finding: ColumnFinding, series: pd.Series, key_file: str | None
 ) -> tuple[list[Any], str]:
     """The suggested steps for one column, and a note on them for the YAML comment."""
@@ -98,7 +98,7 @@ def _withheld(result: ScanResult, data: pd.DataFrame, k: int) -> tuple[int, str]
     for finding in result.columns:
         if finding.name not in quasi:
             continue
-        steps, _ = _steps_for(finding, data[finding.name], None)
+        steps, _ = suggested_steps(finding, data[finding.name], None)
         if steps:
             plan = Policy.from_dict({"columns": {finding.name: {"steps": steps}}})
             for step in plan.planned_steps():
@@ -144,7 +144,7 @@ def suggest_policy_yaml(
         "columns:",
     ]
     for finding in result.columns:
-        steps, note = _steps_for(finding, data[finding.name], key_file)
+        steps, note = suggested_steps(finding, data[finding.name], key_file)
         found = finding.entity or finding.role.value
         lines.append(f"  # {found} ({finding.confidence:.2f}): {finding.evidence}")
         if note:

@@ -267,6 +267,7 @@ def test_hierarchies_from_the_policy_yaml(people: pd.DataFrame) -> None:
 columns:
   age: {role: quasi_identifier}
   county: {role: quasi_identifier}
+unlisted: drop
 privacy:
   k: 3
   max_suppression: 0.1

@@ -14,7 +14,7 @@ import pandas as pd
 from veil._version import __version__
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
-from veil.io import fingerprint
+from veil.io import content_sha256, fingerprint
 from veil.policy import Policy, PrivacySettings
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.criteria import (
@@ -25,6 +25,7 @@ from veil.privacy.criteria import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from veil.privacy.decide import decide
 from veil.privacy.engine import FrequencyTable, SearchResult, search
 from veil.privacy.engine import check as check_groups
 from veil.privacy.metrics import make_metric
@@ -208,11 +209,13 @@ def anonymize(
     elif pol.privacy is not None and isinstance(pol.privacy.hierarchies, dict):
         specs = dict(pol.privacy.hierarchies)
     require_columns(data, list(pol.columns), where="policy columns")
+    wanted = list(pol.privacy.sensitive) if pol.privacy and pol.privacy.sensitive else []
+    require_columns(data, wanted, where="privacy.sensitive")
     untreated = pol.untreated_identifiers()
     if untreated:
         raise PolicyError(
             f"identifier column(s) {untreated} would be released as they are; give each a "
-            "drop, pseudonymize, mask or fake step (or change its role)"
+            "drop, pseudonymize, mask or fake step, or keep: true with a reason"
         )
     unsupported = _unsupported(pol)
     if unsupported:
@@ -220,20 +223,29 @@ def anonymize(
             f"privacy.{unsupported[0]} is not supported with method mondrian in veil "
             f"{__version__}; Mondrian checks k and distinct l, use method optimal for the others"
         )
+    # Every column gets a role before anything runs: the policy's, else the scan's (ARX's
+    # convention: with hierarchies and no declared quasi-identifier, those columns are QIs,
+    # except the sensitive one, whose hierarchy serves hierarchical t-closeness).
+    pol, decisions = decide(
+        data, pol, hierarchy_columns=[c for c in {*given, *specs} if c not in wanted],
+        sensitive=wanted, progress=progress,
+    )  # fmt: skip
     schema = pol.to_schema()
-    sensitive = list(
-        pol.privacy.sensitive if pol.privacy and pol.privacy.sensitive else schema.sensitive
-    )
-    require_columns(data, sensitive, where="privacy.sensitive")
+    sensitive = wanted or list(schema.sensitive)
     quasi = list(schema.quasi_identifiers)
-    if not quasi and (given or specs):
-        # ARX's convention: the columns with a hierarchy are the QIs — except the sensitive
-        # one, whose hierarchy serves hierarchical t-closeness
-        quasi = [c for c in data.columns if (c in given or c in specs) and c not in sensitive]
+    privacy = pol.privacy
+    goals = _goals(privacy)
+    if goals and not quasi:
+        raise PolicyError(
+            f"the privacy goal(s) {', '.join(goals)} cannot be measured: no column is a "
+            "quasi-identifier (the policy marks none and the scan found none); give the "
+            "identifying columns role: quasi_identifier"
+        )
     before = class_stats(data, quasi)
 
     frame = data
     records: list[StepRecord] = []
+    scanned = {d.column: d for d in decisions if d.by == "scan"}
     for step in pol.planned_steps():
         if progress is not None:
             progress(f"{step.where}: {step.name}")
@@ -242,13 +254,19 @@ def anonymize(
         except VeilError as err:
             if isinstance(err, CheckFailedError):
                 raise
+            origin = next((scanned[c] for c in step.columns if c in scanned), None)
+            if origin is not None:
+                raise PolicyError(
+                    f"{origin.column} is not in the policy and the scan finds "
+                    f"{origin.entity or 'a unique key'} in it, so veil would {step.name} it: "
+                    f"{err}; or give {origin.column} its own steps in the policy"
+                ) from err
             raise PolicyError(f"policy {step.where} ({step.name}): {err}") from err
         quasi, sensitive = _follow(step.transform, quasi), _follow(step.transform, sensitive)
         records.append(
             StepRecord(step.name, step.where, step.transform.describe(), len(frame), frame.shape[1])
         )
 
-    privacy = pol.privacy
     search_info: dict[str, Any] | None = None
     if privacy is not None and quasi:
         base = pol.resolve(".")
@@ -260,14 +278,16 @@ def anonymize(
         models = criteria_for(privacy, target, given)
         if not any(m.needs_sensitive for m in models):
             target = None
+        _reachable(frame, privacy, target, rows_in=len(data))
         if progress is not None:
             progress(f"searching generalizations of {', '.join(quasi)}")
         run = _mondrian if privacy.method == "mondrian" else _search
+        entering = len(frame)
         frame, search_info, record = run(frame, quasi, used, models, target, privacy, progress)
+        search_info["rows_in"] = entering
         records.append(record)
 
     after = class_stats(frame, quasi)
-
     certificate = Certificate(
         veil_version=__version__,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -278,7 +298,7 @@ def anonymize(
         rows_out=len(frame),
         columns_in=tuple(map(str, data.columns)),
         columns_out=tuple(map(str, frame.columns)),
-        roles={name: spec.role.value for name, spec in pol.columns.items()},
+        roles={d.column: d.role for d in decisions},
         steps=tuple(records),
         quasi_identifiers=tuple(quasi),
         sensitive=tuple(sensitive),
@@ -286,6 +306,9 @@ def anonymize(
         after=after,
         privacy=None if privacy is None else privacy.model_dump(exclude_unset=True),
         search=search_info,
+        decisions=decisions,
+        warnings=tuple(empty_victories(data, frame, quasi, search_info, len(data))),
+        release_sha256=content_sha256(frame),
     )
     # The goals are measured once, by the independent re-check that also guards the write.
     verification = verify(frame, certificate.to_dict())
@@ -300,13 +323,79 @@ def anonymize(
     if failed:
         raise CheckFailedError(
             f"the release does not meet {', '.join(failed)} on {quasi} (k = {after.k}, "
-            f"{after.unique_rows} unique records); generalize the quasi-identifiers further or "
-            "suppress rare records, e.g. steps: [{suppress_rows: {rare: K, columns: [...]}}]"
+            f"{after.unique_rows} unique records); allow the search more suppression "
+            "(privacy.max_suppression), coarser hierarchies, or weaker goals"
         )
     if not verification.ok:  # the re-check disagrees with the certificate: never write
         broken = [f"{c} ({d})" for c, ok, d in verification.claims if not ok]
         raise CheckFailedError(f"the release failed its own verification: {'; '.join(broken)}")
     return Release(frame, certificate)
+
+
+def _goals(privacy: PrivacySettings | None) -> list[str]:
+    if privacy is None:
+        return []
+    named = {"k": "k", "l": "l", "t": "t"}
+    return [f"{name} = {getattr(privacy, key)}" for key, name in named.items()
+            if getattr(privacy, key) is not None]  # fmt: skip
+
+
+def _reachable(
+    frame: pd.DataFrame, privacy: PrivacySettings, sensitive: str | None, *, rows_in: int
+) -> None:
+    """Goals no generalization or suppression can reach, said plainly before searching."""
+    rows = len(frame)
+    withheld = f" (the policy's steps withheld {rows_in - rows:,} of {rows_in:,})" if (
+        rows != rows_in) else ""  # fmt: skip
+    if privacy.k is not None and privacy.k > rows:
+        raise CheckFailedError(
+            f"k = {privacy.k} exceeds the number of records ({rows:,}{withheld}): no release "
+            f"can put every record in a group of {privacy.k}; lower k"
+        )
+    if privacy.l is not None and sensitive is not None and privacy.l_variant != "recursive":
+        distinct = int(frame[sensitive].nunique(dropna=False))
+        if privacy.l > distinct:
+            raise CheckFailedError(
+                f"l = {privacy.l} exceeds the number of distinct values of {sensitive!r} "
+                f"({distinct}): no group can hold {privacy.l} different values; lower l"
+            )
+
+
+#: A release that withholds more than this share of the records says so (README).
+LARGE_SUPPRESSION = 0.10
+
+
+def empty_victories(
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    quasi: Sequence[str],
+    search: Mapping[str, Any] | None,
+    rows_in: int,
+) -> list[str]:
+    """Goals met by wiping the data: a quasi-identifier left with one value for everyone, or
+    most records withheld. Said in the CLI, the certificate and the report."""
+    notes = []
+    for name in quasi:
+        if name not in release.columns or len(release) == 0:
+            continue
+        values = release[name].dropna().unique()
+        had = original[name].nunique() if name in original.columns else 2
+        if len(values) <= 1 and had > 1:
+            shown = f"{values[0]!s}" if len(values) else "missing"
+            notes.append(
+                f"{name} carries no information in the release (every record has {shown!r}); "
+                "to keep some of it allow the search more suppression (max_suppression), give "
+                f"{name} a finer hierarchy, or use method: mondrian (local recoding)"
+            )
+    withheld = rows_in - len(release)
+    if rows_in and withheld / rows_in > LARGE_SUPPRESSION:
+        by_search = int(search.get("suppressed", 0)) if search else 0
+        notes.append(
+            f"{withheld:,} of {rows_in:,} records ({withheld / rows_in:.0%}) are withheld "
+            f"({by_search:,} by the privacy search, {withheld - by_search:,} by the policy's "
+            "steps); generalize the quasi-identifiers further to release more of them"
+        )
+    return notes
 
 
 def _follow(transform: Any, names: list[str]) -> list[str]:

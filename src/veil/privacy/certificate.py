@@ -11,7 +11,12 @@ from typing import Any
 import pandas as pd
 
 from veil.exceptions import InputError
+from veil.privacy.decide import Decision
 from veil.privacy.models import ClassStats
+
+#: The certificate's format: 2 pins the whole release (``release_sha256``) and records how each
+#: column's role was decided. ``verify`` refuses a certificate that pins nothing.
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,15 @@ class Certificate:
     privacy: dict[str, Any] | None = None  # the goals asked for
     checks: dict[str, bool] = field(default_factory=dict)  # goal -> met
     search: dict[str, Any] | None = None  # levels, loss, metric... of the privacy search
+    decisions: tuple[Decision, ...] = ()  # per input column: role, decided by, treatment
+    warnings: tuple[str, ...] = ()  # goals met by wiping data, large suppression
+    release_sha256: str | None = None  # every cell of the release (veil.io.content_sha256)
+    format: int = FORMAT_VERSION
+
+    @property
+    def kept_identifiers(self) -> dict[str, str]:
+        """Direct identifiers released as they are, on purpose, with the policy's reason."""
+        return {d.column: d.reason or "" for d in self.decisions if d.treatment == "kept"}
 
     @property
     def rows_suppressed(self) -> int:
@@ -59,6 +73,9 @@ class Certificate:
         for key in ("columns_in", "columns_out", "quasi_identifiers", "sensitive"):
             data[key] = list(data[key])
         data["steps"] = [asdict(s) for s in self.steps]
+        data["decisions"] = [d.to_dict() for d in self.decisions]
+        data["warnings"] = list(self.warnings)
+        data["kept_identifiers"] = self.kept_identifiers
         data["k"] = self.after.k
         if self.search is not None:  # the search's certificate, at top level as ARX prints it
             data.update({key: self.search[key] for key in ("levels", "loss", "metric")})
@@ -87,6 +104,10 @@ class Certificate:
                 privacy=data.get("privacy"),
                 checks=dict(data.get("checks") or {}),
                 search=data.get("search"),
+                decisions=tuple(Decision.from_dict(d) for d in data.get("decisions") or ()),
+                warnings=tuple(data.get("warnings") or ()),
+                release_sha256=data.get("release_sha256"),
+                format=int(data.get("format", 1)),
             )
         except KeyError as err:
             raise InputError(
@@ -137,17 +158,26 @@ class Certificate:
                 f"{self.after.unique_rows:,} after."
             )
         else:
-            lines.append("No column is marked quasi_identifier, so no k-anonymity is claimed.")
-        dropped = [c for c, r in self.roles.items() if r == "identifier"]
-        if dropped:
-            lines.append(
-                f"Direct identifiers ({', '.join(dropped)}) were dropped, masked, pseudonymized "
-                "or replaced by fakes."
-            )
+            lines.append("No column is a quasi-identifier, so no k-anonymity is claimed.")
+        treated: dict[str, list[str]] = {}
+        for d in self.decisions:
+            if d.role == "identifier" and d.treatment not in (None, "kept"):
+                treated.setdefault(_VERBS.get(d.treatment, d.treatment), []).append(d.column)
+        for verb, names in treated.items():
+            lines.append(f"Direct identifiers {verb}: {', '.join(names)}.")
+        for column, reason in self.kept_identifiers.items():
+            lines.append(f"Released as it is, on purpose: {column} ({reason}).")
+        by_scan = [d.column for d in self.decisions if d.by == "scan"]
+        if by_scan:
+            lines.append(f"Roles decided by the scan (not in the policy): {', '.join(by_scan)}.")
         for goal, met in self.checks.items():
             lines.append(f"Policy goal {goal}: {'met' if met else 'NOT met'}.")
+        lines.extend(f"Warning: {w}" for w in self.warnings)
         return lines
 
+
+_VERBS = {"drop": "dropped", "pseudonymize": "pseudonymized (keyed)", "mask": "masked",
+          "fake": "replaced by fakes"}  # fmt: skip
 
 _PLAIN_FIELDS = ("veil_version", "created", "source_fingerprint", "release_fingerprint",
                  "policy_sha256", "rows_in", "rows_out", "roles")  # fmt: skip

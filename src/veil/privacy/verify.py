@@ -14,9 +14,10 @@ from typing import Any
 import pandas as pd
 
 from veil.exceptions import InputError
+from veil.io import content_sha256
 from veil.privacy.check import check
 
-_CONSISTENCY = {"rows", "k as certified"}
+_CONSISTENCY = {"rows", "k as certified", "release content"}
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,29 @@ def verify(release: pd.DataFrame, certificate: Mapping[str, Any]) -> Verificatio
     claims.append(
         ("rows", len(release) == rows_out, f"{len(release):,} rows, certificate {rows_out:,}")
     )
+    pinned = certificate.get("release_sha256")
+    if pinned is None:
+        claims.append(("release content", False, "the certificate pins no content (made by an "
+                       "older veil); make the release again to verify it"))  # fmt: skip
+    else:
+        actual = content_sha256(release)
+        claims.append((
+            "release content", actual == pinned,
+            "every cell as certified (sha256)" if actual == pinned
+            else "cells differ from the certified release (sha256 mismatch)",
+        ))  # fmt: skip
     privacy = certificate.get("privacy") or {}
-    rows_in = int(certificate.get("rows_in", len(release)))
+    search = certificate.get("search") or {}
     if "max_suppression" in privacy:
-        share = (rows_in - len(release)) / max(rows_in, 1)
+        # the search's budget counts the records it withheld of those it was given; the
+        # policy's own suppress_rows steps are not part of it
+        entering = int(search.get("rows_in", certificate.get("rows_in", len(release))))
+        share = (entering - len(release)) / max(entering, 1)
         limit = float(privacy["max_suppression"])
-        claims.append(
-            (f"suppressed records <= {limit:.1%}", share <= limit + 1e-12, f"{share:.4%}")
-        )
+        claims.append((
+            f"suppressed by the search <= {limit:.1%}", share <= limit + 1e-12,
+            f"{share:.4%} of {entering:,} records",
+        ))  # fmt: skip
     sensitive = list(certificate.get("sensitive", []))
     wants_l = privacy.get("l") is not None or privacy.get("t") is not None
     distance = privacy.get("t_distance")

@@ -1,0 +1,177 @@
+"""Every column gets a decided role before anything is released: what the policy says, else what
+the scan finds. Fail closed: a column the scan calls a direct identifier is never released as it
+is unless the policy says so (``keep: true`` with a ``reason``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from veil.exceptions import PolicyError
+from veil.policy import ColumnPolicy, Policy
+from veil.schema import ColumnRole
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How one input column's role was decided, and what protects it."""
+
+    column: str
+    role: str
+    by: str  # "policy", "hierarchy" (ARX's convention), "scan", or "unlisted: drop"
+    entity: str | None = None
+    confidence: float | None = None
+    evidence: str | None = None
+    treatment: str | None = None  # for identifiers: the step that protects it, or "kept"
+    reason: str | None = None  # why an identifier is kept as it is (the policy's words)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
+        return cls(**{f: data.get(f) for f in cls.__dataclass_fields__})  # type: ignore[arg-type]
+
+
+def decide(
+    data: pd.DataFrame,
+    policy: Policy,
+    *,
+    hierarchy_columns: Collection[str] = (),
+    sensitive: Sequence[str] = (),
+    key_file: str | None = None,
+    progress: Any = None,
+) -> tuple[Policy, tuple[Decision, ...]]:
+    """The policy with a role (and, for identifiers, a treatment) for every column of ``data``.
+
+    ``hierarchy_columns`` are quasi-identifiers by ARX's convention when the policy names none;
+    ``sensitive`` are the columns the privacy goals protect. Columns the policy leaves out are
+    scanned (``unlisted: scan``), dropped or refused; declared columns that would be released
+    with no step at all are scanned too, and refused if the scan finds a direct identifier.
+    """
+    from veil.scan import scan
+    from veil.suggest import suggested_steps
+
+    columns = dict(policy.columns)
+    by = dict.fromkeys(columns, "policy")
+    declared_qi = any(c.role is ColumnRole.QUASI_IDENTIFIER for c in columns.values())
+    for name in map(str, data.columns):
+        if name in columns:
+            continue
+        if name in sensitive:
+            columns[name], by[name] = ColumnPolicy(role=ColumnRole.SENSITIVE), "policy"
+        elif name in hierarchy_columns and not declared_qi:
+            columns[name], by[name] = ColumnPolicy(role=ColumnRole.QUASI_IDENTIFIER), "hierarchy"
+    unlisted = [str(c) for c in data.columns if str(c) not in columns]
+    if unlisted and policy.unlisted == "error":
+        raise PolicyError(
+            f"the policy does not list the column(s) {unlisted}; give each a role under "
+            "columns:, or set unlisted: scan (veil decides from the values) or unlisted: drop"
+        )
+    decisions: dict[str, Decision] = {}
+    dropped: list[str] = []
+    if policy.unlisted == "drop":
+        # dropped last, so that the table-level steps can still read them
+        for name in unlisted:
+            columns[name] = ColumnPolicy(role=ColumnRole.INSENSITIVE)
+            decisions[name] = Decision(name, "insensitive", "unlisted: drop", treatment="drop")
+        dropped, unlisted = unlisted, []
+
+    touched = policy.model_copy(update={"columns": columns}).touched() | set(dropped)
+    searched = policy.privacy is not None
+    as_is = [
+        name
+        for name, col in columns.items()
+        if name not in unlisted
+        and col.role is not ColumnRole.IDENTIFIER
+        and not col.keep
+        and name not in touched
+        and not (searched and col.role is ColumnRole.QUASI_IDENTIFIER)
+    ]
+    to_scan = [c for c in map(str, data.columns) if c in set(unlisted) | set(as_is)]
+    found = {}
+    if to_scan:
+        if progress is not None:
+            progress(f"scanning {len(to_scan)} column(s) the policy releases or leaves open")
+        found = {f.name: f for f in scan(data, columns=to_scan).columns}
+
+    refused = [
+        f"{name} (the policy says {columns[name].role.value}, the scan finds "
+        f"{found[name].entity or 'a unique key'}: {found[name].evidence})"
+        for name in as_is
+        if name in found and found[name].role is ColumnRole.IDENTIFIER
+    ]
+    if refused:
+        raise PolicyError(
+            f"would release direct identifier(s) as they are: {'; '.join(refused)}; give each "
+            "a drop, pseudonymize, mask or fake step, or keep: true with a reason"
+        )
+    for name in unlisted:
+        finding = found[name]
+        steps: list[Any] = []
+        if finding.role is ColumnRole.IDENTIFIER:
+            steps, _ = suggested_steps(finding, data[name], key_file)
+        columns[name] = ColumnPolicy(role=finding.role, steps=steps)
+        decisions[name] = Decision(
+            name, finding.role.value, "scan", finding.entity, round(finding.confidence, 3),
+            finding.evidence, _treatment(steps) if steps else None,
+        )  # fmt: skip
+    treated = _treatments(policy.model_copy(update={"columns": columns}))
+    ordered = []
+    for name in map(str, data.columns):
+        if name in decisions:
+            ordered.append(decisions[name])
+            continue
+        col = columns[name]
+        seen = found.get(name)
+        ordered.append(
+            Decision(
+                name,
+                col.role.value,
+                by.get(name, "policy"),
+                entity=seen.entity if seen else None,
+                confidence=round(seen.confidence, 3) if seen else None,
+                treatment="kept" if col.keep else treated.get(name),
+                reason=col.reason if col.keep else None,
+            )
+        )
+    # keep the policy's column order, then the decided columns in the table's order
+    effective = policy.model_copy(
+        update={
+            "columns": {**policy.columns, **{d.column: columns[d.column] for d in ordered}},
+            "steps": _insert_drop(policy.steps, dropped),
+        }
+    )
+    effective._base_dir = policy._base_dir
+    return effective, tuple(ordered)
+
+
+def _insert_drop(steps: list[Any], dropped: list[str]) -> list[Any]:
+    """The table steps with the unlisted columns dropped after every step that may read them
+    and before the first one that renames columns."""
+    if not dropped:
+        return list(steps)
+    renames = [
+        i for i, step in enumerate(steps) if next(iter(step)) in {"rename_columns", "pca_mask"}
+    ]
+    at = renames[0] if renames else len(steps)
+    return [*steps[:at], {"drop": {"columns": dropped}}, *steps[at:]]
+
+
+def _treatment(steps: list[Any]) -> str:
+    first = steps[0]
+    return first if isinstance(first, str) else next(iter(first))
+
+
+def _treatments(policy: Policy) -> dict[str, str]:
+    from veil.policy import IDENTIFIER_TREATMENTS
+
+    found: dict[str, str] = {}
+    for step in policy.planned_steps():
+        if step.name in IDENTIFIER_TREATMENTS:
+            for column in step.columns:
+                found.setdefault(column, step.name)
+    return found
