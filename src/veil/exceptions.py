@@ -25,7 +25,6 @@ __all__ = [
     "ParameterError",
     "PolicyError",
     "PrivacyLeakWarning",
-    "PseudonymCollisionWarning",
     "SecretError",
     "UnknownColumnError",
     "VeilError",
@@ -91,7 +90,3 @@ class BudgetExceededError(VeilError):
 
 class PrivacyLeakWarning(UserWarning):
     """Bounds were inferred from the data: the inference itself leaks (as in diffprivlib)."""
-
-
-class PseudonymCollisionWarning(UserWarning):
-    """Two different values received the same pseudonym (short format-preserving tokens)."""

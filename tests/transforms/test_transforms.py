@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
 
 from tests.conftest import TEST_KEY
-from veil.exceptions import ParameterError, PseudonymCollisionWarning, SecretError
+from veil.exceptions import CheckFailedError, ParameterError, SecretError
 from veil.transforms import (
     Drop,
     Fake,
@@ -137,13 +136,60 @@ def test_key_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         Pseudonymize("id", key_file=tmp_path / "missing.key").fit(pd.DataFrame({"id": ["x"]}))
 
 
-def test_short_preserved_tokens_warn_on_collision(key_env: str) -> None:
-    frame = pd.DataFrame({"code": [str(i) for i in range(10, 100)]})  # 90 two-digit codes
-    with pytest.warns(PseudonymCollisionWarning, match="share a pseudonym"):
-        Pseudonymize("code", format="preserve").fit_transform(frame)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", PseudonymCollisionWarning)
-        Pseudonymize("code").fit_transform(frame)  # 64-bit hex tokens: no collision
+@pytest.mark.parametrize("width", [4, 8])
+def test_preserved_pseudonyms_of_10000_ids_are_all_distinct(key_env: str, width: int) -> None:
+    """The issue's case: 222 of IBM HR's EmployeeNumbers shared a pseudonym. 4-digit IDs use
+    the keyed permutation table, 8-digit ones FF3-1; both must be one-to-one."""
+    rng = np.random.default_rng(width)
+    # every 4-digit code (0000-9999, as text), or 10,000 of the 8-digit integers
+    ids = (
+        [f"{v:04d}" for v in range(10_000)]
+        if width == 4
+        else rng.choice(np.arange(10**7, 10**8), 10_000, replace=False)
+    )
+    for frame in (pd.DataFrame({"id": ids}), pd.DataFrame({"id": [f"E{v}" for v in ids]})):
+        out = Pseudonymize("id", format="preserve").fit_transform(frame)["id"]
+        assert out.nunique() == 10_000
+        assert out.astype(str).str.len().eq(frame["id"].astype(str).str.len()).all()
+    two_digit = pd.DataFrame({"code": np.arange(10, 100)})
+    out = Pseudonymize("code", format="preserve").fit_transform(two_digit)
+    assert set(out["code"]) == set(two_digit["code"])  # a permutation of the 90 integers
+
+
+def test_preserved_pseudonyms_are_ff3_1_ciphertexts(key_env: str) -> None:
+    """External oracle: the ff3 package's own FF3-1 decryption, keyed as veil documents it,
+    walks every pseudonym of a large shape back to its value."""
+    import hmac
+
+    from ff3 import FF3Cipher
+
+    values = ["N690674664H", "F384415788F", "A000000001Z"]
+    out = Pseudonymize("pin", format="preserve").fit_transform(pd.DataFrame({"pin": values}))
+    key = TEST_KEY.encode()
+    aes_key = hmac.digest(key, b"veil-fpe\x1f", "sha256").hex()
+    shape = "a" + "d" * 9 + "a"
+    tweak = hmac.digest(key, f"veil-fpe-tweak\x1f\x1f{shape}".encode(), "sha256")[:7].hex()
+    cipher = FF3Cipher(aes_key, tweak, radix=2)
+    size = 26 * 10**9 * 26
+    bits = (size - 1).bit_length()
+
+    def number(text: str) -> int:
+        return (ord(text[0]) - 65) * 10**9 * 26 + int(text[1:10]) * 26 + ord(text[10]) - 65
+
+    for value, token in zip(values, out["pin"], strict=True):
+        assert token != value
+        walked = number(token)
+        while True:
+            walked = int(cipher.decrypt(format(walked, f"0{bits}b")), 2)
+            if walked < size:
+                break
+        assert walked == number(value)
+
+
+def test_colliding_hex_tokens_stop_the_release(key_env: str) -> None:
+    frame = pd.DataFrame({"id": np.arange(300_000)})  # 32-bit tokens: collisions are expected
+    with pytest.raises(CheckFailedError, match="same pseudonym"):
+        Pseudonymize("id", length=8).fit_transform(frame)
 
 
 # -- fakes -------------------------------------------------------------------------------------

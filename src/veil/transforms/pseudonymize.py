@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hmac
 import os
-import warnings
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from veil.exceptions import ParameterError, PseudonymCollisionWarning
+from veil.exceptions import CheckFailedError, ParameterError
 from veil.keys import DEFAULT_KEY_ENV, load_key
 from veil.transforms._base import (
     Columns,
@@ -35,8 +36,10 @@ class Pseudonymize(ColumnTransform):
     ``format="hex"`` gives ``length`` hex characters (64 bits by default).
     ``format="preserve"`` keeps the shape: digits stay digits, letters stay letters of the same
     case, other characters are kept (``N690674664H`` -> ``Q118203957K``); integer columns stay
-    integers of the same number of digits. Short preserved tokens can collide; veil warns with
-    ``PseudonymCollisionWarning`` when they do in the data at hand.
+    integers of the same number of digits. It is format-preserving *encryption*, so two values
+    never share a pseudonym: FF3-1 (NIST SP 800-38G Rev. 1, the ``ff3`` package) with
+    cycle-walking on the values of one shape, or, where a shape has at most 2^20 values (a
+    4-digit ID), a keyed pseudorandom permutation of all of them.
 
     The key is read from the environment variable ``key_env`` or from ``key_file`` when the
     transform runs; it is never stored on the estimator.
@@ -72,48 +75,35 @@ class Pseudonymize(ColumnTransform):
         # hmac.digest is the one-shot OpenSSL path: several times faster than hmac.new()
         return hmac.digest(key, f"{self.domain}\x1f{text}\x1f{counter}".encode(), "sha256")
 
-    def _token(self, key: bytes, value: object, *, integer: bool) -> str:
+    def _token(self, key: bytes, value: object, *, integer: bool, fpe: _Permutations) -> str:
         text = value if isinstance(value, str) else value_text(value)
-        canonical = text.strip().casefold() if self.normalize else text
         if self.format == "hex":
+            canonical = text.strip().casefold() if self.normalize else text
             return self._digest(key, canonical).hex()[: self.length]
-        stream = bytearray()
-        counter = 0
-        while len(stream) < len(text):
-            stream += self._digest(key, canonical, counter)
-            counter += 1
-        out = []
-        for i, (char, byte) in enumerate(zip(text, stream, strict=False)):
-            if char.isdigit():
-                # keep integers integers: no leading zero where the original had none
-                alphabet = (
-                    _DIGITS[1:] if integer and i == _first_digit(text) and char != "0" else _DIGITS
-                )
-                out.append(alphabet[byte % len(alphabet)])
-            elif char in _UPPER:
-                out.append(_UPPER[byte % 26])
-            elif char in _LOWER:
-                out.append(_LOWER[byte % 26])
-            else:
-                out.append(char)
-        return "".join(out)
+        return fpe.token(text.strip() if self.normalize else text, integer=integer)
 
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
         key = load_key(key_env=self.key_env, key_file=self.key_file)
         for name in self.columns_:
             series = frame[name]
             integer = self.format == "preserve" and _is_integer_column(series)
+            fpe = _Permutations(key, self.domain, column=str(name))
             codes, mapped = apply_to_uniques(
-                series, lambda v, integer=integer: self._token(key, v, integer=integer)
+                series,
+                lambda v, integer=integer, fpe=fpe: self._token(key, v, integer=integer, fpe=fpe),
             )
-            collided = len(mapped) - len(set(mapped))
-            if collided:
-                warnings.warn(
-                    f"column {name!r}: {collided} distinct values share a pseudonym "
-                    f"with another value (format={self.format!r}); use format='hex' or a "
-                    "larger length if joins must stay exact",
-                    PseudonymCollisionWarning,
-                    stacklevel=2,
+            canonical = (
+                {_canonical(v, self.normalize) for v in series.dropna().unique()}
+                if self.normalize
+                else None
+            )
+            distinct = len(canonical) if canonical is not None else len(mapped)
+            if len(set(mapped)) < min(distinct, len(mapped)):
+                # preserve is a permutation by construction; 64-bit hex tokens collide with
+                # probability ~n^2/2^65: either way a pseudonym must stay one-to-one
+                raise CheckFailedError(
+                    f"column {name!r}: two distinct values received the same pseudonym "
+                    f"(format={self.format!r}, length={self.length}); use a larger length"
                 )
             tokens = rebuild(series, codes, mapped)
             if integer and not tokens.isna().any():
@@ -125,11 +115,107 @@ class Pseudonymize(ColumnTransform):
         return f"Pseudonymize({', '.join(self.columns_)}; HMAC-SHA256, format={self.format})"
 
 
-def _first_digit(text: str) -> int:
-    for i, char in enumerate(text):
-        if char.isdigit():
-            return i
-    return -1
+#: Shapes with at most this many values get a keyed permutation table (FF3-1 needs >= 10^6).
+TABLE_MAX = 2**20
+#: FF3-1 over bits takes at most 192 (2 * floor(96 / log2(2))).
+FF3_MAX_BITS = 192
+
+
+def _canonical(value: object, normalize: bool) -> str:
+    text = value if isinstance(value, str) else value_text(value)
+    return text.strip().casefold() if normalize else text
+
+
+class _Permutations:
+    """Keyed permutations of the values of each shape (digits, letters, kept characters).
+
+    A value is read as a number in mixed radix (10 per digit, 26 per letter, case kept aside;
+    9 for the leading digit of a multi-digit integer, so integers keep their length); the
+    number is permuted within its shape's domain, which makes the map one-to-one. Keys are
+    derived from the pseudonymization key by HMAC, per ``domain`` and shape.
+    """
+
+    def __init__(self, key: bytes, domain: str, *, column: str) -> None:
+        self.key = key
+        self.domain = domain
+        self.column = column
+        self.aes_key = hmac.digest(key, f"veil-fpe\x1f{domain}".encode(), "sha256")
+        self.tables: dict[str, Any] = {}
+        self.ciphers: dict[str, Any] = {}
+
+    def token(self, text: str, *, integer: bool) -> str:
+        free = [i for i, c in enumerate(text) if c in _DIGITS or c in _UPPER or c in _LOWER]
+        if not free:
+            return text  # nothing personal to hide: no digit, no letter
+        digits = [i for i in free if text[i] in _DIGITS]
+        lead = digits[0] if integer and len(digits) > 1 and text[digits[0]] != "0" else None
+        radices, number = [], 0
+        for i in free:
+            char = text[i]
+            if char in _DIGITS:
+                radix, value = (9, int(char) - 1) if i == lead else (10, int(char))
+            else:
+                radix, value = 26, _UPPER.index(char.upper())
+            radices.append(radix)
+            number = number * radix + value
+        shape = "".join(
+            ("D" if i == lead else "d" if text[i] in _DIGITS else "a") if i in set(free)
+            else "\x00" + text[i]
+            for i in range(len(text))
+        )  # fmt: skip
+        size = 1
+        for radix in radices:
+            size *= radix
+        permuted = self._permute(number, size, shape)
+        out = list(text)
+        for i, radix in zip(reversed(free), reversed(radices), strict=True):
+            permuted, value = divmod(permuted, radix)
+            char = text[i]
+            if char in _DIGITS:
+                out[i] = str(value + 1 if radix == 9 else value)
+            else:
+                letter = _UPPER[value]
+                out[i] = letter if char in _UPPER else letter.lower()
+        return "".join(out)
+
+    def _tweak(self, shape: str) -> bytes:
+        return hmac.digest(self.key, f"veil-fpe-tweak\x1f{self.domain}\x1f{shape}".encode(),
+                           "sha256")  # fmt: skip
+
+    def _permute(self, number: int, size: int, shape: str) -> int:
+        if size <= TABLE_MAX:
+            table = self.tables.get(shape)
+            if table is None:
+                table = self.tables[shape] = self._table(size, self._tweak(shape))
+            return int(table[number])
+        bits = (size - 1).bit_length()
+        if bits > FF3_MAX_BITS:
+            raise ParameterError(
+                f"column {self.column!r}: values with {len(shape)} characters are too long for "
+                f"format-preserving pseudonyms (more than {FF3_MAX_BITS} bits); use format: hex"
+            )
+        cipher = self.ciphers.get(shape)
+        if cipher is None:
+            from ff3 import FF3Cipher
+
+            tweak = self._tweak(shape)[:7].hex()  # FF3-1's 56-bit tweak
+            cipher = self.ciphers[shape] = FF3Cipher(self.aes_key.hex(), tweak, radix=2)
+        # cycle-walking: stay inside [0, size); terminates because FF3-1 is a permutation
+        while True:
+            number = int(cipher.encrypt(format(number, f"0{bits}b")), 2)
+            if number < size:
+                return number
+
+    def _table(self, size: int, tweak: bytes) -> np.ndarray:
+        """A keyed pseudorandom permutation of range(size): indices sorted by AES tags."""
+        from Crypto.Cipher import AES
+
+        blocks = np.zeros((size, 2), dtype=">u8")
+        blocks[:, 0] = int.from_bytes(tweak[:8], "big")
+        blocks[:, 1] = np.arange(size, dtype=np.uint64)
+        tags = AES.new(self.aes_key, AES.MODE_ECB).encrypt(blocks.tobytes())
+        order = np.argsort(np.frombuffer(tags, dtype=">u8")[::2], kind="stable")
+        return order
 
 
 def _is_integer_column(series: pd.Series) -> bool:
