@@ -16,6 +16,15 @@ KEEP_PEOPLE_IDS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _user_data_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default ledger lives in the user's data directory: never the real one in tests."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+    monkeypatch.delenv("VEIL_LEDGER", raising=False)
+
+
 @pytest.fixture
 def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("VEIL_KEY", TEST_KEY)

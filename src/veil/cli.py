@@ -507,15 +507,18 @@ budget_app = typer.Typer(help="The privacy budget: one ledger for every DP relea
                          no_args_is_help=True)  # fmt: skip
 app.add_typer(budget_app, name="budget")
 Ledger = Annotated[
-    Path | None, typer.Option("--ledger", help="Ledger file (default .veil/budget.db by the data).")
+    Path | None,
+    typer.Option(
+        "--ledger",
+        help="Ledger file (default: $VEIL_LEDGER, else ~/.local/share/veil/budget.db).",
+    ),
 ]
 
 
-def _ledger(ledger: Path | None, data: str | None = None) -> Path:
-    if ledger is not None:
-        return ledger
-    base = Path(data).parent if data is not None and "://" not in data else Path(".")
-    return base / ".veil" / "budget.db"
+def _ledger(ledger: Path | None) -> Path:
+    from veil.dp.budget import default_ledger
+
+    return ledger if ledger is not None else default_ledger()
 
 
 @budget_app.command("init")
@@ -533,11 +536,12 @@ def budget_init(
     from veil.dp import Accountant, Budget
     from veil.io import fingerprint, read
 
-    path = _ledger(ledger, data)
+    path = _ledger(ledger)
     frame = read(data, **_read_options(None, sep=sep))
     Accountant.create(path, Budget(epsilon, delta), composition=composition,
                       dataset=fingerprint(frame))  # fmt: skip
-    out.print(f"budget epsilon {epsilon:g}, delta {delta:g} ({composition}) in {path}")
+    out.print(f"created the privacy budget in {path}: epsilon {epsilon:g}, delta {delta:g} "
+              f"({composition}) for {data}")  # fmt: skip
 
 
 @budget_app.command("show")
@@ -601,7 +605,7 @@ def dp_command(
     _check_format(fmt)
     name, args = _parse_query(query)
     limits = _parse_bounds(bounds or [])
-    acc = Accountant(_ledger(ledger, data))
+    acc = Accountant(_ledger(ledger))
     frame = read(data, **_read_options(None, sep=sep))
     cats = [c.strip() for c in categories.split(",")] if categories else None
     column = args[0] if args else None
@@ -663,7 +667,7 @@ def synth_command(
         )
     output_format(output)
     check_output(output, inputs=[data], force=force)
-    acc = Accountant(_ledger(ledger, data))
+    acc = Accountant(_ledger(ledger))
     frame = read(data, **_read_options(None, sep=sep))
     chosen = [c.strip() for c in columns.split(",")] if columns else None
     with _progress() as say:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,12 @@ def run(args: list, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
 def test_budget_and_dp_flow(tmp_path: Path, capsys) -> None:
     data = tmp_path / "clients.csv"
     demo_data().to_csv(data, index=False)
-    assert run(["budget", "init", data, "--epsilon", "1"], capsys)[0] == 0
-    ledger = tmp_path / ".veil" / "budget.db"
-    assert ledger.exists()  # next to the data by default
+    code, out, _ = run(["budget", "init", data, "--epsilon", "1"], capsys)
+    assert code == 0
+    ledger = Path(os.environ["XDG_DATA_HOME"]) / "veil" / "budget.db"
+    assert ledger.exists()  # with the user, not beside the (possibly shared) data
+    assert not (tmp_path / ".veil").exists()
+    assert str(ledger) in out  # said where it was created
     code, out, _ = run(["dp", data, "mean(Age)", "--bounds", "Age=18:90", "--epsilon", "0.6",
                         "--format", "json"], capsys)  # fmt: skip
     assert code == 0

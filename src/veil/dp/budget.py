@@ -25,7 +25,29 @@ from pathlib import Path
 
 from veil.exceptions import BudgetExceededError, InputError, ParameterError
 
-__all__ = ["COMPOSITIONS", "Accountant", "Budget", "Entry", "check_epsilon_delta"]
+__all__ = [
+    "COMPOSITIONS",
+    "Accountant",
+    "Budget",
+    "Entry",
+    "check_epsilon_delta",
+    "default_ledger",
+]
+
+LEDGER_ENV = "VEIL_LEDGER"
+
+
+def default_ledger() -> Path:
+    """Where the privacy-budget ledger lives unless one is named: ``$VEIL_LEDGER``, else the
+    user's data directory (``$XDG_DATA_HOME/veil/budget.db``, by default
+    ``~/.local/share/veil/budget.db``) — with the user, never beside the data, where shared
+    data folders would hand it to everyone who reads them."""
+    named = os.environ.get(LEDGER_ENV)
+    if named:
+        return Path(named).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "veil" / "budget.db"
+
 
 COMPOSITIONS = ("sequential", "advanced")
 _SCHEMA = """
@@ -124,7 +146,8 @@ class Accountant:
         if p.exists() and not overwrite:
             raise InputError(
                 f"a privacy budget already exists at {p}; it is never replaced silently "
-                "(`veil budget reset --yes` starts over)"
+                "(`veil budget reset --yes` starts over; --ledger FILE keeps another "
+                "dataset's budget apart)"
             )
         p.parent.mkdir(parents=True, exist_ok=True)
         with _connect(p) as db:

@@ -3,7 +3,8 @@ integration, on discretized columns, charged to the same ledger as every other D
 
 Categories and numeric bin edges are part of the release's *public* description: given, they
 cost nothing; inferred from the data, they leak (which categories occur, the min and max), so
-veil warns with ``PrivacyLeakWarning``. Identifiers, free text and dates are left out.
+veil warns with ``PrivacyLeakWarning``. Direct identifiers (found by the scan), free text and
+dates are left out unless named.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from veil.dp._mst import safe_mst
 from veil.dp.budget import Accountant, check_epsilon_delta
 from veil.dp.stats import opendp
-from veil.exceptions import ParameterError, PrivacyLeakWarning
+from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
 from veil.io import fingerprint
 from veil.schema import require_columns
 
@@ -39,6 +41,8 @@ def _plan(
     keys: Mapping[str, Sequence[str]],
     bounds: Mapping[str, tuple[float, float]],
     bins: int,
+    *,
+    strict: bool,
 ) -> tuple[list[str], dict[str, list[str]], dict[str, list[float]], list[str], list[str]]:
     chosen, categories, cuts, left_out, leaked = [], {}, {}, [], []
     names = list(frame.columns) if columns is None else list(columns)
@@ -59,7 +63,7 @@ def _plan(
             categories[name] = sorted(series.dropna().astype(str).unique().tolist())
             leaked.append(f"the categories of {name!r}")
         else:
-            if columns is not None:
+            if strict:
                 raise ParameterError(
                     f"column {name!r} has {series.nunique():,} distinct values: give its "
                     "categories (keys) or numeric bounds, or leave it out"
@@ -81,13 +85,28 @@ def synthesize(
     bins: int = 10,
     rows: int | None = None,
     random_state: int = 0,
+    identifiers: Sequence[str] | None = None,
 ) -> Synthetic:
-    """``rows`` synthetic records (default: as many as the input) from MST's marginals."""
+    """``rows`` synthetic records (default: as many as the input) from MST's marginals.
+
+    Without ``columns``, direct identifiers are left out: ``identifiers`` names them, else
+    veil's scan finds them (a national ID binned by range is still no column to release).
+    """
     check_epsilon_delta(epsilon)
     if accountant is None:
         raise ParameterError("accountant must be given: DP synthesis is charged to the budget")
+    dropped: list[str] = []
+    strict = columns is not None  # columns the user named must all be synthesized
+    if columns is None:
+        if identifiers is None:
+            from veil.scan import scan
+            from veil.schema import ColumnRole
+
+            identifiers = [f.name for f in scan(frame).columns if f.role is ColumnRole.IDENTIFIER]
+        dropped = [str(c) for c in frame.columns if c in set(identifiers)]
+        columns = [c for c in frame.columns if str(c) not in dropped]
     chosen, categories, cuts, left_out, leaked = _plan(
-        frame, columns, keys or {}, bounds or {}, bins
+        frame, columns, keys or {}, bounds or {}, bins, strict=strict
     )
     if not chosen:
         raise ParameterError("no column can be synthesized: give columns with keys or bounds")
@@ -99,7 +118,14 @@ def synthesize(
             stacklevel=2,
         )
     dp = opendp()
-    import polars as pl
+    try:
+        import mbi  # noqa: F401  (MST's graphical model)
+        import polars as pl
+    except ImportError as err:
+        raise MissingExtraError(
+            f"DP synthetic data needs OpenDP's mbi extra (no module {err.name!r}): "
+            "pip install 'veil[dp]'"
+        ) from err
 
     data = pd.DataFrame({
         name: frame[name].astype(str).where(frame[name].notna(), None) if name in categories
@@ -114,9 +140,7 @@ def synthesize(
             privacy_loss=dp.loss_of(epsilon=epsilon),
             split_evenly_over=1,
         )
-        query = context.query().contingency_table(
-            keys=categories, cuts=cuts, algorithm=dp.mbi.MST()
-        )
+        query = context.query().contingency_table(keys=categories, cuts=cuts, algorithm=safe_mst())
         table = query.release()
         synthetic = table.synthesize(rows or len(frame))
     # the table synthesizes sorted rows: shuffle them (post-processing, no privacy cost)
@@ -124,5 +148,7 @@ def synthesize(
     for name in chosen:
         if name in cuts and pd.api.types.is_integer_dtype(frame[name]):
             out[name] = out[name].round().astype("Int64")
-    notes = [f"left out (identifiers, text, dates): {', '.join(left_out)}"] if left_out else []
-    return Synthetic(out[chosen], epsilon, tuple(chosen), tuple(left_out), tuple(notes))
+    notes = [f"left out (direct identifiers): {', '.join(dropped)}"] if dropped else []
+    if left_out:
+        notes.append(f"left out (too many distinct values: text, dates): {', '.join(left_out)}")
+    return Synthetic(out[chosen], epsilon, tuple(chosen), tuple(dropped + left_out), tuple(notes))
