@@ -146,10 +146,24 @@ def _scan_section(found: ScanResult) -> Section:
 def _policy_section(cert: Certificate) -> Section:
     per_column, table_steps = _column_steps(cert)
     released = set(cert.columns_out)
+    decided = {d.column: d for d in cert.decisions}
+
+    def why(name: str) -> str:
+        d = decided.get(name)
+        if d is None:
+            return "policy"
+        if d.by == "scan":
+            found = f": {d.entity}" if d.entity else ""
+            return f"scan{found} ({d.confidence:.2f})" if d.confidence is not None else "scan"
+        if d.treatment == "kept":
+            return f"policy, kept as is: {d.reason}"
+        return d.by
+
     rows = tuple(
         (
             name,
             cert.roles.get(name, "insensitive"),
+            why(name),
             "; ".join(per_column.get(name, [])) or "unchanged",
             ("transformed" if name in per_column else "as is") if name in released else "no",
         )
@@ -158,9 +172,13 @@ def _policy_section(cert: Certificate) -> Section:
     tables = [
         Table(
             "Columns",
-            ("column", "role", "what was done", "released"),
+            ("column", "role", "decided by", "what was done", "released"),
             rows,
-            note="Table-level steps (below) apply to every column." if table_steps else "",
+            note=(
+                "Columns the policy does not list get the role the scan finds; identifiers "
+                "among them are dropped or pseudonymized. "
+                + ("Table-level steps (below) apply to every column." if table_steps else "")
+            ),
         )
     ]
     if table_steps:
@@ -384,6 +402,11 @@ def _utility_section(
             f"quasi-identifiers by {search['metric']} = {search['loss']:.4g} "
             "(0 = no further generalization)."
         )
+    order = sorted(range(len(compared)), key=lambda i: (kept[i], compared[i]))
+    compared = [compared[i] for i in order]
+    kept = [kept[i] for i in order]
+    changed = [changed[i] for i in order]
+    rows = [rows[i] for i in order]
     section_figures = [figures.kept_figure(compared, kept, changed)]
     usable = [
         c
@@ -398,11 +421,27 @@ def _utility_section(
                 analysed, association_matrix(original, analysed), association_matrix(data, analysed)
             )
         )
-    facts = [
-        Fact(
-            _percent(float(np.mean(kept))) if kept else "—", "information kept (mean over columns)"
+    touched = [
+        share for name, share in zip(compared, kept, strict=True)
+        if share < 1.0 or name not in data.columns or cert.roles.get(name) == "identifier"
+    ]  # fmt: skip
+    facts = []
+    if kept:
+        worst = compared[0]
+        facts.append(
+            Fact(
+                f"{worst}: {_percent(kept[0])}",
+                "information kept by the worst column",
+                "bad" if kept[0] < 0.05 and cert.roles.get(worst) != "identifier" else "",
+            )
         )
-    ]
+    facts.append(
+        Fact(
+            _percent(float(np.mean(touched))) if touched else "100.0%",
+            f"information kept, mean over the {len(touched)} changed or withheld columns "
+            f"(the other {len(compared) - len(touched)} are released as they are)",
+        )
+    )
     tables = [
         Table(
             "Per column",
@@ -445,10 +484,30 @@ def _utility_section(
                 else "."
             )
         )
+        lower_is_better = metric == "mae"
+        baseline = result.scores["baseline"][metric]
+
+        def useless(score: float) -> bool:
+            return score >= baseline if lower_is_better else score <= baseline
+
+        flop = useless(result.scores["release"][metric])
+        if flop:
+            text.append(
+                f"The model trained on the release scores no better than the baseline without "
+                f"features ({metric} {result.scores['release'][metric]:.3f} vs {baseline:.3f}): "
+                f"for predicting {target}, the release is no better than guessing"
+                + (
+                    "; so is the original, which carries no signal for it either."
+                    if useless(result.scores["original"][metric])
+                    else "."
+                )
+            )
         facts.append(
             Fact(
                 f"{result.scores['original'][metric]:.3f} → {result.scores['release'][metric]:.3f}",
-                f"{metric} of a model predicting {target}",
+                f"{metric} of a model predicting {target}"
+                + (" (at or below its no-feature baseline)" if flop else ""),
+                "bad" if flop else "",
             )
         )
         tables.append(
