@@ -282,3 +282,38 @@ def test_duplicate_index_labels_do_not_break_the_comparison(key_env: str, people
     built = build_report(anonymize(frame, POLICY), original=frame, aligned=True)
     kept = next(f for f in built.section("utility").figures if f.id == "information-kept")
     assert set(kept.data["changed"]) == {None}  # rows can't be linked: not claimed
+
+
+def test_utility_is_per_column_worst_first_and_a_useless_model_is_flagged(key_env: str) -> None:
+    """Issue 11: "information kept 87.1%" averaged over untouched columns, and a model below
+    its no-feature baseline was not flagged."""
+    rng = np.random.default_rng(3)
+    n = 400
+    frame = pd.DataFrame({
+        "age": rng.integers(18, 90, n),
+        "gender": rng.choice(["F", "M"], n),
+        "steps": rng.integers(0, 20_000, n),
+        "coin": rng.choice(["heads", "tails"], n),  # independent of everything
+    })  # fmt: skip
+    policy = {"columns": {"age": {"role": "quasi_identifier",
+                                  "steps": [{"generalize": {"bins": [0, 50, 200]}}]},
+                          "gender": {"role": "quasi_identifier"}},
+              "unlisted": "scan"}  # fmt: skip
+    release = anonymize(frame, policy)
+    built = build_report(release, original=frame, aligned=True, target="coin")
+    utility = built.section("utility")
+    per_column = utility.tables[0]
+    kept = [row[per_column.columns.index("information kept")] for row in per_column.rows]
+    assert kept == sorted(kept)
+    assert per_column.rows[0][0] == "age"  # the only column that lost information
+    worst, mean = utility.facts[0], utility.facts[1]
+    assert worst.value.startswith("age: ")
+    assert "mean over the 1 changed or withheld columns" in mean.label
+    model = utility.facts[2]
+    assert model.status == "bad"
+    assert "at or below its no-feature baseline" in model.label
+    assert any("no better than the baseline" in line for line in utility.text)
+    learnable = frame.assign(coin=np.where(frame["steps"] > 10_000, "heads", "tails"))
+    built = build_report(anonymize(learnable, policy), original=learnable, aligned=True,
+                         target="coin")  # fmt: skip
+    assert built.section("utility").facts[2].status == ""
