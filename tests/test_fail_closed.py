@@ -262,3 +262,13 @@ def test_identifiers_left_out_of_the_policy_are_found(key_env: str, seed: int) -
     assert release is not None
     assert in_clear(release, frame, IDENTIFIERS) == 0
     assert in_clear(frame, frame, IDENTIFIERS) > 0  # the check itself can see a leak
+
+
+def test_shuffling_or_noising_an_identifier_does_not_protect_it(key_env: str) -> None:
+    """Only drop, pseudonymize, mask and fake protect a direct identifier: a policy that
+    shuffles e-mails declared harmless still releases real e-mails, and is refused."""
+    frame = people_table(5, 40)
+    policy = {"columns": {"email": {"role": "insensitive"}}, "unlisted": "drop",
+              "steps": [{"shuffle": {"columns": ["email"]}}]}  # fmt: skip
+    with pytest.raises(PolicyError, match="would release direct identifier.*email.*EMAIL"):
+        anonymize(frame, policy)

@@ -318,10 +318,6 @@ class Policy(BaseModel):
         kept = {name for name, col in self.columns.items() if col.keep}
         return [c for c in self.to_schema().identifiers if c not in treated and c not in kept]
 
-    def touched(self) -> set[str]:
-        """Columns some step (column- or table-level) names: not released as they are."""
-        return {col for step in self.planned_steps() for col in step.columns}
-
 
 @dataclass(frozen=True)
 class PlannedStep:

@@ -49,8 +49,9 @@ def decide(
 
     ``hierarchy_columns`` are quasi-identifiers by ARX's convention when the policy names none;
     ``sensitive`` are the columns the privacy goals protect. Columns the policy leaves out are
-    scanned (``unlisted: scan``), dropped or refused; declared columns that would be released
-    with no step at all are scanned too, and refused if the scan finds a direct identifier.
+    scanned (``unlisted: scan``), dropped or refused; declared columns that no drop,
+    pseudonymize, mask or fake step protects are scanned too, and refused if the scan finds a
+    direct identifier in them.
     """
     from veil.scan import scan
     from veil.suggest import suggested_steps
@@ -80,7 +81,10 @@ def decide(
             decisions[name] = Decision(name, "insensitive", "unlisted: drop", treatment="drop")
         dropped, unlisted = unlisted, []
 
-    touched = policy.model_copy(update={"columns": columns}).touched() | set(dropped)
+    # Only drop/pseudonymize/mask/fake protect an identifier: a column shuffled, noised or
+    # generalized by the policy still has its values scanned. Quasi-identifiers under a
+    # privacy goal are the search's to protect.
+    protected = set(_treatments(policy.model_copy(update={"columns": columns}))) | set(dropped)
     searched = policy.privacy is not None
     as_is = [
         name
@@ -88,7 +92,7 @@ def decide(
         if name not in unlisted
         and col.role is not ColumnRole.IDENTIFIER
         and not col.keep
-        and name not in touched
+        and name not in protected
         and not (searched and col.role is ColumnRole.QUASI_IDENTIFIER)
     ]
     to_scan = [c for c in map(str, data.columns) if c in set(unlisted) | set(as_is)]
