@@ -307,14 +307,18 @@ class Policy(BaseModel):
             params["key_file"] = str(self._base_dir / key_file)
         return cls(**params)
 
+    def identifier_treatments(self) -> dict[str, str]:
+        """Column -> the first drop/pseudonymize/mask/fake step that protects it."""
+        found: dict[str, str] = {}
+        for step in self.planned_steps():
+            if step.name in IDENTIFIER_TREATMENTS:
+                for column in step.columns:
+                    found.setdefault(column, step.name)
+        return found
+
     def untreated_identifiers(self) -> list[str]:
         """Identifier columns that no drop/pseudonymize/mask/fake step touches."""
-        treated = {
-            col
-            for step in self.planned_steps()
-            if step.name in IDENTIFIER_TREATMENTS
-            for col in step.columns
-        }
+        treated = self.identifier_treatments()
         kept = {name for name, col in self.columns.items() if col.keep}
         return [c for c in self.to_schema().identifiers if c not in treated and c not in kept]
 

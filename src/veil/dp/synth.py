@@ -21,7 +21,7 @@ from veil.dp.budget import Accountant, check_epsilon_delta
 from veil.dp.stats import opendp
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
 from veil.io import fingerprint
-from veil.schema import require_columns
+from veil.schema import ColumnRole, require_columns
 
 _MAX_CATEGORIES = 50
 
@@ -99,8 +99,7 @@ def synthesize(
     strict = columns is not None  # columns the user named must all be synthesized
     if columns is None:
         if identifiers is None:
-            from veil.scan import scan
-            from veil.schema import ColumnRole
+            from veil.scan import scan  # same layer as dp; loaded only when needed
 
             identifiers = [f.name for f in scan(frame).columns if f.role is ColumnRole.IDENTIFIER]
         dropped = [str(c) for c in frame.columns if c in set(identifiers)]

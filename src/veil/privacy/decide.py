@@ -84,7 +84,8 @@ def decide(
     # Only drop/pseudonymize/mask/fake protect an identifier: a column shuffled, noised or
     # generalized by the policy still has its values scanned. Quasi-identifiers under a
     # privacy goal are the search's to protect.
-    protected = set(_treatments(policy.model_copy(update={"columns": columns}))) | set(dropped)
+    treated = policy.model_copy(update={"columns": columns}).identifier_treatments()
+    protected = set(treated) | set(dropped)
     searched = policy.privacy is not None
     as_is = [
         name
@@ -123,7 +124,6 @@ def decide(
             name, finding.role.value, "scan", finding.entity, round(finding.confidence, 3),
             finding.evidence, _treatment(steps) if steps else None,
         )  # fmt: skip
-    treated = _treatments(policy.model_copy(update={"columns": columns}))
     ordered = []
     for name in map(str, data.columns):
         if name in decisions:
@@ -168,14 +168,3 @@ def _insert_drop(steps: list[Any], dropped: list[str]) -> list[Any]:
 def _treatment(steps: list[Any]) -> str:
     first = steps[0]
     return first if isinstance(first, str) else next(iter(first))
-
-
-def _treatments(policy: Policy) -> dict[str, str]:
-    from veil.policy import IDENTIFIER_TREATMENTS
-
-    found: dict[str, str] = {}
-    for step in policy.planned_steps():
-        if step.name in IDENTIFIER_TREATMENTS:
-            for column in step.columns:
-                found.setdefault(column, step.name)
-    return found

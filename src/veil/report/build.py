@@ -484,11 +484,10 @@ def _utility_section(
                 else "."
             )
         )
-        lower_is_better = metric == "mae"
-        baseline = result.scores["baseline"][metric]
+        baseline = result.scores["baseline"][metric]  # accuracy or R²: higher is better
 
         def useless(score: float) -> bool:
-            return score >= baseline if lower_is_better else score <= baseline
+            return score <= baseline
 
         flop = useless(result.scores["release"][metric])
         if flop:

@@ -75,12 +75,19 @@ class Pseudonymize(ColumnTransform):
         # hmac.digest is the one-shot OpenSSL path: several times faster than hmac.new()
         return hmac.digest(key, f"{self.domain}\x1f{text}\x1f{counter}".encode(), "sha256")
 
-    def _token(self, key: bytes, value: object, *, integer: bool, fpe: _Permutations) -> str:
+    def _canonical(self, value: object) -> str:
+        """The text a pseudonym is made from: spelling variants of one value give one token
+        (hex ignores case; preserve ignores surrounding space and keeps the case's shape)."""
         text = value if isinstance(value, str) else value_text(value)
+        if not self.normalize:
+            return text
+        return text.strip().casefold() if self.format == "hex" else text.strip()
+
+    def _token(self, key: bytes, value: object, *, integer: bool, fpe: _Permutations) -> str:
+        text = self._canonical(value)
         if self.format == "hex":
-            canonical = text.strip().casefold() if self.normalize else text
-            return self._digest(key, canonical).hex()[: self.length]
-        return fpe.token(text.strip() if self.normalize else text, integer=integer)
+            return self._digest(key, text).hex()[: self.length]
+        return fpe.token(text, integer=integer)
 
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
         key = load_key(key_env=self.key_env, key_file=self.key_file)
@@ -92,15 +99,11 @@ class Pseudonymize(ColumnTransform):
                 series,
                 lambda v, integer=integer, fpe=fpe: self._token(key, v, integer=integer, fpe=fpe),
             )
-            canonical = (
-                {_canonical(v, self.normalize) for v in series.dropna().unique()}
-                if self.normalize
-                else None
-            )
-            distinct = len(canonical) if canonical is not None else len(mapped)
-            if len(set(mapped)) < min(distinct, len(mapped)):
-                # preserve is a permutation by construction; 64-bit hex tokens collide with
-                # probability ~n^2/2^65: either way a pseudonym must stay one-to-one
+            # preserve is a permutation by construction; truncated hex tokens collide with
+            # probability ~n^2/2^(4 length + 1), and a pseudonym must stay one-to-one
+            if self.format == "hex" and len(set(mapped)) < len(
+                {self._canonical(v) for v in series.dropna().unique()}
+            ):
                 raise CheckFailedError(
                     f"column {name!r}: two distinct values received the same pseudonym "
                     f"(format={self.format!r}, length={self.length}); use a larger length"
@@ -119,11 +122,6 @@ class Pseudonymize(ColumnTransform):
 TABLE_MAX = 2**20
 #: FF3-1 over bits takes at most 192 (2 * floor(96 / log2(2))).
 FF3_MAX_BITS = 192
-
-
-def _canonical(value: object, normalize: bool) -> str:
-    text = value if isinstance(value, str) else value_text(value)
-    return text.strip().casefold() if normalize else text
 
 
 class _Permutations:
@@ -147,6 +145,7 @@ class _Permutations:
         free = [i for i, c in enumerate(text) if c in _DIGITS or c in _UPPER or c in _LOWER]
         if not free:
             return text  # nothing personal to hide: no digit, no letter
+        free_set = set(free)
         digits = [i for i in free if text[i] in _DIGITS]
         lead = digits[0] if integer and len(digits) > 1 and text[digits[0]] != "0" else None
         radices, number = [], 0
@@ -159,7 +158,7 @@ class _Permutations:
             radices.append(radix)
             number = number * radix + value
         shape = "".join(
-            ("D" if i == lead else "d" if text[i] in _DIGITS else "a") if i in set(free)
+            ("D" if i == lead else "d" if text[i] in _DIGITS else "a") if i in free_set
             else "\x00" + text[i]
             for i in range(len(text))
         )  # fmt: skip
@@ -214,8 +213,7 @@ class _Permutations:
         blocks[:, 0] = int.from_bytes(tweak[:8], "big")
         blocks[:, 1] = np.arange(size, dtype=np.uint64)
         tags = AES.new(self.aes_key, AES.MODE_ECB).encrypt(blocks.tobytes())
-        order = np.argsort(np.frombuffer(tags, dtype=">u8")[::2], kind="stable")
-        return order
+        return np.argsort(np.frombuffer(tags, dtype=">u8")[::2], kind="stable")
 
 
 def _is_integer_column(series: pd.Series) -> bool:
