@@ -95,6 +95,15 @@ def synthesize(
     check_epsilon_delta(epsilon)
     if accountant is None:
         raise ParameterError("accountant must be given: DP synthesis is charged to the budget")
+    dp = opendp()  # a missing extra is said before any work or warning
+    try:
+        import mbi  # noqa: F401  (MST's graphical model)
+        import polars as pl
+    except ImportError as err:
+        raise MissingExtraError(
+            f"DP synthetic data needs OpenDP's mbi extra (no module {err.name!r}): "
+            "pip install 'veil[dp]'"
+        ) from err
     dropped: list[str] = []
     strict = columns is not None  # columns the user named must all be synthesized
     if columns is None:
@@ -116,15 +125,6 @@ def synthesize(
             PrivacyLeakWarning,
             stacklevel=2,
         )
-    dp = opendp()
-    try:
-        import mbi  # noqa: F401  (MST's graphical model)
-        import polars as pl
-    except ImportError as err:
-        raise MissingExtraError(
-            f"DP synthetic data needs OpenDP's mbi extra (no module {err.name!r}): "
-            "pip install 'veil[dp]'"
-        ) from err
 
     data = pd.DataFrame({
         name: frame[name].astype(str).where(frame[name].notna(), None) if name in categories
