@@ -650,7 +650,12 @@ def synth_command(
     ] = None,
     bounds: Bounds = None,
     bins: Annotated[int, typer.Option("--bins", help="Bins per numeric column.", min=2)] = 10,
-    rows: Annotated[int | None, typer.Option("--rows", help="Rows to make.", min=1)] = None,
+    rows: Annotated[
+        int | None,
+        typer.Option(
+            "--rows", help="Rows to make (public input; default: the DP estimate).", min=1
+        ),
+    ] = None,
     ledger: Ledger = None,
     force: Force = False,
     sep: Sep = None,

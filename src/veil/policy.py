@@ -14,8 +14,10 @@ steps:                        # table-level, after the column steps, in order
 privacy: {k: 2}
 ```
 
-Column steps run first (in column order), then table-level ``steps`` in order; a table-level
-step names its ``columns`` itself. Errors name the key, the column and the allowed values.
+Column steps run first (in column order, except that a column whose fake reads another column,
+``name_column`` or ``gender_column``, runs after it), then table-level ``steps`` in order; a
+table-level step names its ``columns`` itself. Errors name the key, the column and the allowed
+values.
 
 Nothing personal leaves unless chosen: columns the policy does not list get the role the scan
 finds (``unlisted: scan``, the default; or ``drop`` / ``error``), and a direct identifier is
@@ -275,24 +277,37 @@ class Policy(BaseModel):
         return Schema.from_roles({name: col.role for name, col in self.columns.items()})
 
     def planned_steps(self) -> Iterator[PlannedStep]:
-        """Each step as an unfitted transform, in execution order, with where it came from."""
+        """Each step as an unfitted transform, in execution order, with where it came from.
+
+        A column whose steps read another column (a fake e-mail built from ``name_column``, a
+        fake name matching ``gender_column``) runs after that column's own steps, so that it
+        reads the released value, never the original."""
+        for name, params, where, columns, index in self._ordered():
+            yield PlannedStep(name, self._build(name, dict(params), index), where, columns)
+
+    def _ordered(self) -> list[tuple[str, dict[str, Any], str, tuple[str, ...], int]]:
+        """(transform, parameters, where, columns, seed index) in execution order; the seed
+        index is the step's position in the file, so reordering changes no random stream."""
+        blocks: dict[str, list[tuple[str, dict[str, Any], str, tuple[str, ...], int]]] = {}
         index = 0
         for column, spec in self.columns.items():
+            blocks[column] = []
             for i, step in enumerate(spec.steps):
                 ((name, params),) = step.items()
-                yield PlannedStep(
-                    name,
-                    self._build(name, {"columns": [column], **params}, index),
-                    f"columns.{column}.steps[{i}]",
-                    (column,),
-                )
+                blocks[column].append(
+                    (name, {"columns": [column], **params}, f"columns.{column}.steps[{i}]",
+                     (column,), index)
+                )  # fmt: skip
                 index += 1
+        ordered = [s for column in _dependency_order(blocks) for s in blocks[column]]
         for i, step in enumerate(self.steps):
             ((name, params),) = step.items()
             cols = params.get("columns")
             cols_t = tuple([cols] if isinstance(cols, str) else cols or ())
-            yield PlannedStep(name, self._build(name, dict(params), index), f"steps[{i}]", cols_t)
+            ordered.append((name, dict(params), f"steps[{i}]", cols_t, index))
             index += 1
+        _check_derived_fakes(ordered, {c for c, spec in self.columns.items() if spec.keep})
+        return ordered
 
     def _build(self, name: str, params: dict[str, Any], index: int) -> ColumnTransform:
         cls = TRANSFORMS[name]
@@ -329,6 +344,66 @@ class PlannedStep:
     transform: ColumnTransform
     where: str
     columns: tuple[str, ...]
+
+
+#: Parameters by which a step reads another column than its own.
+_READS = ("name_column", "gender_column")
+
+
+def _reads(params: Mapping[str, Any]) -> list[str]:
+    return [str(params[key]) for key in _READS if params.get(key) is not None]
+
+
+def _dependency_order(blocks: Mapping[str, list[tuple[Any, ...]]]) -> list[str]:
+    """The columns in policy order, except that a column whose steps read another listed column
+    comes after it (a stable topological sort); a cycle is refused."""
+    needs = {
+        column: [c for step in steps for c in _reads(step[1]) if c in blocks and c != column]
+        for column, steps in blocks.items()
+    }
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1 visiting, 2 placed
+
+    def place(column: str, path: list[str]) -> None:
+        if state.get(column) == 2:
+            return
+        if state.get(column) == 1:
+            cycle = " -> ".join([*path[path.index(column) :], column])
+            raise PolicyError(
+                f"the column steps read each other in a circle ({cycle}); a fake can build on "
+                "another column's fake only one way round"
+            )
+        state[column] = 1
+        for other in needs[column]:
+            place(other, [*path, column])
+        state[column] = 2
+        order.append(column)
+
+    for column in blocks:
+        place(column, [])
+    return order
+
+
+def _check_derived_fakes(
+    ordered: list[tuple[str, dict[str, Any], str, tuple[str, ...], int]], kept: set[str]
+) -> None:
+    """A fake e-mail built from ``name_column`` must read a fake name: built from the original
+    it would carry the person's real name beside the fake one. Refused unless an earlier step
+    fakes that column, or the policy releases it as it is (``keep``)."""
+    faked: set[str] = set()
+    for name, params, where, columns, _ in ordered:
+        source = params.get("name_column")
+        if name == "fake" and source is not None and str(source) not in faked | kept:
+            raise PolicyError(
+                f"{where} (fake): the e-mails would be built from the real values of "
+                f"{source!r}, so they would carry the person's real name; fake {source!r} "
+                f"first (columns.{source}.steps: [fake: {{kind: name}}]) or leave out "
+                "name_column"
+            )
+        if name == "fake":
+            faked.update(columns)
+        elif name in {"drop", "pseudonymize", "mask"}:
+            faked.difference_update(columns)
 
 
 def _plain(value: Any) -> Any:

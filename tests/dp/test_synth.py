@@ -45,7 +45,10 @@ def test_inferred_domains_warn_and_cli_writes_the_file(tmp_path: Path, capsys) -
                    accountant=dp.Accountant(dp.budget.default_ledger()))  # fmt: skip
     code = main(["synth", str(data), "--dp", "--epsilon", "0.5", "-o", str(out)])
     assert code == 0
-    assert pd.read_csv(out).shape == (1001, 3)
+    made = pd.read_csv(out)
+    # as many rows as the noisy marginals estimate, not the input's exact 1,001
+    assert made.shape[1] == 3
+    assert 800 < len(made) < 1200
     assert "veil: warning:" in capsys.readouterr().err  # leaks are said in one line
     assert main(["synth", str(data), "--dp", "--epsilon", "5", "-o", str(tmp_path / "x.csv")]) == 1
     assert not (tmp_path / "x.csv").exists()

@@ -33,6 +33,9 @@ class Synthetic:
     columns: tuple[str, ...]
     left_out: tuple[str, ...] = field(default_factory=tuple)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # where the number of records came from: "dp" (estimated from the noisy marginals, part of
+    # the guarantee) or "public" (given by the caller as public knowledge)
+    rows_from: str = "dp"
 
 
 def _plan(
@@ -87,7 +90,10 @@ def synthesize(
     random_state: int = 0,
     identifiers: Sequence[str] | None = None,
 ) -> Synthetic:
-    """``rows`` synthetic records (default: as many as the input) from MST's marginals.
+    """Synthetic records from MST's marginals: ``rows`` of them when given (public knowledge:
+    it costs nothing because it says nothing about the data), otherwise as many as the noisy
+    marginals estimate. Never the input's exact size: under add/remove-one neighbours the size
+    alone tells D from D' (``Synthetic.rows_from`` says which).
 
     Without ``columns``, direct identifiers are left out: ``identifiers`` names them, else
     veil's scan finds them (a national ID binned by range is still no column to release).
@@ -95,6 +101,8 @@ def synthesize(
     check_epsilon_delta(epsilon)
     if accountant is None:
         raise ParameterError("accountant must be given: DP synthesis is charged to the budget")
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+        raise ParameterError(f"rows must be a whole number >= 1 (or None), got {rows!r}")
     dp = opendp()  # a missing extra is said before any work or warning
     try:
         import mbi  # noqa: F401  (MST's graphical model)
@@ -141,13 +149,23 @@ def synthesize(
         )
         query = context.query().contingency_table(keys=categories, cuts=cuts, algorithm=safe_mst())
         table = query.release()
-        synthetic = table.synthesize(rows or len(frame))
+        # None: the model's total, estimated from the noisy marginals (post-processing)
+        synthetic = table.synthesize(rows)
     # the table synthesizes sorted rows: shuffle them (post-processing, no privacy cost)
     out = synthetic.sample(fraction=1.0, shuffle=True, seed=random_state).to_pandas()
     for name in chosen:
         if name in cuts and pd.api.types.is_integer_dtype(frame[name]):
             out[name] = out[name].round().astype("Int64")
-    notes = [f"left out (direct identifiers): {', '.join(dropped)}"] if dropped else []
+    notes = [
+        f"{len(out):,} rows: the number given as public input" if rows is not None
+        else f"{len(out):,} rows: as many as the noisy marginals estimate (the input's size "
+        "is not published)"
+    ]  # fmt: skip
+    if dropped:
+        notes.append(f"left out (direct identifiers): {', '.join(dropped)}")
     if left_out:
         notes.append(f"left out (too many distinct values: text, dates): {', '.join(left_out)}")
-    return Synthetic(out[chosen], epsilon, tuple(chosen), tuple(dropped + left_out), tuple(notes))
+    return Synthetic(
+        out[chosen], epsilon, tuple(chosen), tuple(dropped + left_out), tuple(notes),
+        rows_from="dp" if rows is None else "public",
+    )  # fmt: skip

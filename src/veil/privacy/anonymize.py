@@ -262,7 +262,8 @@ def anonymize(
                     f"{err}; or give {origin.column} its own steps in the policy"
                 ) from err
             raise PolicyError(f"policy {step.where} ({step.name}): {err}") from err
-        quasi, sensitive = _follow(step.transform, quasi), _follow(step.transform, sensitive)
+        quasi = _follow(step.transform, quasi, masked=True)
+        sensitive = _follow(step.transform, sensitive)
         records.append(
             StepRecord(step.name, step.where, step.transform.describe(), len(frame), frame.shape[1])
         )
@@ -398,11 +399,18 @@ def empty_victories(
     return notes
 
 
-def _follow(transform: Any, names: list[str]) -> list[str]:
-    """Column names after a step: renamed columns keep their role; dropped ones leave."""
+def _follow(transform: Any, names: list[str], *, masked: bool = False) -> list[str]:
+    """Column names after a step: renamed columns keep their role; dropped ones leave.
+
+    With ``masked``, quasi-identifiers that a PCA mask replaces are followed into its
+    components: a rotation of Age and Income identifies people as well as Age and Income do
+    (whoever knows three of them recovers the rest by an affine fit), so the components stay in
+    the k check. Otherwise (a sensitive column) the masked columns leave."""
     if isinstance(transform, RenameColumns):
         return [transform.mapping_.get(n, n) for n in names]
     if isinstance(transform, PCAMask):
-        return [n for n in names if n not in transform.columns_]
+        kept = [n for n in names if n not in transform.columns_]
+        hit = masked and len(kept) < len(names)
+        return kept + (transform.component_names() if hit else [])
     present = set(transform.get_feature_names_out())
     return [n for n in names if n in present]

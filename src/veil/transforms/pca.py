@@ -19,7 +19,8 @@ class PCAMask(ColumnTransform):
     ``n_components=None`` keeps all of them: a rotation, so distances between (standardized)
     records and therefore most models' accuracy are kept while no released column is an
     original attribute. Fewer components also discard detail. A rotation is not anonymization
-    on its own: whoever learns the loadings can invert it.
+    on its own: whoever learns the loadings, or a few people's values, can invert it; so
+    ``anonymize`` keeps the components of masked quasi-identifiers in the k check.
     """
 
     numeric_only = True
@@ -59,18 +60,25 @@ class PCAMask(ColumnTransform):
         self.pca_.fit(self.scaler_.transform(matrix))
         self.explained_variance_ratio_ = self.pca_.explained_variance_ratio_
 
-    def _component_names(self) -> list[str]:
+    def component_names(self) -> list[str]:
+        """The released columns, ``{prefix}0, {prefix}1, ...``."""
         return [f"{self.prefix}{i}" for i in range(self.pca_.n_components_)]
 
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
         scores = self.pca_.transform(self.scaler_.transform(self._matrix(frame)))
         rest = frame.drop(columns=self.columns_)
-        components = pd.DataFrame(scores, index=frame.index, columns=self._component_names())
+        clash = [c for c in self.component_names() if c in rest.columns]
+        if clash:
+            raise ParameterError(
+                f"the components {clash} would replace columns of the same name; give this "
+                "PCAMask another prefix, e.g. prefix='pca_income_'"
+            )
+        components = pd.DataFrame(scores, index=frame.index, columns=self.component_names())
         return pd.concat([rest, components], axis=1)
 
     def _names_out(self, names: list[str]) -> list[str]:
         replaced = set(self.columns_)
-        return [n for n in names if n not in replaced] + self._component_names()
+        return [n for n in names if n not in replaced] + self.component_names()
 
     def describe(self) -> str:
         kept = float(np.sum(self.explained_variance_ratio_))
