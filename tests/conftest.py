@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from veil.demo import DemoResult, run_demo
+
 TEST_KEY = "test-key-0123456789abcdef-not-a-real-secret"
 
 #: Policy columns that release the ``people`` fixture's direct identifiers as they are, on
@@ -55,3 +57,11 @@ def people() -> pd.DataFrame:
     # a non-default, non-monotonic index: transforms must keep it
     frame.index = pd.Index(rng.permutation(np.arange(1000, 1000 + n)), name="row")
     return frame
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
+    """The demo, run once for the tests that look at its files and report."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VEIL_KEY", TEST_KEY)  # a fixed key: pseudonyms, hence the release, repeat
+        return run_demo(tmp_path_factory.mktemp("demo"))

@@ -144,3 +144,124 @@ def test_dp_synthetic_data_does_not_publish_the_exact_record_count(tmp_path) -> 
     assert len(given.data) == len(data)
     assert given.rows_from == "public"
     assert "public input" in given.notes[0]
+
+
+# -- the demo states the budget truly ---------------------------------------------------------
+
+
+def test_the_demo_spends_only_what_its_report_says(demo_run) -> None:
+    import json
+
+    from veil.dp import Accountant
+
+    ledger = Accountant(demo_run.files["budget"])
+    spent = sum(e.epsilon for e in ledger.entries())
+    report = json.loads(demo_run.files["report_json"].read_text())
+    text = json.dumps(report)
+    assert f"spent epsilon {spent:.3g} of 1" in text
+    # the curve is drawn on simulated ages, and no exact answer of a DP query is reported
+    assert "simulated" in text
+    assert "truth" not in text
+    exact = demo_run.original["Age"].mean()
+    assert f"{exact:.4f}"[:-1] not in text  # not the mean of Age to three decimals
+
+
+def test_the_demo_histogram_categories_are_not_read_from_the_data(tmp_path) -> None:
+    from veil.demo import _dp_demo, demo_data
+
+    data = demo_data()
+    data.loc[0, "Illness_category"] = "Ebola"  # one person's rare diagnosis
+    _, answers, _ = _dp_demo(data, tmp_path / "b.db", tmp_path, public_rows=900)
+    histogram = next(a for a in answers if a.statistic.startswith("histogram"))
+    assert "Ebola" not in histogram.value
+    assert sorted(histogram.value) == ["Acute", "Chronic", "Congenital", "Subacute"]
+
+
+# -- the ledger ---------------------------------------------------------------------------------
+
+
+def test_the_ledger_refuses_an_infinite_budget_and_a_boolean_epsilon(tmp_path) -> None:
+    from veil import dp
+    from veil.exceptions import ParameterError
+
+    with pytest.raises(ParameterError, match="finite"):
+        dp.Budget(float("inf"))
+    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(2.0))
+    frame = pd.DataFrame({"Age": [30, 40, 50]})
+    with pytest.raises(ParameterError, match="epsilon must be"):
+        dp.stats.mean(frame, "Age", bounds=(0, 100), epsilon=True, accountant=acc)
+    assert acc.entries() == []
+
+
+def test_spending_on_another_dataset_than_the_ledgers_warns(tmp_path) -> None:
+    from veil import dp
+    from veil.exceptions import PrivacyLeakWarning
+    from veil.io import fingerprint
+
+    ours = pd.DataFrame({"Age": [30, 40, 50, 60]})
+    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(2.0), dataset=fingerprint(ours))
+    with pytest.warns(PrivacyLeakWarning, match="was made for dataset"):
+        dp.stats.mean(pd.DataFrame({"Age": [1, 2]}), "Age", bounds=(0, 100), epsilon=0.1,
+                      accountant=acc)  # fmt: skip
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # its own dataset: no warning
+        dp.stats.mean(ours, "Age", bounds=(0, 100), epsilon=0.1, accountant=acc)
+
+
+def test_a_failure_that_depends_on_the_data_is_not_free(tmp_path) -> None:
+    from veil import dp
+    from veil.exceptions import ParameterError
+
+    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(5.0))
+    frame = pd.DataFrame({"Tier": ["Gold", "Gold", "Bronze"], "Claims": ["n/a", "n/a", 3]})
+    # the dtype is checked before anything is reserved; the message does not name a group
+    with pytest.raises(ParameterError, match="must be numeric.*dtype") as err:
+        dp.stats.grouped_mean(frame, "Claims", "Tier", categories=["Gold", "Bronze"],
+                              bounds=(0, 10), epsilon=1.0, accountant=acc)  # fmt: skip
+    assert "Gold" not in str(err.value)
+    assert acc.entries() == []
+    # a group with no value is answered (from noise), and charged
+    numbers = frame.assign(Claims=[np.nan, np.nan, 3.0])
+    answer = dp.stats.grouped_mean(numbers, "Claims", "Tier", categories=["Gold", "Bronze"],
+                                   bounds=(0, 10), epsilon=1.0, accountant=acc)  # fmt: skip
+    assert set(answer.value) == {"Gold", "Bronze"}
+    assert [e.status for e in acc.entries()] == ["spent"]
+
+
+# -- a histogram bins +inf where it belongs -----------------------------------------------------
+
+
+def test_a_histograms_infinite_values_land_in_the_last_bin(tmp_path) -> None:
+    from veil import dp
+
+    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(200.0))
+    frame = pd.DataFrame({"Income": [np.inf] * 50 + [5.0] * 10})
+    answer = dp.stats.histogram(frame, "Income", bins=4, bounds=(0, 100), epsilon=100.0,
+                                accountant=acc)  # fmt: skip
+    counts = list(answer.value.values())
+    assert counts[-1] == pytest.approx(50, abs=3)
+    assert counts[0] == pytest.approx(10, abs=3)
+
+
+# -- the neighbour relation is said -------------------------------------------------------------
+
+
+def test_epsilon_names_its_neighbour_relation(tmp_path, capsys, demo_run) -> None:
+    import json
+
+    from veil.cli import main
+
+    data = tmp_path / "ages.csv"
+    pd.DataFrame({"Age": [30, 40, 50, 60]}).to_csv(data, index=False)
+    assert main(["budget", "init", str(data), "--epsilon", "1"]) == 0
+    capsys.readouterr()
+    assert main(["dp", str(data), "mean(Age)", "--bounds", "Age=0:100", "--epsilon", "0.1"]) == 0
+    assert "add/remove one record" in capsys.readouterr().out
+    assert main(["dp", str(data), "mean(Age)", "--bounds", "Age=0:100", "--epsilon", "0.1",
+                 "--format", "json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["neighbours"] == "add/remove one record"
+    report = json.loads(demo_run.files["report_json"].read_text())
+    dp_section = next(s for s in report["sections"] if s["id"] == "dp")
+    assert any("add/remove one record" in t and "replace-one" in t for t in dp_section["text"])

@@ -633,6 +633,7 @@ def dp_command(
     out.print(f"{result.statistic} = {result.value}")
     trust = f" (95% of the time within ±{result.error95:.4g})" if result.error95 else ""
     out.print(f"  spent epsilon {result.epsilon:g}; noise scale {result.scale}{trust}")
+    out.print(f"  epsilon bounds what {result.neighbours} can change (neighbouring datasets)")
     left = acc.remaining()
     out.print(f"  remaining budget: epsilon {left.epsilon:g}")
 
@@ -662,6 +663,7 @@ def synth_command(
 ) -> None:
     """Synthetic data: with --dp, MST through OpenDP, charged to the budget."""
     from veil.dp import Accountant
+    from veil.dp.budget import NEIGHBOURS
     from veil.dp.synth import synthesize
     from veil.io import check_output, output_format, read, write
 
@@ -682,7 +684,7 @@ def synth_command(
     write(result.data, output, force=force, inputs=[data])
     out.print(
         f"wrote {output} ({len(result.data):,} synthetic rows, {len(result.columns)} columns; "
-        f"epsilon {epsilon:g} spent)"
+        f"epsilon {epsilon:g} spent, neighbours: {NEIGHBOURS})"
     )
     for note in result.notes:
         out.print(f"  {note}")

@@ -1,5 +1,5 @@
-"""The ledger: persists, never overspends (not even with racing processes), and a failed
-release spends nothing."""
+"""The ledger: persists, never overspends (not even with racing processes), and a release that
+failed once it had read the data is charged (a bad request, refused before, costs nothing)."""
 
 from __future__ import annotations
 
@@ -27,12 +27,15 @@ def test_ledger_survives_a_restart(tmp_path: Path) -> None:
         Accountant.create(path, Budget(5.0))
 
 
-def test_failure_spends_nothing(tmp_path: Path) -> None:
+def test_a_failure_after_the_data_was_read_is_charged(tmp_path: Path) -> None:
+    # the block reads the data: its failure tells something about it, so it is never free
     acc = Accountant.create(tmp_path / "b.db", Budget(1.0))
     with pytest.raises(RuntimeError, match="boom"), acc.spend(0.5, what="model fit"):
         raise RuntimeError("boom")
-    assert acc.entries() == []
-    assert acc.remaining().epsilon == 1.0
+    assert [(e.what, e.status) for e in acc.entries()] == [
+        ("model fit (failed: RuntimeError)", "spent")
+    ]
+    assert acc.remaining().epsilon == 0.5
 
 
 def test_overspend_names_what_and_what_remains(tmp_path: Path) -> None:
@@ -52,7 +55,7 @@ def test_overspend_names_what_and_what_remains(tmp_path: Path) -> None:
 
 
 def test_bad_parameters(tmp_path: Path) -> None:
-    with pytest.raises(ParameterError, match="epsilon must be a non-negative number"):
+    with pytest.raises(ParameterError, match="epsilon must be a finite non-negative number"):
         Budget(-1.0)
     with pytest.raises(ParameterError, match="composition must be one of"):
         Accountant.create(tmp_path / "b.db", Budget(1.0), composition="magic")

@@ -1,11 +1,17 @@
 """One privacy budget per ledger, kept in SQLite so it survives restarts and is shared safely
 by concurrent processes.
 
-Every release is *check -> compute -> spend*: ``Accountant.spend`` reserves the cost inside an
-``IMMEDIATE`` transaction (the database's write lock serializes reservations across
-processes, so two processes can never both take the last of the budget), the computation runs,
-and the reservation becomes a ledger entry — or is deleted if the computation fails, so a
-failure spends nothing. A reservation left by a crashed process keeps counting (the safe way).
+Every release is *check -> reserve -> compute*: everything that does not depend on the data
+(parameters, column names, dtypes, bounds) is checked first and a bad request costs nothing;
+``Accountant.spend`` then reserves the cost inside an ``IMMEDIATE`` transaction (the database's
+write lock serializes reservations across processes, so two processes can never both take the
+last of the budget), and the computation runs. Once it has run the cost is spent, whether it
+succeeded or failed: a failure that depends on the data tells something about it (an error
+saying that a group holds no number is an answer), so it is never free. A reservation left by a
+crashed process keeps counting (the safe way).
+
+Neighbours: epsilon bounds what adding or removing one record can change (``NEIGHBOURS``);
+under replace-one neighbours the same mechanisms cost up to twice as much (a histogram 2 epsilon).
 
 Composition: ``sequential`` (epsilons and deltas add up) or ``advanced`` (Dwork, Rothblum and
 Vadhan's bound for heterogeneous mechanisms: eps = sqrt(2 ln(1/d') sum eps_i^2) +
@@ -17,16 +23,18 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from veil.exceptions import BudgetExceededError, InputError, ParameterError
+from veil.exceptions import BudgetExceededError, InputError, ParameterError, PrivacyLeakWarning
 
 __all__ = [
     "COMPOSITIONS",
+    "NEIGHBOURS",
     "Accountant",
     "Budget",
     "Entry",
@@ -35,6 +43,10 @@ __all__ = [
 ]
 
 LEDGER_ENV = "VEIL_LEDGER"
+
+#: The neighbouring relation every epsilon in veil refers to: said in the CLI, the results and
+#: the report, since the same epsilon means twice the protection under replace-one.
+NEIGHBOURS = "add/remove one record"
 
 
 def default_ledger() -> Path:
@@ -66,10 +78,16 @@ CREATE TABLE IF NOT EXISTS ledger (
 
 def check_epsilon_delta(epsilon: float, delta: float = 0.0, *, allow_zero: bool = False) -> None:
     """Validate a privacy-loss pair (as diffprivlib's check_epsilon_delta does)."""
-    if not isinstance(epsilon, int | float) or math.isnan(epsilon) or epsilon < 0:
-        raise ParameterError(f"epsilon must be a non-negative number, got {epsilon!r}")
-    if not isinstance(delta, int | float) or not 0 <= delta <= 1:
-        raise ParameterError(f"delta must be in [0, 1], got {delta!r}")
+    # bool is an int to Python: epsilon=True would be charged as 1 without a word
+    if (
+        isinstance(epsilon, bool)
+        or not isinstance(epsilon, int | float)
+        or not math.isfinite(epsilon)
+        or epsilon < 0
+    ):
+        raise ParameterError(f"epsilon must be a finite non-negative number, got {epsilon!r}")
+    if isinstance(delta, bool) or not isinstance(delta, int | float) or not 0 <= delta <= 1:
+        raise ParameterError(f"delta must be a number in [0, 1], got {delta!r}")
     if epsilon + delta == 0 and not allow_zero:
         raise ParameterError("epsilon and delta cannot both be zero: that is no release at all")
 
@@ -212,11 +230,23 @@ class Accountant:
     def spend(
         self, epsilon: float, delta: float = 0.0, *, what: str, dataset: str | None = None
     ) -> Iterator[None]:
-        """Reserve (epsilon, delta) for ``what``; keep it if the block succeeds, else release it.
+        """Reserve (epsilon, delta) for ``what`` and spend it when the block ends, whether it
+        succeeded or not: the block reads the data, and a failure there tells something about
+        it. Check every data-independent parameter before calling this.
 
         Raises ``BudgetExceededError`` before the block runs when the budget cannot afford it.
+        Warns (``PrivacyLeakWarning``) when ``dataset`` is not the one the ledger was made for:
+        that data's releases are then counted here, not in its own ledger.
         """
         check_epsilon_delta(epsilon, delta)
+        if dataset is not None and self.dataset is not None and dataset != self.dataset:
+            warnings.warn(
+                f"the ledger {self.path} was made for dataset {self.dataset}, but {what!r} "
+                f"reads dataset {dataset}: it is charged here, not to that data's own ledger "
+                "(a subset of the ledger's data is fine; otherwise give --ledger)",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
         with _connect(self.path) as db:
             db.execute("BEGIN IMMEDIATE")  # the write lock: reservations are serialized
             rows = db.execute("SELECT epsilon, delta FROM ledger").fetchall()
@@ -242,9 +272,12 @@ class Accountant:
             db.execute("COMMIT")
         try:
             yield
-        except BaseException:
+        except BaseException as err:
             with _connect(self.path) as db:
-                db.execute("DELETE FROM ledger WHERE id = ?", (entry,))
+                db.execute(
+                    "UPDATE ledger SET status = 'spent', what = ? WHERE id = ?",
+                    (f"{what} (failed: {type(err).__name__})", entry),
+                )
             raise
         with _connect(self.path) as db:
             db.execute("UPDATE ledger SET status = 'spent' WHERE id = ?", (entry,))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.dp.budget import Accountant, check_epsilon_delta
+from veil.dp.budget import NEIGHBOURS, Accountant, check_epsilon_delta
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
 from veil.io import fingerprint
 from veil.schema import require_columns
@@ -65,6 +65,7 @@ class DPResult:
     mechanism: str = "laplace"
     bounds: tuple[float, float] | None = None
     notes: list[str] = field(default_factory=list)
+    neighbours: str = NEIGHBOURS  # what epsilon protects: one record added or removed
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -114,15 +115,22 @@ def _present(series: pd.Series) -> int:
     return int(series.notna().sum())
 
 
+def _require_numeric(series: pd.Series, name: str) -> None:
+    """The column's dtype, not its values, decides (checked before any budget is reserved):
+    a test on the values would answer a question about the data for free."""
+    if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        raise ParameterError(
+            f"column {name!r} must be numeric for this statistic, got dtype {series.dtype}; "
+            "convert it first (e.g. pd.to_numeric(values, errors='coerce'))"
+        )
+
+
 def _numbers(series: pd.Series, name: str) -> np.ndarray:
-    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-        array = series.to_numpy(dtype=float, copy=False)
-        return array[~np.isnan(array)] if series.hasnans else array
-    values = pd.to_numeric(series, errors="coerce")
-    if values.isna().all() and len(values):
-        raise ParameterError(f"column {name!r} must be numeric for this statistic")
-    # missing values are dropped: a per-record step, so neighbours stay neighbours
-    return values.dropna().to_numpy(dtype=float)
+    """The present values as floats (missing ones dropped: a per-record step, so neighbours
+    stay neighbours). Never raises on the values, only on the dtype."""
+    _require_numeric(series, name)
+    array = series.to_numpy(dtype=float, na_value=np.nan)
+    return array[~np.isnan(array)]
 
 
 def _scale_for(make: Callable[[float], Any], epsilon: float) -> tuple[Any, float]:
@@ -409,7 +417,11 @@ def histogram(
         )
     if categories is not None:
         names = [str(c) for c in categories]
-        codes = pd.Categorical(series.astype(str), categories=names).codes.astype(np.int64)
+        if len(set(names)) < len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise ParameterError(f"categories must be distinct, {twice} appear twice")
+        # values outside the public categories get -1 and are not released
+        codes = pd.Index(names).get_indexer(pd.Index(series.astype(str))).astype(np.int64)
     else:
         lim = _bounds(series, bounds, column)
         edges = (
@@ -419,10 +431,11 @@ def histogram(
         )
         numbers = _numbers(series, column)
         if isinstance(bins, int):  # equal widths: arithmetic instead of a search per value
-            position = ((numbers - edges[0]) * (bins / (edges[-1] - edges[0]))).astype(np.int64)
+            where = np.floor((numbers - edges[0]) * (bins / (edges[-1] - edges[0])))
         else:
-            position = np.digitize(numbers, edges[1:-1])
-        position = np.clip(position, 0, len(edges) - 2)
+            where = np.digitize(numbers, edges[1:-1]).astype(float)
+        # clamped as floats: +inf belongs in the last bin (cast first, it wrapped to the first)
+        position = np.clip(where, 0, len(edges) - 2)
         names = [f"[{edges[i]:g}, {edges[i + 1]:g})" for i in range(len(edges) - 1)]
         codes = position.astype(np.int64)
 
@@ -459,6 +472,7 @@ def grouped_mean(
     """Mean of ``column`` per group. Groups are disjoint, so each group's mean (noisy sum and
     count, half of ``epsilon`` each) costs ``epsilon`` once in total (parallel composition)."""
     require_columns(frame, [column, by], where="dp")
+    _require_numeric(frame[column], column)
     lim = _bounds(frame[column], bounds, column)
     name = f"grouped_mean({column} by {by})"
 

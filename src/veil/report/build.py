@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from veil._version import __version__
-from veil.dp.budget import Accountant
+from veil.dp.budget import NEIGHBOURS, Accountant
 from veil.dp.stats import DPResult
 from veil.io import fingerprint
 from veil.privacy.certificate import Certificate, Release
@@ -609,7 +609,9 @@ def _dp_section(
             f"One ledger holds every differentially private release of this data: "
             f"{len(entries)} release(s) spent epsilon {spent.epsilon:.3g}"
             + (f" and delta {spent.delta:.3g}" if spent.delta else "")
-            + f" of {budget.epsilon:g}. A release that would overspend is refused."
+            + f" of {budget.epsilon:g}. A release that would overspend is refused. Each "
+            f"epsilon bounds what {NEIGHBOURS} can change (add/remove neighbours; under "
+            "replace-one the same releases would cost up to twice as much)."
         )
         figs.append(figures.budget_figure([(e.what, e.epsilon) for e in entries], budget.epsilon))
         tables.append(
