@@ -265,3 +265,70 @@ def test_epsilon_names_its_neighbour_relation(tmp_path, capsys, demo_run) -> Non
     report = json.loads(demo_run.files["report_json"].read_text())
     dp_section = next(s for s in report["sections"] if s["id"] == "dp")
     assert any("add/remove one record" in t and "replace-one" in t for t in dp_section["text"])
+
+
+# -- l and t count meanings, not spellings ------------------------------------------------------
+
+
+def _spellings() -> pd.DataFrame:
+    # six people in one class, all with HIV, written five ways; a second class truly diverse
+    return pd.DataFrame(
+        {
+            "Age": ["30-40"] * 6 + ["40-50"] * 6,
+            "Diagnosis": [
+                "HIV",
+                "hiv",
+                "HIV ",
+                " HIV",
+                "Hiv",
+                "HIV",
+                "HIV",
+                "Malaria",
+                "Diabetes",
+                "Asthma",
+                "TB",
+                "Malaria",
+            ],
+        }
+    )
+
+
+def test_spelling_variants_are_one_sensitive_value() -> None:
+    from veil.privacy.check import check
+
+    measured = check(_spellings(), ["Age"], sensitive="Diagnosis", l=3)
+    assert measured.l_distinct == 1
+    assert "l >= 3" in measured.failed
+
+
+def test_a_class_of_one_diagnosis_in_five_spellings_is_not_l_diverse() -> None:
+    policy = {
+        "columns": {"Age": {"role": "quasi_identifier"}, "Diagnosis": {"role": "sensitive"}},
+        "privacy": {"l": 3, "hierarchies": {"Age": {"groups": {"*": ["30-40", "40-50"]}}}},
+    }
+    release = anonymize(_spellings(), policy)
+    # the search had to merge the HIV-only class with the diverse one
+    assert set(release.data["Age"]) == {"*"}
+    assert release.certificate.checks == {"l >= 3 (distinct)": True}
+
+
+# -- the release's row order says nothing -------------------------------------------------------
+
+
+def test_the_release_row_order_does_not_follow_the_input(key_env: str) -> None:
+    n = 500
+    data = pd.DataFrame({"id": np.arange(1, n + 1), "Age": np.arange(n) % 60 + 20})
+    policy = {
+        "random_state": 4,
+        "columns": {"id": {"role": "identifier", "steps": ["pseudonymize"]},
+                    "Age": {"role": "insensitive"}},
+    }  # fmt: skip
+    release = anonymize(data, policy).data
+    # where each input row ended up: its input position against its released position
+    moved = np.abs(np.arange(n) - release.index.to_numpy())
+    assert np.median(moved) > n / 5  # a random permutation moves a row about n/3
+    assert abs(np.corrcoef(np.arange(n), release.index.to_numpy())[0, 1]) < 0.2
+    again = anonymize(data, policy).data  # seeded by random_state: reproducible
+    assert again.index.equals(release.index)
+    kept = anonymize(data, {**policy, "keep_order": True}).data
+    assert kept.index.equals(data.index)

@@ -105,7 +105,7 @@ def test_an_identifier_declared_harmless_is_refused_unless_kept_with_a_reason(
     code, stdout, _ = run(["anonymize", clients, "-p", policy, "-o", out, "--certificate",
                            cert_path, "--report", report], capsys)  # fmt: skip
     assert code == 0
-    assert read(out)["ID_number"].equals(read(clients)["ID_number"])
+    assert sorted(read(out)["ID_number"]) == sorted(read(clients)["ID_number"])
     cert = json.loads(cert_path.read_text())
     assert cert["kept_identifiers"] == {"ID_number": reason}
     assert f"Released as it is, on purpose: ID_number ({reason})." in stdout

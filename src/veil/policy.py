@@ -205,6 +205,10 @@ class Policy(BaseModel):
     # Columns the policy does not list: `scan` gives them the role the scan finds (identifiers
     # get the suggested drop or pseudonym), `drop` leaves them out, `error` refuses the table.
     unlisted: Literal["scan", "drop", "error"] = "scan"
+    # The release's rows are shuffled (seeded by random_state) so that a row's position does not
+    # point at its place in the input (a pseudonym of a sequential id would sit near it);
+    # keep_order: true keeps the input's order (data that is public in that order).
+    keep_order: bool = False
     # relative paths in the policy (key_file) are relative to the policy file's folder
     _base_dir: Path | None = PrivateAttr(default=None)
 

@@ -29,7 +29,7 @@ from veil.privacy.decide import decide
 from veil.privacy.engine import FrequencyTable, SearchResult, search
 from veil.privacy.engine import check as check_groups
 from veil.privacy.metrics import make_metric
-from veil.privacy.models import class_stats
+from veil.privacy.models import class_stats, sensitive_codes
 from veil.privacy.mondrian import mondrian
 from veil.privacy.verify import verify
 from veil.schema import require_columns
@@ -288,6 +288,8 @@ def anonymize(
         search_info["rows_in"] = entering
         records.append(record)
 
+    if not pol.keep_order:
+        frame = shuffle_rows(frame, pol.random_state)
     after = class_stats(frame, quasi)
     certificate = Certificate(
         veil_version=__version__,
@@ -333,6 +335,15 @@ def anonymize(
     return Release(frame, certificate)
 
 
+def shuffle_rows(frame: pd.DataFrame, random_state: int | None) -> pd.DataFrame:
+    """The rows in a random order (reproducible with ``random_state``): the input's order is
+    information — a sequential id's pseudonym sits next to its position. The index labels go
+    with their rows, so a caller who holds the original can still align them; files are
+    written without it."""
+    order = np.random.default_rng(random_state).permutation(len(frame))
+    return frame.iloc[order]
+
+
 def _goals(privacy: PrivacySettings | None) -> list[str]:
     if privacy is None:
         return []
@@ -353,7 +364,7 @@ def _reachable(
             f"can put every record in a group of {privacy.k}; lower k"
         )
     if privacy.l is not None and sensitive is not None and privacy.l_variant != "recursive":
-        distinct = int(frame[sensitive].nunique(dropna=False))
+        distinct = len(sensitive_codes(frame[sensitive])[1])
         if privacy.l > distinct:
             raise CheckFailedError(
                 f"l = {privacy.l} exceeds the number of distinct values of {sensitive!r} "

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from veil.privacy.criteria import TCloseness, class_entropy
+from veil.privacy.models import sensitive_codes
 from veil.privacy.risk import Risk, risk
 from veil.scan.risk import class_sizes
 from veil.schema import require_columns
@@ -54,9 +55,9 @@ class CheckResult:
 def histograms(
     frame: pd.DataFrame, klass: np.ndarray, sensitive: str, classes: int
 ) -> tuple[np.ndarray, list[str]]:
-    codes, values = pd.factorize(frame[sensitive].astype(str))
+    codes, values = sensitive_codes(frame[sensitive])
     flat = np.bincount(klass * len(values) + codes, minlength=classes * len(values))
-    return flat.reshape(classes, len(values)), [str(v) for v in values]
+    return flat.reshape(classes, len(values)), values
 
 
 def check(

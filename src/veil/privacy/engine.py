@@ -28,6 +28,7 @@ from veil.exceptions import InputError, ParameterError
 from veil.hierarchy import Hierarchy
 from veil.privacy.criteria import Criterion
 from veil.privacy.metrics import Metric
+from veil.privacy.models import sensitive_codes
 
 MAX_EXHAUSTIVE = 100_000  # lattice nodes; beyond this the heuristic search runs
 _MAX_HISTOGRAM_CELLS = 50_000_000
@@ -99,8 +100,7 @@ class FrequencyTable:
         histograms = None
         values: list[str] = []
         if sensitive is not None:
-            codes, uniques = pd.factorize(frame[sensitive].astype(str))
-            values = [str(u) for u in uniques]
+            codes, values = sensitive_codes(frame[sensitive])
             if len(sizes) * len(values) > _MAX_HISTOGRAM_CELLS:
                 raise InputError(
                     f"sensitive column {sensitive!r} has {len(values):,} distinct values over "

@@ -19,6 +19,7 @@ import pandas as pd
 from veil.hierarchy import Hierarchy
 from veil.privacy.criteria import Criterion
 from veil.privacy.metrics import floor10, geometric_mean
+from veil.privacy.models import sensitive_codes
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,10 @@ def mondrian(
     )
     sens_codes, n_values = None, 0
     if sensitive is not None:
-        codes, values = pd.factorize(frame[sensitive].astype(str))
-        sens_codes, n_values = codes.astype(np.int64), len(values)
+        sens_codes, values = sensitive_codes(frame[sensitive])
+        n_values = len(values)
         for criterion in criteria:
-            criterion.prepare([str(v) for v in values])
+            criterion.prepare(values)
     spans = np.array([max(h.domain_size - 1, 1) for h in hierarchies], dtype=float)
 
     final: list[np.ndarray] = []

@@ -18,7 +18,7 @@ from veil.privacy.certificate import Certificate, Release
 from veil.privacy.check import check
 from veil.privacy.risk import risk
 from veil.report import figures
-from veil.report.measures import association_matrix, entropy_bits
+from veil.report.measures import association_matrix, entropy_bits, ranked_counts
 from veil.report.model import Block, Fact, Figure, Report, Section, Table
 from veil.scan import ScanResult, scan
 from veil.scan.risk import class_sizes
@@ -41,7 +41,7 @@ class Curve:
 def column_profile(series: pd.Series) -> dict[str, Any]:
     """Type, missing share, distinct count and top values of one column."""
     n = len(series)
-    counts = series.value_counts(dropna=True)
+    counts = ranked_counts(series)
     return {
         "dtype": str(series.dtype),
         "missing": float(series.isna().mean()) if n else 0.0,
@@ -466,8 +466,11 @@ def _utility_section(
 
         progress(f"training a model to predict {target} on the original and on the release")
         features = [c for c in usable if c != target]
+        # linked rows are put back in the original's order (the release is shuffled), so that
+        # both models see the same split and the comparison does not depend on the shuffle
+        ordered = data.loc[original.index.intersection(data.index)] if aligned else data
         result = compare_models(
-            original, data, target=target, features=features, random_state=random_state
+            original, ordered, target=target, features=features, random_state=random_state
         )
         metric = result.metrics[0]
         plotted = tuple(m for m in result.metrics if m != "mae")

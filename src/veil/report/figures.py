@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from veil.plotting import AFTER, BEFORE, WARN, canvas, draw_curve, render
+from veil.report.measures import ranked_counts
 from veil.report.model import Figure
 
 TOP_CATEGORIES = 12
@@ -38,7 +39,7 @@ def distribution(series: pd.Series) -> dict[str, Any]:
             "edges": [float(e) for e in edges],
             "counts": [int(c) for c in counts],
         }
-    counts = values.astype(str).value_counts()
+    counts = ranked_counts(values.astype(str))
     if numeric:  # few numbers: in numeric order, not by frequency
         counts = counts.loc[sorted(counts.index, key=float)]
     top = counts.head(TOP_CATEGORIES)

@@ -62,3 +62,11 @@ def association_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarra
         for j in range(i + 1, size):
             matrix[i, j] = matrix[j, i] = _cramers_v(coded[i], coded[j])
     return matrix
+
+
+def ranked_counts(values: pd.Series) -> pd.Series:
+    """Counts of the present values, most common first and ties by value: the same for any
+    order of the rows (a release is shuffled)."""
+    counts = values.value_counts(dropna=True)
+    order = np.lexsort((counts.index.astype(str).to_numpy(), -counts.to_numpy()))
+    return counts.iloc[order]
