@@ -332,3 +332,72 @@ def test_the_release_row_order_does_not_follow_the_input(key_env: str) -> None:
     assert again.index.equals(release.index)
     kept = anonymize(data, {**policy, "keep_order": True}).data
     assert kept.index.equals(data.index)
+
+
+# -- microaggregation leaves no row as it was -----------------------------------------------------
+
+
+def test_microaggregation_hides_an_outlier_with_a_missing_value() -> None:
+    from veil.transforms import Microaggregate
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"Age": rng.integers(25, 60, 40).astype(float),
+                          "Income": rng.normal(50_000, 9_000, 40)})  # fmt: skip
+    frame.loc[[3, 8, 21], "Income"] = np.nan
+    frame.loc[3, "Age"] = 97.0  # the outlier, without an Income
+    step = Microaggregate(["Age", "Income"], k=3)
+    out = step.fit_transform(frame)
+    assert 97.0 not in set(out["Age"])
+    assert out.loc[[3, 8, 21], "Age"].nunique() == 1  # one group of the three with a gap
+    assert "3 rows with a gap aggregated" in step.describe()
+    frame.loc[21, "Income"] = 1.0  # now two rows share the gap: fewer than k, suppressed
+    step = Microaggregate(["Age", "Income"], k=3)
+    out = step.fit_transform(frame)
+    assert out.loc[[3, 8], "Age"].isna().all()
+    assert "2 values suppressed" in step.describe()
+
+
+# -- a mask hides something -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preserve", ["", "-"])
+def test_a_mask_never_shows_a_short_value_whole(preserve: str) -> None:
+    from veil.transforms import Mask
+
+    frame = pd.DataFrame({"ID": ["1234", "12", "987654321", None, "55"]})
+    step = Mask("ID", keep_first=2, keep_last=2, preserve=preserve)
+    out = step.fit_transform(frame)["ID"]
+    assert list(out.fillna("<missing>")) == ["****", "**", "98*****21", "<missing>", "**"]
+    assert step.describe() == "Mask(ID; 4 of 4 values changed)"
+
+
+def test_a_mask_that_changes_nothing_does_not_count_as_treatment() -> None:
+    frame = pd.DataFrame({"ID": [f"{i:02d}" for i in range(30)],
+                          "Age": np.arange(30) % 5 + 20})  # fmt: skip
+    policy = {"columns": {"ID": {"role": "identifier",
+                                 "steps": [{"mask": {"keep_last": 2, "preserve": "0123456789"}}]},
+                          "Age": {"role": "insensitive"}}}  # fmt: skip
+    with pytest.raises(PolicyError, match="30 of 30 values of ID are left as they are"):
+        anonymize(frame, policy)
+    policy["columns"]["ID"]["steps"] = [{"mask": {"keep_last": 2}}]  # widened: "**"
+    cert = anonymize(frame, policy).certificate
+    assert "30 of 30 values changed" in cert.steps[0].description
+
+
+# -- rank swapping moves the extremes too -----------------------------------------------------
+
+
+def test_rank_swap_moves_the_largest_values_as_often_as_the_rest() -> None:
+    from veil.transforms import RankSwap
+
+    n, window = 1000, 50  # p = 5%
+    values = np.arange(n, dtype=float)
+    top_stayed, largest_stayed = [], 0
+    for seed in range(20):
+        out = RankSwap("v", p=5, random_state=seed).fit_transform(pd.DataFrame({"v": values}))
+        moved = out["v"].to_numpy()
+        assert np.abs(moved - values).max() <= window  # still within p% of the ranks
+        top_stayed.append(float(np.mean(moved[-10:] == values[-10:])))
+        largest_stayed += int(moved[-1] == values[-1])
+    assert np.mean(top_stayed) < 0.1  # it was one half: partners were searched upwards only
+    assert largest_stayed <= 2  # it stayed in about half the runs

@@ -33,7 +33,7 @@ from veil.privacy.models import class_stats, sensitive_codes
 from veil.privacy.mondrian import mondrian
 from veil.privacy.verify import verify
 from veil.schema import require_columns
-from veil.transforms import PCAMask, RenameColumns
+from veil.transforms import Mask, PCAMask, RenameColumns
 
 Progress = Callable[[str], None]
 
@@ -246,6 +246,7 @@ def anonymize(
     frame = data
     records: list[StepRecord] = []
     scanned = {d.column: d for d in decisions if d.by == "scan"}
+    identifiers = {d.column for d in decisions if d.role == "identifier"}
     for step in pol.planned_steps():
         if progress is not None:
             progress(f"{step.where}: {step.name}")
@@ -262,6 +263,7 @@ def anonymize(
                     f"{err}; or give {origin.column} its own steps in the policy"
                 ) from err
             raise PolicyError(f"policy {step.where} ({step.name}): {err}") from err
+        _mask_hides(step, identifiers)
         quasi = _follow(step.transform, quasi, masked=True)
         sensitive = _follow(step.transform, sensitive)
         records.append(
@@ -342,6 +344,21 @@ def shuffle_rows(frame: pd.DataFrame, random_state: int | None) -> pd.DataFrame:
     written without it."""
     order = np.random.default_rng(random_state).permutation(len(frame))
     return frame.iloc[order]
+
+
+def _mask_hides(step: Any, identifiers: set[str]) -> None:
+    """A mask counts as treating a direct identifier only if it changed every value: one that
+    leaves values as they were (made of preserved characters) protects nothing."""
+    mask = step.transform
+    if not isinstance(mask, Mask) or not identifiers & set(mask.columns_):
+        return
+    left = mask.present_ - mask.changed_
+    if left:
+        raise PolicyError(
+            f"policy {step.where} (mask): {left:,} of {mask.present_:,} values of "
+            f"{', '.join(mask.columns_)} are left as they are (made only of the characters in "
+            "preserve); preserve fewer characters, or pseudonymize or drop the column"
+        )
 
 
 def _goals(privacy: PrivacySettings | None) -> list[str]:

@@ -74,8 +74,12 @@ class Microaggregate(ColumnTransform):
     """Replace numeric ``columns`` by the mean of their group of at least ``k`` similar records.
 
     ``method="mdav"`` clusters on all ``columns`` together (standardized); ``"sorted"`` cuts
-    runs of k along the first principal axis, faster on large tables. Rows with a missing value
-    in ``columns`` are left as they are. Means are floats.
+    runs of k along the first principal axis, faster on large tables. Means are floats.
+
+    A row with a missing value is grouped with the rows missing the same columns, on the
+    columns it has (an Age-97 outlier without an Income still gets the mean Age of k people);
+    when fewer than k rows share its pattern, its present values are suppressed (set missing).
+    ``describe`` says how many were.
     """
 
     numeric_only = True
@@ -89,25 +93,53 @@ class Microaggregate(ColumnTransform):
         check_positive_int("k", self.k, minimum=2)
         check_choice("method", self.method, ["mdav", "sorted"])
 
-    def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
-        values = np.column_stack([numeric_values(frame, c) for c in self.columns_])
-        complete = ~np.isnan(values).any(axis=1)
-        points = values[complete]
-        if len(points) < self.k:
-            raise ParameterError(
-                f"k must be at most the number of complete rows ({len(points)}), got k={self.k}"
-            )
+    def _group_means(self, points: np.ndarray) -> np.ndarray:
+        """Every row replaced by the mean of its group (groups of k..2k-1 similar rows)."""
         scale = points.std(axis=0)
         scaled = (points - points.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
         labels = (mdav_groups if self.method == "mdav" else sorted_groups)(scaled, self.k)
         counts = np.bincount(labels)
-        result = values.copy()
+        out = np.empty_like(points)
         for j in range(points.shape[1]):
-            means = np.bincount(labels, weights=points[:, j]) / counts
-            result[complete, j] = means[labels]
+            out[:, j] = (np.bincount(labels, weights=points[:, j]) / counts)[labels]
+        return out
+
+    def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        values = np.column_stack([numeric_values(frame, c) for c in self.columns_])
+        present = ~np.isnan(values)
+        with_values = int(present.any(axis=1).sum())
+        if with_values < self.k:
+            raise ParameterError(
+                f"k must be at most the number of rows with a value ({with_values}), got k={self.k}"
+            )
+        result = values.copy()
+        self.aggregated_partial_ = 0  # rows with a gap, aggregated on the columns they have
+        self.suppressed_ = 0  # values set missing: too few rows shared their pattern
+        patterns, which = np.unique(present, axis=0, return_inverse=True)
+        for p, pattern in enumerate(patterns):
+            if not pattern.any():
+                continue  # nothing present: nothing to hide
+            rows = np.flatnonzero(which.ravel() == p)
+            cols = np.flatnonzero(pattern)
+            if len(rows) < self.k:
+                result[np.ix_(rows, cols)] = np.nan
+                self.suppressed_ += len(rows) * len(cols)
+                continue
+            result[np.ix_(rows, cols)] = self._group_means(values[np.ix_(rows, cols)])
+            if not pattern.all():
+                self.aggregated_partial_ += len(rows)
         for j, name in enumerate(self.columns_):
             frame[name] = pd.Series(result[:, j], index=frame.index)
         return frame
 
     def describe(self) -> str:
-        return f"Microaggregate({', '.join(self.columns_)}; k={self.k}, {self.method})"
+        notes = ""
+        partial, suppressed = (
+            getattr(self, "aggregated_partial_", 0),
+            getattr(self, "suppressed_", 0),
+        )
+        if partial:
+            notes += f"; {partial:,} rows with a gap aggregated on the values they have"
+        if suppressed:
+            notes += f"; {suppressed:,} values suppressed (fewer than k rows like them)"
+        return f"Microaggregate({', '.join(self.columns_)}; k={self.k}, {self.method}{notes})"

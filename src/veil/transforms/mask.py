@@ -22,6 +22,9 @@ class Mask(ColumnTransform):
     ``Mask(columns="phone", keep_last=3)`` turns ``0712345678`` into ``*******678``.
     Characters in ``preserve`` (e.g. ``"@.-"``) stay visible so the shape survives;
     ``length`` fixes the output length so value lengths do not leak. Missing values stay missing.
+
+    A value no longer than ``keep_first + keep_last`` is masked whole: keeping its ends would
+    show all of it. ``describe`` counts the values that were changed.
     """
 
     def __init__(
@@ -51,8 +54,9 @@ class Mask(ColumnTransform):
 
     def _mask_value(self, value: str) -> str:
         n = len(value)
-        head = min(self.keep_first, n)
-        tail = min(self.keep_last, n - head)
+        short = n <= self.keep_first + self.keep_last  # its ends are all of it
+        head = 0 if short else self.keep_first
+        tail = 0 if short else self.keep_last
         middle = value[head : n - tail]
         if self.preserve:
             hidden = "".join(c if c in self.preserve else self.char for c in middle)
@@ -64,13 +68,25 @@ class Mask(ColumnTransform):
         return masked
 
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        self.changed_, self.present_ = 0, 0
         for name in self.columns_:
             series = frame[name]
             if self.preserve or self.length is not None or not _is_text(series):
-                frame[name] = map_uniques(series, lambda v: self._mask_value(value_text(v)))
+                masked = map_uniques(series, lambda v: self._mask_value(value_text(v)))
             else:
-                frame[name] = self._mask_vectorized(series)
+                masked = self._mask_vectorized(series)
+            present = series.notna().to_numpy()
+            same = masked.astype(str).to_numpy() == series.map(value_text).astype(str).to_numpy()
+            self.present_ += int(present.sum())
+            self.changed_ += int((present & ~same).sum())
+            frame[name] = masked
         return frame
+
+    def describe(self) -> str:
+        counted = ""
+        if hasattr(self, "changed_"):
+            counted = f"; {self.changed_:,} of {self.present_:,} values changed"
+        return f"Mask({', '.join(self.columns_)}{counted})"
 
     def _mask_vectorized(self, series: pd.Series) -> pd.Series:
         """The common case in Arrow kernels: same result as ``_mask_value``, 20x faster."""
@@ -81,8 +97,8 @@ class Mask(ColumnTransform):
         head = pc.utf8_slice_codeunits(text, 0, self.keep_first)
         tail = pc.utf8_slice_codeunits(text, -self.keep_last) if self.keep_last else ""
         masked = pc.binary_join_element_wise(head, hidden, tail, "")
-        # a value no longer than what is kept is shown whole (and nothing was hidden)
-        result = pc.if_else(pc.less_equal(n, kept), text, masked)
+        # a value no longer than what is kept is masked whole (its ends are all of it)
+        result = pc.if_else(pc.less_equal(n, kept), pc.binary_repeat(self.char, n), masked)
         return result.to_pandas().set_axis(series.index).rename(series.name)
 
 

@@ -70,10 +70,52 @@ class Noise(ColumnTransform):
         return f"Noise({', '.join(self.columns_)}; {self.distribution}, not DP)"
 
 
+def swap_partners(n: int, p: float, rng: np.random.Generator) -> np.ndarray:
+    """For ranks 0..n-1, the rank each swaps with: a random free rank at most ``p`` percent of
+    n away, below or above. Ranks are visited in random order, so the highest and lowest
+    values find partners as often as the middle ones (searching only upwards left half of the
+    top 1% in place). A rank stays only when its whole window is taken."""
+    window = max(1, int(np.floor(p / 100 * n)))
+    partner = list(range(n))
+    # Union-find over ranks (plain lists: the loop runs once per value): up[x] leads to the
+    # nearest free rank >= x (n: none), down[x + 1] to the nearest free rank <= x (0: none).
+    up = list(range(n + 1))
+    down = list(range(n + 1))
+
+    def take(x: int) -> None:
+        up[x] = x + 1
+        down[x + 1] = x
+
+    targets = rng.integers(-window, window + 1, size=n).tolist()
+    for i in rng.permutation(n).tolist():
+        if up[i] != i:  # already swapped
+            continue
+        take(i)
+        t = min(max(i + targets[i], 0), n - 1)
+        j = _root(up, t)
+        if j > min(n - 1, i + window):
+            j = _root(down, t + 1) - 1
+            if j < max(0, i - window):
+                continue  # every rank in the window is taken: this value stays
+        partner[i], partner[j] = j, i
+        take(j)
+    return np.asarray(partner, dtype=np.int64)
+
+
+def _root(parent: list[int], x: int) -> int:
+    """Follow ``parent`` to the root, compressing the path."""
+    root = x
+    while parent[root] != root:
+        root = parent[root]
+    while parent[x] != root:
+        parent[x], x = root, parent[x]
+    return root
+
+
 class RankSwap(ColumnTransform):
     """Rank swapping (Moore 1996): each value is swapped with another whose rank is at most
-    ``p`` percent of the rows away, column by column. Marginals are kept exactly; the link
-    between a row and its true value is broken within that window."""
+    ``p`` percent of the rows away, below or above, column by column. Marginals are kept
+    exactly; the link between a row and its true value is broken within that window."""
 
     def __init__(
         self, columns: Columns = None, *, p: float = 5.0, random_state: Any = None
@@ -92,20 +134,7 @@ class RankSwap(ColumnTransform):
             series = frame[name]
             valid = np.flatnonzero(series.notna().to_numpy())
             order = valid[np.argsort(series.to_numpy()[valid], kind="stable")]
-            n = len(order)
-            window = max(1, int(np.floor(self.p / 100 * n)))
-            partner = np.arange(n)
-            swapped = np.zeros(n, dtype=bool)
-            offsets = rng.integers(1, window + 1, size=n)
-            for i in range(n):
-                if swapped[i]:
-                    continue
-                # first free rank at or after the drawn offset, inside the window
-                for j in range(i + offsets[i], min(n, i + window + 1)):
-                    if not swapped[j]:
-                        partner[i], partner[j] = j, i
-                        swapped[i] = swapped[j] = True
-                        break
+            partner = swap_partners(len(order), self.p, rng)
             values = series.to_numpy().copy()
             values[order] = series.to_numpy()[order[partner]]
             frame[name] = pd.Series(values, index=series.index, name=name).astype(series.dtype)
