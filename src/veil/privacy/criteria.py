@@ -134,11 +134,18 @@ class TCloseness(Criterion):
     def prepare(self, sensitive_values: Sequence[str]) -> None:
         self.values = list(sensitive_values)
 
-    def distances(self, histograms: np.ndarray | None) -> np.ndarray:
+    def distances(
+        self, histograms: np.ndarray | None, released: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Each class's distance to the distribution of the released classes (``released``, a
+        mask; default all): Li et al. compare with the table as published, so classes the
+        search suppresses are not part of it."""
         hist = _need(histograms)
         n_classes = hist.shape[0]
-        p = hist / hist.sum(axis=1, keepdims=True)
-        overall = hist.sum(axis=0)
+        p = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
+        overall = hist.sum(axis=0) if released is None else hist[released].sum(axis=0)
+        if overall.sum() == 0:  # nothing released: no distribution to be close to
+            return np.ones(n_classes)
         q = overall / overall.sum()
         if self.distance == "equal":
             return 0.5 * np.abs(p - q).sum(axis=1)

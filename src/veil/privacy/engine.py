@@ -26,7 +26,7 @@ import pandas as pd
 
 from veil.exceptions import InputError, ParameterError
 from veil.hierarchy import Hierarchy
-from veil.privacy.criteria import Criterion
+from veil.privacy.criteria import Criterion, TCloseness
 from veil.privacy.metrics import Metric
 from veil.privacy.models import sensitive_codes
 
@@ -162,10 +162,30 @@ class Evaluation:
     anonymous: bool
 
 
+#: Rounds of re-measuring t against the classes still released before a node is given up.
+_T_ROUNDS = 20
+
+
 def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> Evaluation:
+    closeness = [c for c in criteria if isinstance(c, TCloseness)]
     failing = np.zeros(len(groups), dtype=bool)
     for criterion in criteria:
-        failing |= ~criterion.holds(groups.sizes, groups.histograms)
+        if criterion not in closeness:
+            failing |= ~criterion.holds(groups.sizes, groups.histograms)
+    if closeness:
+        # t is measured against the release's distribution (as the verifier does), which
+        # depends on which classes are suppressed: iterate to a fixed point
+        others, failing = failing, failing.copy()
+        for _ in range(_T_ROUNDS):
+            now = others.copy()
+            for criterion in closeness:
+                far = criterion.distances(groups.histograms, ~failing) > criterion.t + 1e-12
+                now |= far
+            if np.array_equal(now, failing):
+                break
+            failing = now
+        else:
+            failing = np.ones(len(groups), dtype=bool)  # no stable release: none
     suppressed = int(groups.sizes[failing].sum())
     return Evaluation(groups, failing, suppressed, suppressed <= max_outliers)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,27 @@ from veil.transforms._base import (
 _DIGITS = "0123456789"
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LOWER = _UPPER.lower()
+#: Latin letters that have no accent to drop, written in plain letters.
+_PLAIN = str.maketrans({"ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe",
+                        "Œ": "OE", "đ": "d", "Đ": "D", "ł": "l", "Ł": "L", "þ": "th",
+                        "Þ": "Th", "ı": "i", "ð": "d", "Ð": "D"})  # fmt: skip
+
+
+def latin_letters(text: str, *, column: str) -> str:
+    """``text`` with accented Latin letters written plainly ("José Müller" -> "Jose Muller"):
+    format-preserving pseudonyms permute A-Z and 0-9, and a letter they do not know would be
+    copied into the pseudonym as it is. A letter of another script is refused."""
+    plain = unicodedata.normalize("NFKD", text.translate(_PLAIN))
+    plain = "".join(c for c in plain if not unicodedata.combining(c))
+    foreign = next((c for c in plain if not c.isascii() and unicodedata.category(c)[0] == "L"),
+                   None)  # fmt: skip
+    if foreign is not None:
+        raise ParameterError(
+            f"column {column!r}: format-preserving pseudonyms hide Latin letters and digits, "
+            f"but a value holds {foreign!r} ({unicodedata.name(foreign, 'a letter')}), which "
+            "would be copied as it is; use format: hex for this column"
+        )
+    return plain
 
 
 class Pseudonymize(ColumnTransform):
@@ -35,7 +57,8 @@ class Pseudonymize(ColumnTransform):
 
     ``format="hex"`` gives ``length`` hex characters (64 bits by default).
     ``format="preserve"`` keeps the shape: digits stay digits, letters stay letters of the same
-    case, other characters are kept (``N690674664H`` -> ``Q118203957K``); integer columns stay
+    case (accents dropped: ``José`` is read as ``Jose``; other scripts are refused), other
+    characters are kept (``N690674664H`` -> ``Q118203957K``); integer columns stay
     integers of the same number of digits. It is format-preserving *encryption*, so two values
     never share a pseudonym: FF3-1 (NIST SP 800-38G Rev. 1, the ``ff3`` package) with
     cycle-walking on the values of one shape, or, where a shape has at most 2^20 values (a
@@ -75,16 +98,18 @@ class Pseudonymize(ColumnTransform):
         # hmac.digest is the one-shot OpenSSL path: several times faster than hmac.new()
         return hmac.digest(key, f"{self.domain}\x1f{text}\x1f{counter}".encode(), "sha256")
 
-    def _canonical(self, value: object) -> str:
+    def _canonical(self, value: object, column: str = "") -> str:
         """The text a pseudonym is made from: spelling variants of one value give one token
         (hex ignores case; preserve ignores surrounding space and keeps the case's shape)."""
         text = value if isinstance(value, str) else value_text(value)
+        if self.format == "preserve":  # accents dropped: never copied into the pseudonym
+            text = latin_letters(text, column=column)
         if not self.normalize:
             return text
         return text.strip().casefold() if self.format == "hex" else text.strip()
 
     def _token(self, key: bytes, value: object, *, integer: bool, fpe: _Permutations) -> str:
-        text = self._canonical(value)
+        text = self._canonical(value, fpe.column)
         if self.format == "hex":
             return self._digest(key, text).hex()[: self.length]
         return fpe.token(text, integer=integer)
@@ -99,15 +124,23 @@ class Pseudonymize(ColumnTransform):
                 series,
                 lambda v, integer=integer, fpe=fpe: self._token(key, v, integer=integer, fpe=fpe),
             )
-            # preserve is a permutation by construction; truncated hex tokens collide with
-            # probability ~n^2/2^(4 length + 1), and a pseudonym must stay one-to-one
-            if self.format == "hex" and len(set(mapped)) < len(
-                {self._canonical(v) for v in series.dropna().unique()}
-            ):
+            # a pseudonym stays one-to-one: truncated hex tokens collide with probability
+            # ~n^2/2^(4 length + 1); preserve is a permutation of the text with accents dropped,
+            # so "José" and "Jose" meet unless normalize treats them as one value anyway
+            uniques = series.dropna().unique()
+            canonical = {self._canonical(v, str(name)) for v in uniques}
+            distinct = len(canonical) if self.normalize else len(uniques)
+            if len(set(mapped)) < distinct:
+                fix = (
+                    "use a larger length"
+                    if self.format == "hex"
+                    else "accents are dropped; "
+                    "set normalize: true to treat such values as one, or use format: hex"
+                )
                 raise CheckFailedError(
                     f"column {name!r}: two distinct values received the same pseudonym "
-                    f"(format={self.format!r}, length={self.length}); use a larger length"
-                )
+                    f"(format={self.format!r}); {fix}"
+                )  # fmt: skip
             tokens = rebuild(series, codes, mapped)
             if integer and not tokens.isna().any():
                 tokens = tokens.astype("int64")
