@@ -28,7 +28,7 @@ _LOWER = _UPPER.lower()
 #: Latin letters that have no accent to drop, written in plain letters.
 _PLAIN = str.maketrans({"ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe",
                         "Œ": "OE", "đ": "d", "Đ": "D", "ł": "l", "Ł": "L", "þ": "th",
-                        "Þ": "Th", "ı": "i", "ð": "d", "Ð": "D"})  # fmt: skip
+                        "Þ": "Th", "\u0131": "i", "ð": "d", "Ð": "D"})  # fmt: skip
 
 
 def latin_letters(text: str, *, column: str) -> str:
