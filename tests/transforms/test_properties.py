@@ -210,4 +210,5 @@ def test_quantile_bins_are_about_equally_full(bins) -> None:
     out = Generalize("v", bins=bins, strategy="quantile").fit_transform(frame_of(values))["v"]
     counts = out.value_counts()
     assert len(counts) == bins
-    assert counts.max() - counts.min() <= 1
+    # edges are rounded to a tenth of a bin's width at most (they never print a value)
+    assert counts.max() - counts.min() <= 2 * len(values) / bins / 10

@@ -37,13 +37,26 @@ def interval_labels(edges: Sequence[float], *, right: bool) -> list[str]:
     return labels
 
 
+def _rounded(edges: Sequence[float] | np.ndarray, width: float) -> list[float]:
+    """Edges rounded to a round step (1, 2 or 5 times a power of ten) of at most a tenth of the
+    bin width, so that none is a person's exact value (an income quantile) or the minimum or
+    maximum; duplicates merged."""
+    if width <= 0 or not np.isfinite(width):
+        return sorted({float(e) for e in edges})
+    power = 10.0 ** np.floor(np.log10(width / 10))
+    step = max(m * power for m in (1, 2, 5) if m * power <= width / 10)
+    return sorted({float(np.round(np.round(e / step) * step, 10)) for e in edges})
+
+
 class Generalize(ColumnTransform):
     """Replace values by a coarser version. Exactly one mode:
 
     - ``bins``: an int (``strategy="width"`` equal-width or ``"quantile"`` equal-frequency),
       a list of edges as in ``pd.cut`` (use ``.inf`` in YAML / ``np.inf`` for open ends), or
-      ``"mean"``/``"median"`` for a binary split. Intervals are ``[lo, hi)`` unless
-      ``right=True``; ``labels`` names them.
+      ``"mean"``/``"median"`` for a binary split. Edges computed from the data are rounded
+      (a step of 1, 2 or 5 times a power of ten) and the outer bins are open (``< 40``,
+      ``>= 70``): labels never print the minimum, the maximum or a value of the data.
+      Intervals are ``[lo, hi)`` unless ``right=True``; ``labels`` names them.
     - ``mapping``: ``{value: group}``; unmapped values become ``other``, or raise if it is None.
     - ``date``: truncate dates to ``decade``/``year``/``quarter``/``month``/``week``/``day``/
       ``hour``, written as text (``2013``, ``2013Q4``, ``2013-11``, ``2010s``).
@@ -127,20 +140,19 @@ class Generalize(ColumnTransform):
 
     def _edges(self, values: np.ndarray, name: str) -> list[float]:
         valid = values[~np.isnan(values)]
+        if isinstance(self.bins, str | int) and len(valid) == 0:
+            raise ParameterError(f"column {name!r} has no values to compute bins from")
         if isinstance(self.bins, str):
             cut = float(np.mean(valid) if self.bins == "mean" else np.median(valid))
-            return [-np.inf, cut, np.inf]
+            return [-np.inf, *_rounded([cut], float(np.ptp(valid)) / 2), np.inf]
         if isinstance(self.bins, int):
-            if len(valid) == 0:
-                raise ParameterError(f"column {name!r} has no values to compute bins from")
             if self.strategy == "quantile":
-                edges = np.unique(np.quantile(valid, np.linspace(0, 1, self.bins + 1)))
+                inner = np.quantile(valid, np.linspace(0, 1, self.bins + 1))[1:-1]
             else:
-                edges = np.linspace(valid.min(), valid.max(), self.bins + 1)
-            edges = edges.astype(float)
-            # the last interval must hold the maximum although intervals are [lo, hi)
-            edges[-1 if not self.right else 0] = np.inf if not self.right else -np.inf
-            return [float(e) for e in edges]
+                inner = np.linspace(valid.min(), valid.max(), self.bins + 1)[1:-1]
+            # Edges computed from the data are rounded and both ends left open: "[23817, ...)"
+            # would print the minimum, a quantile edge is somebody's value.
+            return [-np.inf, *_rounded(inner, float(np.ptp(valid)) / self.bins), np.inf]
         edges_list = [float(e) for e in self.bins or []]
         if len(edges_list) < 2 or any(b <= a for a, b in itertools.pairwise(edges_list)):
             raise ParameterError(
