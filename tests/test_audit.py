@@ -116,10 +116,9 @@ def test_masked_quasi_identifiers_stay_in_the_k_check() -> None:
 
 
 def test_a_rotation_alone_is_reported_as_no_protection() -> None:
-    data = _incomes()
-    cert = anonymize(data, _masked_policy()).certificate
-    unique = int((anonymize(data, _masked_policy()).data
-                  .groupby(["County", "pc0", "pc1"]).size() == 1).sum())  # fmt: skip
+    release = anonymize(_incomes(), _masked_policy())
+    cert = release.certificate
+    unique = int((release.data.groupby(["County", "pc0", "pc1"]).size() == 1).sum())
     assert unique > 250
     assert cert.after.k == 1
     assert cert.after.unique_rows == unique

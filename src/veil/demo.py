@@ -144,8 +144,8 @@ def _dp_demo(
     accountant = Accountant.create(
         ledger, Budget(DP_BUDGET), dataset=fingerprint(original), overwrite=True
     )
-    # Everything a query is told is public knowledge: the categories from the data's
-    # documentation, bounds from the domain. (The record count is not asked: the release's
+    # Everything a query is told is public knowledge: categories and bounds from the domain,
+    # never read from the data. (The record count is not asked: the release's
     # certificate states it exactly already.)
     answers = [
         stats.sum(original, "No_of_dependents", bounds=(0, 10), epsilon=0.1,

@@ -18,7 +18,7 @@ from veil.privacy.certificate import Certificate, Release
 from veil.privacy.check import check
 from veil.privacy.risk import risk
 from veil.report import figures
-from veil.report.measures import association_matrix, entropy_bits, ranked_counts
+from veil.report.measures import association_matrix, entropy_bits, ranked
 from veil.report.model import Block, Fact, Figure, Report, Section, Table
 from veil.scan import ScanResult, scan
 from veil.scan.risk import class_sizes
@@ -41,12 +41,12 @@ class Curve:
 def column_profile(series: pd.Series) -> dict[str, Any]:
     """Type, missing share, distinct count and top values of one column."""
     n = len(series)
-    counts = ranked_counts(series)
+    counts = series.value_counts(dropna=True)
     return {
         "dtype": str(series.dtype),
         "missing": float(series.isna().mean()) if n else 0.0,
         "distinct": int(counts.size),
-        "top": [(str(v), int(c)) for v, c in counts.head(3).items()],
+        "top": [(str(v), int(c)) for v, c in ranked(counts, top=3).items()],
     }
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from veil.plotting import AFTER, BEFORE, WARN, canvas, draw_curve, render
-from veil.report.measures import ranked_counts
+from veil.report.measures import ranked
 from veil.report.model import Figure
 
 TOP_CATEGORIES = 12
@@ -39,15 +39,16 @@ def distribution(series: pd.Series) -> dict[str, Any]:
             "edges": [float(e) for e in edges],
             "counts": [int(c) for c in counts],
         }
-    counts = ranked_counts(values.astype(str))
+    counts = values.astype(str).value_counts()
     if numeric:  # few numbers: in numeric order, not by frequency
-        counts = counts.loc[sorted(counts.index, key=float)]
-    top = counts.head(TOP_CATEGORIES)
+        top = counts.loc[sorted(counts.index, key=float)].head(TOP_CATEGORIES)
+    else:
+        top = ranked(counts, top=TOP_CATEGORIES)
     labels = [str(v) for v in top.index]
     numbers = [int(c) for c in top]
     if len(counts) > TOP_CATEGORIES:
         labels.append(f"{len(counts) - TOP_CATEGORIES} others")
-        numbers.append(int(counts.iloc[TOP_CATEGORIES:].sum()))
+        numbers.append(int(counts.sum() - top.sum()))
     return {"kind": "categories", "labels": labels, "counts": numbers}
 
 

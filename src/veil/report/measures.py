@@ -64,9 +64,11 @@ def association_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarra
     return matrix
 
 
-def ranked_counts(values: pd.Series) -> pd.Series:
-    """Counts of the present values, most common first and ties by value: the same for any
-    order of the rows (a release is shuffled)."""
-    counts = values.value_counts(dropna=True)
+def ranked(counts: pd.Series, top: int | None = None) -> pd.Series:
+    """``value_counts`` output, most common first and ties by value: the same for any order of
+    the rows (a release is shuffled). With ``top``, the first ``top`` only (and only the values
+    that can be among them are sorted: a column of unique keys is not sorted as text)."""
+    if top is not None and len(counts) > top:
+        counts = counts[counts >= counts.iloc[top - 1]]  # value_counts: already descending
     order = np.lexsort((counts.index.astype(str).to_numpy(), -counts.to_numpy()))
-    return counts.iloc[order]
+    return counts.iloc[order].head(top) if top is not None else counts.iloc[order]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -10,8 +11,9 @@ from veil.exceptions import ParameterError
 from veil.transforms._base import (
     Columns,
     ColumnTransform,
+    apply_to_uniques,
     check_positive_int,
-    map_uniques,
+    rebuild,
     value_text,
 )
 
@@ -72,11 +74,13 @@ class Mask(ColumnTransform):
         for name in self.columns_:
             series = frame[name]
             if self.preserve or self.length is not None or not _is_text(series):
-                masked = map_uniques(series, lambda v: self._mask_value(value_text(v)))
+                codes, texts = apply_to_uniques(series, value_text)  # once per distinct value
+                hidden = np.array([self._mask_value(t) for t in texts], dtype=object)
+                masked = rebuild(series, codes, hidden)
+                same = np.append(hidden == texts, True)[codes]  # code -1 (missing): not counted
             else:
-                masked = self._mask_vectorized(series)
+                masked, same = self._mask_vectorized(series)
             present = series.notna().to_numpy()
-            same = masked.astype(str).to_numpy() == series.map(value_text).astype(str).to_numpy()
             self.present_ += int(present.sum())
             self.changed_ += int((present & ~same).sum())
             frame[name] = masked
@@ -88,8 +92,9 @@ class Mask(ColumnTransform):
             counted = f"; {self.changed_:,} of {self.present_:,} values changed"
         return f"Mask({', '.join(self.columns_)}{counted})"
 
-    def _mask_vectorized(self, series: pd.Series) -> pd.Series:
-        """The common case in Arrow kernels: same result as ``_mask_value``, 20x faster."""
+    def _mask_vectorized(self, series: pd.Series) -> tuple[pd.Series, np.ndarray]:
+        """The common case in Arrow kernels: same result as ``_mask_value``, 20x faster; and
+        per row whether the mask is the value itself (missing values count as unchanged)."""
         text = pa.array(series.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
         n = pc.utf8_length(text)
         kept = self.keep_first + self.keep_last
@@ -99,7 +104,8 @@ class Mask(ColumnTransform):
         masked = pc.binary_join_element_wise(head, hidden, tail, "")
         # a value no longer than what is kept is masked whole (its ends are all of it)
         result = pc.if_else(pc.less_equal(n, kept), pc.binary_repeat(self.char, n), masked)
-        return result.to_pandas().set_axis(series.index).rename(series.name)
+        same = pc.fill_null(pc.equal(result, text), True).to_numpy(zero_copy_only=False)
+        return result.to_pandas().set_axis(series.index).rename(series.name), same
 
 
 def _is_text(series: pd.Series) -> bool:
