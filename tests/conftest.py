@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,6 +11,14 @@ import pytest
 from veil.demo import DemoResult, run_demo
 
 TEST_KEY = "test-key-0123456789abcdef-not-a-real-secret"
+#: What the CLI prints per finished step when stderr is not a terminal (a test's never is).
+PROGRESS_LINE = re.compile(r"^veil: .*: done in \d+\.\d s( \(.*\))?$")
+
+
+def error_lines(stderr: str) -> list[str]:
+    """stderr without the progress lines: the error (one line) and any warnings."""
+    return [line for line in stderr.strip().splitlines() if not PROGRESS_LINE.match(line)]
+
 
 #: Policy columns that release the ``people`` fixture's direct identifiers as they are, on
 #: purpose: for tests that compare a policy's release with its transforms run alone.

@@ -172,7 +172,7 @@ def test_the_demo_histogram_categories_are_not_read_from_the_data(tmp_path) -> N
 
     data = demo_data()
     data.loc[0, "Illness_category"] = "Ebola"  # one person's rare diagnosis
-    _, answers, _ = _dp_demo(data, tmp_path / "b.db", tmp_path, public_rows=900)
+    _, answers, _, _ = _dp_demo(data, tmp_path / "b.db", tmp_path, public_rows=900)
     histogram = next(a for a in answers if a.statistic.startswith("histogram"))
     assert "Ebola" not in histogram.value
     assert sorted(histogram.value) == ["Acute", "Chronic", "Congenital", "Subacute"]

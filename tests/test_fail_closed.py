@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import TEST_KEY
+from tests.conftest import TEST_KEY, error_lines
 from veil import anonymize, read
 from veil.cli import main
 from veil.demo import demo_data
@@ -74,7 +74,7 @@ def test_no_policy_scans_first_or_stops(
     monkeypatch.delenv("VEIL_KEY", raising=False)
     code, stdout, stderr = run(["anonymize", clients, "-k", "5", "-o", out], capsys)
     assert code == 2  # the suggested pseudonyms need a key: one line saying so
-    assert len(stderr.strip().splitlines()) == 1
+    assert len(error_lines(stderr)) == 1
     assert "VEIL_KEY" in stderr
     assert not out.exists()
     monkeypatch.setenv("VEIL_KEY", TEST_KEY)

@@ -19,11 +19,18 @@ from typing import Annotated, Any
 import click
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from veil._version import __version__
-from veil.exceptions import CheckFailedError, InputError, ParameterError, VeilError
+from veil.exceptions import (
+    CheckFailedError,
+    InputError,
+    ParameterError,
+    VeilError,
+    one_line,
+)
+from veil.progress import Progress
 
 app = typer.Typer(
     name="veil",
@@ -34,8 +41,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# markup and emoji off: a column or file named "[red]x" or ":bomb:" is printed as it is
+out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 # Options shared by every command that reads data, with the same words everywhere.
 Sep = Annotated[str | None, typer.Option("--sep", help="CSV delimiter (detected if omitted).")]
@@ -84,6 +92,9 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="No progress on stderr (errors still show).")
+    ] = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -91,25 +102,34 @@ def _root(
         ),
     ] = False,
 ) -> None:
-    """(--debug is read by main() before the app runs.)"""
+    """(--debug and --quiet are read by main() before the app runs.)"""
+
+
+_QUIET = False  # --quiet or VEIL_QUIET: set by main()
 
 
 @contextmanager
-def _progress(enabled: bool = True) -> Iterator[Any]:
-    """A spinner with the current step on stderr (stdout stays clean for --format json);
-    only on a terminal, so logs and pipes get no control characters."""
-    if not enabled or not err.is_terminal:
-        yield lambda _msg: None
+def _progress(enabled: bool = True) -> Iterator[Progress]:
+    """Progress on stderr (stdout stays clean for --format json): a live bar with rows, rate
+    and ETA on a terminal; one line per finished step in a log or a pipe."""
+    from veil.progress import LineProgress, RichProgress
+
+    if not enabled or _QUIET:
+        yield Progress()
         return
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("starting", total=None)
-        yield lambda msg: bar.update(task, description=msg)
+    shown = RichProgress(err) if err.is_terminal else LineProgress(sys.stderr)
+    try:
+        yield shown
+    except BaseException:
+        shown.close(finished=False)
+        raise
+    shown.close()
+
+
+def _report_format(path: Path) -> str:
+    from veil.report.model import report_format
+
+    return report_format(path)
 
 
 def _check_format(fmt: str) -> str:
@@ -184,7 +204,7 @@ def anonymize(
     the optimal generalization meeting -k/--l/--t is searched for, as in ARX.
     """
     from veil.hierarchy import load_hierarchies
-    from veil.io import atomic_open, check_output, output_format, read, write
+    from veil.io import OutputSet, check_writable, output_format, read, write_table
     from veil.policy import Policy
     from veil.privacy import anonymize as run
     from veil.report import build_report
@@ -206,15 +226,17 @@ def anonymize(
     if pol.privacy is None and policy is None:
         raise ParameterError("give --policy, or privacy goals such as -k 5 with --hierarchies DIR")
     # Refuse bad outputs before any expensive work.
-    output_format(output)
+    release_format = output_format(output)
+    report_format = _report_format(report) if report is not None else None
     inputs = [data] + ([str(policy)] if policy is not None else [])
     if target is not None and report is None:
         raise ParameterError("--target is for the report: give --report too")
-    outputs = [p for p in (output, report, certificate) if p is not None]
-    for destination in outputs:
-        check_output(destination, inputs=inputs, force=force)
-    if len(set(map(os.path.abspath, outputs))) != len(outputs):
+    destinations = [p for p in (output, report, certificate) if p is not None]
+    if len(set(map(os.path.abspath, destinations))) != len(destinations):
         raise ParameterError("--output, --report and --certificate must be different files")
+    outputs = OutputSet(force=force, inputs=inputs)
+    for destination in destinations:
+        outputs.check(destination)
     options = _read_options(
         pol.read,
         sep=sep,
@@ -229,23 +251,27 @@ def anonymize(
     with _progress() as say:
         say(f"reading {data}")
         frame = read(data, **options)
+        check_writable(release_format, output, rows=len(frame))  # a release has no more rows
         found = None
         if hierarchies is not None:
             found = load_hierarchies(hierarchies, Path(data).stem)
         release = run(frame, pol, hierarchies=found, progress=say)
         built = None
-        if report is not None:  # before anything is written: a failing report writes nothing
+        if report is not None:
             name = f"veil release of {Path(data).name}"
             built = build_report(
                 release, original=frame, aligned=True, target=target, title=name, progress=say
             )
+        # the run's files are one set: all of them appear, or none (disk full, SIGTERM)
         say(f"writing {output}")
-        write(release.data, output, force=force, inputs=inputs)
-        if certificate is not None:
-            with atomic_open(certificate) as fh:
-                fh.write(release.certificate.to_json() + "\n")
-        if report is not None and built is not None:
-            built.write(report, force=True, inputs=tuple(inputs))
+        with outputs:
+            write_table(release.data, outputs.stage(output), release_format)
+            if certificate is not None:
+                outputs.stage(certificate).write_text(
+                    release.certificate.to_json() + "\n", encoding="utf-8"
+                )
+            if report is not None and built is not None and report_format is not None:
+                outputs.stage(report).write_text(built.render(report_format), encoding="utf-8")
     cert = release.certificate
     if fmt == "json":
         out.print_json(cert.to_json())
@@ -287,13 +313,15 @@ def report_command(
     date_format: DateFormat = None,
 ) -> None:
     """Write the report of a release: what was done, privacy and risk, utility, DP budget."""
-    from veil.io import check_output, read
+    from veil.io import OutputSet, read
     from veil.privacy import Release
     from veil.privacy.certificate import Certificate
     from veil.report import build_report
 
     inputs = [release, str(certificate)] + ([original] if original else [])
-    check_output(output, inputs=inputs, force=force)
+    outputs = OutputSet(force=force, inputs=inputs)
+    outputs.check(output)
+    chosen = _report_format(output)
     if target is not None and original is None:
         raise ParameterError("--target compares a model on both tables: give --original too")
     cert = Certificate.load(certificate)
@@ -330,7 +358,8 @@ def report_command(
             progress=say,
             title=title or f"veil release report: {Path(release).name}",
         )
-        built.write(output, force=True, inputs=tuple(inputs))
+        with outputs:
+            outputs.stage(output).write_text(built.render(chosen), encoding="utf-8")
     out.print(f"wrote {output}")
     for line in built.headline:
         out.print(f"  {line}")
@@ -351,7 +380,7 @@ def _print_scan(result: Any) -> None:
     for c in result.columns:
         style = ROLE_STYLE[c.role.value]
         grid.add_row(
-            c.name, f"[{style}]{c.role.value}[/{style}]", c.entity or "",
+            c.name, Text(c.role.value, style=style), c.entity or "",
             f"{c.confidence:.2f}", c.evidence,
         )  # fmt: skip
     out.print(grid)
@@ -393,14 +422,15 @@ def scan(
     query: SqlQuery = None,
 ) -> None:
     """Find the personal data in DATA, column by column, with evidence."""
-    from veil.io import atomic_open, check_output, read
+    from veil.io import OutputSet, read
     from veil.scan import scan as run
     from veil.suggest import suggest_policy_yaml
 
     if fmt not in {"table", "json"}:
         raise ParameterError(f"--format must be table or json, got {fmt!r}")
+    outputs = OutputSet(force=force, inputs=[data])
     if suggest is not None:
-        check_output(suggest, inputs=[data], force=force)
+        outputs.check(suggest)
     options = _read_options(
         None, sep=sep, encoding=encoding, dates=dates, dayfirst=dayfirst,
         date_format=date_format, sheet=sheet, table=table, query=query,
@@ -411,8 +441,8 @@ def scan(
         result = run(frame, sample_size=sample_size, progress=say)
     if suggest is not None:
         text = suggest_policy_yaml(result, frame, source=Path(data).name)
-        with atomic_open(suggest) as fh:
-            fh.write(text)
+        with outputs:
+            outputs.stage(suggest).write_text(text, encoding="utf-8")
     if fmt == "json":
         out.print_json(result.to_json())
         return
@@ -615,9 +645,14 @@ def dp_command(
     elif name in {"sum", "mean", "variance", "std", "median"} and column:
         result = getattr(dpstats, name)(frame, column, bounds=limits.get(column), **common)
     elif name == "quantile" and len(args) == 2:
-        result = dpstats.quantile(
-            frame, args[0], float(args[1]), bounds=limits.get(args[0]), **common
-        )
+        try:
+            q = float(args[1])
+        except ValueError as e:
+            raise ParameterError(
+                f"the q of quantile(col, q) must be a number in [0, 1], got {args[1]!r}; "
+                'e.g. "quantile(Age, 0.9)"'
+            ) from e
+        result = dpstats.quantile(frame, args[0], q, bounds=limits.get(args[0]), **common)
     elif name == "histogram" and column:
         result = dpstats.histogram(
             frame, column, bounds=limits.get(column), categories=cats, **common
@@ -665,15 +700,17 @@ def synth_command(
     from veil.dp import Accountant
     from veil.dp.budget import NEIGHBOURS
     from veil.dp.synth import synthesize
-    from veil.io import check_output, output_format, read, write
+    from veil.io import check_output, check_writable, output_format, read, write
 
     if not dp_flag or epsilon is None:
         raise ParameterError(
             "this version makes DP synthetic data only: pass --dp --epsilon E (non-DP "
             "synthesis with copulas comes with the synthetic-data capability)"
         )
-    output_format(output)
+    fmt_out = output_format(output)
     check_output(output, inputs=[data], force=force)
+    if rows is not None:
+        check_writable(fmt_out, output, rows=rows)
     acc = Accountant(_ledger(ledger))
     frame = read(data, **_read_options(None, sep=sep))
     chosen = [c.strip() for c in columns.split(",")] if columns else None
@@ -717,18 +754,28 @@ def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the demo's outputs.")] = Path(
         "veil-demo"
     ),
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Replace an earlier demo's files (a ledger with entries is kept)."
+        ),
+    ] = False,
 ) -> None:
     """Run the whole flow on the bundled Kenyan insurance sample."""
     from veil.demo import KEY_FILE, TARGET, run_demo
 
     with _progress() as say:
-        result = run_demo(out_dir, progress=say)
+        result = run_demo(out_dir, progress=say, force=force)
     cert = result.release.certificate
-    out.print(f"[bold]veil demo[/bold]: Kenyan insurance sample ({cert.rows_in:,} clients)")
+    out.print(
+        Text("veil demo", style="bold"),
+        f": Kenyan insurance sample ({cert.rows_in:,} clients)",
+        sep="",
+    )
     out.print("")
     _print_scan(result.scan)
     out.print("")
-    out.print("[bold]release[/bold] with the suggested policy:")
+    out.print(Text("release", style="bold"), " with the suggested policy:", sep="")
     for line in cert.summary():
         out.print(f"  {line}")
     out.print("")
@@ -744,6 +791,8 @@ def demo(
     }
     for key, path in result.files.items():
         out.print(f"  {path!s:<32} {names[key]}")
+    if result.dp_note:
+        out.print(f"  (no DP answers this time: {result.dp_note})")
     if result.generated_key:
         out.print(
             f"  {Path(out_dir) / KEY_FILE!s:<32} pseudonymization key made for the demo; "
@@ -774,7 +823,7 @@ def keygen(
         out.print(key)  # the one place a key is printed: it was asked for
         return
     check_output(output, force=force)
-    with atomic_open(output, permissions=0o600) as fh:
+    with atomic_open(output, permissions=0o600, force=force) as fh:
         fh.write(key + "\n")
     out.print(f"wrote a new key to {output} (readable by you only)")
 
@@ -794,14 +843,56 @@ def list_transforms() -> None:
 
 def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
     """Warnings (a leak, a collision) as one line a person reads, not a source excerpt."""
-    err.print(f"veil: warning: {message}", markup=False)
+    err.print(f"veil: warning: {one_line(str(message))}")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwound like Ctrl-C, so every partial output is removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    raise Terminated(signum)
+
+
+def _handle_termination() -> None:
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) in (signal.SIG_DFL, None):
+            signal.signal(number, _terminate)
+
+
+def _os_error(e: OSError) -> str:
+    """An operating-system error as what failed, where, and what to do (not a veil bug)."""
+    from veil.io import explain_os_error
+
+    where = f"{e.filename}: " if e.filename else ""
+    return where + explain_os_error(e)
+
+
+def _fail(message: str, code: int, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    err.print(message)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app, turn errors into one line and an exit code."""
+    """Entry point: run the app, turn errors into one line and an exit code (the same codes
+    with --debug, which adds the traceback)."""
     args = sys.argv[1:] if argv is None else list(argv)
+    global _QUIET
     debug = "--debug" in args or bool(os.environ.get("VEIL_DEBUG"))
+    _QUIET = "--quiet" in args or bool(os.environ.get("VEIL_QUIET"))
     warnings.showwarning = _one_line_warning
+    _handle_termination()
     try:
         result = app(args=args, prog_name="veil", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as e:
@@ -813,26 +904,22 @@ def main(argv: list[str] | None = None) -> int:
         hint = ""
         if isinstance(e, click.UsageError) and e.ctx is not None:
             hint = f" (see '{e.ctx.command_path} --help')"
-        err.print(f"veil: error: {e.format_message()}{hint}", markup=False)
-        return 2
+        return _fail(f"veil: error: {one_line(e.format_message())}{hint}", 2, debug)
     except click.Abort:
-        err.print("veil: aborted")
-        return 130
+        return _fail("veil: aborted", 130, debug)
     except VeilError as e:
-        if debug:
-            raise
-        err.print(f"veil: error: {e}", markup=False)
-        return e.exit_code
+        return _fail(f"veil: error: {one_line(str(e))}", e.exit_code, debug)
+    except Terminated as e:
+        return _fail("veil: terminated; no partial output was left", 128 + e.signum, debug)
     except KeyboardInterrupt:
-        err.print("veil: interrupted")
-        return 130
+        return _fail("veil: interrupted; no partial output was left", 130, debug)
+    except OSError as e:
+        return _fail(f"veil: error: {one_line(_os_error(e))}", 2, debug)
     except Exception as e:
-        if debug:
-            raise
-        err.print(
-            f"veil: internal error: {type(e).__name__}: {e} (run with --debug for the "
-            "traceback, and please report it)",
-            markup=False,
+        return _fail(
+            f"veil: internal error: {type(e).__name__}: {one_line(str(e))} (run with --debug "
+            "for the traceback, and please report it)",
+            3,
+            debug,
         )
-        return 3
     return int(result) if isinstance(result, int) else 0

@@ -14,8 +14,8 @@ import pandas as pd
 
 from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
-from veil.exceptions import MissingExtraError
-from veil.io import atomic_open, fingerprint, read, write
+from veil.exceptions import MissingExtraError, OutputError
+from veil.io import OutputSet, atomic_open, fingerprint, read, write_table
 from veil.keys import DEFAULT_KEY_ENV, generate_key
 from veil.policy import Policy
 from veil.privacy import Release, anonymize
@@ -27,6 +27,7 @@ DEMO_DATA = "kenya_insurance.csv"
 KEY_FILE = "demo.key"
 TARGET = "Account_withdrawal"  # the utility model predicts whether a client withdraws
 DP_BUDGET = 1.0
+DP_SPENDS = (0.1, 0.3, 0.3)  # the demo's DP sum, mean and histogram
 CURVE_EPSILONS = (0.03, 0.1, 0.3, 1.0, 3.0)
 CURVE_REPEATS = 20
 AGE_BOUNDS = (18, 100)
@@ -42,6 +43,7 @@ class DemoResult:
     files: dict[str, Path]
     generated_key: bool
     report: Report
+    dp_note: str = ""  # why the DP answers were not made, when they were not
 
 
 def demo_data() -> pd.DataFrame:
@@ -59,17 +61,22 @@ def ensure_key_file(path: Path) -> None:
 
 
 def run_demo(
-    out: str | os.PathLike[str], *, progress: Callable[[str], None] | None = None
+    out: str | os.PathLike[str],
+    *,
+    progress: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> DemoResult:
     """Write the input, scan.json, policy.yaml, release.csv, certificate.json, budget.db,
     report.html and report.json into ``out``.
 
-    These files (and demo.key, when ``VEIL_KEY`` is not set) are the demo's own and are
-    replaced on every run; nothing else in ``out`` is touched.
+    A folder that already holds any of these is refused unless ``force``; then they are
+    replaced, except the privacy-budget ledger: one with entries is never reset, and the demo's
+    DP answers are charged to it while it can afford them. Nothing else in ``out`` is touched,
+    and the files appear together, when all are made.
     """
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    say = progress or (lambda _msg: None)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"--out {folder} is a file; give a folder for the demo's outputs")
     files = {
         "data": folder / DEMO_DATA,
         "scan": folder / "scan.json",
@@ -80,79 +87,114 @@ def run_demo(
         "report": folder / "report.html",
         "report_json": folder / "report.json",
     }
+    present = [path.name for path in files.values() if path.exists()]
+    if present and not force:
+        raise OutputError(
+            f"{folder} already holds {', '.join(present)} from an earlier run; pass --force "
+            "to replace them (a budget ledger with entries is kept), or --out another folder"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda _msg: None)
     say("reading the Kenyan insurance sample")
     original = demo_data()
-    with atomic_open(files["data"], "wb") as fh:
-        fh.write((resources.files("veil.data") / DEMO_DATA).read_bytes())
+    outputs = OutputSet(force=True)
+    for key, path in files.items():
+        if key != "budget":
+            outputs.check(path)
+    with outputs:
+        outputs.stage(files["data"]).write_bytes(
+            (resources.files("veil.data") / DEMO_DATA).read_bytes()
+        )
+        found = scan(original, progress=say)
+        outputs.stage(files["scan"]).write_text(found.to_json() + "\n", encoding="utf-8")
 
-    found = scan(original, progress=say)
-    with atomic_open(files["scan"]) as fh:
-        fh.write(found.to_json() + "\n")
+        generated_key = DEFAULT_KEY_ENV not in os.environ
+        if generated_key:  # no key of the user's: make one beside the outputs
+            ensure_key_file(folder / KEY_FILE)
+        text = suggest_policy_yaml(
+            found, original, source=DEMO_DATA, key_file=KEY_FILE if generated_key else None
+        )
+        staged_policy = outputs.stage(files["policy"])
+        staged_policy.write_text(text, encoding="utf-8")
+        policy = Policy.load(staged_policy)  # beside the key file it names
 
-    generated_key = DEFAULT_KEY_ENV not in os.environ
-    if generated_key:  # no key of the user's: make one beside the outputs
-        ensure_key_file(folder / KEY_FILE)
-    text = suggest_policy_yaml(
-        found, original, source=DEMO_DATA, key_file=KEY_FILE if generated_key else None
-    )
-    with atomic_open(files["policy"]) as fh:
-        fh.write(text)
-    policy = Policy.load(files["policy"])
-
-    release = anonymize(original, policy, progress=say)
-    say("answering questions with differential privacy")
-    accountant, answers, curves = _dp_demo(
-        original, files["budget"], folder, public_rows=release.certificate.rows_out
-    )
-    if accountant is None:
-        del files["budget"]
-    say("building the report")
-    report = build_report(
-        release,
-        original=original,
-        scan_result=found,
-        aligned=True,
-        target=TARGET,
-        title="veil demo: Kenyan insurance release",
-        progress=say,
-        accountant=accountant,
-        dp_releases=answers,
-        curves=curves,
-    )
-    say("writing the release, certificate and report")
-    write(release.data, files["release"], force=True)
-    with atomic_open(files["certificate"]) as fh:
-        fh.write(release.certificate.to_json() + "\n")
-    report.write(files["report"], force=True)
-    report.write(files["report_json"], force=True)
-    return DemoResult(found, release, original, files, generated_key, report)
+        release = anonymize(original, policy, progress=say)
+        say("answering questions with differential privacy")
+        accountant, answers, curves, dp_note = _dp_demo(
+            original, files["budget"], folder, public_rows=release.certificate.rows_out
+        )
+        if accountant is None:
+            del files["budget"]
+        say("building the report")
+        report = build_report(
+            release,
+            original=original,
+            scan_result=found,
+            aligned=True,
+            target=TARGET,
+            title="veil demo: Kenyan insurance release",
+            progress=say,
+            accountant=accountant,
+            dp_releases=answers,
+            curves=curves,
+        )
+        say("writing the release, certificate and report")
+        write_table(release.data, outputs.stage(files["release"]), "csv")
+        outputs.stage(files["certificate"]).write_text(
+            release.certificate.to_json() + "\n", encoding="utf-8"
+        )
+        outputs.stage(files["report"]).write_text(report.render("html"), encoding="utf-8")
+        outputs.stage(files["report_json"]).write_text(report.render("json"), encoding="utf-8")
+    return DemoResult(found, release, original, files, generated_key, report, dp_note)
 
 
 def _dp_demo(
     original: pd.DataFrame, ledger: Path, folder: Path, public_rows: int
-) -> tuple[Accountant | None, list[DPResult], list[Curve]]:
-    """Three DP answers charged to a fresh budget of epsilon 1, and the error of a DP mean
+) -> tuple[Accountant | None, list[DPResult], list[Curve], str]:
+    """Three DP answers charged to the demo's budget of epsilon 1, and the error of a DP mean
     against epsilon drawn on simulated data (never the original: the curve repeats releases
-    a hundred times). Without the ``dp`` extra the report simply has no DP section."""
+    a hundred times). Without the ``dp`` extra the report simply has no DP section.
+
+    A ledger left by an earlier run is kept when it has entries (a spent budget is never
+    reset): the answers are charged to it while it can afford them, else not made, and the
+    returned note says why."""
     try:
         from veil.dp import Budget, stats
         from veil.dp.curves import error_vs_epsilon
 
         stats.opendp()
     except MissingExtraError:
-        return None, [], []
-    accountant = Accountant.create(
-        ledger, Budget(DP_BUDGET), dataset=fingerprint(original), overwrite=True
-    )
+        return None, [], [], ""
+    dataset = fingerprint(original)
+    accountant = Accountant(ledger) if ledger.exists() else None
+    if accountant is not None and accountant.dataset != dataset:
+        raise OutputError(
+            f"{ledger} is the budget ledger of another dataset; move it away, or --out another "
+            "folder"
+        )
+    if accountant is None or not accountant.entries():
+        accountant = Accountant.create(ledger, Budget(DP_BUDGET), dataset=dataset, overwrite=True)
     # Everything a query is told is public knowledge: categories and bounds from the domain,
     # never read from the data. (The record count is not asked: the release's
     # certificate states it exactly already.)
+    need = sum(DP_SPENDS)
+    left = accountant.remaining().epsilon
+    if left + 1e-12 < need:
+        note = (
+            f"{ledger} keeps the spending of earlier runs: epsilon {left:g} of "
+            f"{accountant.budget.epsilon:g} is left, and the demo's answers need {need:g}, so "
+            "they were not made (a ledger with entries is never reset; move it away to start "
+            "over)"
+        )
+        return accountant, [], [], note
+    spend_sum, spend_mean, spend_histogram = DP_SPENDS
     answers = [
-        stats.sum(original, "No_of_dependents", bounds=(0, 10), epsilon=0.1,
+        stats.sum(original, "No_of_dependents", bounds=(0, 10), epsilon=spend_sum,
                   accountant=accountant),
-        stats.mean(original, "Age", bounds=AGE_BOUNDS, epsilon=0.3, accountant=accountant),
+        stats.mean(original, "Age", bounds=AGE_BOUNDS, epsilon=spend_mean,
+                   accountant=accountant),
         stats.histogram(original, "Illness_category", categories=ILLNESS_CATEGORIES,
-                        epsilon=0.3, accountant=accountant),
+                        epsilon=spend_histogram, accountant=accountant),
     ]  # fmt: skip
     # The curve: as many simulated ages as the release has records (public in the report),
     # uniform on the public bounds; its throwaway ledger charges no one's data.
@@ -178,4 +220,4 @@ def _dp_demo(
         y="mean_abs_error",
         ylabel="mean absolute error (years)",
     )
-    return accountant, answers, [curve]
+    return accountant, answers, [curve], ""

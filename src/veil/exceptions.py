@@ -19,6 +19,7 @@ from __future__ import annotations
 __all__ = [
     "BudgetExceededError",
     "CheckFailedError",
+    "CleanupNotice",
     "InputError",
     "MissingExtraError",
     "OutputError",
@@ -28,7 +29,12 @@ __all__ = [
     "SecretError",
     "UnknownColumnError",
     "VeilError",
+    "one_line",
+    "shown",
 ]
+
+#: The most of a value any message quotes: a value can be a megabyte (or a key).
+SHOWN_CHARS = 200
 
 
 class VeilError(Exception):
@@ -90,3 +96,21 @@ class BudgetExceededError(VeilError):
 
 class PrivacyLeakWarning(UserWarning):
     """Bounds were inferred from the data: the inference itself leaks (as in diffprivlib)."""
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (with how much was cut), so
+    a huge value never floods a terminal or a log."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
+def one_line(text: str) -> str:
+    """A message on one line: libraries (Arrow, OpenDP) write several."""
+    return " ".join(text.split())
+
+
+class CleanupNotice(UserWarning):
+    """veil removed what an earlier, killed run left behind (a partial output)."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
+import errno
 import hashlib
 import io
 import os
-import tempfile
+import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -25,15 +26,28 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from veil.exceptions import InputError, OutputError, ParameterError, UnknownColumnError
+from veil.exceptions import (
+    InputError,
+    OutputError,
+    ParameterError,
+    UnknownColumnError,
+    VeilError,
+    one_line,
+    shown,
+)
 
 __all__ = [
     "SUPPORTED_OUTPUTS",
+    "OutputSet",
+    "atomic_open",
     "atomic_path",
     "check_output",
+    "check_writable",
     "fingerprint",
     "read",
+    "remove_stale_temps",
     "write",
+    "write_table",
 ]
 
 Source = str | os.PathLike[str] | pd.DataFrame
@@ -90,9 +104,32 @@ def read(
             frame = _read_excel(path, sheet=sheet)
         else:
             frame = _read_csv(path, sep=sep, encoding=encoding)
+    check_cells(frame, source if not isinstance(source, pd.DataFrame) else "the table")
     if dates:
         frame = _parse_dates(frame, dates, dayfirst=dayfirst, date_format=date_format)
     return frame
+
+
+_NESTED = (dict, list, set, tuple, np.ndarray)
+
+
+def check_cells(frame: pd.DataFrame, where: object) -> None:
+    """Refuse columns whose cells are records or lists (JSON columns, nested Parquet): veil
+    releases tables of plain values, and a nested cell can hide anything."""
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype != object or pd.api.types.infer_dtype(column, skipna=True) not in {
+            "mixed",
+            "unknown-array",
+        }:
+            continue
+        nested = next((v for v in column if isinstance(v, _NESTED)), None)
+        if nested is not None:
+            raise InputError(
+                f"{where}: column {name!r} holds nested values ({type(nested).__name__}, e.g. "
+                f"{shown(nested, 60)}); veil reads tables of plain values: flatten it into "
+                "columns first (pandas.json_normalize), or drop it"
+            )
 
 
 def _check_readable(path: Path) -> None:
@@ -105,6 +142,9 @@ def _check_readable(path: Path) -> None:
 
 
 def _read_sql(url: str, *, table: str | None, query: str | None) -> pd.DataFrame:
+    """Read a table or one SELECT from a database, on a read-only connection: veil never
+    changes its input, and a query that would (``DROP TABLE``, ``SELECT ... INTO``, a
+    data-modifying ``WITH``) is refused before it reaches the database."""
     import sqlalchemy as sa
 
     if (table is None) == (query is None):
@@ -113,55 +153,188 @@ def _read_sql(url: str, *, table: str | None, query: str | None) -> pd.DataFrame
             f"query={query!r}; pass --table NAME or --query 'SELECT ...'"
         )
     try:
-        engine = sa.create_engine(url)
+        address = sa.engine.make_url(url)
+    except sa.exc.ArgumentError as err:
+        raise InputError(f"{url}: not a SQLAlchemy URL ({err}); e.g. sqlite:///data.db") from err
+    backend = address.get_backend_name()
+    if query is not None:
+        _check_select(url, query, backend)
+    try:
+        engine = _read_only_engine(address)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as err:
         raise InputError(
             f"{url}: not a usable SQLAlchemy URL ({err}); e.g. sqlite:///data.db"
         ) from err
     try:
         with engine.connect() as conn:
+            _make_read_only(conn, backend)
             if table is not None:
                 if not sa.inspect(conn).has_table(table):
                     names = sa.inspect(conn).get_table_names()
                     raise InputError(
                         f"{url}: table {table!r} does not exist; tables: {', '.join(names)}"
                     )
-                return pd.read_sql_table(table, conn)
-            return pd.read_sql_query(sa.text(query or ""), conn)
+                frame = pd.read_sql_table(table, conn)
+            else:
+                frame = pd.read_sql_query(sa.text(query or ""), conn)
+            conn.rollback()  # a read-only session has nothing to keep
+            return frame
     except sa.exc.SQLAlchemyError as err:
-        msg = str(err).splitlines()[0]
+        msg = str(getattr(err, "orig", None) or err).splitlines()[0]
         raise InputError(f"{url}: the database refused the read: {msg}") from err
     finally:
         engine.dispose()
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+#: SQLAlchemy backend -> the sqlglot dialect that parses its SQL
+_SQL_DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql",
+                 "mariadb": "mysql", "oracle": "oracle"}  # fmt: skip
+
+
+def _check_select(url: str, query: str, backend: str) -> None:
+    """Accept exactly one SELECT (or UNION, or WITH ... SELECT) that writes nothing."""
+    import sqlglot
+    import sqlglot.errors
+    import sqlglot.expressions as exp
+
+    if backend not in _SQL_DIALECTS:
+        raise ParameterError(
+            f"{url}: veil opens SQL sources read-only, and cannot make a {backend} session "
+            "read-only; pass --table NAME, or export the query's result to CSV or Parquet"
+        )
     try:
+        statements = [s for s in sqlglot.parse(query, read=_SQL_DIALECTS[backend]) if s]
+    except sqlglot.errors.SqlglotError as err:
+        raise ParameterError(
+            f"query is not SQL veil can read ({one_line(str(err))}); give a single SELECT"
+        ) from err
+    writes = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Into,
+              exp.Alter, exp.Command, exp.Lock)  # fmt: skip
+    if (
+        len(statements) != 1
+        or not isinstance(statements[0], exp.Query)
+        or statements[0].find(*writes) is not None
+    ):
+        raise ParameterError(
+            f"query must be a single SELECT that changes nothing, got {shown(query)}; veil "
+            "only reads its input"
+        )
+
+
+def _read_only_engine(address: Any) -> Any:
+    """An engine whose connections cannot write: SQLite opened with ``mode=ro`` (which also
+    never creates a missing file), PostgreSQL and MySQL sessions set read-only on connect."""
+    import sqlite3
+    from urllib.parse import quote
+
+    import sqlalchemy as sa
+
+    backend = address.get_backend_name()
+    if backend == "sqlite":
+        database = address.database or ""
+        if database in {"", ":memory:"}:
+            return sa.create_engine("sqlite://")
+        path = Path(database)
+        if not path.is_file():
+            raise InputError(f"{path}: no such SQLite database; check the path in the URL")
+        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+        return sa.create_engine(
+            "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False)
+        )
+    engine = sa.create_engine(address)
+    if backend == "postgresql":
+
+        @sa.event.listens_for(engine, "connect")
+        def _postgres_read_only(dbapi_conn: Any, _record: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            cursor.close()
+            dbapi_conn.commit()
+    elif backend in {"mysql", "mariadb"}:
+
+        @sa.event.listens_for(engine, "connect")
+        def _mysql_read_only(dbapi_conn: Any, _record: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            cursor.execute("SET SESSION TRANSACTION READ ONLY")
+            cursor.close()
+
+    return engine
+
+
+def _make_read_only(conn: Any, backend: str) -> None:
+    """Belt and braces inside the transaction the read runs in."""
+    if backend == "sqlite":
+        conn.exec_driver_sql("PRAGMA query_only = ON")
+    elif backend in {"postgresql", "oracle"}:
+        conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+        nested = [f"{f.name} ({f.type})" for f in schema if pa.types.is_nested(f.type)]
+        if nested:
+            raise InputError(
+                f"{path}: nested column(s) {', '.join(nested)}; veil reads tables of plain "
+                "values: flatten them into columns first, or drop them"
+            )
         return pd.read_parquet(path)
     except (pa.ArrowInvalid, OSError) as err:
-        raise InputError(f"{path}: not a readable Parquet file ({err})") from err
+        raise InputError(f"{path}: not a readable Parquet file ({one_line(str(err))})") from err
 
 
 def _read_excel(path: Path, *, sheet: str | int | None) -> pd.DataFrame:
     try:
         # dtype=object: a text cell "0712345678" must stay text, as in CSV; the numbers in
         # numeric cells are already numbers and infer_objects gives them their dtype.
-        frame = pd.read_excel(path, sheet_name=0 if sheet is None else sheet, dtype=object)
+        # header=None: pandas would rename a repeated header "age.1"; CSV and Parquet refuse
+        # one, and so does this.
+        cells = pd.read_excel(
+            path, sheet_name=0 if sheet is None else sheet, dtype=object, header=None
+        )
     except ValueError as err:  # unknown sheet
-        raise InputError(f"{path}: {err}; pass --sheet with an existing sheet name") from err
+        raise InputError(
+            f"{path}: {one_line(str(err))}; pass --sheet with an existing sheet name"
+        ) from err
     except Exception as err:  # openpyxl raises many types for corrupt files
-        raise InputError(f"{path}: not a readable Excel workbook ({err})") from err
-    return frame.infer_objects()
+        raise InputError(f"{path}: not a readable Excel workbook ({one_line(str(err))})") from err
+    if cells.empty:
+        raise InputError(f"{path}: the sheet is empty; a table needs a header row")
+    header = ["" if pd.isna(h) else str(h).strip() for h in cells.iloc[0]]
+    body = cells.iloc[1:].reset_index(drop=True)
+    # a column with neither name nor values is formatting, not data
+    kept = [i for i, h in enumerate(header) if h or body.iloc[:, i].notna().any()]
+    header = [header[i] for i in kept]
+    _check_header(path, header, where="row 1")
+    body = body.iloc[:, kept]
+    body.columns = header
+    if body.empty:
+        raise InputError(f"{path}: has a header but no data rows")
+    return body.infer_objects()
+
+
+#: Byte-order marks and the codec that reads past them (UTF-32 before UTF-16: its LE mark
+#: starts with UTF-16's). Excel's "Unicode text" is UTF-16 with a BOM.
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 
 
 def _detect_encoding(path: Path, data: bytes) -> str:
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return codec
     if b"\x00" in data[:_SAMPLE_BYTES]:
         raise InputError(
             f"{path}: contains NUL bytes, so it is not a text (CSV) file; "
             "give Parquet files a .parquet and Excel files an .xlsx extension"
         )
-    if data.startswith(codecs.BOM_UTF8):
-        return "utf-8-sig"
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -204,14 +377,17 @@ def _read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFr
                 f"encoding must be a known codec, got {encoding!r}; e.g. utf-8, cp1252, latin-1"
             ) from err
     try:
-        text_head = data[:_SAMPLE_BYTES].decode(encoding, errors="strict")
+        # incremental: a sample may end inside a multi-byte character, which is no error
+        text_head = codecs.getincrementaldecoder(encoding)().decode(
+            data[:_SAMPLE_BYTES], final=len(data) <= _SAMPLE_BYTES
+        )
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise InputError(
             f"{path}: line {line}: byte {data[err.start]:#04x} is not valid {encoding}; "
             "pass the file's real --encoding (e.g. cp1252, latin-1)"
         ) from err
-    if len(data) > _SAMPLE_BYTES:  # a sample may end inside a multi-byte character or a row
+    if len(data) > _SAMPLE_BYTES:  # ... or inside a row
         text_head = text_head.rsplit("\n", 1)[0]
     if not text_head.strip():
         raise InputError(f"{path}: holds no data (only blank lines); a table needs a header row")
@@ -225,15 +401,7 @@ def _read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFr
     _check_header(path, header)
 
     try:
-        table = pacsv.read_csv(
-            io.BytesIO(data),
-            read_options=pacsv.ReadOptions(encoding=encoding, use_threads=True),
-            parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
-            convert_options=pacsv.ConvertOptions(
-                column_types=dict.fromkeys(header, pa.string()),
-                strings_can_be_null=True,
-            ),
-        )
+        table = _parse_csv(data, encoding, sep, header)
     except pa.ArrowInvalid as err:
         raise _explain_parse_error(path, data, encoding, sep, len(header), err) from err
     table = table.rename_columns(header)
@@ -242,15 +410,38 @@ def _read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFr
     return pd.DataFrame({name: _infer_column(table.column(name)) for name in header})
 
 
-def _check_header(path: Path, header: list[str]) -> None:
+def _parse_csv(data: bytes, encoding: str, sep: str, header: list[str]) -> pa.Table:
+    """Arrow's parser, every column as text. A row longer than Arrow's block (1 MB by
+    default: a cell holding a document) is read again with blocks large enough for it."""
+    block = 1 << 20
+    while True:
+        try:
+            return pacsv.read_csv(
+                io.BytesIO(data),
+                read_options=pacsv.ReadOptions(
+                    encoding=encoding, use_threads=True, block_size=block
+                ),
+                parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=dict.fromkeys(header, pa.string()),
+                    strings_can_be_null=True,
+                ),
+            )
+        except pa.ArrowInvalid as err:
+            if "straddling" not in str(err) or block >= len(data):
+                raise
+            block = min(block * 8, len(data) + 1)
+
+
+def _check_header(path: Path, header: list[str], where: str = "line 1") -> None:
     if any(not h for h in header):
         pos = [i + 1 for i, h in enumerate(header) if not h]
         raise InputError(
-            f"{path}: line 1: header field(s) {pos} are empty; every column needs a name"
+            f"{path}: {where}: header field(s) {pos} are empty; every column needs a name"
         )
     dupes = sorted(name for name, count in Counter(header).items() if count > 1)
     if dupes:
-        raise InputError(f"{path}: line 1: duplicate column name(s) {dupes}; rename them")
+        raise InputError(f"{path}: {where}: duplicate column name(s) {dupes}; rename them")
 
 
 def _explain_parse_error(
@@ -258,6 +449,7 @@ def _explain_parse_error(
 ) -> InputError:
     """Find the first row whose field count differs from the header's (pyarrow does not say)."""
     text = data.decode(encoding, errors="replace")
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))  # a cell may be huge
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     for fields in reader:
         if fields and len(fields) != width:
@@ -266,7 +458,9 @@ def _explain_parse_error(
                 f"{width} (delimiter {sep!r}); fix that row, quote values containing {sep!r}, "
                 "or pass --sep if the delimiter is wrong"
             )
-    return InputError(f"{path}: cannot be parsed as CSV with delimiter {sep!r}: {err}")
+    return InputError(
+        f"{path}: cannot be parsed as CSV with delimiter {sep!r} ({one_line(str(err))})"
+    )
 
 
 def _infer_column(col: pa.ChunkedArray) -> pd.Series | np.ndarray:
@@ -342,6 +536,8 @@ def check_output(
     """Refuse an output path that would destroy data; call it before doing expensive work.
 
     An input is never overwritten, not even with ``force``; another existing file only with it.
+    The file is still created exclusively when it is written (``OutputSet``): a file another
+    process makes meanwhile is not replaced either.
     """
     out = Path(path)
     for source in inputs:
@@ -356,49 +552,264 @@ def check_output(
         raise OutputError(f"output {out} is a directory; name a file, e.g. {out}/release.csv")
     if out.exists() and not force:
         raise OutputError(f"output {out} already exists; pass --force to overwrite it")
-    if not out.parent.exists():
-        raise OutputError(f"output folder {out.parent} does not exist; create it first")
+    folder = out.parent
+    if not folder.is_dir():
+        raise OutputError(f"output folder {folder} does not exist; create it first")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(
+            f"output folder {folder} is not writable (permission denied); choose another "
+            "folder, or change its permissions"
+        )
     return out
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+# Temporary files are named ".{target}.veil-{pid}.{random}.tmp" beside their target: hidden,
+# recognisably veil's, and with the process that owns them, so that the next run can remove
+# what a killed run (kill -9, a power cut) left behind without touching a running one's.
+_TEMP_MARK = ".veil-"
+
+
+def _temp_glob(target: Path) -> str:
+    import glob
+
+    return f".{glob.escape(target.name)}{_TEMP_MARK}*.tmp"
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temps(path: str | os.PathLike[str]) -> list[Path]:
+    """Remove veil's temporary files of ``path`` whose process no longer runs (a run killed
+    by kill -9 cannot clean up after itself); warn about each, since they held released rows."""
+    from veil.exceptions import CleanupNotice
+
+    target = Path(path)
+    removed: list[Path] = []
+    if not target.parent.is_dir():
+        return removed
+    for tmp in target.parent.glob(_temp_glob(target)):
+        pid_text = tmp.name[len(target.name) + 1 + len(_TEMP_MARK) :].split(".", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid() or _running(int(pid_text)):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            size = tmp.stat().st_size
+            tmp.unlink()
+            removed.append(tmp)
+            warnings.warn(
+                f"removed {tmp} ({_size(size)}), a partial {target.name} left by a veil run "
+                f"that was killed (process {pid_text})",
+                CleanupNotice,
+                stacklevel=2,
+            )
+    return removed
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n:,} bytes"
+    size = float(n)
+    for unit in ("KB", "MB", "GB"):
+        size /= 1024
+        if size < 1024 or unit == "GB":
+            break
+    return f"{size:.1f} {unit}"
+
+
+_NO_SPACE = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+_NO_RIGHTS = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def explain_os_error(err: OSError) -> str:
+    """What the operating system said, and what to do about it."""
+    why = err.strerror or str(err) or type(err).__name__
+    if err.errno in _NO_SPACE:
+        return f"{why}; free some space (or raise the file-size limit), or use another folder"
+    if err.errno in _NO_RIGHTS:
+        return f"{why}; choose another folder, or change its permissions"
+    return why
+
+
+def output_failure(target: Path, err: OSError) -> OutputError:
+    """One line with what failed, where, and what to do."""
+    return OutputError(f"cannot write {target}: {explain_os_error(err)}")
+
+
+class OutputSet:
+    """The files of one run, written as a set.
+
+    Each file is written to a temporary name beside its target (``stage``); when the block
+    ends without an error, all are moved into place together, each created exclusively unless
+    ``force`` (two runs writing the same output cannot both succeed). When anything fails
+    (disk full, an error, SIGTERM), no file of the set appears and every temporary one is
+    removed::
+
+        with OutputSet(force=False, inputs=["data.csv"]) as outputs:
+            write_table(release, outputs.stage("release.csv"))
+            outputs.stage("certificate.json").write_text(text)
+    """
+
+    def __init__(
+        self, *, force: bool = False, inputs: Sequence[str | os.PathLike[str]] = ()
+    ) -> None:
+        self.force = force
+        self.inputs = list(inputs)
+        self._staged: dict[Path, Path] = {}
+
+    def check(self, path: str | os.PathLike[str]) -> Path:
+        """Refuse a bad output before the work (``check_output``) and remove the stale
+        temporary files a killed run left for it."""
+        target = check_output(path, inputs=self.inputs, force=self.force)
+        remove_stale_temps(target)
+        return target
+
+    def stage(self, path: str | os.PathLike[str], *, permissions: int | None = None) -> Path:
+        """A new, empty temporary file to write ``path``'s content into."""
+        target = Path(path)
+        if target in self._staged:
+            raise OutputError(f"{target} is written twice in one run; give distinct outputs")
+        self.check(target)
+        mode = 0o666 if permissions is None else permissions
+        for _ in range(100):
+            tmp = target.with_name(
+                f".{target.name}{_TEMP_MARK}{os.getpid()}.{os.urandom(4).hex()}.tmp"
+            )
+            try:
+                # created with its final mode (the umask applies, as for a plain open);
+                # a key is never readable by others, not even for a moment
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            except FileExistsError:
+                continue
+            except OSError as err:
+                raise output_failure(target, err) from err
+            os.close(fd)
+            if permissions is not None:
+                os.chmod(tmp, permissions)
+            elif self.force and target.exists():
+                os.chmod(tmp, target.stat().st_mode & 0o777)
+            self._staged[target] = tmp
+            return tmp
+        raise OutputError(f"cannot make a temporary file beside {target}")
+
+    def open(self, path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> IO[Any]:
+        """``open`` on the staged file of ``path``."""
+        encoding = None if "b" in mode else "utf-8"
+        return open(self.stage(path, **kwargs), mode, encoding=encoding)
+
+    def commit(self) -> list[Path]:
+        """Move every staged file into place; on a failure, remove the ones already placed."""
+        placed: list[Path] = []
+        try:
+            for tmp in self._staged.values():
+                with open(tmp, "rb") as fh:
+                    os.fsync(fh.fileno())
+            for target, tmp in self._staged.items():
+                _place(tmp, target, force=self.force)
+                placed.append(target)
+            for folder in {t.parent for t in placed}:
+                _fsync_folder(folder)
+        except BaseException as err:
+            for target in placed:
+                with contextlib.suppress(OSError):
+                    target.unlink()
+            self.discard()
+            if isinstance(err, OSError):
+                raise output_failure(target, err) from err
+            raise
+        self._staged.clear()
+        return placed
+
+    def discard(self) -> None:
+        for tmp in self._staged.values():
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        self._staged.clear()
+
+    def __enter__(self) -> OutputSet:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, _tb: Any) -> None:
+        if kind is not None:
+            written = list(self._staged)
+            self.discard()
+            if isinstance(error, OSError) and not isinstance(error, VeilError):
+                where = written[-1] if written else Path(error.filename or "the output")
+                raise output_failure(where, error) from error
+            return
+        self.commit()
+
+
+def _place(tmp: Path, target: Path, *, force: bool) -> None:
+    if force:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # fails if target exists: no check-then-write race
+    except FileExistsError as err:
+        raise OutputError(
+            f"output {target} already exists (another run made it meanwhile?); pass --force "
+            "to overwrite it"
+        ) from err
+    except OSError as err:
+        if err.errno not in {errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK}:
+            raise
+        # a file system without hard links: take the name exclusively, then fill it
+        try:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError as exists:
+            raise OutputError(
+                f"output {target} already exists (another run made it meanwhile?); pass "
+                "--force to overwrite it"
+            ) from exists
+        os.replace(tmp, target)
+        return
+    tmp.unlink()
+
+
+def _fsync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every file system lets a folder be opened
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str], *, permissions: int | None = None) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+def atomic_path(
+    path: str | os.PathLike[str],
+    *,
+    permissions: int | None = None,
+    force: bool = True,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; move it onto ``path`` only if the block
+    succeeds (an existing file is replaced only with ``force``, an input never).
 
     ``permissions`` (e.g. 0o600 for a key) is set before the file appears under its name.
     """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp_path = Path(tmp)
-    # mkstemp makes the file private (0600); give it the mode a plain open() would have
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
-    if permissions is not None:
-        mode = permissions
-    try:
-        yield tmp_path
-        tmp_path.chmod(mode)
-        with open(tmp_path, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp_path, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp_path.unlink()
+    with OutputSet(force=force, inputs=inputs) as outputs:
+        yield outputs.stage(path, permissions=permissions)
 
 
 @contextlib.contextmanager
 def atomic_open(
-    path: str | os.PathLike[str], mode: str = "w", *, permissions: int | None = None
+    path: str | os.PathLike[str],
+    mode: str = "w",
+    *,
+    permissions: int | None = None,
+    force: bool = True,
+    inputs: Sequence[str | os.PathLike[str]] = (),
 ) -> Iterator[IO[Any]]:
     """Open a file for writing that appears at ``path`` only when fully written."""
     with (
-        atomic_path(path, permissions=permissions) as tmp,
+        atomic_path(path, permissions=permissions, force=force, inputs=inputs) as tmp,
         open(tmp, mode, encoding=None if "b" in mode else "utf-8") as fh,
     ):
         yield fh
@@ -419,6 +830,68 @@ def output_format(path: str | os.PathLike[str], format: str | None = None) -> Ou
     return SUPPORTED_OUTPUTS[suffix]
 
 
+#: Excel's sheet: 1,048,576 rows (one is the header), 16,384 columns, 32,767 characters a cell.
+EXCEL_ROWS = 1_048_575
+EXCEL_COLUMNS = 16_384
+EXCEL_CELL_CHARS = 32_767
+
+
+def check_writable(
+    fmt: str, path: str | os.PathLike[str], *, rows: int, columns: int | None = None
+) -> None:
+    """Refuse before the work what a format cannot hold (a sheet's size)."""
+    if fmt != "xlsx":
+        return
+    if rows > EXCEL_ROWS:
+        raise OutputError(
+            f"{path}: an Excel sheet holds at most {EXCEL_ROWS:,} rows, and this table has "
+            f"{rows:,}; write .csv or .parquet instead"
+        )
+    if columns is not None and columns > EXCEL_COLUMNS:
+        raise OutputError(
+            f"{path}: an Excel sheet holds at most {EXCEL_COLUMNS:,} columns, and this table "
+            f"has {columns:,}; write .csv or .parquet instead"
+        )
+
+
+def _write_excel(frame: pd.DataFrame, path: Path) -> None:
+    """Every cell a value: a text such as ``=HYPERLINK(...)`` stays text, never a formula or
+    a link that runs when the sheet opens. Dates with a time zone (which Excel cannot hold)
+    are written as ISO 8601 text with their offset; text longer than a cell holds is refused
+    (Excel would drop it)."""
+    check_writable("xlsx", path, rows=len(frame), columns=frame.shape[1])
+    out = frame.copy(deep=False)
+    for name in out.columns:
+        column = out[name]
+        if isinstance(column.dtype, pd.DatetimeTZDtype):
+            out[name] = column.map(lambda t: t.isoformat() if pd.notna(t) else None)
+        elif column.dtype == object or pd.api.types.is_string_dtype(column):
+            longest = column.astype("string").str.len().max()
+            if pd.notna(longest) and longest > EXCEL_CELL_CHARS:
+                raise OutputError(
+                    f"{path}: column {name!r} holds text of {int(longest):,} characters, more "
+                    f"than an Excel cell holds ({EXCEL_CELL_CHARS:,}); write .csv or .parquet"
+                )
+    # (not constant_memory: pandas writes column by column, and that mode drops every cell
+    # not written in row order)
+    options = {"strings_to_formulas": False, "strings_to_urls": False,
+               "strings_to_numbers": False}  # fmt: skip
+    out.to_excel(path, index=False, engine="xlsxwriter", engine_kwargs={"options": options})
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], fmt: str) -> None:
+    """Write ``frame`` to ``path`` as ``fmt`` (csv, parquet, xlsx, json), in place: the caller
+    gives a staged path (``OutputSet.stage``)."""
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    elif fmt == "parquet":
+        frame.to_parquet(path, index=False)
+    elif fmt == "xlsx":
+        _write_excel(frame, Path(path))
+    else:
+        frame.to_json(path, orient="records", date_format="iso", force_ascii=False)
+
+
 def write(
     frame: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -427,19 +900,13 @@ def write(
     force: bool = False,
     inputs: Sequence[str | os.PathLike[str]] = (),
 ) -> Path:
-    """Write ``frame`` atomically; the format follows the extension unless given."""
+    """Write ``frame`` atomically; the format follows the extension unless given. An existing
+    file is replaced only with ``force``; an input never."""
     fmt = output_format(path, format)
-    out = check_output(path, inputs=inputs, force=force)
-    with atomic_path(out) as tmp:
-        if fmt == "csv":
-            frame.to_csv(tmp, index=False)
-        elif fmt == "parquet":
-            frame.to_parquet(tmp, index=False)
-        elif fmt == "xlsx":
-            frame.to_excel(tmp, index=False, engine="openpyxl")
-        else:
-            frame.to_json(tmp, orient="records", date_format="iso", force_ascii=False)
-    return out
+    check_writable(fmt, path, rows=len(frame), columns=frame.shape[1])
+    with OutputSet(force=force, inputs=inputs) as outputs:
+        write_table(frame, outputs.stage(path), fmt)
+    return Path(path)
 
 
 def fingerprint(frame: pd.DataFrame, *, sample: int = 10_000) -> str:

@@ -8,12 +8,13 @@ or the *path* of the file and read the key when they need it.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 
 from veil.exceptions import SecretError
 
-__all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "generate_key", "load_key"]
+__all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "check_key_env", "generate_key", "load_key"]
 
 DEFAULT_KEY_ENV = "VEIL_KEY"
 MIN_KEY_BYTES = 16
@@ -24,17 +25,44 @@ def generate_key() -> str:
     return secrets.token_hex(32)
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def check_key_env(key_env: object) -> str:
+    """``key_env`` must be the *name* of an environment variable; the value is never echoed
+    (someone may have pasted the key itself there)."""
+    if not isinstance(key_env, str) or not _ENV_NAME.fullmatch(key_env):
+        raise SecretError(
+            "key_env must be the name of an environment variable (letters, digits and _, "
+            "such as VEIL_KEY), not the key itself; the value given is not shown: put the key "
+            "in that variable, or in a key_file"
+        )
+    return key_env
+
+
+def _looks_like_a_key(text: str) -> bool:
+    """No folder, no extension, long and unspaced: more likely a pasted key than a path."""
+    return len(text) >= MIN_KEY_BYTES and not re.search(r"[/\\.\s]", text)
+
+
 def load_key(
     *, key_env: str = DEFAULT_KEY_ENV, key_file: str | os.PathLike[str] | None = None
 ) -> bytes:
-    """Read the key from ``key_file`` if given, else from the environment variable ``key_env``."""
+    """Read the key from ``key_file`` if given, else from the environment variable ``key_env``.
+
+    A key put where a name belongs (``key_env: 3f9a...``, ``key_file: 3f9a...``) is refused
+    without being repeated: messages name variables and files, never a value that may be a key.
+    """
+    check_key_env(key_env)
     if key_file is not None:
         path = Path(key_file)
         try:
             key = path.read_bytes().strip()
         except OSError as err:
+            shown = "(not shown: it looks like a key, which belongs inside the file)"
+            named = shown if _looks_like_a_key(str(key_file)) else repr(str(path))
             raise SecretError(
-                f"key_file {str(path)!r} cannot be read ({err.strerror}); "
+                f"key_file {named} cannot be read ({err.strerror}); "
                 "create one with `veil keygen -o FILE`"
             ) from err
         source = f"key file {str(path)!r}"

@@ -47,7 +47,7 @@ from pydantic import (
     model_validator,
 )
 
-from veil.exceptions import PolicyError
+from veil.exceptions import PolicyError, one_line, shown
 from veil.schema import ColumnRole, Schema
 from veil.transforms import TRANSFORMS, ColumnTransform
 
@@ -229,13 +229,7 @@ class Policy(BaseModel):
     # -- construction -----------------------------------------------------------------------
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "policy") -> Policy:
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(err, "problem", None) or str(err)
-            raise PolicyError(f"{source}:{where}: not valid YAML ({problem})") from err
+        raw = _load_yaml(text, source)
         return cls.from_dict({} if raw is None else raw, source=source)
 
     @classmethod
@@ -243,7 +237,7 @@ class Policy(BaseModel):
         """Validate a mapping with the policy's shape; errors say where and what is allowed."""
         if not isinstance(raw, Mapping):
             raise PolicyError(
-                f"{source}: must be a YAML mapping (version:, columns:...), got {raw!r}"
+                f"{source}: must be a YAML mapping (version:, columns:...), got {shown(raw)}"
             )
         try:
             return cls.model_validate(dict(raw))
@@ -425,6 +419,68 @@ def load_policy(path: str | os.PathLike[str]) -> Policy:
     return Policy.load(path)
 
 
+#: A policy is a page of settings. These bounds stop a hostile one (a "billion laughs" of
+#: nested aliases expands 1 KB into gigabytes) before it costs time or memory.
+MAX_POLICY_BYTES = 1 << 20
+MAX_POLICY_VALUES = 100_000
+
+
+def _load_yaml(text: str, source: str) -> Any:
+    """``yaml.safe_load`` with bounds: the text's size, and the number of values it holds once
+    its aliases (``*name``) are expanded, counted on the parsed graph before anything is built
+    (each node once, so counting costs what parsing did)."""
+    if len(text) > MAX_POLICY_BYTES:
+        raise PolicyError(
+            f"{source}: is {len(text):,} characters; a policy is at most "
+            f"{MAX_POLICY_BYTES:,} (is this the data file?)"
+        )
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, {}, set()) > MAX_POLICY_VALUES:
+            raise PolicyError(
+                f"{source}: expands to more than {MAX_POLICY_VALUES:,} values through its "
+                "aliases (&anchor / *alias); a policy never needs that many: write it out"
+            )
+        return loader.construct_document(node)
+    except RecursionError as err:
+        raise PolicyError(f"{source}: is nested too deeply to be a policy") from err
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err)
+        raise PolicyError(f"{source}:{where}: not valid YAML ({one_line(problem)})") from err
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_: set[int]) -> int:
+    """How many values ``node`` holds with every alias written out (a cycle counts as too
+    many: safe_load would build a structure that contains itself)."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_:
+        return MAX_POLICY_VALUES + 1
+    open_.add(key)
+    total = 1
+    if isinstance(node, yaml.SequenceNode):
+        children: list[yaml.Node] = list(node.value)
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    else:
+        children = []
+    for child in children:
+        total += _expanded_size(child, sizes, open_)
+        if total > MAX_POLICY_VALUES:
+            break
+    open_.discard(key)
+    sizes[key] = total
+    return total
+
+
 def _explain(err: ValidationError, source: str) -> str:
     lines = []
     for e in err.errors()[:5]:
@@ -440,7 +496,7 @@ def _explain(err: ValidationError, source: str) -> str:
             msg = f"unknown key {e['loc'][-1]!r}; allowed: {allowed}"
         got = e.get("input")
         if e["type"] not in {"extra_forbidden", "value_error"} and not isinstance(got, dict):
-            msg = f"{msg}, got {got!r}"
+            msg = f"{msg}, got {shown(got)}"
         lines.append(f"{source}: {loc}: {msg}")
     more = len(err.errors()) - 5
     if more > 0:

@@ -194,19 +194,17 @@ def test_usage_errors_exit_2(capsys) -> None:
     assert "Missing option '--output'" in stderr
 
 
-def test_debug_shows_the_traceback(workspace: Path, capsys) -> None:
-    with pytest.raises(Exception, match="no such file"):
-        main(
-            [
-                "--debug",
-                "anonymize",
-                str(workspace / "nope.csv"),
-                "-p",
-                str(workspace / "policy.yaml"),
-                "-o",
-                str(workspace / "r.csv"),
-            ]
-        )
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(workspace: Path, capsys) -> None:
+    args = ["anonymize", workspace / "nope.csv", "-p", workspace / "policy.yaml", "-o",
+            workspace / "r.csv"]  # fmt: skip
+    code, _, stderr = run(["--debug", *args], capsys)
+    assert code == 2  # an input error, not 1 ("privacy goal missed")
+    assert "Traceback" in stderr
+    assert stderr.strip().splitlines()[-1].startswith("veil: error: ")
+    assert "no such file" in stderr
+    code, _, stderr = run(["--debug", "check", workspace / "people.csv", "-q", "age", "-k",
+                           "1000"], capsys)  # fmt: skip
+    assert code == 1  # a missed goal stays 1
 
 
 def test_real_process_exit_codes(workspace: Path) -> None:

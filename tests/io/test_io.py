@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import errno
 import os
 from pathlib import Path
 
@@ -32,14 +34,19 @@ def test_explicit_sep_overrides_detection(tmp_path: Path) -> None:
     assert io.read(path, sep="|")["a"].tolist() == ["1,5"]
 
 
-@pytest.mark.parametrize("encoding", ["cp1252", "latin-1", "utf-8-sig", "utf-16"])
+@pytest.mark.parametrize(
+    "encoding", ["cp1252", "latin-1", "utf-8-sig", "utf-16", "utf-16-be", "utf-32", "utf-16-le"]
+)
 def test_encodings_are_detected(tmp_path: Path, encoding: str) -> None:
     text = "name,town\nRenée,Mûranga\nJosé,Nyeri\nZoë,Kitui\n"
-    path = write_bytes(tmp_path, "a.csv", text.encode(encoding))
-    if encoding == "utf-16":  # NUL bytes: detection refuses, an explicit encoding works
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":  # with its byte-order mark, as Excel's "Unicode text" has
+        data = codecs.BOM_UTF16_BE + data
+    path = write_bytes(tmp_path, "a.csv", data)
+    if encoding == "utf-16-le":  # no BOM, NUL bytes: detection refuses, an explicit one works
         with pytest.raises(InputError, match="NUL bytes"):
             io.read(path)
-        frame = io.read(path, encoding="utf-16")
+        frame = io.read(path, encoding="utf-16-le")
     else:
         frame = io.read(path)
     assert frame["name"].tolist() == ["Renée", "José", "Zoë"]
@@ -185,15 +192,15 @@ def test_failed_write_leaves_nothing_behind(
 
     def half_then_fail(self: pd.DataFrame, path: Path, **kwargs: object) -> None:
         Path(path).write_text("a\n0\n1\n")  # a partial file...
-        raise OSError("disk full")  # ...then the failure
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # ...then the failure
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OutputError, match=r"cannot write .*out\.csv: No space left on device"):
         io.write(frame, target)
     assert list(tmp_path.iterdir()) == []
 
     target.write_text("old")  # an existing file survives a failed forced overwrite intact
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OutputError, match="No space left"):
         io.write(frame, target, force=True)
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]

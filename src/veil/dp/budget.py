@@ -62,6 +62,8 @@ def default_ledger() -> Path:
 
 
 COMPOSITIONS = ("sequential", "advanced")
+#: The smallest epsilon one release may spend (OpenDP cannot calibrate 1e-300 either).
+MIN_EPSILON = 1e-6
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS budget (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -86,6 +88,12 @@ def check_epsilon_delta(epsilon: float, delta: float = 0.0, *, allow_zero: bool 
         or epsilon < 0
     ):
         raise ParameterError(f"epsilon must be a finite non-negative number, got {epsilon!r}")
+    if 0 < epsilon < MIN_EPSILON and not allow_zero:
+        raise ParameterError(
+            f"epsilon must be at least {MIN_EPSILON:g} for a release, got {epsilon!r}: "
+            f"below that the noise is over {1 / MIN_EPSILON:,.0f} times what one record can "
+            "change, and the answer carries no information"
+        )
     if isinstance(delta, bool) or not isinstance(delta, int | float) or not 0 <= delta <= 1:
         raise ParameterError(f"delta must be a number in [0, 1], got {delta!r}")
     if epsilon + delta == 0 and not allow_zero:
@@ -168,16 +176,42 @@ class Accountant:
                 "dataset's budget apart)"
             )
         p.parent.mkdir(parents=True, exist_ok=True)
+        # One exclusive transaction: of two processes creating the same ledger at once, one
+        # creates it and the other finds it made (never both "succeed").
         with _connect(p) as db:
-            db.executescript(_SCHEMA)
-            db.execute("DELETE FROM budget")
-            db.execute("DELETE FROM ledger")
-            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
-                db.execute("DELETE FROM sqlite_sequence WHERE name = 'ledger'")  # ids from 1
-            db.execute(
-                "INSERT INTO budget VALUES (1, ?, ?, ?, ?, ?)",
-                (budget.epsilon, budget.delta, composition, dataset, _now()),
-            )
+            db.execute("BEGIN EXCLUSIVE")
+            try:
+                made = db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'budget'"
+                ).fetchone()
+                if made and not overwrite:
+                    raise InputError(
+                        f"a privacy budget already exists at {p} (made by another process "
+                        "just now); it is never replaced silently"
+                    )
+                if made:
+                    spent = db.execute("SELECT COUNT(*) FROM ledger").fetchone()[0]
+                    if spent:
+                        raise InputError(
+                            f"the ledger {p} holds {spent} DP release(s); a ledger with "
+                            "entries is never reset (move it away, or give another file)"
+                        )
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                if db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'"
+                ).fetchone():
+                    db.execute("DELETE FROM sqlite_sequence WHERE name = 'ledger'")  # ids from 1
+                db.execute("DELETE FROM budget")
+                db.execute(
+                    "INSERT INTO budget VALUES (1, ?, ?, ?, ?, ?)",
+                    (budget.epsilon, budget.delta, composition, dataset, _now()),
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
         return cls(p)
 
     def _read_budget(self) -> tuple[Budget, str, str | None]:
@@ -288,15 +322,40 @@ class Accountant:
             db.execute("DELETE FROM ledger")
 
 
+#: How long a ledger waits for another process's transaction before giving up.
+LOCK_TIMEOUT = 60.0
+
+
 @contextmanager
 def _connect(path: Path) -> Iterator[sqlite3.Connection]:
     # autocommit mode (isolation_level=None): transactions are explicit, BEGIN IMMEDIATE above
-    db = sqlite3.connect(path, timeout=60, isolation_level=None)
+    try:
+        db = sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
+    except sqlite3.Error as err:
+        raise _ledger_error(path, err) from err
     try:
         db.execute("PRAGMA journal_mode=WAL")
         yield db
+    except sqlite3.OperationalError as err:
+        raise _ledger_error(path, err) from err
     finally:
         db.close()
+
+
+def _ledger_error(path: Path, err: sqlite3.Error) -> InputError:
+    """The ledger's database errors as what happened and what to do."""
+    text = str(err)
+    if "locked" in text or "busy" in text:
+        return InputError(
+            f"ledger {path} is locked: another process has held it for over "
+            f"{LOCK_TIMEOUT:.0f} s; wait for that veil run to finish (or end it) and try again"
+        )
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return InputError(
+            f"ledger {path} cannot be written ({text}); check that its folder exists and is "
+            "writable, or give --ledger another file"
+        )
+    return InputError(f"ledger {path}: {text}")
 
 
 def _now() -> str:

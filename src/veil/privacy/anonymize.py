@@ -32,6 +32,7 @@ from veil.privacy.metrics import make_metric
 from veil.privacy.models import class_stats, sensitive_codes
 from veil.privacy.mondrian import mondrian
 from veil.privacy.verify import verify
+from veil.progress import as_progress
 from veil.schema import require_columns
 from veil.transforms import Mask, PCAMask, RenameColumns
 
@@ -247,9 +248,12 @@ def anonymize(
     records: list[StepRecord] = []
     scanned = {d.column: d for d in decisions if d.by == "scan"}
     identifiers = {d.column for d in decisions if d.role == "identifier"}
-    for step in pol.planned_steps():
-        if progress is not None:
-            progress(f"{step.where}: {step.name}")
+    report = as_progress(progress)
+    planned = list(pol.planned_steps())
+    report.expect(len(data) * len(planned))
+    for step in planned:
+        report.step(f"{step.where}: {step.name}")
+        rows = len(frame)
         try:
             frame = step.transform.fit_transform(frame)
         except VeilError as err:
@@ -263,6 +267,7 @@ def anonymize(
                     f"{err}; or give {origin.column} its own steps in the policy"
                 ) from err
             raise PolicyError(f"policy {step.where} ({step.name}): {err}") from err
+        report.advance(rows)
         _mask_hides(step, identifiers)
         quasi = _follow(step.transform, quasi, masked=True)
         sensitive = _follow(step.transform, sensitive)
@@ -282,8 +287,7 @@ def anonymize(
         if not any(m.needs_sensitive for m in models):
             target = None
         _reachable(frame, privacy, target, rows_in=len(data))
-        if progress is not None:
-            progress(f"searching generalizations of {', '.join(quasi)}")
+        report.step(f"searching generalizations of {', '.join(quasi)}")
         run = _mondrian if privacy.method == "mondrian" else _search
         entering = len(frame)
         frame, search_info, record = run(frame, quasi, used, models, target, privacy, progress)

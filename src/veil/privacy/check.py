@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.exceptions import ParameterError
 from veil.privacy.criteria import TCloseness, class_entropy
 from veil.privacy.models import sensitive_codes
 from veil.privacy.risk import Risk, risk
@@ -74,6 +75,19 @@ def check(
 ) -> CheckResult:
     """Measure ``frame``; thresholds given (``k``, ``l``, ``t``) that do not hold are listed in
     ``failed``. Rows where ``exclude`` is true (suppressed records) are left out."""
+    for name, value, low, high in (
+        ("k", k, 1, math.inf),
+        ("l", l, 1, math.inf),
+        ("t", t, 0, 1),
+        ("risk_threshold", risk_threshold, 0, 1),
+    ):
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high  # NaN fails too
+        ):
+            span = f"at least {low}" if high == math.inf else f"in [{low}, {high}]"
+            raise ParameterError(f"{name} must be {span}, got {value!r}")
     qis = list(quasi_identifiers)
     require_columns(frame, [*qis, *([sensitive] if sensitive else [])], where="check")
     data = frame if exclude is None else frame.loc[~exclude.to_numpy(dtype=bool)]

@@ -20,7 +20,7 @@ import jinja2
 import numpy as np
 
 from veil.exceptions import ParameterError
-from veil.io import atomic_open, check_output
+from veil.io import atomic_open
 
 FORMATS = ("html", "json")
 
@@ -198,18 +198,28 @@ class Report:
         inputs: tuple[str | os.PathLike[str], ...] = (),
     ) -> None:
         """Write HTML or JSON (by ``format``, else the file's extension), atomically."""
-        suffix = os.path.splitext(str(path))[1].lower()
-        chosen = format or {".json": "json", ".html": "html", ".htm": "html"}.get(suffix)
-        if chosen is None:
-            raise ParameterError(
-                f"report file must end in .html or .json, got {os.fspath(path)!r}; rename it"
-            )
-        if chosen not in FORMATS:
-            raise ParameterError(f"report format must be one of {FORMATS}, got {chosen!r}")
-        text = self.to_json() + "\n" if chosen == "json" else self.to_html()
-        check_output(path, inputs=inputs, force=force)
-        with atomic_open(path) as fh:
+        text = self.render(report_format(path, format))
+        with atomic_open(path, force=force, inputs=inputs) as fh:
             fh.write(text)
+
+    def render(self, format: str) -> str:
+        """The report as the text of an ``html`` or ``json`` file."""
+        if format not in FORMATS:
+            raise ParameterError(f"report format must be one of {FORMATS}, got {format!r}")
+        return self.to_json() + "\n" if format == "json" else self.to_html()
+
+
+def report_format(path: str | os.PathLike[str], format: str | None = None) -> str:
+    """``html`` or ``json``: ``format`` if given, else by the file's extension."""
+    suffix = os.path.splitext(str(path))[1].lower()
+    chosen = format or {".json": "json", ".html": "html", ".htm": "html"}.get(suffix)
+    if chosen is None:
+        raise ParameterError(
+            f"report file must end in .html or .json, got {os.fspath(path)!r}; rename it"
+        )
+    if chosen not in FORMATS:
+        raise ParameterError(f"report format must be one of {FORMATS}, got {chosen!r}")
+    return chosen
 
 
 def _environment() -> jinja2.Environment:
