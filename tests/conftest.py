@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -75,3 +78,55 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("VEIL_KEY", TEST_KEY)  # a fixed key: pseudonyms, hence the release, repeat
         return run_demo(tmp_path_factory.mktemp("demo"))
+
+
+def _postgres_bin(name: str) -> str:
+    """A PostgreSQL server program: on the PATH, else Debian's versioned folder."""
+    import glob
+    import shutil
+
+    found = shutil.which(name) or next(
+        iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None
+    )
+    if found is None:
+        raise RuntimeError(f"PostgreSQL's {name} is not installed: `make test` needs it")
+    return found
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server of the tests' own, in a temporary folder on a free port
+    (pg8000 driver). PostgreSQL refuses to run as root: as root, it runs as nobody."""
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="veil-pg-"))
+    base.chmod(0o755)
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        os.chown(base, 65534, 65534)
+        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    data = base / "data"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    subprocess.run(
+        [*as_user, _postgres_bin("initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
+         "--no-locale", "-E", "UTF8", "--no-sync"],
+        check=True, capture_output=True, cwd=base,
+    )  # fmt: skip
+    options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
+    pg_ctl = _postgres_bin("pg_ctl")
+    subprocess.run(
+        [*as_user, pg_ctl, "-D", str(data), "-o", options, "-l", str(base / "log"), "-w",
+         "start"],
+        check=True, capture_output=True, cwd=base,
+    )  # fmt: skip
+    try:
+        yield f"postgresql+pg8000://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
+                       capture_output=True, cwd=base)  # fmt: skip
+        shutil.rmtree(base, ignore_errors=True)

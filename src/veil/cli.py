@@ -6,6 +6,7 @@ on stderr, ``--debug`` for the traceback); 3 an internal error (a bug: please re
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
@@ -124,6 +125,12 @@ def _progress(enabled: bool = True) -> Iterator[Progress]:
         shown.close(finished=False)
         raise
     shown.close()
+
+
+def _source(data: str) -> str:
+    from veil.io import display_source
+
+    return display_source(data)
 
 
 def _report_format(path: Path) -> str:
@@ -249,7 +256,7 @@ def anonymize(
         query=query,
     )
     with _progress() as say:
-        say(f"reading {data}")
+        say(f"reading {_source(data)}")
         frame = read(data, **options)
         check_writable(release_format, output, rows=len(frame))  # a release has no more rows
         found = None
@@ -436,7 +443,7 @@ def scan(
         date_format=date_format, sheet=sheet, table=table, query=query,
     )  # fmt: skip
     with _progress() as say:
-        say(f"reading {data}")
+        say(f"reading {_source(data)}")
         frame = read(data, **options)
         result = run(frame, sample_size=sample_size, progress=say)
     if suggest is not None:
@@ -854,17 +861,26 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+_STOPPED_BY: list[int] = []  # the signal that stopped the run (typer hides the exception)
+
+
 def _terminate(signum: int, _frame: Any) -> None:
+    _STOPPED_BY.append(signum)
     raise Terminated(signum)
 
 
 def _handle_termination() -> None:
     import signal
 
-    for name in ("SIGTERM", "SIGHUP"):
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)
-        if number is not None and signal.getsignal(number) in (signal.SIG_DFL, None):
-            signal.signal(number, _terminate)
+        if number is not None and signal.getsignal(number) in (
+            signal.SIG_DFL,
+            signal.default_int_handler,
+            None,
+        ):
+            with contextlib.suppress(ValueError):  # not the main thread: leave it be
+                signal.signal(number, _terminate)
 
 
 def _os_error(e: OSError) -> str:
@@ -873,6 +889,24 @@ def _os_error(e: OSError) -> str:
 
     where = f"{e.filename}: " if e.filename else ""
     return where + explain_os_error(e)
+
+
+def _stopped(error: BaseException | None = None) -> int | None:
+    """For a run stopped by Ctrl-C, SIGTERM or SIGHUP (which click and typer turn into
+    Abort or an exit code): say so, and return 128 + the signal; else None."""
+    import signal
+
+    seen = error
+    while seen is not None and not _STOPPED_BY:
+        if isinstance(seen, KeyboardInterrupt):
+            _STOPPED_BY.append(signal.SIGINT)
+        seen = seen.__cause__ or seen.__context__
+    if not _STOPPED_BY:
+        return None
+    signum = _STOPPED_BY[0]
+    what = "interrupted" if signum == signal.SIGINT else "terminated"
+    err.print(f"veil: {what}; no partial output was left")
+    return 128 + signum
 
 
 def _fail(message: str, code: int, debug: bool) -> int:
@@ -892,27 +926,31 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in args or bool(os.environ.get("VEIL_DEBUG"))
     _QUIET = "--quiet" in args or bool(os.environ.get("VEIL_QUIET"))
     warnings.showwarning = _one_line_warning
+    _STOPPED_BY.clear()
     _handle_termination()
     try:
         result = app(args=args, prog_name="veil", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as e:
         out.print(e.ctx.get_help() if e.ctx else "")
         return 0
-    except click.exceptions.Exit as e:
+    except click.exceptions.Exit as e:  # typer turns Ctrl-C (and our SIGTERM) into Exit(130)
+        stopped = _stopped(e)
+        if stopped is not None:
+            return stopped
         return int(e.exit_code)
     except click.ClickException as e:
         hint = ""
         if isinstance(e, click.UsageError) and e.ctx is not None:
             hint = f" (see '{e.ctx.command_path} --help')"
         return _fail(f"veil: error: {one_line(e.format_message())}{hint}", 2, debug)
-    except click.Abort:
-        return _fail("veil: aborted", 130, debug)
+    except click.Abort as e:  # click turns Ctrl-C (and our SIGTERM) into Abort
+        stopped = _stopped(e)
+        return stopped if stopped is not None else _fail("veil: aborted", 130, debug)
     except VeilError as e:
         return _fail(f"veil: error: {one_line(str(e))}", e.exit_code, debug)
-    except Terminated as e:
-        return _fail("veil: terminated; no partial output was left", 128 + e.signum, debug)
-    except KeyboardInterrupt:
-        return _fail("veil: interrupted; no partial output was left", 130, debug)
+    except KeyboardInterrupt as e:
+        stopped = _stopped(e)
+        return stopped if stopped is not None else 130
     except OSError as e:
         return _fail(f"veil: error: {one_line(_os_error(e))}", 2, debug)
     except Exception as e:
@@ -922,4 +960,7 @@ def main(argv: list[str] | None = None) -> int:
             3,
             debug,
         )
+    stopped = _stopped()
+    if stopped is not None:
+        return stopped
     return int(result) if isinstance(result, int) else 0

@@ -14,6 +14,7 @@ import errno
 import hashlib
 import io
 import os
+import re
 import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -28,6 +29,7 @@ import pyarrow.csv as pacsv
 
 from veil.exceptions import (
     InputError,
+    MissingExtraError,
     OutputError,
     ParameterError,
     UnknownColumnError,
@@ -141,6 +143,19 @@ def _check_readable(path: Path) -> None:
         raise InputError(f"{path}: the file is empty; a table needs at least a header row")
 
 
+def display_source(source: object) -> str:
+    """A data source as messages show it: a database URL without its password."""
+    text = str(source)
+    if "://" not in text:
+        return text
+    import sqlalchemy as sa
+
+    try:
+        return str(sa.engine.make_url(text).render_as_string(hide_password=True))
+    except sa.exc.ArgumentError:
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", text)
+
+
 def _read_sql(url: str, *, table: str | None, query: str | None) -> pd.DataFrame:
     """Read a table or one SELECT from a database, on a read-only connection: veil never
     changes its input, and a query that would (``DROP TABLE``, ``SELECT ... INTO``, a
@@ -157,13 +172,20 @@ def _read_sql(url: str, *, table: str | None, query: str | None) -> pd.DataFrame
     except sa.exc.ArgumentError as err:
         raise InputError(f"{url}: not a SQLAlchemy URL ({err}); e.g. sqlite:///data.db") from err
     backend = address.get_backend_name()
+    url = display_source(url)  # messages never show the password
     if query is not None:
         _check_select(url, query, backend)
     try:
         engine = _read_only_engine(address)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as err:
         raise InputError(
-            f"{url}: not a usable SQLAlchemy URL ({err}); e.g. sqlite:///data.db"
+            f"{url}: not a usable SQLAlchemy URL ({one_line(str(err))}); e.g. sqlite:///data.db"
+        ) from err
+    except ImportError as err:  # the database's driver
+        raise MissingExtraError(
+            f"{url}: reading {backend} needs its driver {err.name or ''}, which is not "
+            f"installed; pip install the driver the URL names (e.g. postgresql+pg8000:// with "
+            "`pip install pg8000`)"
         ) from err
     try:
         with engine.connect() as conn:
@@ -179,11 +201,21 @@ def _read_sql(url: str, *, table: str | None, query: str | None) -> pd.DataFrame
                 frame = pd.read_sql_query(sa.text(query or ""), conn)
             conn.rollback()  # a read-only session has nothing to keep
             return frame
-    except sa.exc.SQLAlchemyError as err:
-        msg = str(getattr(err, "orig", None) or err).splitlines()[0]
-        raise InputError(f"{url}: the database refused the read: {msg}") from err
+    except (sa.exc.SQLAlchemyError, pd.errors.DatabaseError) as err:
+        raise InputError(f"{url}: the database refused the read: {_db_message(err)}") from err
     finally:
         engine.dispose()
+
+
+def _db_message(err: BaseException) -> str:
+    """The database's own words (pandas and SQLAlchemy wrap them, pg8000 in a dict)."""
+    while isinstance(err.__cause__, Exception) and not hasattr(err, "orig"):
+        err = err.__cause__
+    orig = getattr(err, "orig", None) or err
+    first = orig.args[0] if getattr(orig, "args", None) else orig
+    if isinstance(first, dict) and "M" in first:
+        return str(first["M"])
+    return one_line(str(orig).split("\n[SQL:")[0])
 
 
 #: SQLAlchemy backend -> the sqlglot dialect that parses its SQL

@@ -40,9 +40,16 @@ def check_key_env(key_env: object) -> str:
     return key_env
 
 
-def _looks_like_a_key(text: str) -> bool:
-    """No folder, no extension, long and unspaced: more likely a pasted key than a path."""
-    return len(text) >= MIN_KEY_BYTES and not re.search(r"[/\\.\s]", text)
+def _looks_like_a_key(path: Path) -> bool:
+    """A file name without extension, long, unspaced, with digits and letters: more likely a
+    pasted key (resolved beside the policy) than a file's name."""
+    name = path.name
+    return (
+        len(name) >= MIN_KEY_BYTES
+        and not re.search(r"[.\s]", name)
+        and bool(re.search(r"\d", name))
+        and bool(re.search(r"[A-Za-z]", name))
+    )
 
 
 def load_key(
@@ -60,7 +67,7 @@ def load_key(
             key = path.read_bytes().strip()
         except OSError as err:
             shown = "(not shown: it looks like a key, which belongs inside the file)"
-            named = shown if _looks_like_a_key(str(key_file)) else repr(str(path))
+            named = shown if _looks_like_a_key(path) else repr(str(path))
             raise SecretError(
                 f"key_file {named} cannot be read ({err.strerror}); "
                 "create one with `veil keygen -o FILE`"

@@ -102,24 +102,28 @@ class RichProgress(Progress):
     def __init__(self, console: Any) -> None:
         from rich.progress import (
             BarColumn,
-            MofNCompleteColumn,
+            ProgressColumn,
             SpinnerColumn,
             TaskProgressColumn,
             TextColumn,
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
-        from rich.progress import (
-            Progress as Bar,
-        )
+        from rich.progress import Progress as Bar
+        from rich.text import Text
+
+        class Rows(ProgressColumn):  # "1,200,000/5,000,000 rows"
+            def render(self, task: Any) -> Text:
+                done = f"{int(task.completed):,}"
+                total = f"/{int(task.total):,}" if task.total else ""
+                return Text(f"{done}{total} rows")
 
         self._bar = Bar(
             SpinnerColumn(),
             TextColumn("{task.description}", markup=False),
             BarColumn(),
             TaskProgressColumn(),
-            MofNCompleteColumn(),
-            TextColumn("rows"),
+            Rows(),
             TextColumn("{task.fields[rate]}", markup=False),
             TimeElapsedColumn(),
             TextColumn("ETA"),

@@ -88,6 +88,10 @@ def check(
         ):
             span = f"at least {low}" if high == math.inf else f"in [{low}, {high}]"
             raise ParameterError(f"{name} must be {span}, got {value!r}")
+    if sensitive is None and (l is not None or t is not None):
+        raise ParameterError(
+            "l and t are measured on a sensitive column: name it (--sensitive COLUMN)"
+        )
     qis = list(quasi_identifiers)
     require_columns(frame, [*qis, *([sensitive] if sensitive else [])], where="check")
     data = frame if exclude is None else frame.loc[~exclude.to_numpy(dtype=bool)]
