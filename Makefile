@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report bench-load
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -92,7 +92,11 @@ bench-report: $(VENV)/.installed $(YDATA)/.installed
 bench-dp: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_dp.py --plots bench/out
 
-bench: bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report
+# 5M rows of the cross-sell table (../shared/datasets) through `veil anonymize`: time, memory
+bench-load: $(VENV)/.installed
+	$(BIN)/python bench/bench_load.py --plot bench/out/load_memory.png
+
+bench: bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report bench-load
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(YDATA) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -989,22 +989,39 @@ def _canonical_cells(series: pd.Series) -> pa.Array:
     missing = series.isna().to_numpy()
     if pd.api.types.is_bool_dtype(series):
         values = np.where(series.fillna(False).to_numpy(dtype=bool), "True", "False")
-    elif pd.api.types.is_integer_dtype(series):
-        values = series.fillna(0).to_numpy(dtype=np.int64).astype(str)
+    elif pd.api.types.is_integer_dtype(series):  # Arrow's decimal text is str(int)'s
+        ints = series.fillna(0).to_numpy(dtype=np.int64)
+        return pa.array(ints, mask=missing).cast(pa.string())
     elif pd.api.types.is_float_dtype(series):
-        values = _numbers(series.to_numpy(dtype=np.float64, na_value=np.nan))
+        return _float_cells(series.to_numpy(dtype=np.float64, na_value=np.nan), missing)
     elif pd.api.types.is_datetime64_any_dtype(series):
         values = _timestamps(series)
     else:
-        items = series.tolist()
-        try:
-            arrow = pa.array(items, type=pa.string(), from_pandas=True)
+        try:  # Arrow-backed text passes without a copy
+            arrow = pa.array(series, type=pa.string(), from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: canonical cell by cell
+            items = series.tolist()
             arrow = pa.array([None if m else _cell(v) for v, m in zip(items, missing, strict=True)],
                              type=pa.string())  # fmt: skip
+        if isinstance(arrow, pa.ChunkedArray):
+            arrow = arrow.combine_chunks()
         # CSV cannot tell an empty text from a missing one
         return pc.if_else(pc.equal(arrow, ""), pa.scalar(None, pa.string()), arrow)
     return pa.array(np.asarray(values, dtype=object), type=pa.string(), mask=missing)
+
+
+def _float_cells(values: np.ndarray, missing: np.ndarray) -> pa.Array:
+    """``_numbers`` as Arrow text: whole numbers cast in Arrow, the rest by ``repr``."""
+    finite = np.isfinite(values)
+    integral = finite & (values == np.floor(np.where(finite, values, 0))) & (np.abs(values) < 2**63)
+    whole = pa.array(np.where(integral, values, 0).astype(np.int64)).cast(pa.string())
+    if integral.all():
+        return pc.if_else(pa.array(missing), pa.scalar(None, pa.string()), whole)
+    rest = np.full(len(values), None, dtype=object)
+    others = ~integral & ~missing
+    rest[others] = [repr(float(v)) for v in values[others]]
+    cells = pc.if_else(pa.array(integral), whole, pa.array(rest, type=pa.string()))
+    return pc.if_else(pa.array(missing), pa.scalar(None, pa.string()), cells)
 
 
 def _numbers(values: np.ndarray) -> np.ndarray:

@@ -294,9 +294,11 @@ def anonymize(
         search_info["rows_in"] = entering
         records.append(record)
 
+    report.step("shuffling rows and measuring the release")
     if not pol.keep_order:
         frame = shuffle_rows(frame, pol.random_state)
     after = class_stats(frame, quasi)
+    report.step("certifying the release (a hash of every cell)")
     certificate = Certificate(
         veil_version=__version__,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -320,6 +322,7 @@ def anonymize(
         release_sha256=content_sha256(frame),
     )
     # The goals are measured once, by the independent re-check that also guards the write.
+    report.step("verifying the release against its certificate")
     verification = verify(frame, certificate.to_dict(), content=False)
     checks = verification.goals() if privacy is not None else {}
     certificate = dataclasses.replace(certificate, checks=checks)
