@@ -20,8 +20,9 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dp]'
 	@touch $@ $(VENV)/.installed
 
+# DEMO_FLAGS=--force replaces an earlier demo's files (its budget ledger is kept)
 demo: $(VENV)/.installed
-	$(BIN)/veil demo
+	$(BIN)/veil demo $(DEMO_FLAGS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests bench

@@ -553,3 +553,17 @@ def test_json_stays_clean_on_stdout(work: Path) -> None:
     result = veil("anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv", "--format",
                   "json", cwd=work)  # fmt: skip
     assert json.loads(result.stdout)["rows_out"] > 0
+
+
+def test_what_a_shell_passes_is_understood_and_devices_are_never_replaced(
+    tmp_path: Path, capsys
+) -> None:
+    tabbed = tmp_path / "t.csv"
+    tabbed.write_text("a\tb\n1\t2\n")
+    assert io.read(tabbed, sep="\\t")["b"].tolist() == [2]  # --sep '\t' in bash
+    assert io.read(tabbed, sep="tab")["b"].tolist() == [2]
+    with pytest.raises(OutputError, match="not a regular file"):
+        io.check_output("/dev/null", force=True)
+    assert Path("/dev/null").is_char_device()
+    assert main(["check", str(tabbed), "-q", " , ", "--sep", "tab"]) == 2
+    assert "must name a column at least" in capsys.readouterr().err

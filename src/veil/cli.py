@@ -488,6 +488,8 @@ def check_command(
     options = _read_options(None, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
     frame = read(data, **options)
     columns = [c.strip() for c in quasi_identifiers.split(",") if c.strip()]
+    if not columns:
+        raise ParameterError("--quasi-identifiers must name a column at least, e.g. -q Age,County")
     result = check(
         frame, columns, sensitive=sensitive, k=k, l=l_value, t=t_value, t_distance=t_distance,
         risk_threshold=risk_threshold,

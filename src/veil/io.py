@@ -423,6 +423,8 @@ def _read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFr
         text_head = text_head.rsplit("\n", 1)[0]
     if not text_head.strip():
         raise InputError(f"{path}: holds no data (only blank lines); a table needs a header row")
+    if sep is not None:  # what a shell passes for a tab: the two characters \t, or a word
+        sep = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(sep, sep)
     if sep is None:
         sep = _sniff_delimiter(text_head)
     elif len(sep) != 1:
@@ -582,6 +584,8 @@ def check_output(
             )
     if out.is_dir():
         raise OutputError(f"output {out} is a directory; name a file, e.g. {out}/release.csv")
+    if out.exists() and not out.is_file():  # /dev/null, a pipe: never replaced by a file
+        raise OutputError(f"output {out} is not a regular file; name a file, e.g. release.csv")
     if out.exists() and not force:
         raise OutputError(f"output {out} already exists; pass --force to overwrite it")
     folder = out.parent
