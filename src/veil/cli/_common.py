@@ -1,0 +1,133 @@
+"""What every command shares: the consoles, the options (same words everywhere), progress,
+reading options and small parsers. Commands live in one module per group (``scan``,
+``release``, ``check``, ``dp``, ``tools``), each with a ``register(app)``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from veil.exceptions import ParameterError
+from veil.progress import Progress
+
+# markup and emoji off: a column or file named "[red]x" or ":bomb:" is printed as it is
+out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+# Options shared by every command that reads data, with the same words everywhere.
+Sep = Annotated[str | None, typer.Option("--sep", help="CSV delimiter (detected if omitted).")]
+Encoding = Annotated[
+    str | None, typer.Option("--encoding", help="Text encoding (detected if omitted).")
+]
+Dates = Annotated[
+    str | None, typer.Option("--dates", help="Comma-separated columns to parse as dates.")
+]
+Dayfirst = Annotated[
+    bool, typer.Option("--dayfirst", help="Dates are day-first (11/09/15 = 11 Sep 2015).")
+]
+DateFormat = Annotated[
+    str | None, typer.Option("--date-format", help="strptime format, e.g. '%d/%m/%y %H:%M'.")
+]
+Sheet = Annotated[str | None, typer.Option("--sheet", help="Excel sheet name.")]
+SqlTable = Annotated[str | None, typer.Option("--table", help="SQL table (DATA is a URL).")]
+SqlQuery = Annotated[str | None, typer.Option("--query", help="SQL query (DATA is a URL).")]
+Force = Annotated[
+    bool, typer.Option("--force", help="Overwrite existing output files (never the input).")
+]
+Format = Annotated[str, typer.Option("--format", help="Output: text or json.")]
+# The privacy goals, with the same words in every command that takes them.
+KGoal = Annotated[int | None, typer.Option("-k", "--k", help="k-anonymity.", min=1)]
+LGoal = Annotated[int | None, typer.Option("--l", help="l-diversity.", min=1)]
+TGoal = Annotated[float | None, typer.Option("--t", help="t-closeness.")]
+TDistance = Annotated[
+    str | None, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
+]
+Sensitive = Annotated[
+    str | None, typer.Option("--sensitive", help="The sensitive column for l and t.")
+]
+Bounds = Annotated[list[str] | None, typer.Option("--bounds", help="COLUMN=LOW:HIGH (repeatable).")]
+Target = Annotated[
+    str | None,
+    typer.Option("--target", help="Report: train a model predicting this column on both tables."),
+]
+Ledger = Annotated[
+    Path | None,
+    typer.Option(
+        "--ledger",
+        help="Ledger file (default: $VEIL_LEDGER, else ~/.local/share/veil/budget.db).",
+    ),
+]
+
+
+def _ledger(ledger: Path | None) -> Path:
+    from veil.dp.budget import default_ledger
+
+    return ledger if ledger is not None else default_ledger()
+
+
+QUIET = False  # --quiet or VEIL_QUIET: set by main()
+
+
+@contextmanager
+def _progress(enabled: bool = True) -> Iterator[Progress]:
+    """Progress on stderr (stdout stays clean for --format json): a live bar with rows, rate
+    and ETA on a terminal; one line per finished step in a log or a pipe."""
+    from veil.progress import LineProgress, RichProgress
+
+    if not enabled or QUIET:
+        yield Progress()
+        return
+    shown = RichProgress(err) if err.is_terminal else LineProgress(sys.stderr)
+    try:
+        yield shown
+    except BaseException:
+        shown.close(finished=False)
+        raise
+    shown.close()
+
+
+def _source(data: str) -> str:
+    from veil.io import display_source
+
+    return display_source(data)
+
+
+def _report_format(path: Path) -> str:
+    from veil.report.model import report_format
+
+    return report_format(path)
+
+
+def _check_format(fmt: str) -> str:
+    if fmt not in {"text", "json"}:
+        raise ParameterError(f"--format must be text or json, got {fmt!r}")
+    return fmt
+
+
+def _read_options(policy_read: Any, **cli: Any) -> dict[str, Any]:
+    """CLI flags override the policy's read: section."""
+    options = policy_read.model_dump() if policy_read is not None else {}
+    for key, value in cli.items():
+        if value not in (None, False, ""):
+            options[key] = value
+    if isinstance(options.get("dates"), str):
+        options["dates"] = [d.strip() for d in options["dates"].split(",") if d.strip()]
+    return options
+
+
+def _parse_bounds(items: list[str]) -> dict[str, tuple[float, float]]:
+    limits = {}
+    for item in items:
+        try:
+            column, span = item.split("=", 1)
+            low, high = span.split(":", 1)
+            limits[column.strip()] = (float(low), float(high))
+        except ValueError as err:
+            raise ParameterError(f"--bounds must be COLUMN=LOW:HIGH, got {item!r}") from err
+    return limits

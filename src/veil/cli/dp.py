@@ -1,0 +1,219 @@
+"""The privacy budget (``veil budget``), DP statistics (``veil dp``) and DP synthetic data
+(``veil synth``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from veil.cli._common import (
+    Bounds,
+    Force,
+    Format,
+    Ledger,
+    Sep,
+    _check_format,
+    _ledger,
+    _parse_bounds,
+    _progress,
+    _read_options,
+    out,
+)
+from veil.exceptions import ParameterError
+
+budget_app = typer.Typer(help="The privacy budget: one ledger for every DP release.",
+                         no_args_is_help=True)  # fmt: skip
+
+
+@budget_app.command("init")
+def budget_init(
+    data: Annotated[str, typer.Argument(help="The dataset the budget protects.")],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Total epsilon.")],
+    delta: Annotated[float, typer.Option("--delta", help="Total delta.")] = 0.0,
+    composition: Annotated[
+        str, typer.Option("--composition", help="sequential or advanced.")
+    ] = "sequential",
+    ledger: Ledger = None,
+    sep: Sep = None,
+) -> None:
+    """Create the budget for DATA (never replaces an existing one)."""
+    from veil.dp import Accountant, Budget
+    from veil.io import fingerprint, read
+
+    path = _ledger(ledger)
+    frame = read(data, **_read_options(None, sep=sep))
+    Accountant.create(path, Budget(epsilon, delta), composition=composition,
+                      dataset=fingerprint(frame))  # fmt: skip
+    out.print(f"created the privacy budget in {path}: epsilon {epsilon:g}, delta {delta:g} "
+              f"({composition}) for {data}")  # fmt: skip
+
+
+@budget_app.command("show")
+def budget_show(ledger: Ledger = None, fmt: Format = "text") -> None:
+    """The budget, what was spent on what, and what remains."""
+    from veil.dp import Accountant
+
+    acc = Accountant(_ledger(ledger))
+    spent, left = acc.spent(), acc.remaining()
+    if fmt == "json":
+        entries = [e.__dict__ for e in acc.entries()]
+        out.print_json(json.dumps({
+            "budget": acc.budget.__dict__, "composition": acc.composition,
+            "spent": spent.__dict__, "remaining": left.__dict__, "entries": entries,
+        }))  # fmt: skip
+        return
+    grid = Table("#", "when", "what", "epsilon", "delta", "status", title=str(acc.path))
+    for e in acc.entries():
+        grid.add_row(str(e.id), e.at, e.what, f"{e.epsilon:g}", f"{e.delta:g}", e.status)
+    out.print(grid)
+    out.print(f"budget epsilon {acc.budget.epsilon:g}, delta {acc.budget.delta:g} "
+              f"({acc.composition}); spent {spent.epsilon:g}, {spent.delta:g}; "
+              f"remaining {left.epsilon:g}, {left.delta:g}")  # fmt: skip
+
+
+@budget_app.command("reset")
+def budget_reset(
+    ledger: Ledger = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm: forget every entry.")] = False,
+) -> None:
+    """Forget every entry of the ledger (the budget stays). Needs --yes."""
+    from veil.dp import Accountant
+
+    if not yes:
+        raise ParameterError("resetting forgets every DP release made; confirm with --yes")
+    acc = Accountant(_ledger(ledger))
+    acc.reset()
+    out.print(f"{acc.path}: ledger emptied; budget epsilon {acc.budget.epsilon:g} available")
+
+
+def dp_command(
+    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    query: Annotated[
+        str, typer.Argument(help='e.g. "mean(Age)", "count()", "quantile(Age, 0.9)".')
+    ],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Epsilon to spend.")],
+    bounds: Bounds = None,
+    categories: Annotated[
+        str | None, typer.Option("--categories", help="Comma-separated public categories.")
+    ] = None,
+    ledger: Ledger = None,
+    fmt: Format = "text",
+    sep: Sep = None,
+) -> None:
+    """A differentially private statistic of DATA, charged to the budget."""
+    from veil.dp import Accountant
+    from veil.dp import stats as dpstats
+    from veil.io import read
+
+    _check_format(fmt)
+    name, args = _parse_query(query)
+    limits = _parse_bounds(bounds or [])
+    acc = Accountant(_ledger(ledger))
+    frame = read(data, **_read_options(None, sep=sep))
+    cats = [c.strip() for c in categories.split(",")] if categories else None
+    column = args[0] if args else None
+    common: dict[str, Any] = {"epsilon": epsilon, "accountant": acc}
+    if name == "count":
+        result = dpstats.count(frame, column, **common)
+    elif name in {"sum", "mean", "variance", "std", "median"} and column:
+        result = getattr(dpstats, name)(frame, column, bounds=limits.get(column), **common)
+    elif name == "quantile" and len(args) == 2:
+        try:
+            q = float(args[1])
+        except ValueError as e:
+            raise ParameterError(
+                f"the q of quantile(col, q) must be a number in [0, 1], got {args[1]!r}; "
+                'e.g. "quantile(Age, 0.9)"'
+            ) from e
+        result = dpstats.quantile(frame, args[0], q, bounds=limits.get(args[0]), **common)
+    elif name == "histogram" and column:
+        result = dpstats.histogram(
+            frame, column, bounds=limits.get(column), categories=cats, **common
+        )
+    else:
+        raise ParameterError(
+            f"query must be count(), count(col), sum(col), mean(col), variance(col), std(col), "
+            f"median(col), quantile(col, q) or histogram(col), got {query!r}"
+        )
+    if fmt == "json":
+        out.print_json(json.dumps(result.to_dict(), default=float))
+        return
+    out.print(f"{result.statistic} = {result.value}")
+    trust = f" (95% of the time within ±{result.error95:.4g})" if result.error95 else ""
+    out.print(f"  spent epsilon {result.epsilon:g}; noise scale {result.scale}{trust}")
+    out.print(f"  epsilon bounds what {result.neighbours} can change (neighbouring datasets)")
+    left = acc.remaining()
+    out.print(f"  remaining budget: epsilon {left.epsilon:g}")
+
+
+def synth_command(
+    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Synthetic table (.csv/.parquet).")
+    ],
+    dp_flag: Annotated[bool, typer.Option("--dp", help="Differentially private (MST).")] = False,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Epsilon to spend.")] = None,
+    columns: Annotated[
+        str | None, typer.Option("--columns", help="Comma-separated columns (default: all usable).")
+    ] = None,
+    bounds: Bounds = None,
+    bins: Annotated[int, typer.Option("--bins", help="Bins per numeric column.", min=2)] = 10,
+    rows: Annotated[
+        int | None,
+        typer.Option(
+            "--rows", help="Rows to make (public input; default: the DP estimate).", min=1
+        ),
+    ] = None,
+    ledger: Ledger = None,
+    force: Force = False,
+    sep: Sep = None,
+) -> None:
+    """Synthetic data: with --dp, MST through OpenDP, charged to the budget."""
+    from veil.dp import Accountant
+    from veil.dp.budget import NEIGHBOURS
+    from veil.dp.synth import synthesize
+    from veil.io import check_output, check_writable, output_format, read, write
+
+    if not dp_flag or epsilon is None:
+        raise ParameterError(
+            "this version makes DP synthetic data only: pass --dp --epsilon E (non-DP "
+            "synthesis with copulas comes with the synthetic-data capability)"
+        )
+    fmt_out = output_format(output)
+    check_output(output, inputs=[data], force=force)
+    if rows is not None:
+        check_writable(fmt_out, output, rows=rows)
+    acc = Accountant(_ledger(ledger))
+    frame = read(data, **_read_options(None, sep=sep))
+    chosen = [c.strip() for c in columns.split(",")] if columns else None
+    with _progress() as say:
+        say("fitting MST marginals and synthesizing")
+        result = synthesize(frame, epsilon=epsilon, accountant=acc, columns=chosen,
+                            bounds=_parse_bounds(bounds or []), bins=bins, rows=rows)  # fmt: skip
+    write(result.data, output, force=force, inputs=[data])
+    out.print(
+        f"wrote {output} ({len(result.data):,} synthetic rows, {len(result.columns)} columns; "
+        f"epsilon {epsilon:g} spent, neighbours: {NEIGHBOURS})"
+    )
+    for note in result.notes:
+        out.print(f"  {note}")
+
+
+def _parse_query(query: str) -> tuple[str, list[str]]:
+    import re
+
+    match = re.fullmatch(r"\s*(\w+)\s*\(([^)]*)\)\s*", query)
+    if match is None:
+        raise ParameterError(f'query must look like "mean(Age)", got {query!r}')
+    args = [a.strip() for a in match.group(2).split(",") if a.strip() and a.strip() != "*"]
+    return match.group(1).lower(), args
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(budget_app, name="budget")
+    app.command("dp")(dp_command)
+    app.command("synth")(synth_command)

@@ -1,0 +1,116 @@
+"""``veil scan``: what is personal, column by column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from veil.cli._common import (
+    DateFormat,
+    Dates,
+    Dayfirst,
+    Encoding,
+    Force,
+    Sep,
+    Sheet,
+    SqlQuery,
+    SqlTable,
+    _progress,
+    _read_options,
+    _source,
+    out,
+)
+from veil.exceptions import ParameterError
+
+ROLE_STYLE = {
+    "identifier": "bold red",
+    "quasi_identifier": "yellow",
+    "sensitive": "magenta",
+    "insensitive": "dim",
+}
+
+
+def _print_scan(result: Any) -> None:
+    grid = Table(title=f"veil scan: {result.rows:,} rows", title_justify="left")
+    for header in ("column", "role", "entity", "conf.", "evidence"):
+        grid.add_column(header, overflow="fold")
+    for c in result.columns:
+        style = ROLE_STYLE[c.role.value]
+        grid.add_row(
+            c.name, Text(c.role.value, style=style), c.entity or "",
+            f"{c.confidence:.2f}", c.evidence,
+        )  # fmt: skip
+    out.print(grid)
+    risk = result.risk
+    if risk.quasi_identifiers:
+        out.print(
+            f"quasi-identifiers: {', '.join(risk.quasi_identifiers)} — "
+            f"{risk.unique_rows:,} of {risk.rows:,} rows ({risk.uniqueness:.1%}) are unique on "
+            f"them (k = {risk.k})"
+        )
+        for combo in risk.most_identifying[:3]:
+            out.print(
+                f"  {' + '.join(combo['columns'])} alone singles out "
+                f"{combo['unique_rows']:,} rows ({combo['uniqueness']:.1%})"
+            )
+    else:
+        out.print("no quasi-identifiers found")
+
+
+def scan(
+    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    fmt: Annotated[str, typer.Option("--format", help="Output: table or json.")] = "table",
+    suggest: Annotated[
+        Path | None,
+        typer.Option("--suggest-policy", help="Write a starting policy (YAML) to edit."),
+    ] = None,
+    sample_size: Annotated[
+        int, typer.Option("--sample-size", help="Values sampled per column.", min=10)
+    ] = 1000,
+    force: Force = False,
+    sep: Sep = None,
+    encoding: Encoding = None,
+    dates: Dates = None,
+    dayfirst: Dayfirst = False,
+    date_format: DateFormat = None,
+    sheet: Sheet = None,
+    table: SqlTable = None,
+    query: SqlQuery = None,
+) -> None:
+    """Find the personal data in DATA, column by column, with evidence."""
+    from veil.io import OutputSet, read
+    from veil.scan import scan as run
+    from veil.suggest import suggest_policy_yaml
+
+    if fmt not in {"table", "json"}:
+        raise ParameterError(f"--format must be table or json, got {fmt!r}")
+    outputs = OutputSet(force=force, inputs=[data])
+    if suggest is not None:
+        outputs.check(suggest)
+    options = _read_options(
+        None, sep=sep, encoding=encoding, dates=dates, dayfirst=dayfirst,
+        date_format=date_format, sheet=sheet, table=table, query=query,
+    )  # fmt: skip
+    with _progress() as say:
+        say(f"reading {_source(data)}")
+        frame = read(data, **options)
+        result = run(frame, sample_size=sample_size, progress=say)
+    if suggest is not None:
+        text = suggest_policy_yaml(result, frame, source=Path(data).name)
+        with outputs:
+            outputs.stage(suggest).write_text(text, encoding="utf-8")
+    if fmt == "json":
+        out.print_json(result.to_json())
+        return
+    _print_scan(result)
+    if suggest is not None:
+        out.print(f"wrote a starting policy to {suggest}: edit it, then run")
+        out.print(f"  veil anonymize {data} --policy {suggest} -o release.csv")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("scan")(scan)
