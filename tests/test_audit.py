@@ -295,7 +295,7 @@ def _spellings() -> pd.DataFrame:
 
 
 def test_spelling_variants_are_one_sensitive_value() -> None:
-    from veil.privacy.check import check
+    from veil.privacy import check
 
     measured = check(_spellings(), ["Age"], sensitive="Diagnosis", l=3)
     assert measured.l_distinct == 1
@@ -432,7 +432,7 @@ def test_preserve_pseudonyms_do_not_copy_accented_letters(key_env: str) -> None:
 def test_t_closeness_with_suppression_is_measured_on_the_release(seed: int) -> None:
     """The search measured t against the input's distribution, the verifier against the
     release's; with suppression they disagreed and the release was refused (27 of 150 seeds)."""
-    from veil.privacy.check import check
+    from veil.privacy import check
 
     rng = np.random.default_rng(seed)
     n = 60

@@ -70,3 +70,27 @@ def test_design_api_names() -> None:
     assert callable(classify)
     policy = veil.suggest_policy(found, frame)
     assert policy.columns["email"].steps == [{"drop": {}}]
+
+
+def test_import_veil_loads_nothing_heavy_and_modules_stay_importable() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, veil; "
+        "print(sorted(m for m in ('pandas', 'numpy', 'sklearn', 'scipy', 'matplotlib', "
+        "'pyarrow') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert loaded.stdout.strip() == "[]", loaded.stderr
+    import pandas as pd
+
+    import veil
+    import veil.privacy._anonymize as module
+    import veil.scan.recognizers as recognizers
+
+    assert recognizers.__name__ == "veil.scan.recognizers"
+    assert callable(module.anonymize)
+    found = veil.scan(pd.DataFrame({"phone": ["0712345678", "0722000111"] * 10}))
+    assert found.columns[0].entity == "PHONE"
+    assert veil.privacy.anonymize is module.anonymize  # the function, not its module

@@ -12,7 +12,9 @@ Find what is personal, release it safely, prove the release is safe, show the ut
 
 from __future__ import annotations
 
-from veil import transforms
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from veil._version import __version__
 from veil.exceptions import (
     CheckFailedError,
@@ -25,18 +27,46 @@ from veil.exceptions import (
     UnknownColumnError,
     VeilError,
 )
-from veil.io import read, write
-from veil.policy import Policy, load_policy
-from veil.privacy import Certificate, Release, anonymize, check, verify
-from veil.report import Report, build_report
-from veil.scan import ScanResult
-from veil.scan import scan as _scan
-from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema
-from veil.suggest import suggest_policy
 
-# DESIGN's API is veil.scan(df): the function takes the name of its subpackage here (the
-# subpackage stays importable: import veil.scan.recognizers, from veil.scan import ...)
-scan = _scan
+if TYPE_CHECKING:  # the names below are imported on first use (import veil stays fast)
+    from veil import scan, transforms
+    from veil.io import read, write
+    from veil.policy import Policy, load_policy
+    from veil.privacy import Certificate, Release, anonymize, check, verify
+    from veil.report import Report, build_report
+    from veil.scan import ScanResult
+    from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema
+    from veil.suggest import suggest_policy
+
+#: Where each public name lives. ``veil.scan`` is the ``veil.scan`` package, and calling it
+#: scans (``veil.scan(df)``), so ``import veil.scan.recognizers`` works as well.
+_LAZY = {
+    "read": "veil.io", "write": "veil.io",
+    "Policy": "veil.policy", "load_policy": "veil.policy",
+    "Certificate": "veil.privacy", "Release": "veil.privacy", "anonymize": "veil.privacy",
+    "check": "veil.privacy", "verify": "veil.privacy",
+    "Report": "veil.report", "build_report": "veil.report",
+    "ScanResult": "veil.scan",
+    "ColumnKind": "veil.schema", "ColumnRole": "veil.schema", "ColumnSpec": "veil.schema",
+    "Schema": "veil.schema",
+    "suggest_policy": "veil.suggest",
+}  # fmt: skip
+_SUBPACKAGES = {"scan", "transforms"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"veil.{name}")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'veil' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "Certificate",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from veil.privacy.anonymize import anonymize
+from veil.privacy._anonymize import anonymize
+from veil.privacy._check import CheckResult, check
+from veil.privacy._verify import Verification, verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
-from veil.privacy.check import CheckResult, check
 from veil.privacy.models import ClassStats, class_stats
-from veil.privacy.verify import Verification, verify
 
 __all__ = [
     "Certificate",

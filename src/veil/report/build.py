@@ -14,8 +14,8 @@ from veil._version import __version__
 from veil.dp.budget import NEIGHBOURS, Accountant
 from veil.dp.stats import DPResult
 from veil.io import fingerprint
+from veil.privacy._check import check
 from veil.privacy.certificate import Certificate, Release
-from veil.privacy.check import check
 from veil.privacy.risk import risk
 from veil.report import figures
 from veil.report.measures import association_matrix, entropy_bits, ranked

@@ -7,6 +7,10 @@ policy = suggest_policy(result, df)
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from veil.scan.core import ENTITIES, ROLE_OF, ColumnFinding, ScanResult, classify, scan
 from veil.scan.risk import RiskSummary, assess, class_sizes
 
@@ -21,3 +25,13 @@ __all__ = [
     "classify",
     "scan",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """``veil.scan`` is this package and, called, the scan: ``veil.scan(df)``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ScanResult:
+        return scan(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

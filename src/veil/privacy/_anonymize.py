@@ -16,6 +16,7 @@ from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.io import content_sha256, fingerprint
 from veil.policy import Policy, PrivacySettings
+from veil.privacy._verify import verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.criteria import (
     Criterion,
@@ -31,7 +32,6 @@ from veil.privacy.engine import check as check_groups
 from veil.privacy.metrics import make_metric
 from veil.privacy.models import class_stats, sensitive_codes
 from veil.privacy.mondrian import mondrian
-from veil.privacy.verify import verify
 from veil.progress import as_progress
 from veil.schema import require_columns
 from veil.transforms import Mask, PCAMask, RenameColumns

@@ -15,7 +15,7 @@ import pandas as pd
 
 from veil.exceptions import InputError
 from veil.io import content_sha256
-from veil.privacy.check import check
+from veil.privacy._check import check
 
 _CONSISTENCY = {"rows", "k as certified", "release content"}
 
