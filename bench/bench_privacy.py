@@ -25,8 +25,9 @@ import pandas as pd
 from veil.hierarchy import load_hierarchies
 from veil.privacy import check
 from veil.privacy.criteria import KAnonymity
-from veil.privacy.engine import FrequencyTable, search
+from veil.privacy.lattice import FrequencyTable
 from veil.privacy.metrics import make_metric
+from veil.privacy.search import search
 
 ROOT = Path(__file__).resolve().parents[1]
 ARX = ROOT.parent / "shared" / "datasets" / "arx"

@@ -547,7 +547,7 @@ def test_every_certified_claim_holds_on_the_release(
     k: int | None, l_goal: int | None,
 ) -> None:  # fmt: skip
     from veil.exceptions import CheckFailedError
-    from veil.privacy.models import sensitive_key
+    from veil.frequency import sensitive_key
 
     frame = audit_table(seed)
     if numeric == "pca_mask":

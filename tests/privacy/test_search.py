@@ -19,8 +19,9 @@ from veil.cli import main
 from veil.hierarchy import Hierarchy, load_hierarchies
 from veil.privacy import verify
 from veil.privacy.criteria import DistinctLDiversity, KAnonymity
-from veil.privacy.engine import FrequencyTable, check, search
+from veil.privacy.lattice import FrequencyTable, check
 from veil.privacy.metrics import make_metric
+from veil.privacy.search import search
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "arx_adult"
 
@@ -311,3 +312,17 @@ def test_the_sensitive_column_is_no_quasi_identifier(adult) -> None:
     assert set(release.data["occupation"]) <= set(frame["occupation"])  # released as is
     groups = release.data.groupby(list(levels))["occupation"].nunique()
     assert groups.min() >= 2
+
+
+def test_method_heuristic_in_a_policy_runs_the_heuristic() -> None:
+    frame = pd.DataFrame({"age": np.arange(200) % 70 + 18, "county": ["Nyeri", "Lamu"] * 100})
+    for method in ("optimal", "heuristic"):
+        policy = {
+            "version": 1,
+            "columns": {"age": {"role": "quasi_identifier"},
+                        "county": {"role": "quasi_identifier"}},
+            "privacy": {"k": 5, "method": method, "time_limit": 2,
+                        "hierarchies": {"age": {"intervals": [5, 10, 20]}}},
+        }  # fmt: skip
+        release = anonymize(frame, policy)
+        assert release.certificate.search["method"] == method

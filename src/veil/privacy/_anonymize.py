@@ -13,6 +13,7 @@ import pandas as pd
 
 from veil._version import __version__
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
+from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.io import content_sha256, fingerprint
 from veil.policy import Policy, PrivacySettings
@@ -27,11 +28,12 @@ from veil.privacy.criteria import (
     TCloseness,
 )
 from veil.privacy.decide import decide
-from veil.privacy.engine import FrequencyTable, SearchResult, search
-from veil.privacy.engine import check as check_groups
+from veil.privacy.lattice import FrequencyTable, SearchResult
+from veil.privacy.lattice import check as check_groups
 from veil.privacy.metrics import make_metric
-from veil.privacy.models import class_stats, sensitive_codes
+from veil.privacy.models import class_stats
 from veil.privacy.mondrian import mondrian
+from veil.privacy.search import search
 from veil.progress import as_progress
 from veil.schema import require_columns
 from veil.transforms import Mask, PCAMask, RenameColumns
@@ -99,12 +101,13 @@ def _search(
     privacy: PrivacySettings,
     progress: Progress | None,
 ) -> Outcome:
-    """The optimal (or, for huge lattices, heuristic) full-domain generalization."""
+    """The optimal (or, for huge lattices or when asked, heuristic) full-domain
+    generalization."""
     table = FrequencyTable.build(frame, quasi, hierarchies, sensitive=sensitive)
     result = search(
         table, models, make_metric(privacy.metric),
-        max_suppression=privacy.max_suppression, time_limit=privacy.time_limit,
-        progress=progress,
+        max_suppression=privacy.max_suppression, method=privacy.method,
+        time_limit=privacy.time_limit, progress=progress,
     )  # fmt: skip
     if result.levels is None:
         raise CheckFailedError(

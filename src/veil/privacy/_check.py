@@ -12,10 +12,9 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import ParameterError
+from veil.frequency import class_sizes, histograms
 from veil.privacy.criteria import TCloseness, class_entropy
-from veil.privacy.models import sensitive_codes
 from veil.privacy.risk import Risk, risk
-from veil.scan.risk import class_sizes
 from veil.schema import require_columns
 
 
@@ -51,14 +50,6 @@ class CheckResult:
         if self.l_recursive_c is not None:
             data["l_recursive_c"] = self.l_recursive_c
         return data
-
-
-def histograms(
-    frame: pd.DataFrame, klass: np.ndarray, sensitive: str, classes: int
-) -> tuple[np.ndarray, list[str]]:
-    codes, values = sensitive_codes(frame[sensitive])
-    flat = np.bincount(klass * len(values) + codes, minlength=classes * len(values))
-    return flat.reshape(classes, len(values)), values
 
 
 def check(

@@ -22,7 +22,7 @@ import numpy as np
 from veil.exceptions import ParameterError
 
 if TYPE_CHECKING:
-    from veil.privacy.engine import Evaluation, FrequencyTable
+    from veil.privacy.lattice import Evaluation, FrequencyTable
 
 _FACTOR = 1e10  # ARX compares losses on their first 10 decimals (floor)
 _LN2 = math.log(2)

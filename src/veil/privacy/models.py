@@ -6,35 +6,13 @@ search works on integer-coded frequency tables instead (see DESIGN.md).
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-import numpy as np
 import pandas as pd
 
-from veil.scan.risk import class_sizes
+from veil.frequency import class_sizes, sensitive_codes
 from veil.schema import require_columns
-
-
-def sensitive_key(value: str) -> str:
-    """How sensitive values are told apart: "HIV", "hiv", " HIV" and "Hiv " are one value (NFKC,
-    inner whitespace collapsed, case folded), else a class of five spellings of one diagnosis
-    would count as five diverse values."""
-    return " ".join(unicodedata.normalize("NFKC", value).split()).casefold()
-
-
-def sensitive_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """A code per row and a label per code for a sensitive column, spelling variants merged
-    (``sensitive_key``); a label is the variant met first. Used by the search, Mondrian and the
-    verifier alike, so that they count l and t the same way."""
-    raw_codes, raw = pd.factorize(series.astype(str))
-    keys = [sensitive_key(str(v)) for v in raw]
-    merged, _ = pd.factorize(pd.Index(keys))
-    labels: dict[int, str] = {}
-    for code, value in zip(merged.tolist(), raw, strict=True):
-        labels.setdefault(code, str(value))
-    return merged[raw_codes].astype(np.int64), [labels[i] for i in range(len(labels))]
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy
 from veil.privacy.criteria import Criterion
 from veil.privacy.metrics import floor10, geometric_mean
-from veil.privacy.models import sensitive_codes
 
 
 @dataclass(frozen=True)

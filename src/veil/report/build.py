@@ -13,6 +13,7 @@ import pandas as pd
 from veil._version import __version__
 from veil.dp.budget import NEIGHBOURS, Accountant
 from veil.dp.stats import DPResult
+from veil.frequency import class_sizes
 from veil.io import fingerprint
 from veil.privacy._check import check
 from veil.privacy.certificate import Certificate, Release
@@ -21,7 +22,6 @@ from veil.report import figures
 from veil.report.measures import association_matrix, entropy_bits, ranked
 from veil.report.model import Block, Fact, Figure, Report, Section, Table
 from veil.scan import ScanResult, scan
-from veil.scan.risk import class_sizes
 
 MAX_ASSOCIATION_COLUMNS = 24  # a heatmap wider than this is unreadable
 Progress = Callable[[str], None]

@@ -11,8 +11,9 @@ import sys
 import types
 from typing import Any
 
+from veil.frequency import class_sizes
 from veil.scan.core import ENTITIES, ROLE_OF, ColumnFinding, ScanResult, classify, scan
-from veil.scan.risk import RiskSummary, assess, class_sizes
+from veil.scan.risk import RiskSummary, assess
 
 __all__ = [
     "ENTITIES",

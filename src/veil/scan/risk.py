@@ -12,65 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from veil.schema import require_columns
-
-_MAX_DENSE = 50_000_000  # largest code space counted with bincount; beyond, np.unique
-
-
-@dataclass
-class CodedColumns:
-    """Columns as integer codes 0..cardinality-1 (missing values are a code of their own)."""
-
-    names: list[str]
-    codes: list[np.ndarray]
-    cardinalities: list[int]
-
-    @classmethod
-    def of(cls, frame: pd.DataFrame, columns: Sequence[str]) -> CodedColumns:
-        require_columns(frame, columns, where="quasi_identifiers")
-        codes, cards = [], []
-        for name in columns:
-            values, uniques = pd.factorize(frame[name], use_na_sentinel=False)
-            codes.append(values.astype(np.int64))
-            cards.append(max(len(uniques), 1))
-        return cls(list(columns), codes, cards)
-
-    def combined(self, indices: Sequence[int]) -> tuple[np.ndarray, int]:
-        """One code per row for the combination of the columns at ``indices``."""
-        n = len(self.codes[0]) if self.codes else 0
-        key = np.zeros(n, dtype=np.int64)
-        space = 1
-        for i in indices:
-            if space * self.cardinalities[i] > 2**62:  # re-code to keep the radix small
-                key, uniques = pd.factorize(key)
-                space = len(uniques)
-            key = key * self.cardinalities[i] + self.codes[i]
-            space *= self.cardinalities[i]
-        return key, space
-
-    def class_sizes(self, indices: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(class index per row, size per class) for the combination at ``indices``."""
-        key, space = self.combined(indices)
-        if space <= _MAX_DENSE:
-            counts = np.bincount(key, minlength=space)
-            present = np.flatnonzero(counts)
-            remap = np.empty(space, dtype=np.int64)
-            remap[present] = np.arange(len(present))
-            return remap[key], counts[present]
-        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-        return inverse.reshape(-1), counts
-
-
-def class_sizes(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Equivalence classes of ``frame`` over ``columns``: (class per row, size per class)."""
-    if not len(columns):
-        n = len(frame)
-        return np.zeros(n, dtype=np.int64), np.array([n] if n else [], dtype=np.int64)
-    coded = CodedColumns.of(frame, columns)
-    return coded.class_sizes(range(len(columns)))
+from veil.frequency import CodedColumns
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,205 @@
+"""The frequency table: veil's engine (DESIGN.md, "the engine"), at the bottom of the layers.
+
+Columns are integer-coded once (``CodedColumns``); the equivalence classes over a set of columns
+are a mixed-radix code per row and one ``bincount`` (``class_sizes``); a sensitive column's
+values, spelling variants merged (``sensitive_codes``), give each class its histogram
+(``histograms``). ``scan`` (uniqueness), ``privacy`` (the models, the search, the verifier) and
+``report`` all count classes here, the same way.
+
+``Frequencies`` is the same table kept as values rather than codes, so that it can be built
+from batches and two of them merged: the form in which a stream of chunks or a Dask cluster
+summarizes a table too large for one pass in memory ("summarize distributed, search local").
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.schema import require_columns
+
+__all__ = [
+    "CodedColumns",
+    "Frequencies",
+    "class_sizes",
+    "histograms",
+    "sensitive_codes",
+    "sensitive_key",
+]
+
+_MAX_DENSE = 50_000_000  # largest code space counted with bincount; beyond, np.unique
+
+
+@dataclass
+class CodedColumns:
+    """Columns as integer codes 0..cardinality-1 (missing values are a code of their own)."""
+
+    names: list[str]
+    codes: list[np.ndarray]
+    cardinalities: list[int]
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, columns: Sequence[str]) -> CodedColumns:
+        require_columns(frame, columns, where="quasi_identifiers")
+        codes, cards = [], []
+        for name in columns:
+            values, uniques = pd.factorize(frame[name], use_na_sentinel=False)
+            codes.append(values.astype(np.int64))
+            cards.append(max(len(uniques), 1))
+        return cls(list(columns), codes, cards)
+
+    def combined(self, indices: Sequence[int]) -> tuple[np.ndarray, int]:
+        """One code per row for the combination of the columns at ``indices``."""
+        n = len(self.codes[0]) if self.codes else 0
+        key = np.zeros(n, dtype=np.int64)
+        space = 1
+        for i in indices:
+            if space * self.cardinalities[i] > 2**62:  # re-code to keep the radix small
+                key, uniques = pd.factorize(key)
+                space = len(uniques)
+            key = key * self.cardinalities[i] + self.codes[i]
+            space *= self.cardinalities[i]
+        return key, space
+
+    def class_sizes(self, indices: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(class index per row, size per class) for the combination at ``indices``."""
+        key, space = self.combined(indices)
+        if space <= _MAX_DENSE:
+            counts = np.bincount(key, minlength=space)
+            present = np.flatnonzero(counts)
+            remap = np.empty(space, dtype=np.int64)
+            remap[present] = np.arange(len(present))
+            return remap[key], counts[present]
+        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+        return inverse.reshape(-1), counts
+
+
+def class_sizes(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Equivalence classes of ``frame`` over ``columns``: (class per row, size per class)."""
+    if not len(columns):
+        n = len(frame)
+        return np.zeros(n, dtype=np.int64), np.array([n] if n else [], dtype=np.int64)
+    coded = CodedColumns.of(frame, columns)
+    return coded.class_sizes(range(len(columns)))
+
+
+def sensitive_key(value: str) -> str:
+    """How sensitive values are told apart: "HIV", "hiv", " HIV" and "Hiv " are one value (NFKC,
+    inner whitespace collapsed, case folded), else a class of five spellings of one diagnosis
+    would count as five diverse values."""
+    return " ".join(unicodedata.normalize("NFKC", value).split()).casefold()
+
+
+def sensitive_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """A code per row and a label per code for a sensitive column, spelling variants merged
+    (``sensitive_key``); a label is the variant met first. Used by the search, Mondrian and the
+    verifier alike, so that they count l and t the same way."""
+    raw_codes, raw = pd.factorize(series.astype(str))
+    keys = [sensitive_key(str(v)) for v in raw]
+    merged, _ = pd.factorize(pd.Index(keys))
+    labels: dict[int, str] = {}
+    for code, value in zip(merged.tolist(), raw, strict=True):
+        labels.setdefault(code, str(value))
+    return merged[raw_codes].astype(np.int64), [labels[i] for i in range(len(labels))]
+
+
+def histograms(
+    frame: pd.DataFrame, klass: np.ndarray, sensitive: str, classes: int
+) -> tuple[np.ndarray, list[str]]:
+    codes, values = sensitive_codes(frame[sensitive])
+    flat = np.bincount(klass * len(values) + codes, minlength=classes * len(values))
+    return flat.reshape(classes, len(values)), values
+
+
+_COUNT = "__veil_count__"
+
+
+@dataclass(frozen=True)
+class Frequencies:
+    """How many records share each combination of quasi-identifier values (and, with a
+    sensitive column, each sensitive value within it): a table that can be built batch by batch
+    and merged, whose class sizes and histograms equal those of the whole table.
+
+    >>> import pandas as pd
+    >>> a = pd.DataFrame({"age": ["30-39", "40-49"], "county": ["Kisumu", "Nyeri"]})
+    >>> b = pd.DataFrame({"age": ["30-39"], "county": ["Kisumu"]})
+    >>> both = Frequencies.of(a, ["age", "county"]).merge(Frequencies.of(b, ["age", "county"]))
+    >>> sorted(both.sizes().tolist())
+    [1, 2]
+    """
+
+    quasi_identifiers: tuple[str, ...]
+    sensitive: str | None
+    counts: pd.DataFrame  # one row per combination: the QI values, the sensitive key, the count
+
+    @classmethod
+    def of(
+        cls, frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str | None = None
+    ) -> Frequencies:
+        columns = [*quasi_identifiers, *([sensitive] if sensitive else [])]
+        require_columns(frame, columns, where="frequencies")
+        data = frame[list(quasi_identifiers)].copy()
+        if sensitive is not None:  # spelling variants are one value, as everywhere
+            values = frame[sensitive].astype(str)
+            data[sensitive] = values.map(sensitive_key)
+        counts = (
+            data.groupby(list(data.columns), dropna=False, sort=False)
+            .size()
+            .rename(_COUNT)
+            .reset_index()
+        )
+        return cls(tuple(quasi_identifiers), sensitive, counts)
+
+    @classmethod
+    def of_batches(
+        cls,
+        batches: Iterable[pd.DataFrame],
+        quasi_identifiers: Sequence[str],
+        sensitive: str | None = None,
+    ) -> Frequencies:
+        """One table from many batches (chunks of a file, partitions of a cluster)."""
+        total: Frequencies | None = None
+        for batch in batches:
+            part = cls.of(batch, quasi_identifiers, sensitive)
+            total = part if total is None else total.merge(part)
+        if total is None:
+            raise ValueError("no batches: a frequency table needs at least one")
+        return total
+
+    def merge(self, other: Frequencies) -> Frequencies:
+        """The table of both tables' records together."""
+        if (self.quasi_identifiers, self.sensitive) != (other.quasi_identifiers, other.sensitive):
+            raise ValueError("only tables over the same columns merge")
+        keys = [c for c in self.counts.columns if c != _COUNT]
+        both = pd.concat([self.counts, other.counts], ignore_index=True)
+        merged = both.groupby(keys, dropna=False, sort=False)[_COUNT].sum().reset_index()
+        return Frequencies(self.quasi_identifiers, self.sensitive, merged)
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts[_COUNT].sum())
+
+    def _classes(self) -> tuple[np.ndarray, int]:
+        klass, sizes = class_sizes(self.counts, list(self.quasi_identifiers))
+        return klass, len(sizes)
+
+    def sizes(self) -> np.ndarray:
+        """The size of every equivalence class."""
+        klass, classes = self._classes()
+        return np.bincount(klass, weights=self.counts[_COUNT], minlength=classes).astype(np.int64)
+
+    def histograms(self) -> tuple[np.ndarray, list[str]]:
+        """(classes x sensitive values) counts, and the values."""
+        if self.sensitive is None:
+            raise ValueError("no sensitive column: give one to Frequencies.of")
+        klass, classes = self._classes()
+        codes, values = pd.factorize(self.counts[self.sensitive])
+        flat = np.bincount(
+            klass * len(values) + codes, weights=self.counts[_COUNT],
+            minlength=classes * len(values),
+        )  # fmt: skip
+        return flat.reshape(classes, len(values)).astype(np.int64), [str(v) for v in values]

@@ -1,0 +1,194 @@
+"""What the searches share: the frequency table of the quasi-identifiers' leaves (built from
+the rows once), the classes at a lattice node (``Groups``, rolled up from a more specific
+node), the check of a node against the privacy criteria (``check``) and a search's result.
+
+The optimal search (``engine``), the heuristic one (``heuristic``) and the loss metrics
+(``metrics``) import this module, and it imports none of them; ``search`` chooses between the
+two searches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.exceptions import InputError, ParameterError
+from veil.frequency import sensitive_codes
+from veil.hierarchy import Hierarchy
+from veil.privacy.criteria import Criterion, TCloseness
+
+__all__ = ["MAX_EXHAUSTIVE", "Evaluation", "FrequencyTable", "Groups", "SearchResult", "check"]
+
+MAX_EXHAUSTIVE = 100_000  # lattice nodes; beyond this the heuristic search runs
+_MAX_HISTOGRAM_CELLS = 50_000_000
+
+
+def _combine(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
+    """One int64 per row for the combination of its codes (re-coding if the space overflows)."""
+    key = np.zeros(len(codes), dtype=np.int64)
+    space = 1
+    for j, r in enumerate(radix):
+        r = max(int(r), 1)
+        if space * r >= 2**62:
+            key, uniques = pd.factorize(key)
+            key = key.astype(np.int64)
+            space = len(uniques)
+        key = key * r + codes[:, j]
+        space *= r
+    return key
+
+
+def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(group of every row, first row of every group)."""
+    group, uniques = pd.factorize(key)
+    first = np.full(len(uniques), len(key), dtype=np.int64)
+    np.minimum.at(first, group, np.arange(len(key)))
+    return group.astype(np.int64), first
+
+
+@dataclass
+class Groups:
+    """Equivalence classes at a node: one representative leaf combination per class, the class
+    sizes and (with a sensitive column) the sensitive-value histogram per class."""
+
+    levels: tuple[int, ...]
+    leaves: np.ndarray  # (classes, quasi-identifiers)
+    sizes: np.ndarray  # (classes,)
+    histograms: np.ndarray | None  # (classes, sensitive values)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+
+@dataclass
+class FrequencyTable:
+    hierarchies: list[Hierarchy]
+    bottom: Groups  # the table at level 0 everywhere: distinct leaf combinations
+    rows: int
+    row_entry: np.ndarray  # (rows,) the bottom group of every input row
+    sensitive_values: list[str]
+
+    @classmethod
+    def build(
+        cls,
+        frame: pd.DataFrame,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        *,
+        sensitive: str | None = None,
+    ) -> FrequencyTable:
+        if not quasi_identifiers:
+            raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
+        leaves = np.column_stack(
+            [h.encode(frame[q]) for q, h in zip(quasi_identifiers, hierarchies, strict=True)]
+        )
+        key = _combine(leaves, [h.domain_size for h in hierarchies])
+        entry, first = _group(key)
+        sizes = np.bincount(entry).astype(np.int64)
+        histograms = None
+        values: list[str] = []
+        if sensitive is not None:
+            codes, values = sensitive_codes(frame[sensitive])
+            if len(sizes) * len(values) > _MAX_HISTOGRAM_CELLS:
+                raise InputError(
+                    f"sensitive column {sensitive!r} has {len(values):,} distinct values over "
+                    f"{len(sizes):,} combinations; generalize it first (e.g. bins)"
+                )
+            flat = np.bincount(entry * len(values) + codes, minlength=len(sizes) * len(values))
+            histograms = flat.reshape(len(sizes), len(values))
+        bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
+        return cls(list(hierarchies), bottom, len(frame), entry, values)
+
+    @property
+    def heights(self) -> list[int]:
+        return [h.height for h in self.hierarchies]
+
+    @property
+    def _radix(self) -> list[list[int]]:
+        """Distinct generalized values per column and level."""
+        if not hasattr(self, "_radix_cache"):
+            self._radix_cache = [[len(lab) for lab in h.labels] for h in self.hierarchies]
+        return self._radix_cache
+
+    def roll_up(self, base: Groups, levels: Sequence[int]) -> Groups:
+        """The classes at ``levels`` from the classes of a more specific node ``base``."""
+        klass, first = _group(self._key(base.leaves, levels))
+        sizes = np.bincount(klass, weights=base.sizes).astype(np.int64)
+        histograms = None
+        if base.histograms is not None:
+            histograms = np.zeros((len(first), base.histograms.shape[1]), dtype=np.int64)
+            np.add.at(histograms, klass, base.histograms)
+        return Groups(tuple(int(x) for x in levels), base.leaves[first], sizes, histograms)
+
+    def entry_classes(self, levels: Sequence[int]) -> np.ndarray:
+        """The class (at ``levels``) of every bottom entry: for applying a result to rows."""
+        klass, _ = _group(self._key(self.bottom.leaves, levels))
+        return klass
+
+    def _key(self, leaves: np.ndarray, levels: Sequence[int]) -> np.ndarray:
+        """One int64 per row of ``leaves`` for its generalized combination at ``levels``:
+        the generalized codes in mixed radix, built column by column (no stacking)."""
+        key = np.zeros(len(leaves), dtype=np.int64)
+        space = 1
+        for c, (h, level) in enumerate(zip(self.hierarchies, levels, strict=True)):
+            radix = self._radix[c][level]
+            if space * radix >= 2**62:  # re-code to keep the space small
+                key, uniques = pd.factorize(key)
+                key = key.astype(np.int64)
+                space = len(uniques)
+            key *= radix
+            key += h.maps[level][leaves[:, c]]
+            space *= radix
+        return key
+
+
+@dataclass
+class Evaluation:
+    groups: Groups
+    failing: np.ndarray  # (classes,) classes that fail a criterion: suppressed
+    suppressed: int
+    anonymous: bool
+
+
+#: Rounds of re-measuring t against the classes still released before a node is given up.
+_T_ROUNDS = 20
+
+
+def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> Evaluation:
+    closeness = [c for c in criteria if isinstance(c, TCloseness)]
+    failing = np.zeros(len(groups), dtype=bool)
+    for criterion in criteria:
+        if criterion not in closeness:
+            failing |= ~criterion.holds(groups.sizes, groups.histograms)
+    if closeness:
+        # t is measured against the release's distribution (as the verifier does), which
+        # depends on which classes are suppressed: iterate to a fixed point
+        others, failing = failing, failing.copy()
+        for _ in range(_T_ROUNDS):
+            now = others.copy()
+            for criterion in closeness:
+                far = criterion.distances(groups.histograms, ~failing) > criterion.t + 1e-12
+                now |= far
+            if np.array_equal(now, failing):
+                break
+            failing = now
+        else:
+            failing = np.ones(len(groups), dtype=bool)  # no stable release: none
+    suppressed = int(groups.sizes[failing].sum())
+    return Evaluation(groups, failing, suppressed, suppressed <= max_outliers)
+
+
+@dataclass
+class SearchResult:
+    levels: tuple[int, ...] | None
+    loss: float | None
+    suppressed: int
+    evaluated: int
+    nodes: int
+    seconds: float
+    method: str
+    optimal: bool  # proven optimal (the branch and bound ran to its end)
+    evaluation: Evaluation | None = None

@@ -1,0 +1,133 @@
+"""The shape DESIGN.md draws, checked on the code: no import cycle between files, each layer
+importing only downward, the frequency table at the bottom (built from batches, merged)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from veil.frequency import Frequencies, class_sizes, histograms
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+#: DESIGN.md's layers, lowest first; a module may import its own layer or lower ones.
+LAYERS = [
+    {"veil._version", "veil.exceptions", "veil.progress", "veil.keys", "veil.plotting"},
+    {"veil.io", "veil.schema", "veil.hierarchy", "veil.frequency"},
+    {"veil.scan", "veil.transforms", "veil.dp", "veil.policy", "veil.suggest"},
+    {"veil.privacy", "veil.learn", "veil.synth", "veil.federated", "veil.rights"},
+    {"veil.report"},
+    {"veil.demo"},
+    {"veil.cli", "veil.__main__"},
+]
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in (SRC / "veil").rglob("*.py"):
+        name = ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+        found[name] = path
+    return found
+
+
+def imports(path: Path, known: dict[str, Path]) -> set[str]:
+    """The veil modules a file imports, at any depth but ``if TYPE_CHECKING:``."""
+    found: set[str] = set()
+
+    class Visitor(ast.NodeVisitor):
+        def visit_If(self, node: ast.If) -> None:
+            if "TYPE_CHECKING" not in ast.dump(node.test):
+                self.generic_visit(node)
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            if node.level == 0 and node.module and node.module.startswith("veil"):
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    found.add(sub if sub in known else node.module)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            found.update(a.name for a in node.names if a.name.startswith("veil"))
+
+    Visitor().visit(ast.parse(path.read_text()))
+    return {name for name in found if name in known}
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(path, known) - {name} for name, path in known.items()}
+
+
+def layer(name: str) -> int:
+    for depth, members in enumerate(LAYERS):
+        if any(name == m or name.startswith(m + ".") for m in members):
+            return depth
+    raise AssertionError(f"{name} is in no layer of DESIGN.md: add it to LAYERS")
+
+
+def test_no_import_cycle_between_files() -> None:
+    edges = graph()
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges[node]):
+            assert state.get(nxt) != 1, f"import cycle: {' -> '.join([*path, node, nxt])}"
+            if nxt not in state:
+                visit(nxt, [*path, node])
+        state[node] = 2
+
+    for name in sorted(edges):
+        if name not in state:
+            visit(name, [])
+
+
+def test_each_layer_imports_only_downward_and_nothing_imports_the_cli() -> None:
+    upward = [
+        f"{name} -> {dep}"
+        for name, deps in graph().items()
+        for dep in deps
+        if name != "veil" and layer(dep) > layer(name)
+    ]
+    assert upward == []
+
+
+def test_scan_privacy_and_report_count_classes_with_the_frequency_module() -> None:
+    edges = graph()
+    for name, deps in edges.items():
+        if name.startswith(("veil.privacy", "veil.report")):
+            assert "veil.scan.risk" not in deps, name  # no sideways import for class sizes
+    users = {n for n, d in edges.items() if "veil.frequency" in d}
+    assert {"veil.scan.risk", "veil.privacy.models", "veil.report.build"} <= users
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["20s", "30s", None]),
+            st.sampled_from(["Nyeri", "Lamu"]),
+            st.sampled_from(["HIV", "hiv ", "Flu", "flu"]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(min_value=0, max_value=40),
+)
+def test_frequencies_built_in_batches_and_merged_equal_the_whole(rows, cut) -> None:
+    frame = pd.DataFrame(rows, columns=["age", "county", "diagnosis"])
+    qis = ["age", "county"]
+    parts = [frame.iloc[:cut], frame.iloc[cut:]]
+    merged = Frequencies.of_batches([p for p in parts if len(p)], qis, "diagnosis")
+    whole = Frequencies.of(frame, qis, "diagnosis")
+    assert merged.rows == whole.rows == len(frame)
+    assert sorted(merged.sizes().tolist()) == sorted(class_sizes(frame, qis)[1].tolist())
+    klass, sizes = class_sizes(frame, qis)
+    direct, _ = histograms(frame, klass, "diagnosis", len(sizes))
+    batched, _ = merged.histograms()
+    assert sorted(map(sorted, batched.tolist())) == sorted(map(sorted, direct.tolist()))
+    assert np.array_equal(np.sort(batched.sum(axis=1)), np.sort(sizes))
