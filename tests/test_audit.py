@@ -196,11 +196,11 @@ def test_the_ledger_refuses_an_infinite_budget_and_a_boolean_epsilon(tmp_path) -
 
 def test_spending_on_another_dataset_than_the_ledgers_warns(tmp_path) -> None:
     from veil import dp
+    from veil.dp.budget import dataset_id
     from veil.exceptions import PrivacyLeakWarning
-    from veil.io import fingerprint
 
     ours = pd.DataFrame({"Age": [30, 40, 50, 60]})
-    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(2.0), dataset=fingerprint(ours))
+    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(2.0), dataset=dataset_id(ours))
     with pytest.warns(PrivacyLeakWarning, match="was made for dataset"):
         dp.stats.mean(pd.DataFrame({"Age": [1, 2]}), "Age", bounds=(0, 100), epsilon=0.1,
                       accountant=acc)  # fmt: skip

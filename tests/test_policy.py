@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -188,3 +189,15 @@ def test_max_suppression_counts_only_what_the_search_withholds(people: pd.DataFr
     assert cert.search["suppressed"] == 0
     assert cert.search["rows_in"] == len(people) - withheld
     assert cert.checks["suppressed by the search <= 1.0%"] is True
+
+
+def test_a_policy_that_withholds_every_record_says_so() -> None:
+    frame = pd.DataFrame({"age": np.arange(100) + 18, "county": ["Nyeri", "Lamu"] * 50})
+    policy = {
+        "version": 1,
+        "columns": {"age": {"role": "quasi_identifier"}, "county": {"role": "quasi_identifier"}},
+        "steps": [{"suppress_rows": {"rare": 5, "columns": ["age", "county"]}}],
+        "privacy": {"k": 2},
+    }
+    with pytest.raises(PolicyError, match=r"withhold every record \(steps\[0\] leaves none\)"):
+        anonymize(frame, policy)

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.dp.budget import Accountant
+from veil.dp.budget import Accountant, dataset_id
 from veil.dp.stats import DPResult
 from veil.exceptions import MissingExtraError, OutputError
-from veil.io import OutputSet, atomic_open, fingerprint, read, write_table
+from veil.io import OutputSet, atomic_open, read, write_table
 from veil.keys import DEFAULT_KEY_ENV, generate_key
 from veil.policy import Policy
 from veil.privacy import Release, anonymize
@@ -165,7 +165,7 @@ def _dp_demo(
         stats.opendp()
     except MissingExtraError:
         return None, [], [], ""
-    dataset = fingerprint(original)
+    dataset = dataset_id(original)
     accountant = Accountant(ledger) if ledger.exists() else None
     if accountant is not None and accountant.dataset != dataset:
         raise OutputError(

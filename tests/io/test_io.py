@@ -218,3 +218,21 @@ def test_fingerprint_tracks_content() -> None:
     assert io.fingerprint(a) == io.fingerprint(a.copy())
     assert io.fingerprint(a) != io.fingerprint(pd.DataFrame({"x": [1, 3]}))
     assert io.fingerprint(a) != io.fingerprint(pd.DataFrame({"y": [1, 2]}))
+
+
+def test_a_full_fingerprint_sees_every_row_and_certificates_carry_it(key_env: str) -> None:
+    from veil import anonymize
+
+    frame = pd.DataFrame({"x": np.arange(50_000) % 7, "county": ["Nyeri", "Lamu"] * 25_000})
+    changed = frame.copy()
+    changed.loc[1, "x"] = 6  # row 1 is not among 10,000 evenly spaced rows of 50,000
+    assert io.fingerprint(frame, sample=10_000) == io.fingerprint(changed, sample=10_000)
+    assert io.fingerprint(frame) != io.fingerprint(changed)
+    assert len(io.fingerprint(frame)) == 64
+    cert = anonymize(
+        frame, {"version": 1, "columns": {"x": {"role": "insensitive"},
+                                          "county": {"role": "quasi_identifier"}}},
+    ).certificate  # fmt: skip
+    assert cert.format == 3
+    assert cert.source_fingerprint == io.fingerprint(frame)
+    assert len(cert.release_fingerprint) == 64

@@ -42,12 +42,13 @@ def budget_init(
 ) -> None:
     """Create the budget for DATA (never replaces an existing one)."""
     from veil.dp import Accountant, Budget
-    from veil.io import fingerprint, read
+    from veil.dp.budget import dataset_id
+    from veil.io import read
 
     path = _ledger(ledger)
     frame = read(data, **_read_options(None, sep=sep))
     Accountant.create(path, Budget(epsilon, delta), composition=composition,
-                      dataset=fingerprint(frame))  # fmt: skip
+                      dataset=dataset_id(frame))  # fmt: skip
     out.print(f"created the privacy budget in {path}: epsilon {epsilon:g}, delta {delta:g} "
               f"({composition}) for {data}")  # fmt: skip
 

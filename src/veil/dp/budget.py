@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from veil.exceptions import BudgetExceededError, InputError, ParameterError, PrivacyLeakWarning
 
@@ -39,6 +40,7 @@ __all__ = [
     "Budget",
     "Entry",
     "check_epsilon_delta",
+    "dataset_id",
     "default_ledger",
 ]
 
@@ -47,6 +49,19 @@ LEDGER_ENV = "VEIL_LEDGER"
 #: The neighbouring relation every epsilon in veil refers to: said in the CLI, the results and
 #: the report, since the same epsilon means twice the protection under replace-one.
 NEIGHBOURS = "add/remove one record"
+
+
+#: Rows sampled to name a ledger's dataset (``dataset_id``).
+DATASET_SAMPLE = 10_000
+
+
+def dataset_id(frame: Any) -> str:
+    """The name a ledger gives a dataset: a hash of evenly spaced rows, the row count and the
+    columns. It only decides whether to warn that a release reads other data than the
+    ledger's; a certificate pins its tables with full hashes."""
+    from veil.io import fingerprint
+
+    return fingerprint(frame, sample=DATASET_SAMPLE)
 
 
 def default_ledger() -> Path:

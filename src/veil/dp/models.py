@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from veil.dp.budget import Accountant, Budget
+from veil.dp.budget import Accountant, Budget, dataset_id
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
-from veil.io import fingerprint
 
 __all__ = [
     "PCA",
@@ -69,7 +68,7 @@ class _DPEstimator(BaseEstimator):
         library = _diffprivlib()
         what = f"fit {type(self).__name__}(epsilon={self.epsilon:g})"
         data = pd.DataFrame(features)
-        with self.accountant.spend(self.epsilon, 0.0, what=what, dataset=fingerprint(data)):
+        with self.accountant.spend(self.epsilon, 0.0, what=what, dataset=dataset_id(data)):
             local = library.BudgetAccountant()
             model = getattr(library.models, self._dp_name)(**params, accountant=local)
             with warnings.catch_warnings():

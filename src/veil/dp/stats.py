@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.dp.budget import NEIGHBOURS, Accountant, check_epsilon_delta
+from veil.dp.budget import NEIGHBOURS, Accountant, check_epsilon_delta, dataset_id
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
-from veil.io import fingerprint
 from veil.schema import require_columns
 
 __all__ = [
@@ -153,7 +152,7 @@ def _run(
 ) -> DPResult:
     check_epsilon_delta(epsilon)
     acc = _accountant(accountant)
-    with acc.spend(epsilon, 0.0, what=what, dataset=fingerprint(frame)):
+    with acc.spend(epsilon, 0.0, what=what, dataset=dataset_id(frame)):
         return compute()
 
 

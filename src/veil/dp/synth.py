@@ -17,10 +17,9 @@ import numpy as np
 import pandas as pd
 
 from veil.dp._mst import safe_mst
-from veil.dp.budget import Accountant, check_epsilon_delta
+from veil.dp.budget import Accountant, check_epsilon_delta, dataset_id
 from veil.dp.stats import opendp
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
-from veil.io import fingerprint
 from veil.schema import ColumnRole, require_columns
 
 _MAX_CATEGORIES = 50
@@ -140,7 +139,7 @@ def synthesize(
         for name in chosen
     })  # fmt: skip
     with accountant.spend(epsilon, 0.0, what=f"synthesize MST ({len(chosen)} columns)",
-                          dataset=fingerprint(frame)):  # fmt: skip
+                          dataset=dataset_id(frame)):  # fmt: skip
         context = dp.Context.compositor(
             data=pl.LazyFrame(data),
             privacy_unit=dp.unit_of(contributions=1),

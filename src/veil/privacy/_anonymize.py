@@ -279,6 +279,13 @@ def anonymize(
         )
 
     search_info: dict[str, Any] | None = None
+    if privacy is not None and quasi and len(frame) == 0 < len(data):
+        withheld = [r.where for r in records if r.rows_after == 0][:1]
+        raise PolicyError(
+            f"the policy's steps withhold every record ({', '.join(withheld) or 'steps'} leaves "
+            "none), so there is nothing to release or search; relax that step (a smaller "
+            "rare: in suppress_rows), or generalize the quasi-identifiers before it"
+        )
     if privacy is not None and quasi:
         base = pol.resolve(".")
         used = [

@@ -15,8 +15,10 @@ from veil.privacy.decide import Decision
 from veil.privacy.models import ClassStats
 
 #: The certificate's format: 2 pins the whole release (``release_sha256``) and records how each
-#: column's role was decided. ``verify`` refuses a certificate that pins nothing.
-FORMAT_VERSION = 2
+#: column's role was decided; 3 names the input and the release by full-length SHA-256 over
+#: every row (``source_fingerprint``, ``release_fingerprint``; 2 hashed 10,000 sampled rows).
+#: ``verify`` refuses a certificate that pins nothing.
+FORMAT_VERSION = 3
 
 
 @dataclass(frozen=True)

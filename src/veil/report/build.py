@@ -11,10 +11,9 @@ import numpy as np
 import pandas as pd
 
 from veil._version import __version__
-from veil.dp.budget import NEIGHBOURS, Accountant
+from veil.dp.budget import NEIGHBOURS, Accountant, dataset_id
 from veil.dp.stats import DPResult
 from veil.frequency import class_sizes
-from veil.io import fingerprint
 from veil.privacy._check import check
 from veil.privacy.certificate import Certificate, Release
 from veil.privacy.risk import risk
@@ -595,10 +594,10 @@ def _dp_section(
 ) -> Section:
     facts, tables, figs, text = [], [], [], []
     made_for = accountant.dataset if accountant is not None else None
-    if made_for and original is not None and made_for != fingerprint(original):
+    if made_for and original is not None and made_for != dataset_id(original):
         text.append(
             f"Careful: this ledger was made for dataset {made_for}, but the original given is "
-            f"{fingerprint(original)}; its releases may be of other data."
+            f"{dataset_id(original)}; its releases may be of other data."
         )
     if accountant is not None:
         budget, spent, left = accountant.budget, accountant.spent(), accountant.remaining()
