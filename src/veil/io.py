@@ -547,8 +547,9 @@ def _parse_dates(
                 out[name] = pd.to_datetime(series, dayfirst=dayfirst, format="mixed")
         except (ValueError, TypeError) as err:
             hint = "--date-format" if date_format is None else "a --date-format that fits"
+            reason = one_line(str(err)).split(". You might want to try")[0]  # pandas' own advice
             raise InputError(
-                f"column {name!r} cannot be parsed as dates ({err}); pass {hint}, "
+                f"column {name!r} cannot be parsed as dates ({reason}); pass {hint}, "
                 "e.g. '%d/%m/%y %H:%M' for day-first Kenyan dates"
             ) from err
     return out

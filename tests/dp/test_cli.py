@@ -57,3 +57,49 @@ def test_dp_bad_queries(tmp_path: Path, capsys) -> None:
                        capsys)  # fmt: skip
     assert code == 2
     assert "COLUMN=LOW:HIGH" in err
+
+
+def test_dp_answers_are_a_table_grouped_statistics_have_the_cli(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "clients.csv"
+    frame = demo_data()
+    frame.to_csv(data, index=False)
+    ledger = tmp_path / "b.db"
+    assert run(["budget", "init", data, "--epsilon", "5", "--ledger", ledger], capsys)[0] == 0
+    code, out, _ = run(["--quiet", "dp", data, "mean(Age)", "--bounds", "Age=18:100",
+                        "--epsilon", "0.5", "--ledger", ledger], capsys)  # fmt: skip
+    assert code == 0
+    assert "answer" in out
+    assert "epsilon spent" in out
+    assert "{" not in out  # no Python dict printed
+    groups = sorted(frame["Illness_category"].unique())
+    code, out, _ = run(["--quiet", "dp", data, "mean(Age)", "--by", "Illness_category",
+                        "--categories", ",".join(groups), "--bounds", "Age=18:100",
+                        "--epsilon", "1", "--ledger", ledger, "--format", "json"],
+                       capsys)  # fmt: skip
+    assert code == 0
+    answer = json.loads(out)
+    assert sorted(answer["value"]) == groups
+    assert answer["remaining_epsilon"] == pytest.approx(3.5)
+    code, _, err = run(["dp", data, "count()", "--by", "Illness_category", "--epsilon", "0.1",
+                        "--ledger", ledger], capsys)  # fmt: skip
+    assert code == 2
+    assert "--categories" in err
+    code, _, err = run(["dp", data, "histogram(Illness_category)", "--epsilon", "0.1",
+                        "--ledger", ledger], capsys)  # fmt: skip
+    assert code == 2
+    assert "--categories A,B,C" in err
+
+
+def test_help_reads_as_text_and_transforms_are_listed_whole(capsys) -> None:
+    assert main(["anonymize", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "\\[required]" not in text
+    assert "``" not in text
+    import inspect
+
+    from veil.cli.tools import _summary
+    from veil.transforms import Generalize
+
+    summary = _summary(inspect.getdoc(Generalize) or "")
+    assert summary.startswith("Replace values by a coarser version. Exactly one mode: - bins:")
+    assert main(["transforms"]) == 0

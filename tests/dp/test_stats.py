@@ -78,7 +78,7 @@ def test_quantile_and_histogram(ages, accountant) -> None:
     true = ages["Tier"].value_counts()
     for group in ("A", "B"):
         assert abs(hist.value[group] - true[group]) <= 4 * hist.scale * math.log(20)
-    with pytest.raises(ParameterError, match="needs categories"):
+    with pytest.raises(ParameterError, match="needs its categories"):
         dp.histogram(ages, "Tier", epsilon=1.0, accountant=accountant)
 
 

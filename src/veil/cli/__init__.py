@@ -39,7 +39,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    rich_markup_mode="markdown",
 )
 
 #: The command groups, in the order ``veil --help`` lists them.

@@ -99,13 +99,23 @@ def dp_command(
     epsilon: Annotated[float, typer.Option("--epsilon", help="Epsilon to spend.")],
     bounds: Bounds = None,
     categories: Annotated[
-        str | None, typer.Option("--categories", help="Comma-separated public categories.")
+        str | None,
+        typer.Option(
+            "--categories", help="Comma-separated public categories (of the column, or of --by)."
+        ),
+    ] = None,
+    by: Annotated[
+        str | None,
+        typer.Option("--by", help="Per group of this column: count() or mean(col) per category."),
     ] = None,
     ledger: Ledger = None,
     fmt: Format = "text",
     sep: Sep = None,
 ) -> None:
-    """A differentially private statistic of DATA, charged to the budget."""
+    """A differentially private statistic of DATA, charged to the budget.
+
+    With `--by County --categories Nairobi,Kisumu`, `count()` and `mean(Age)` are answered per
+    group; the groups are disjoint, so all of them cost epsilon once."""
     from veil.dp import Accountant
     from veil.dp import stats as dpstats
     from veil.io import read
@@ -118,7 +128,20 @@ def dp_command(
     cats = [c.strip() for c in categories.split(",")] if categories else None
     column = args[0] if args else None
     common: dict[str, Any] = {"epsilon": epsilon, "accountant": acc}
-    if name == "count":
+    if by is not None:
+        if cats is None:
+            raise ParameterError(
+                f"--by {by} needs the groups, from public knowledge: --categories A,B,C"
+            )
+        if name == "count" and column is None:
+            result = dpstats.grouped_count(frame, by, categories=cats, **common)
+        elif name == "mean" and column:
+            result = dpstats.grouped_mean(
+                frame, column, by, categories=cats, bounds=limits.get(column), **common
+            )
+        else:
+            raise ParameterError(f"--by answers count() or mean(col) per group, got {query!r}")
+    elif name == "count":
         result = dpstats.count(frame, column, **common)
     elif name in {"sum", "mean", "variance", "std", "median"} and column:
         result = getattr(dpstats, name)(frame, column, bounds=limits.get(column), **common)
@@ -140,15 +163,42 @@ def dp_command(
             f"query must be count(), count(col), sum(col), mean(col), variance(col), std(col), "
             f"median(col), quantile(col, q) or histogram(col), got {query!r}"
         )
-    if fmt == "json":
-        out.print_json(json.dumps(result.to_dict(), default=float))
-        return
-    out.print(f"{result.statistic} = {result.value}")
-    trust = f" (95% of the time within ±{result.error95:.4g})" if result.error95 else ""
-    out.print(f"  spent epsilon {result.epsilon:g}; noise scale {result.scale}{trust}")
-    out.print(f"  epsilon bounds what {result.neighbours} can change (neighbouring datasets)")
     left = acc.remaining()
-    out.print(f"  remaining budget: epsilon {left.epsilon:g}")
+    if fmt == "json":
+        answer = {**result.to_dict(), "remaining_epsilon": left.epsilon}
+        out.print_json(json.dumps(answer, default=float))
+        return
+    out.print(_answer_table(result, left.epsilon))
+    for note in result.notes:
+        out.print(f"  {note}")
+
+
+def _number(value: Any) -> str:
+    return f"{value:,.6g}" if isinstance(value, int | float) else str(value)
+
+
+def _answer_table(result: Any, remaining: float) -> Table:
+    """A DP answer as a person reads it: the value(s), what it cost, how far to trust it."""
+    grid = Table(title=result.statistic, title_justify="left", show_header=False, box=None)
+    grid.add_column(style="bold")
+    grid.add_column()
+    if isinstance(result.value, dict):  # a histogram: one row per category
+        for category, count in result.value.items():
+            grid.add_row(str(category), _number(count))
+    else:
+        grid.add_row("answer", _number(result.value))
+    if result.error95:
+        grid.add_row("95% within", f"±{result.error95:,.4g}")
+    scales = result.scale if isinstance(result.scale, dict) else {"": result.scale}
+    for part, scale in scales.items():
+        if scale is not None:
+            grid.add_row(f"noise scale{f' ({part})' if part else ''}", _number(scale))
+    if result.bounds is not None:
+        grid.add_row("bounds", f"{_number(result.bounds[0])} to {_number(result.bounds[1])}")
+    grid.add_row("epsilon spent", f"{result.epsilon:g}")
+    grid.add_row("remaining", f"epsilon {remaining:g}")
+    grid.add_row("protects", f"what {result.neighbours} can change")
+    return grid
 
 
 def synth_command(

@@ -49,7 +49,7 @@ def anonymize(
     target: Target = None,
     hierarchies: Annotated[
         Path | None,
-        typer.Option("--hierarchies", help="Folder of <data stem>_hierarchy_<column>.csv files."),
+        typer.Option("--hierarchies", help="Folder of `<data stem>_hierarchy_<column>.csv` files."),
     ] = None,
     k: KGoal = None,
     l_value: LGoal = None,

@@ -101,10 +101,19 @@ def list_transforms() -> None:
 
     grid = Table("policy name", "what it does", "parameters", show_lines=True)
     for name, cls in TRANSFORMS.items():
-        doc = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
         params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-        grid.add_row(name, doc, ", ".join(params))
+        grid.add_row(name, _summary(inspect.getdoc(cls) or ""), ", ".join(params))
     out.print(grid)
+
+
+def _summary(doc: str) -> str:
+    """A docstring's first paragraph as plain text (with the list it introduces, when it ends
+    in a colon), without reStructuredText's double backticks."""
+    paragraphs = [" ".join(p.split()) for p in doc.split("\n\n") if p.strip()]
+    shown = paragraphs[:1]
+    if shown and shown[0].endswith(":") and len(paragraphs) > 1:
+        shown.append(paragraphs[1])
+    return " ".join(shown).replace("``", "")
 
 
 def register(app: typer.Typer) -> None:

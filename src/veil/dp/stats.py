@@ -93,8 +93,8 @@ def _bounds(
     if bounds is None:
         warnings.warn(
             f"bounds for {name!r} were not given and are inferred from the data; this leaks "
-            "its minimum and maximum, outside the privacy guarantee. Pass bounds=(low, high) "
-            "from domain knowledge instead",
+            "its minimum and maximum, outside the privacy guarantee. Give bounds from domain "
+            f"knowledge instead (--bounds {name}=LOW:HIGH; in Python bounds=(low, high))",
             PrivacyLeakWarning,
             stacklevel=3,
         )
@@ -436,8 +436,9 @@ def histogram(
     series = _values(frame, column)
     if categories is None and not pd.api.types.is_numeric_dtype(series):
         raise ParameterError(
-            f"histogram of text column {column!r} needs categories=[...] (public knowledge); "
-            "listing them from the data would reveal rare values"
+            f"histogram of text column {column!r} needs its categories, from public knowledge "
+            "(--categories A,B,C; in Python categories=[...]): listing them from the data "
+            "would reveal rare values"
         )
     if categories is not None:
         names = [str(c) for c in categories]
