@@ -432,6 +432,7 @@ def _read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFr
 
     header = next(csv.reader(io.StringIO(text_head), delimiter=sep))
     header = [h.strip() for h in header]
+    _check_separator(path, header, sep)
     _check_header(path, header)
 
     try:
@@ -465,6 +466,20 @@ def _parse_csv(data: bytes, encoding: str, sep: str, header: list[str]) -> pa.Ta
             if "straddling" not in str(err) or block >= len(data):
                 raise
             block = min(block * 8, len(data) + 1)
+
+
+def _check_separator(path: Path, header: list[str], sep: str) -> None:
+    """A header read as one column that holds another delimiter: the separator is wrong."""
+    if len(header) != 1:
+        return
+    for other in _DELIMITERS:
+        if other != sep and header[0].count(other) >= 1:
+            shown_sep = {"\t": "\\t"}.get(other, other)
+            raise InputError(
+                f"{path}: with the separator {sep!r} the header is one column, "
+                f"{shown(header[0], 60)}, which holds {other!r}: the separator looks like "
+                f"{other!r}; pass --sep '{shown_sep}', or leave --sep out to detect it"
+            )
 
 
 def _check_header(path: Path, header: list[str], where: str = "line 1") -> None:

@@ -236,3 +236,10 @@ def test_a_full_fingerprint_sees_every_row_and_certificates_carry_it(key_env: st
     assert cert.format == 3
     assert cert.source_fingerprint == io.fingerprint(frame)
     assert len(cert.release_fingerprint) == 64
+
+
+def test_a_wrong_separator_is_named_as_such(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, "a.csv", b"id,County,Age\n1,Nyeri,30\n2,Lamu,40\n")
+    with pytest.raises(InputError, match=r"the separator looks like ','; pass --sep ','"):
+        io.read(path, sep=";")
+    assert list(io.read(path).columns) == ["id", "County", "Age"]

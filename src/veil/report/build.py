@@ -122,11 +122,14 @@ def _scan_section(found: ScanResult) -> Section:
             f"{', '.join(summary.quasi_identifiers)}: "
             "whoever knows those attributes of a person finds their record."
         )
-        combos = [
-            (", ".join(c["columns"]), float(c["uniqueness"])) for c in summary.most_identifying
+        every = ", ".join(summary.quasi_identifiers)
+        combos = [(every, summary.uniqueness)] + [
+            (", ".join(c["columns"]), float(c["uniqueness"]))
+            for c in summary.most_identifying
+            if list(c["columns"]) != list(summary.quasi_identifiers)  # the first bar already
         ]
-        combos.insert(0, (", ".join(summary.quasi_identifiers), summary.uniqueness))
-        figures_.append(figures.uniqueness_figure(combos))
+        if any(share > 0 for _, share in combos):  # bars of nothing say less than the text
+            figures_.append(figures.uniqueness_figure(combos))
     return Section(
         id="scan",
         title="What is personal: the scan",
