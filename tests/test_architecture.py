@@ -17,7 +17,14 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: DESIGN.md's layers, lowest first; a module may import its own layer or lower ones.
 LAYERS = [
-    {"veil._version", "veil.exceptions", "veil.progress", "veil.keys", "veil.plotting"},
+    {
+        "veil._version",
+        "veil._html",
+        "veil.exceptions",
+        "veil.progress",
+        "veil.keys",
+        "veil.plotting",
+    },
     {"veil.io", "veil.schema", "veil.hierarchy", "veil.frequency"},
     {"veil.scan", "veil.transforms", "veil.dp", "veil.policy", "veil.suggest"},
     {"veil.privacy", "veil.learn", "veil.synth", "veil.federated", "veil.rights"},

@@ -173,31 +173,14 @@ def dp_command(
         out.print(f"  {note}")
 
 
-def _number(value: Any) -> str:
-    return f"{value:,.6g}" if isinstance(value, int | float) else str(value)
-
-
 def _answer_table(result: Any, remaining: float) -> Table:
-    """A DP answer as a person reads it: the value(s), what it cost, how far to trust it."""
+    """A DP answer as a person reads it (``DPResult.rows``) and the budget left."""
     grid = Table(title=result.statistic, title_justify="left", show_header=False, box=None)
     grid.add_column(style="bold")
     grid.add_column()
-    if isinstance(result.value, dict):  # a histogram: one row per category
-        for category, count in result.value.items():
-            grid.add_row(str(category), _number(count))
-    else:
-        grid.add_row("answer", _number(result.value))
-    if result.error95:
-        grid.add_row("95% within", f"±{result.error95:,.4g}")
-    scales = result.scale if isinstance(result.scale, dict) else {"": result.scale}
-    for part, scale in scales.items():
-        if scale is not None:
-            grid.add_row(f"noise scale{f' ({part})' if part else ''}", _number(scale))
-    if result.bounds is not None:
-        grid.add_row("bounds", f"{_number(result.bounds[0])} to {_number(result.bounds[1])}")
-    grid.add_row("epsilon spent", f"{result.epsilon:g}")
+    for label, value in result.rows():
+        grid.add_row(label, value)
     grid.add_row("remaining", f"epsilon {remaining:g}")
-    grid.add_row("protects", f"what {result.neighbours} can change")
     return grid
 
 

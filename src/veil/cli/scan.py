@@ -45,20 +45,10 @@ def _print_scan(result: Any) -> None:
             f"{c.confidence:.2f}", c.evidence,
         )  # fmt: skip
     out.print(grid)
-    risk = result.risk
-    if risk.quasi_identifiers:
-        out.print(
-            f"quasi-identifiers: {', '.join(risk.quasi_identifiers)} — "
-            f"{risk.unique_rows:,} of {risk.rows:,} rows ({risk.uniqueness:.1%}) are unique on "
-            f"them (k = {risk.k})"
-        )
-        for combo in risk.most_identifying[:3]:
-            out.print(
-                f"  {' + '.join(combo['columns'])} alone singles out "
-                f"{combo['unique_rows']:,} rows ({combo['uniqueness']:.1%})"
-            )
-    else:
-        out.print("no quasi-identifiers found")
+    first, *rest = result.risk_lines()
+    out.print(first)
+    for line in rest:
+        out.print(f"  {line}")
 
 
 def scan(

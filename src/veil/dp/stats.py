@@ -72,6 +72,33 @@ class DPResult:
             data["value"] = self.value.tolist()
         return data
 
+    def rows(self) -> list[tuple[str, str]]:
+        """The answer as a person reads it: the value(s), how far to trust it, what it cost."""
+
+        def number(value: Any) -> str:
+            return f"{value:,.6g}" if isinstance(value, int | float) else str(value)
+
+        if isinstance(self.value, dict):  # one row per category or group
+            rows = [(str(key), number(value)) for key, value in self.value.items()]
+        else:
+            rows = [("answer", number(self.value))]
+        if self.error95:
+            rows.append(("95% within", f"±{self.error95:,.4g}"))
+        scales = self.scale if isinstance(self.scale, dict) else {"": self.scale}
+        for part, scale in scales.items():
+            if scale is not None:
+                rows.append((f"noise scale{f' ({part})' if part else ''}", number(scale)))
+        if self.bounds is not None:
+            rows.append(("bounds", f"{number(self.bounds[0])} to {number(self.bounds[1])}"))
+        rows.append(("epsilon spent", f"{self.epsilon:g}"))
+        rows.append(("protects", f"what {self.neighbours} can change"))
+        return rows
+
+    def _repr_html_(self) -> str:
+        from veil._html import card
+
+        return card(self.statistic, rows=self.rows(), lines=self.notes)
+
 
 def _accountant(accountant: Accountant | None) -> Accountant:
     if accountant is None:

@@ -135,6 +135,14 @@ class Certificate:
         except InputError as err:
             raise InputError(f"{path}: {err}") from err
 
+    def _repr_html_(self) -> str:
+        from veil._html import card
+
+        goals = [(goal, ("met", "insensitive") if met else ("missed", "identifier"))
+                 for goal, met in self.checks.items()]  # fmt: skip
+        return card("veil release certificate", headers=("goal", "measured") if goals else (),
+                    rows=goals, lines=self.summary())  # fmt: skip
+
     def summary(self) -> list[str]:
         """Plain-language sentences for people who will not read the JSON."""
         lines = [
@@ -198,3 +206,12 @@ class Release:
 
     data: pd.DataFrame
     certificate: Certificate
+
+    def _repr_html_(self) -> str:
+        from veil._html import card
+
+        cert = self.certificate
+        preview = self.data.head(5).to_html(index=False, border=0)  # pandas escapes cells
+        title = f"veil release: {cert.rows_out:,} rows x {len(cert.columns_out)} columns"
+        return card(title, lines=cert.summary(), footer=f'<div class="muted">first rows</div>'
+                    f"{preview}")  # fmt: skip

@@ -189,6 +189,16 @@ class Report:
     def to_html(self) -> str:
         return _environment().get_template("report.html.j2").render(report=self)
 
+    def _repr_html_(self) -> str:
+        """The whole report in a notebook, in a frame of its own (its styles stay inside)."""
+        from html import escape
+
+        return (
+            f'<iframe srcdoc="{escape(self.to_html(), quote=True)}" title="{escape(self.title)}" '
+            'style="width:100%;height:820px;border:1px solid #e3e6ec;border-radius:6px">'
+            "</iframe>"
+        )
+
     def write(
         self,
         path: str | os.PathLike[str],

@@ -86,6 +86,33 @@ class ScanResult:
     def to_schema(self) -> Schema:
         return Schema(tuple(ColumnSpec(c.name, c.role) for c in self.columns))
 
+    def risk_lines(self) -> list[str]:
+        """The re-identification risk in sentences, as ``veil scan`` prints it."""
+        risk = self.risk
+        if not risk.quasi_identifiers:
+            return ["no quasi-identifiers found"]
+        lines = [
+            f"quasi-identifiers: {', '.join(risk.quasi_identifiers)} — {risk.unique_rows:,} of "
+            f"{risk.rows:,} rows ({risk.uniqueness:.1%}) are unique on them (k = {risk.k})"
+        ]
+        for combo in risk.most_identifying[:3]:
+            lines.append(
+                f"{' + '.join(combo['columns'])} alone singles out {combo['unique_rows']:,} rows "
+                f"({combo['uniqueness']:.1%})"
+            )
+        return lines
+
+    def _repr_html_(self) -> str:
+        from veil._html import card
+
+        rows = [
+            (c.name, (c.role.value, c.role.value), c.entity or "", f"{c.confidence:.2f}",
+             c.evidence)
+            for c in self.columns
+        ]  # fmt: skip
+        return card(f"veil scan: {self.rows:,} rows", rows=rows, lines=self.risk_lines(),
+                    headers=("column", "role", "entity", "conf.", "evidence"))  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "columns": [c.to_dict() for c in self.columns],
