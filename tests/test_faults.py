@@ -242,17 +242,32 @@ def test_a_folder_that_cannot_be_written_is_exit_2_with_where(work: Path) -> Non
     assert list(locked.iterdir()) == []
 
 
-@pytest.mark.parametrize("extra", [[], ["--report", "report.html", "--certificate", "c.json"]])
-def test_a_full_disk_is_exit_2_and_leaves_no_file_of_the_run(work: Path, extra: list[str]) -> None:
-    # 60 KB per file: the release (~120 KB) does not fit; with a report, the release and the
-    # certificate would, the report (hundreds of KB) would not: no file of the run may remain
-    limit = "ulimit -f 60;" if not extra else "ulimit -f 160;"
+@pytest.mark.parametrize("with_report", [False, True])
+def test_a_full_disk_is_exit_2_and_leaves_no_file_of_the_run(work: Path, with_report) -> None:
+    # the sizes of this run's files, measured: the file-size limit is set so that the release
+    # does not fit (alone), or, with a report, the release and the certificate fit and the
+    # report does not: no file of the run may remain either way
+    sizes = work / "sizes"
+    sizes.mkdir()
+    (sizes / "data.csv").write_bytes((work / "data.csv").read_bytes())
+    (sizes / "policy.yaml").write_text(POLICY)
+    extra = ["--report", "report.html", "--certificate", "c.json", "--target", "County"]
+    extra = extra if with_report else []
+    measured = veil("--quiet", "anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv",
+                    *extra, cwd=sizes)  # fmt: skip
+    assert measured.returncode == 0, measured.stderr
+    kb = {p.name: p.stat().st_size / 1024 for p in sizes.iterdir()}
+    if with_report:
+        assert kb["report.html"] > max(kb["r.csv"], kb["c.json"]) + 8
+        limit = int(max(kb["r.csv"], kb["c.json"])) + 1
+    else:
+        limit = int(kb["r.csv"] / 2)
     result = veil("anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv", *extra,
-                  shell_prefix=limit, cwd=work)  # fmt: skip
+                  shell_prefix=f"ulimit -f {limit};", cwd=work)  # fmt: skip
     line = one_error(result)
     assert "File too large" in line
     assert "cannot write" in line
-    assert sorted(p.name for p in work.iterdir()) == ["data.csv", "policy.yaml"]
+    assert sorted(p.name for p in work.iterdir()) == ["data.csv", "policy.yaml", "sizes"]
 
 
 def test_a_ledger_locked_too_long_is_exit_2(work: Path, monkeypatch, capsys) -> None:

@@ -310,7 +310,38 @@ def mean(
     epsilon: float,
     accountant: Accountant | None,
 ) -> DPResult:
-    """Noisy sum over noisy count, each with half of ``epsilon``; clamped into the bounds."""
+    """Noisy sum over noisy count, each with half of ``epsilon``; clamped into the bounds.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The data (never modified).
+    column : str
+        A numeric column; missing values are left out.
+    bounds : (low, high)
+        Public bounds: values are clamped into them. Inferred from the data (with a
+        ``PrivacyLeakWarning``) when not given.
+    epsilon : float
+        The privacy loss to spend, at least 1e-6.
+    accountant : Accountant
+        The ledger the cost is charged to, before the data is read.
+
+    Returns
+    -------
+    DPResult
+        The noisy mean, the noise scales, a 95% error bound and the cost.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import pandas as pd
+    >>> from veil import dp
+    >>> ledger = dp.Accountant.create(pathlib.Path(tempfile.mkdtemp()) / "b.db", dp.Budget(1.0))
+    >>> ages = pd.DataFrame({"Age": [25, 38, 47, 52, 61] * 200})
+    >>> answer = dp.stats.mean(ages, "Age", bounds=(18, 100), epsilon=0.5, accountant=ledger)
+    >>> 18 <= answer.value <= 100, answer.epsilon, ledger.remaining().epsilon
+    (True, 0.5, 0.5)
+    """
     values = _numbers(_values(frame, column), column)
     lim = _bounds(frame[column], bounds, column)
 

@@ -65,7 +65,38 @@ def check(
     exclude: pd.Series | None = None,
 ) -> CheckResult:
     """Measure ``frame``; thresholds given (``k``, ``l``, ``t``) that do not hold are listed in
-    ``failed``. Rows where ``exclude`` is true (suppressed records) are left out."""
+    ``failed``. Rows where ``exclude`` is true (suppressed records) are left out.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table to measure.
+    quasi_identifiers : list of str
+        The columns whose combinations form the equivalence classes.
+    sensitive : str, optional
+        The sensitive column, for l-diversity and t-closeness.
+    k, l, t : optional
+        Thresholds to test (k >= 1, l >= 1, t in [0, 1]).
+    t_distance : str, optional
+        ``equal``, ``ordered`` or ``hierarchical`` (default: ordered for numbers).
+    risk_threshold : float
+        Prosecutor risk above which a record counts as at risk.
+
+    Returns
+    -------
+    CheckResult
+        ``k``, ``l`` and ``t`` as measured, the re-identification risk, and ``failed``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.privacy import check
+    >>> df = pd.DataFrame({"age": ["20-29"] * 3 + ["30-39"] * 2,
+    ...                    "diagnosis": ["Flu", "HIV", "Flu", "Flu", "Asthma"]})
+    >>> result = check(df, ["age"], sensitive="diagnosis", k=3)
+    >>> result.k, result.l_distinct, result.failed
+    (2, 2, ('k >= 3',))
+    """
     for name, value, low, high in (
         ("k", k, 1, math.inf),
         ("l", l, 1, math.inf),

@@ -241,7 +241,36 @@ def scan(
 ) -> ScanResult:
     """Classify every column of ``data`` as identifier, quasi-identifier, sensitive or
     insensitive, with the entity, a confidence and the evidence; then measure how unique
-    the rows are on the quasi-identifiers found."""
+    the rows are on the quasi-identifiers found.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The table (never modified).
+    columns : list of str, optional
+        Only these columns (default: all).
+    sample_size : int
+        Values sampled per column for the value recognizers.
+    random_state : int
+        Seed of the sample.
+    progress : callable, optional
+        Called with a description of each step.
+
+    Returns
+    -------
+    ScanResult
+        One finding per column (``result.column(name)``) and the re-identification risk.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import veil
+    >>> df = pd.DataFrame({"phone": ["0712345678", "0722000111", "0733000222"] * 4,
+    ...                    "county": ["Nairobi", "Kisumu", "Nakuru"] * 4})
+    >>> found = veil.scan(df)
+    >>> found.column("phone").role.value, found.column("phone").entity
+    ('identifier', 'PHONE')
+    """
     from veil.schema import require_columns
 
     names = list(data.columns) if columns is None else list(columns)

@@ -22,6 +22,13 @@ class Mask(ColumnTransform):
     """Replace characters with ``char``, keeping ``keep_first``/``keep_last`` characters.
 
     ``Mask(columns="phone", keep_last=3)`` turns ``0712345678`` into ``*******678``.
+
+    >>> import pandas as pd
+    >>> from veil.transforms import Mask
+    >>> Mask(columns="phone", keep_last=3).fit_transform(
+    ...     pd.DataFrame({"phone": ["0712345678"]}))["phone"].tolist()
+    ['*******678']
+
     Characters in ``preserve`` (e.g. ``"@.-"``) stay visible so the shape survives;
     ``length`` fixes the output length so value lengths do not leak. Missing values stay missing.
 
