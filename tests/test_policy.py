@@ -201,3 +201,11 @@ def test_a_policy_that_withholds_every_record_says_so() -> None:
     }
     with pytest.raises(PolicyError, match=r"withhold every record \(steps\[0\] leaves none\)"):
         anonymize(frame, policy)
+
+
+def test_which_steps_treat_identifiers_is_declared_by_the_transforms() -> None:
+    from veil.policy import IDENTIFIER_TREATMENTS
+    from veil.transforms import TRANSFORMS
+
+    declared = {name for name, cls in TRANSFORMS.items() if cls.treats_identifiers}
+    assert declared == set(IDENTIFIER_TREATMENTS) == {"drop", "pseudonymize", "mask", "fake"}

@@ -62,7 +62,10 @@ __all__ = [
 ]
 
 #: Steps that make a direct identifier safe to release.
-IDENTIFIER_TREATMENTS = frozenset({"drop", "pseudonymize", "mask", "fake"})
+#: The steps a direct identifier may be given: the transforms that declare they treat one.
+IDENTIFIER_TREATMENTS = frozenset(
+    name for name, transform in TRANSFORMS.items() if transform.treats_identifiers
+)
 
 
 def _parameters(name: str) -> list[str]:
@@ -400,7 +403,7 @@ def _check_derived_fakes(
             )
         if name == "fake":
             faked.update(columns)
-        elif name in {"drop", "pseudonymize", "mask"}:
+        elif name in IDENTIFIER_TREATMENTS:  # real values gone, and no fake name to build on
             faked.difference_update(columns)
 
 

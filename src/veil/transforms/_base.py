@@ -9,7 +9,7 @@ through unchanged; ``get_feature_names_out`` makes ``Pipeline`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,10 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
 
     columns: Columns
     numeric_only: bool = False
+    #: The transform leaves none of a direct identifier's real values in the release (drop,
+    #: pseudonymize, mask, fake): a policy may give it to an identifier column. Declared here,
+    #: by each transform, so a new one needs no list elsewhere.
+    treats_identifiers: ClassVar[bool] = False
 
     def _select(self, frame: pd.DataFrame) -> list[str]:
         if self.columns is None:

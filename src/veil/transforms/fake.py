@@ -48,6 +48,8 @@ class Fake(ColumnTransform):
     ``unique=True`` never gives two originals the same fake. Missing values stay missing.
     """
 
+    treats_identifiers = True
+
     def __init__(
         self,
         columns: Columns = None,

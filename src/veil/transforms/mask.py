@@ -36,6 +36,8 @@ class Mask(ColumnTransform):
     show all of it. ``describe`` counts the values that were changed.
     """
 
+    treats_identifiers = True
+
     def __init__(
         self,
         columns: Columns = None,

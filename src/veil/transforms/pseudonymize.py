@@ -67,6 +67,8 @@ class Pseudonymize(ColumnTransform):
     transform runs; it is never stored on the estimator.
     """
 
+    treats_identifiers = True
+
     def __init__(
         self,
         columns: Columns = None,

@@ -13,6 +13,8 @@ from veil.transforms._base import Columns, ColumnTransform, check_choice, check_
 class Drop(ColumnTransform):
     """Attribute suppression: remove ``columns`` from the release."""
 
+    treats_identifiers = True
+
     def __init__(self, columns: Columns = None) -> None:
         self.columns = columns
 
