@@ -17,6 +17,7 @@ import yaml
 
 from veil.policy import Policy
 from veil.scan import ColumnFinding, ScanResult, class_sizes
+from veil.scan.recognizers import ENTITY_INFO
 from veil.scan.recognizers.ke.counties import province_of
 from veil.scan.recognizers.normalize import normalize
 from veil.schema import ColumnRole
@@ -24,7 +25,7 @@ from veil.schema import ColumnRole
 DEFAULT_K = 5
 # Identifiers other tables join on: pseudonymized, not dropped. Known formats keep their shape;
 # bare keys get hex tokens (short keys such as row numbers would collide in their own shape).
-SHAPED_IDS = {"KE_NATIONAL_ID", "KE_KRA_PIN", "US_SSN", "UK_NINO"}
+SHAPED_IDS = {name for name, entity in ENTITY_INFO.items() if entity.keeps_shape}
 PARTNERED = {
     "married", "registered partnership", "domestic partnership", "civil partnership",
     "partnered", "cohabiting", "de facto", "living together", "married-civ-spouse",

@@ -124,3 +124,31 @@ def test_validation_share_is_extrapolated_to_all_rows() -> None:
     evidence = CREDIT_CARD.check(column(good * 4 + bad))
     assert evidence is not None
     assert evidence.score == pytest.approx(0.8, abs=0.02)
+
+
+def test_every_fact_about_an_entity_is_declared_beside_its_recognizer(monkeypatch) -> None:
+    from veil.scan import recognizers
+    from veil.scan.core import ROLE_OF
+    from veil.scan.hints import read_name
+    from veil.scan.recognizers import ENTITY_INFO, RECOGNIZERS, TEXT_RECOGNIZERS, vocabulary
+    from veil.scan.recognizers.countries import COUNTRIES
+    from veil.suggest import SHAPED_IDS
+
+    reported = {getattr(r, "entity", None) for r in RECOGNIZERS} - {None}
+    assert reported <= set(ENTITY_INFO) == set(ROLE_OF)
+    assert {c.__name__.rsplit(".", 1)[1] for c in COUNTRIES} == {"gb", "ke", "us"}
+    assert {"KE_NATIONAL_ID", "KE_KRA_PIN", "US_SSN", "UK_NINO"} == SHAPED_IDS
+    assert {r.entity for r in TEXT_RECOGNIZERS} == {e.name for e in ENTITY_INFO.values()
+                                                    if e.in_text}  # fmt: skip
+    assert read_name("kitambulisho")[0].entity == "KE_NATIONAL_ID"  # ke/ declares the words
+    assert "nyeri" in vocabulary.places()  # and its counties, for the location vocabulary
+
+    class Undeclared:
+        entity = "PASSPORT_XX"
+
+        def check(self, column):  # pragma: no cover - never run
+            return None
+
+    monkeypatch.setattr(recognizers, "RECOGNIZERS", (*RECOGNIZERS, Undeclared()))
+    with pytest.raises(RuntimeError, match="which no module declares"):
+        recognizers._check_declarations()

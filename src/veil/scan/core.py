@@ -17,25 +17,19 @@ import numpy as np
 import pandas as pd
 
 from veil.scan.hints import KEY, NameHint, is_opaque, read_name
-from veil.scan.recognizers import RECOGNIZERS, TEXT_RECOGNIZERS, ColumnSample, Evidence
+from veil.scan.recognizers import (
+    ENTITY_INFO,
+    RECOGNIZERS,
+    TEXT_RECOGNIZERS,
+    ColumnSample,
+    Evidence,
+)
 from veil.scan.recognizers.base import percent
 from veil.scan.risk import RiskSummary, assess
 from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema, infer_kind
 
-#: The role each entity gives its column.
-ROLE_OF: dict[str, ColumnRole] = {
-    **dict.fromkeys(
-        ("EMAIL", "PHONE", "PERSON", "KE_NATIONAL_ID", "KE_KRA_PIN", "US_SSN", "UK_NINO",
-         "CREDIT_CARD", "IBAN", "IP_ADDRESS", "URL", "ADDRESS"),
-        ColumnRole.IDENTIFIER,
-    ),
-    **dict.fromkeys(
-        ("POSTCODE", "DATE_OF_BIRTH", "AGE", "GENDER", "LOCATION", "MARITAL_STATUS",
-         "OCCUPATION"),
-        ColumnRole.QUASI_IDENTIFIER,
-    ),
-    **dict.fromkeys(("HEALTH", "INCOME"), ColumnRole.SENSITIVE),
-}  # fmt: skip
+#: The role each entity gives its column, as its recognizer's module declares it.
+ROLE_OF: dict[str, ColumnRole] = {name: ColumnRole(e.role) for name, e in ENTITY_INFO.items()}
 ENTITIES = tuple(ROLE_OF)
 MIN_SCORE = 0.5  # below this, evidence is reported but does not make a column personal
 NAME_ONLY = 0.85  # a name without supporting values counts for a little less

@@ -11,53 +11,36 @@ from dataclasses import dataclass
 
 KEY = "KEY"  # a unique key: an identifier without a named entity
 
-HINTS: dict[str, tuple[str, ...]] = {
-    "EMAIL": ("email", "e mail", "mail", "email address", "barua pepe", "baruapepe"),
-    "PHONE": ("phone", "telephone", "tel", "mobile", "cell", "cellphone", "msisdn",
-              "phone number", "mobile number", "simu", "nambari ya simu", "namba ya simu",
-              "rununu", "contact number", "whatsapp"),
-    "PERSON": ("name", "full name", "first name", "last name", "surname", "given name",
-               "family name", "middle name", "firstname", "lastname", "fullname", "forename",
-               "customer name", "client name", "patient name", "member name", "jina",
-               "jina kamili", "majina", "jina la kwanza", "jina la mwisho", "next of kin",
-               "beneficiary", "mteja"),
-    "KE_NATIONAL_ID": ("national id", "id number", "idno", "id no", "nat id", "national id number",
-                       "kitambulisho", "nambari ya kitambulisho", "huduma number",
-                       "huduma namba", "passport", "passport number", "alien id"),
-    "KE_KRA_PIN": ("kra", "kra pin", "pin", "tax id", "tax pin", "tin", "pin number",
-                   "taxpayer id", "tax number"),
-    "US_SSN": ("ssn", "social security", "social security number"),
-    "UK_NINO": ("nino", "national insurance", "ni number", "national insurance number"),
-    "CREDIT_CARD": ("credit card", "card number", "card no", "cc number", "pan", "debit card"),
-    "IBAN": ("iban", "bank account", "account iban"),
-    "IP_ADDRESS": ("ip", "ip address", "ipaddress", "ipv4", "ipv6", "client ip"),
-    "URL": ("url", "website", "web site", "homepage", "profile url", "link", "tovuti"),
-    "ADDRESS": ("address", "street", "street address", "home address", "postal address",
-                "residence", "anwani", "makazi", "sanduku la posta"),
-    "POSTCODE": ("postcode", "post code", "postal code", "zip", "zip code", "zipcode",
-                 "postal", "msimbo wa posta"),
-    "DATE_OF_BIRTH": ("dob", "date of birth", "birth date", "birthdate", "birthday", "born",
-                      "tarehe ya kuzaliwa", "kuzaliwa"),
-    "AGE": ("age", "age years", "umri", "miaka"),
-    "GENDER": ("gender", "sex", "jinsia"),
-    "LOCATION": ("county", "city", "town", "country", "region", "location", "district",
-                 "province", "state", "village", "ward", "constituency", "sub county",
-                 "residence county", "kaunti", "mji", "mahali", "eneo", "kijiji", "nchi",
-                 "place of birth", "birthplace", "native country"),
-    "MARITAL_STATUS": ("marital", "marital status", "civil status", "hali ya ndoa", "ndoa"),
-    "OCCUPATION": ("occupation", "job", "job title", "profession", "employment", "position",
-                   "kazi", "ajira", "taaluma"),
-    "HEALTH": ("diagnosis", "illness", "disease", "condition", "medical condition",
-               "health", "illness category", "diagnosis code", "icd", "icd10", "ailment",
-               "ugonjwa", "magonjwa", "hali ya afya", "afya", "chest pain"),
-    "INCOME": ("income", "salary", "wage", "wages", "earnings", "pay", "monthly income",
-               "annual income", "net pay", "gross pay", "mshahara", "kipato", "mapato"),
-    KEY: ("id", "uuid", "guid", "customer id", "client id", "member id", "patient id",
-          "employee id", "employee number", "account number", "account no", "policy number",
-          "policy no", "record id", "user id", "customer number", "membership number",
-          "nhs number", "mrn", "medical record number", "ref", "reference", "key",
-          "identifier", "number", "no"),
-}  # fmt: skip
+#: Column-name words of a unique key (an identifier without a named entity); every entity's
+#: words are declared with it (``Entity.hints``, in its recognizer's module).
+KEY_HINTS: tuple[str, ...] = (
+    "id",
+    "uuid",
+    "guid",
+    "customer id",
+    "client id",
+    "member id",
+    "patient id",
+    "employee id",
+    "employee number",
+    "account number",
+    "account no",
+    "policy number",
+    "policy no",
+    "record id",
+    "user id",
+    "customer number",
+    "membership number",
+    "nhs number",
+    "mrn",
+    "medical record number",
+    "ref",
+    "reference",
+    "key",
+    "identifier",
+    "number",
+    "no",
+)
 
 # Words that make "name" (and friends) not a person's name.
 NOT_A_PERSON = frozenset(
@@ -93,6 +76,13 @@ def tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[^0-9A-Za-z]+", spaced.lower()) if t]
 
 
+def _hints() -> dict[str, tuple[str, ...]]:
+    """Each entity's column-name words, as its recognizers declare them, and a key's."""
+    from veil.scan.recognizers import ENTITY_INFO
+
+    return {**{name: e.hints for name, e in ENTITY_INFO.items()}, KEY: KEY_HINTS}
+
+
 @dataclass(frozen=True)
 class NameHint:
     entity: str
@@ -115,7 +105,7 @@ def read_name(name: str) -> list[NameHint]:
         return []
     joined = "".join(words)
     found: dict[str, NameHint] = {}
-    for entity, phrases in HINTS.items():
+    for entity, phrases in _hints().items():
         for phrase in phrases:
             needle = phrase.split()
             if words == needle or joined == phrase.replace(" ", ""):

@@ -1,96 +1,81 @@
-"""Every recognizer veil runs, listed explicitly (no discovery by import order).
+"""Every recognizer veil runs, and the entities they declare.
 
-Country-specific ones live in folders named by ISO code: ``ke/``, ``us/``, ``gb/``.
+Generic recognizers live in ``generic`` and ``numeric``; country-specific ones in a folder
+named by ISO code (``ke/``, ``us/``, ``gb/``), each exporting ``RECOGNIZERS``, ``ENTITIES``
+and, where it has them, ``PLACES`` (words the location recognizer knows). A new country is one
+folder: it is found here, nothing else lists it.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from veil.scan.recognizers import generic, numeric
 from veil.scan.recognizers.base import (
     ColumnSample,
+    Entity,
     Evidence,
     Pattern,
     PatternRecognizer,
     VocabularyRecognizer,
 )
-from veil.scan.recognizers.gb import UK_NINO, UK_POSTCODE
-from veil.scan.recognizers.generic import (
-    ADDRESS,
-    CREDIT_CARD,
-    EMAIL,
-    GENDER,
-    HEALTH,
-    IBAN,
-    ICD10,
-    IP_ADDRESS,
-    LOCATION,
-    MARITAL_STATUS,
-    OCCUPATION,
-    PERSON,
-    PHONE,
-    URL,
-)
-from veil.scan.recognizers.ke import KE_KRA_PIN, KE_NATIONAL_ID
-from veil.scan.recognizers.numeric import (
-    AgeRecognizer,
-    BirthDateRecognizer,
-    IncomeRecognizer,
-    KeyRecognizer,
-)
-from veil.scan.recognizers.us import US_SSN, US_ZIP
+from veil.scan.recognizers.countries import COUNTRIES, country_places
 
 
 class Recognizer(Protocol):
     def check(self, column: ColumnSample) -> Evidence | None: ...
 
 
+#: In the order they are asked: value patterns first (generic, then each country's), then
+#: vocabularies, then the numeric and date heuristics.
 RECOGNIZERS: tuple[Recognizer, ...] = (
-    EMAIL,
-    PHONE,
-    URL,
-    IP_ADDRESS,
-    CREDIT_CARD,
-    IBAN,
-    KE_KRA_PIN,
-    KE_NATIONAL_ID,
-    US_SSN,
-    UK_NINO,
-    UK_POSTCODE,
-    US_ZIP,
-    ADDRESS,
-    PERSON,
-    GENDER,
-    MARITAL_STATUS,
-    LOCATION,
-    OCCUPATION,
-    HEALTH,
-    ICD10,
-    AgeRecognizer(),
-    IncomeRecognizer(),
-    BirthDateRecognizer(),
-    KeyRecognizer(),
+    *generic.PATTERNS,
+    *(r for country in COUNTRIES for r in country.RECOGNIZERS),
+    *generic.VOCABULARIES,
+    *numeric.RECOGNIZERS,
 )
+
+#: Every entity, by name, as its module declares it.
+ENTITY_INFO: dict[str, Entity] = {
+    e.name: e
+    for e in (*generic.ENTITIES, *numeric.ENTITIES, *(e for c in COUNTRIES for e in c.ENTITIES))
+}
 
 #: Recognizers searched for inside free text (an e-mail address in a note).
-TEXT_RECOGNIZERS: tuple[PatternRecognizer, ...] = (
-    EMAIL,
-    PHONE,
-    KE_KRA_PIN,
-    US_SSN,
-    UK_NINO,
-    CREDIT_CARD,
-    IBAN,
-    IP_ADDRESS,
+TEXT_RECOGNIZERS: tuple[PatternRecognizer, ...] = tuple(
+    r
+    for r in RECOGNIZERS
+    if isinstance(r, PatternRecognizer)
+    and getattr(r, "entity", None) in ENTITY_INFO
+    and ENTITY_INFO[str(r.entity)].in_text
 )
 
+
+def _check_declarations() -> None:
+    """Every entity a recognizer reports is declared (else the scan could not give its
+    column a role)."""
+    for recognizer in RECOGNIZERS:
+        entity = getattr(recognizer, "entity", None)
+        if entity is not None and entity not in ENTITY_INFO:
+            raise RuntimeError(
+                f"recognizer {type(recognizer).__name__} reports entity {entity!r}, which no "
+                "module declares: add Entity({entity!r}, role, hints) to its ENTITIES"
+            )
+
+
+_check_declarations()
+
 __all__ = [
+    "COUNTRIES",
+    "ENTITY_INFO",
     "RECOGNIZERS",
     "TEXT_RECOGNIZERS",
     "ColumnSample",
+    "Entity",
     "Evidence",
     "Pattern",
     "PatternRecognizer",
     "Recognizer",
     "VocabularyRecognizer",
+    "country_places",
 ]

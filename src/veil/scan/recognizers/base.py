@@ -28,6 +28,25 @@ _CONFIRM_DISTINCT = 100_000  # vocabulary shares are exact below this many disti
 
 
 @dataclass(frozen=True)
+class Entity:
+    """What a recognizer finds, declared once beside it: the role the entity gives its
+    column, the words of a column name that hint at it (English and Swahili), whether a
+    pseudonym keeps its shape (an ID other tables join on) and whether it is searched for
+    inside free text. ``veil.scan`` reads every fact from here; a new entity is one
+    declaration in its recognizer's module."""
+
+    name: str
+    role: str  # "identifier", "quasi_identifier" or "sensitive"
+    hints: tuple[str, ...] = ()
+    keeps_shape: bool = False
+    in_text: bool = False
+
+    def __post_init__(self) -> None:
+        if self.role not in {"identifier", "quasi_identifier", "sensitive"}:
+            raise ValueError(f"entity {self.name}: role must be a personal role, got {self.role!r}")
+
+
+@dataclass(frozen=True)
 class Evidence:
     """One reason to think a column holds ``entity``; ``score`` in [0, 1]."""
 

@@ -8,7 +8,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from veil.scan.recognizers.base import ColumnSample, Evidence, percent
+from veil.scan.recognizers.base import ColumnSample, Entity, Evidence, percent
 
 
 def _numbers(column: ColumnSample) -> np.ndarray:
@@ -107,3 +107,53 @@ class KeyRecognizer:
             return None
         detail = f"{percent(column.distinct_ratio)} of values are distinct: a key to one person"
         return Evidence(None, 0.6, detail, role="identifier", heuristic=True)
+
+
+#: The entities read from numbers and dates.
+ENTITIES: tuple[Entity, ...] = (
+    Entity(
+        "DATE_OF_BIRTH",
+        "quasi_identifier",
+        hints=(
+            "dob",
+            "date of birth",
+            "birth date",
+            "birthdate",
+            "birthday",
+            "born",
+            "tarehe ya kuzaliwa",
+            "kuzaliwa",
+        ),
+    ),
+    Entity(
+        "AGE",
+        "quasi_identifier",
+        hints=(
+            "age",
+            "age years",
+            "umri",
+            "miaka",
+        ),
+    ),
+    Entity(
+        "INCOME",
+        "sensitive",
+        hints=(
+            "income",
+            "salary",
+            "wage",
+            "wages",
+            "earnings",
+            "pay",
+            "monthly income",
+            "annual income",
+            "net pay",
+            "gross pay",
+            "mshahara",
+            "kipato",
+            "mapato",
+        ),
+    ),
+)
+
+RECOGNIZERS = (AgeRecognizer(), IncomeRecognizer(), BirthDateRecognizer(), KeyRecognizer())

@@ -12,7 +12,6 @@ from functools import cache
 
 from faker.config import AVAILABLE_LOCALES
 
-from veil.scan.recognizers.ke.counties import NORMALIZED_PROVINCE
 from veil.scan.recognizers.normalize import normalize, normalize_place
 
 GENDER = frozenset(
@@ -138,7 +137,9 @@ def occupations() -> frozenset[str]:
 
 @cache
 def places() -> frozenset[str]:
-    words = set(NORMALIZED_PROVINCE) | set(WORLD_CITIES)
+    from veil.scan.recognizers.countries import country_places  # their own place names
+
+    words = set(country_places()) | set(WORLD_CITIES)
     # real lists only: Faker's en_US "cities" are invented ("Lake Marytown"), its countries
     # and the city lists of many locales (de_DE, en_IN, fr_FR...) are real
     words |= _provider_lists("address", ("countries", "cities", "city_names", "states"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from veil.scan.recognizers.base import Pattern, PatternRecognizer
+from veil.scan.recognizers.base import Entity, Pattern, PatternRecognizer
 
 # HMRC: these prefixes are never issued
 _NINO_BAD_PREFIXES = {"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}
@@ -34,3 +34,21 @@ UK_POSTCODE = PatternRecognizer(
     [Pattern("uk postcode", r"[A-Z]{1,2}\d[A-Z\d]?\s*\d[ABD-HJLNP-UW-Z]{2}", 0.85)],
     description="UK postcodes",
 )
+
+#: United Kingdom's entities (postcodes are the generic POSTCODE).
+ENTITIES: tuple[Entity, ...] = (
+    Entity(
+        "UK_NINO",
+        "identifier",
+        hints=(
+            "nino",
+            "national insurance",
+            "ni number",
+            "national insurance number",
+        ),
+        keeps_shape=True,
+        in_text=True,
+    ),
+)
+
+RECOGNIZERS = (UK_NINO, UK_POSTCODE)

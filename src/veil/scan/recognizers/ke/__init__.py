@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from stdnum.ke import pin
 
-from veil.scan.recognizers.base import ColumnSample, Evidence, Pattern, PatternRecognizer
+from veil.scan.recognizers.base import ColumnSample, Entity, Evidence, Pattern, PatternRecognizer
+from veil.scan.recognizers.ke.counties import NORMALIZED_PROVINCE
 
 
 def valid_kra_pin(text: str) -> bool | None:
@@ -43,3 +44,49 @@ class NationalIdRecognizer:
 
 
 KE_NATIONAL_ID = NationalIdRecognizer()
+
+#: Kenya's entities: IDs whose shape pseudonyms keep.
+ENTITIES: tuple[Entity, ...] = (
+    Entity(
+        "KE_NATIONAL_ID",
+        "identifier",
+        hints=(
+            "national id",
+            "id number",
+            "idno",
+            "id no",
+            "nat id",
+            "national id number",
+            "kitambulisho",
+            "nambari ya kitambulisho",
+            "huduma number",
+            "huduma namba",
+            "passport",
+            "passport number",
+            "alien id",
+        ),
+        keeps_shape=True,
+    ),
+    Entity(
+        "KE_KRA_PIN",
+        "identifier",
+        hints=(
+            "kra",
+            "kra pin",
+            "pin",
+            "tax id",
+            "tax pin",
+            "tin",
+            "pin number",
+            "taxpayer id",
+            "tax number",
+        ),
+        keeps_shape=True,
+        in_text=True,
+    ),
+)
+
+RECOGNIZERS = (KE_KRA_PIN, KE_NATIONAL_ID)
+
+#: Counties and provinces, for the location vocabulary.
+PLACES = tuple(NORMALIZED_PROVINCE)

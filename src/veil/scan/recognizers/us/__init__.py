@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stdnum.us import ssn
 
-from veil.scan.recognizers.base import Pattern, PatternRecognizer
+from veil.scan.recognizers.base import Entity, Pattern, PatternRecognizer
 
 US_SSN = PatternRecognizer(
     "US_SSN",
@@ -24,3 +24,20 @@ US_ZIP = PatternRecognizer(
     numeric_ok=True,
     heuristic=True,
 )
+
+#: United States' entities.
+ENTITIES: tuple[Entity, ...] = (
+    Entity(
+        "US_SSN",
+        "identifier",
+        hints=(
+            "ssn",
+            "social security",
+            "social security number",
+        ),
+        keeps_shape=True,
+        in_text=True,
+    ),
+)
+
+RECOGNIZERS = (US_SSN, US_ZIP)

@@ -1,0 +1,29 @@
+"""The country folders (``ke/``, ``us/``, ``gb/``...), found by listing this package: a new
+country is one folder exporting ``RECOGNIZERS``, ``ENTITIES`` and, optionally, ``PLACES``."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["COUNTRIES", "country_places"]
+
+
+def _countries() -> tuple[ModuleType, ...]:
+    folder = str(Path(__file__).parent)
+    return tuple(
+        importlib.import_module(f"{__package__}.{info.name}")
+        for info in sorted(pkgutil.iter_modules([folder]), key=lambda i: i.name)
+        if info.ispkg
+    )
+
+
+#: The country folders, by ISO code.
+COUNTRIES: tuple[ModuleType, ...] = _countries()
+
+
+def country_places() -> frozenset[str]:
+    """Place names the countries contribute to the location vocabulary."""
+    return frozenset(word for c in COUNTRIES for word in getattr(c, "PLACES", ()))
