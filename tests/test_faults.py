@@ -131,7 +131,7 @@ def test_a_sql_query_that_writes_is_refused_and_the_database_is_unchanged(
     before = sqlite_db.read_bytes()
     code = main(["scan", f"sqlite:///{sqlite_db}", "--query", query])
     assert code == 2
-    assert "single SELECT" in capsys.readouterr().err or query.startswith(("ATTACH", "PRAGMA"))
+    assert "single SELECT" in capsys.readouterr().err
     assert tables_in(sqlite_db) == ["y"]
     assert sqlite_db.read_bytes() == before
 
@@ -353,9 +353,9 @@ def test_brackets_and_colons_in_names_are_printed_as_they_are(tmp_path: Path, ca
     code = main(["anonymize", str(data), "-k", "2", "--max-suppression",
                  "0.5", "-o", str(out)])  # fmt: skip
     printed = capsys.readouterr()
-    assert code in (0, 1), printed.err  # never 3
-    if code == 0:
-        assert f"wrote {out}" in printed.out
+    assert code == 0, printed.err  # before: exit 3 (MarkupError) after writing the files
+    assert f"wrote {out}" in printed.out  # the name as given, not read as markup
+    assert out.exists()
 
 
 def test_errors_of_every_kind_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:

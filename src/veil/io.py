@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from veil.exceptions import (
+    CleanupNotice,
     InputError,
     MissingExtraError,
     OutputError,
@@ -640,8 +641,6 @@ def _running(pid: int) -> bool:
 def remove_stale_temps(path: str | os.PathLike[str]) -> list[Path]:
     """Remove veil's temporary files of ``path`` whose process no longer runs (a run killed
     by kill -9 cannot clean up after itself); warn about each, since they held released rows."""
-    from veil.exceptions import CleanupNotice
-
     target = Path(path)
     removed: list[Path] = []
     if not target.parent.is_dir():
@@ -1032,8 +1031,7 @@ def _canonical_cells(series: pd.Series) -> pa.Array:
 
 def _float_cells(values: np.ndarray, missing: np.ndarray) -> pa.Array:
     """``_numbers`` as Arrow text: whole numbers cast in Arrow, the rest by ``repr``."""
-    finite = np.isfinite(values)
-    integral = finite & (values == np.floor(np.where(finite, values, 0))) & (np.abs(values) < 2**63)
+    integral = _integral(values)
     whole = pa.array(np.where(integral, values, 0).astype(np.int64)).cast(pa.string())
     if integral.all():
         return pc.if_else(pa.array(missing), pa.scalar(None, pa.string()), whole)
@@ -1044,10 +1042,15 @@ def _float_cells(values: np.ndarray, missing: np.ndarray) -> pa.Array:
     return pc.if_else(pa.array(missing), pa.scalar(None, pa.string()), cells)
 
 
+def _integral(values: np.ndarray) -> np.ndarray:
+    """Where a float holds a whole number an int64 can hold (written as that integer)."""
+    finite = np.isfinite(values)
+    return finite & (values == np.floor(np.where(finite, values, 0))) & (np.abs(values) < 2**63)
+
+
 def _numbers(values: np.ndarray) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
-    finite = np.isfinite(values)
-    integral = finite & (values == np.floor(np.where(finite, values, 0))) & (np.abs(values) < 2**63)
+    integral = _integral(values)
     out[integral] = values[integral].astype(np.int64).astype(str)
     rest = ~integral
     out[rest] = [repr(float(v)) for v in values[rest]]

@@ -199,21 +199,18 @@ def _run(
 
 
 @functools.lru_cache(maxsize=256)
-def _laplace(kind: str, sensitivity: float, epsilon: float) -> tuple[Any, float]:
-    """OpenDP's Laplace on an integer or float aggregate (or a vector of integer counts)."""
+def _laplace(kind: str, sensitivity: int, epsilon: float) -> tuple[Any, float]:
+    """OpenDP's Laplace on an integer aggregate (``scalar``: a count, a fixed-point sum, 64-bit)
+    or on a vector of integer counts (``counts``). Every aggregate veil releases is an exact
+    integer; none is noised as a float."""
     dp = opendp()
-    if kind == "int":
-        space: tuple[Any, Any] = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
-        d_in: float | int = int(sensitivity)
-    elif kind == "i64":  # fixed-point sums: totals beyond 32 bits
-        space = (dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
-        d_in = int(sensitivity)
+    if kind == "scalar":
+        space: tuple[Any, Any] = (dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
     elif kind == "counts":
         space = (dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int))
-        d_in = int(sensitivity)
     else:
-        space = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
-        d_in = float(sensitivity)
+        raise ValueError(f"kind must be scalar or counts, got {kind!r}")
+    d_in = int(sensitivity)
 
     def make(scale: float) -> Any:
         return dp.m.make_laplace(*space, scale=scale)
@@ -248,7 +245,7 @@ def fixed_point_sum(values: np.ndarray, bounds: tuple[float, float]) -> tuple[in
 def _noisy_count(values: Any, epsilon: float) -> tuple[float, float]:
     """Noisy number of ``values`` (or ``values`` itself when it is a count)."""
     n = values if isinstance(values, int) else len(values)
-    measurement, scale = _laplace("int", 1, float(epsilon))
+    measurement, scale = _laplace("scalar", 1, float(epsilon))
     return float(measurement(int(n))), scale
 
 
@@ -258,7 +255,7 @@ def _noisy_sum(
     """The clamped sum with OpenDP's integer Laplace noise, and the noise scale, both in the
     values' units (``fixed_point_sum``)."""
     total, step, sensitivity = fixed_point_sum(values, bounds)
-    measurement, scale = _laplace("i64", sensitivity, float(epsilon))
+    measurement, scale = _laplace("scalar", sensitivity, float(epsilon))
     return float(measurement(total)) * step, scale * step
 
 

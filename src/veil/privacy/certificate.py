@@ -15,8 +15,9 @@ from veil.privacy.decide import Decision
 from veil.privacy.models import ClassStats
 
 #: The certificate's format: 2 pins the whole release (``release_sha256``) and records how each
-#: column's role was decided; 3 names the input and the release by full-length SHA-256 over
-#: every row (``source_fingerprint``, ``release_fingerprint``; 2 hashed 10,000 sampled rows).
+#: column's role was decided; 3 names the input by a full-length SHA-256 over every row
+#: (``source_fingerprint``) and the release by its cell hash (``release_fingerprint`` equals
+#: ``release_sha256``); 2 hashed 10,000 sampled rows of each.
 #: ``verify`` refuses a certificate that pins nothing.
 FORMAT_VERSION = 3
 

@@ -149,7 +149,6 @@ class PatternRecognizer:
         validate: Callable[[str], bool | None] | None = None,
         min_share: float = 0.6,
         numeric_ok: bool = False,
-        search_in_text: bool = False,
         heuristic: bool = False,
     ) -> None:
         self.entity = entity
@@ -159,7 +158,6 @@ class PatternRecognizer:
         self.validate = validate
         self.min_share = min_share
         self.numeric_ok = numeric_ok
-        self.search_in_text = search_in_text
         self._full = [re.compile(f"^(?:{p.regex})$") for p in self.patterns]
         self._search = re.compile("|".join(f"(?:{p.regex})" for p in self.patterns))
         self.union = "|".join(f"(?:{p.regex})" for p in self.patterns)

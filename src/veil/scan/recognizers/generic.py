@@ -60,7 +60,6 @@ EMAIL = PatternRecognizer(
     "EMAIL",
     [Pattern("email", r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", 0.95)],
     description="e-mail addresses",
-    search_in_text=True,
 )
 
 PHONE = PatternRecognizer(
@@ -80,7 +79,6 @@ PHONE = PatternRecognizer(
     ],
     description="phone numbers (checked with phonenumbers)",
     validate=valid_phone,
-    search_in_text=True,
 )
 
 URL = PatternRecognizer(
@@ -100,7 +98,6 @@ IP_ADDRESS = PatternRecognizer(
     ],
     description="IP addresses",
     validate=valid_ip,
-    search_in_text=True,
 )
 
 CREDIT_CARD = PatternRecognizer(
@@ -109,7 +106,6 @@ CREDIT_CARD = PatternRecognizer(
     description="payment card numbers (Luhn checksum valid)",
     validate=valid_card,
     numeric_ok=True,
-    search_in_text=True,
 )
 
 IBAN = PatternRecognizer(
@@ -117,7 +113,6 @@ IBAN = PatternRecognizer(
     [Pattern("iban", r"[A-Z]{2}\d{2}(?:\s?[A-Z0-9]){11,30}", 0.3)],
     description="IBANs (mod-97 checksum valid)",
     validate=valid_iban,
-    search_in_text=True,
 )
 
 # Street types: the common part of USPS Publication 28's suffixes, UK and Indian ones.

@@ -26,7 +26,6 @@ UK_NINO = PatternRecognizer(
     ],
     description="UK National Insurance numbers",
     validate=valid_nino,
-    search_in_text=True,
 )
 
 UK_POSTCODE = PatternRecognizer(

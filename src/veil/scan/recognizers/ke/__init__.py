@@ -19,7 +19,6 @@ KE_KRA_PIN = PatternRecognizer(
     [Pattern("kra pin", r"[A-Za-z]\d{9}[A-Za-z]", 0.85)],
     description="KRA PINs (letter, 9 digits, letter)",
     validate=valid_kra_pin,
-    search_in_text=True,
 )
 
 

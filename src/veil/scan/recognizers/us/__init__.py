@@ -11,7 +11,6 @@ US_SSN = PatternRecognizer(
     [Pattern("ssn", r"\d{3}-\d{2}-\d{4}", 0.5)],
     description="US Social Security numbers (valid area/group/serial)",
     validate=lambda text: bool(ssn.is_valid(text)),
-    search_in_text=True,
 )
 
 # Five digits are also order numbers and amounts: alone this is weak evidence, a column name
