@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from veil.criteria import KAnonymity
 from veil.hierarchy import load_hierarchies
 from veil.privacy import check
-from veil.privacy.criteria import KAnonymity
 from veil.privacy.lattice import FrequencyTable
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search
@@ -78,7 +78,7 @@ def main() -> None:
             times, result = [], None
             for _ in range(repeats):
                 start = time.perf_counter()
-                result = search(table, [KAnonymity(5)], make_metric("loss"),
+                result = search(table, [KAnonymity(k=5)], make_metric("loss"),
                                 max_suppression=suppression)  # fmt: skip
                 times.append(time.perf_counter() - start)
             process, cert = whole_process(folder, stem, suppression, Path(tmp))
@@ -92,7 +92,7 @@ def main() -> None:
     for task, folder, stem, arx_loss in HEURISTIC:
         _, table = load(folder, stem)
         start = time.perf_counter()
-        result = search(table, [KAnonymity(5)], make_metric("loss"), max_suppression=0.04,
+        result = search(table, [KAnonymity(k=5)], make_metric("loss"), max_suppression=0.04,
                         time_limit=limit)  # fmt: skip
         print(f"  {task:<22} veil loss {result.loss:.5f} in {time.perf_counter() - start:.1f} s "
               f"({result.evaluated} nodes)   ARX {arx_loss:.4f}   "

@@ -43,8 +43,28 @@ def load(text: str) -> Policy:
             r"steps\[0\]: a table-level 'generalize' step needs columns",
         ),
         ("colums: {}", r"p.yaml: colums: unknown key 'colums'; allowed: version, description"),
-        ("privacy: {k: 1}", r"privacy.k: Input should be greater than or equal to 2, got 1"),
-        ("privacy: {kk: 3}", r"privacy.kk: unknown key 'kk'; allowed: k, l, l_variant"),
+        ("privacy: {k: 0}", r"privacy.k: Input should be greater than or equal to 1, got 0"),
+        ("privacy: {k: true}", r"privacy.k: must be a whole number, got True"),
+        ("privacy: {kk: 3}", r"privacy.kk: unknown key 'kk'; allowed: models, .*, k, l, l_variant"),
+        ("privacy: {l_variant: entropy}", r"privacy.l_variant: describes l-diversity: give l"),
+        ("privacy: {l: 2, l_variant: recursive}", r"privacy.c: l_variant recursive needs c"),
+        (
+            "privacy: {k: 3, models: [{model: k_anonymity, k: 4}]}",
+            r"privacy.k: privacy.models already lists a model that k sets",
+        ),
+        (
+            "privacy: {models: [{model: t_closeness, t: 2}]}",
+            r"privacy.models.0.t_closeness.t: Input should be less than or equal to 1, got 2",
+        ),
+        (
+            "privacy: {models: [{model: k_anon, k: 2}]}",
+            r"privacy.models.0: Input tag 'k_anon' found using 'model' does not match any of the "
+            r"expected tags: 'k_anonymity'",
+        ),
+        (
+            "privacy: {models: [{model: k_anonymity, k: 2, c: 1}]}",
+            r"privacy.models.0.k_anonymity.c: unknown key 'c'; allowed: model, k",
+        ),
         ("version: 2", r"version: Input should be 1, got 2"),
         ("columns: {Age: {role: [unclosed", r"p.yaml: line 1, column \d+: not valid YAML"),
         ("- a\n- b", r"must be a YAML mapping"),
@@ -109,7 +129,9 @@ def test_step_errors_say_where_in_the_policy(people: pd.DataFrame) -> None:
 
 
 def test_unsupported_privacy_method_is_refused_not_ignored(people: pd.DataFrame) -> None:
-    with pytest.raises(PolicyError, match="privacy.t is not supported with method mondrian"):
+    with pytest.raises(
+        PolicyError, match=r"0.3-closeness \(equal distance\) is not supported with method mondrian"
+    ):
         anonymize(people, {"privacy": {"k": 2, "t": 0.3, "method": "mondrian"}})
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from tests.scan.faker_tables import make_table
 from veil import anonymize
+from veil.criteria import KAnonymity
 from veil.scan import scan
 from veil.suggest import suggest_policy, suggest_policy_yaml
 
@@ -46,7 +47,7 @@ def test_suggestions_per_entity(key_env: str) -> None:
     assert steps["marital_status"][0]["generalize"]["other"] == "Not partnered"
     assert steps["email"] == [{"drop": {}}]
     assert policy.privacy is not None
-    assert policy.privacy.k == 2
+    assert policy.privacy.models == [KAnonymity(k=2)]
 
 
 def test_yaml_carries_the_evidence_and_a_key_file_not_a_key(key_env: str) -> None:

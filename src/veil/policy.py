@@ -47,6 +47,7 @@ from pydantic import (
     model_validator,
 )
 
+from veil.criteria import SHORTHAND, PrivacyModel, ShorthandError, by_name, expand_shorthand
 from veil.exceptions import PolicyError, one_line, shown
 from veil.schema import ColumnRole, Schema
 from veil.transforms import TRANSFORMS, ColumnTransform
@@ -175,15 +176,14 @@ class ColumnPolicy(BaseModel):
 
 class PrivacySettings(BaseModel):
     """Privacy goals for the release: the search finds the generalization of the
-    quasi-identifiers with the least loss that meets them, and the release is checked again."""
+    quasi-identifiers with the least loss that meets them, and the release is checked again.
+
+    ``models`` lists the privacy models (``veil.criteria.MODELS``, each named by ``model:``);
+    ``k``, ``l`` (with ``l_variant``, ``c``) and ``t`` (with ``t_distance``) are shorthand
+    for them."""
 
     model_config = ConfigDict(extra="forbid")
-    k: int | None = Field(default=None, ge=2)
-    l: int | None = Field(default=None, ge=2)  # noqa: E741 (the field's name in the literature)
-    l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
-    c: float | None = Field(default=None, gt=0)
-    t: float | None = Field(default=None, gt=0, le=1)
-    t_distance: Literal["equal", "ordered", "hierarchical"] | None = None
+    models: list[PrivacyModel] = Field(default_factory=list)
     sensitive: list[str] = Field(default_factory=list)
     # share of the records entering the search that it may withhold; the policy's own
     # suppress_rows steps are counted apart (default 0: the search suppresses nothing)
@@ -194,6 +194,22 @@ class PrivacySettings(BaseModel):
     # {intervals: [5, 10, 20]}, {mask: true} or {dates: true}
     hierarchies: str | dict[str, Any] | None = None
     time_limit: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return expand_shorthand(value) if isinstance(value, Mapping) else value
+
+    @model_validator(mode="after")
+    def _methods(self) -> PrivacySettings:
+        if self.method == "mondrian":
+            unsupported = [m.name for m in self.models if not m.mondrian]
+            if unsupported:
+                raise ValueError(
+                    f"{unsupported[0]} is not supported with method mondrian: Mondrian checks "
+                    "k-anonymity and distinct l-diversity; use method optimal for the others"
+                )
+        return self
 
 
 class Policy(BaseModel):
@@ -491,11 +507,15 @@ def _explain(err: ValidationError, source: str) -> str:
         cause = (e.get("ctx") or {}).get("error")
         if isinstance(cause, StepError):
             loc = f"{loc}[{cause.index}]"
+        if isinstance(cause, ShorthandError):
+            loc = f"{loc}.{cause.key}"
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             parent = e["loc"][:-1]
             model = _model_at(parent)
-            allowed = ", ".join(model.model_fields) if model else ""
+            allowed = ", ".join(
+                [*model.model_fields, *(SHORTHAND if model is PrivacySettings else ())]
+            ) if model else ""  # fmt: skip
             msg = f"unknown key {e['loc'][-1]!r}; allowed: {allowed}"
         got = e.get("input")
         if e["type"] not in {"extra_forbidden", "value_error"} and not isinstance(got, dict):
@@ -515,6 +535,12 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
         key = loc[i]
         if key == "columns" and model is Policy:
             model, i = ColumnPolicy, i + 2  # skip the column name
+            continue
+        if key == "models" and model is PrivacySettings and i + 2 < len(loc):
+            kind = by_name(str(loc[i + 2]))  # models.<index>.<model name>
+            if kind is None:
+                return None
+            model, i = kind, i + 3
             continue
         field = model.model_fields.get(str(key))
         if field is None:

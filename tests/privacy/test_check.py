@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from veil.criteria import TCloseness, hierarchical_emd
 from veil.hierarchy import Hierarchy
 from veil.privacy import check
-from veil.privacy.criteria import TCloseness, hierarchical_emd
 
 ADULT = "tests/data/arx_adult/adult.csv.gz"
 
@@ -45,7 +45,7 @@ def test_li_et_al_ordered_emd_example() -> None:
     salary = [3, 4, 5, 6, 7, 8, 9, 10, 11]
     klass = ["a", "a", "a", "b", "c", "b", "c", "c", "b"]
     frame = pd.DataFrame({"q": klass, "salary": [s * 1000 for s in salary]})
-    criterion = TCloseness(1.0, distance="ordered")
+    criterion = TCloseness(t=1.0, distance="ordered")
     codes, values = pd.factorize(frame["salary"].astype(str))
     criterion.prepare([str(v) for v in values])
     classes, index = np.unique(frame["q"], return_inverse=True)

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from veil import anonymize
 from veil.cli import main
+from veil.criteria import DistinctLDiversity, KAnonymity
 from veil.hierarchy import Hierarchy, load_hierarchies
 from veil.privacy import verify
-from veil.privacy.criteria import DistinctLDiversity, KAnonymity
 from veil.privacy.lattice import FrequencyTable, check
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search
@@ -43,7 +43,7 @@ def adult_table(adult, sensitive: str | None = None) -> FrequencyTable:
 def test_arx_optimum_entropy_k5_suppression_4(adult) -> None:
     """ARX's own test: adult, all 9 QIs, k=5, 4% suppression, non-uniform entropy."""
     result = search(
-        adult_table(adult), [KAnonymity(5)], make_metric("entropy"), max_suppression=0.04
+        adult_table(adult), [KAnonymity(k=5)], make_metric("entropy"), max_suppression=0.04
     )
     assert list(result.levels) == [1, 0, 1, 1, 3, 2, 2, 0, 1]
     assert result.loss == 255559.85455731067
@@ -52,7 +52,7 @@ def test_arx_optimum_entropy_k5_suppression_4(adult) -> None:
 
 def test_arx_optimum_loss_k5_no_suppression(adult) -> None:
     """ARX 3.9.2, default Loss metric, adult k=5, suppression 0."""
-    result = search(adult_table(adult), [KAnonymity(5)], make_metric("loss"))
+    result = search(adult_table(adult), [KAnonymity(k=5)], make_metric("loss"))
     assert list(result.levels) == [0, 4, 1, 1, 3, 2, 2, 1, 0]
     assert result.loss == 0.5731509655590044
     assert result.suppressed == 0
@@ -169,7 +169,7 @@ def test_search_equals_brute_force(seed, rows, k, limit, metric, diverse) -> Non
     table = FrequencyTable.build(
         frame, ["age", "zip", "sex"], hierarchies, sensitive="disease" if diverse else None
     )
-    criteria = [KAnonymity(k)] + ([DistinctLDiversity(2)] if diverse else [])
+    criteria = [KAnonymity(k=k)] + ([DistinctLDiversity(l=2)] if diverse else [])
     found = search(table, criteria, make_metric(metric), max_suppression=limit)
     reference = brute_force(table, criteria, metric, limit)
     if reference is None:
@@ -223,13 +223,13 @@ def test_heuristic_returns_valid_nodes_and_its_optimum_claims_hold(seed, rows, k
     metric = make_metric("loss")
     metric.prepare(table)
     max_outliers = math.floor(limit * rows)
-    found = heuristic_search(table, [KAnonymity(k)], metric, max_outliers=max_outliers,
+    found = heuristic_search(table, [KAnonymity(k=k)], metric, max_outliers=max_outliers,
                              time_limit=0.5)  # fmt: skip
-    reference = brute_force(table, [KAnonymity(k)], "loss", limit)
+    reference = brute_force(table, [KAnonymity(k=k)], "loss", limit)
     if found.levels is None:
         assert reference is None
         return
-    evaluation = check(table.roll_up(table.bottom, found.levels), [KAnonymity(k)], max_outliers)
+    evaluation = check(table.roll_up(table.bottom, found.levels), [KAnonymity(k=k)], max_outliers)
     assert evaluation.anonymous  # whatever it returns is a valid release
     assert found.loss >= reference[0][0] - 1e-12  # never better than the optimum
     if found.optimal:

@@ -48,6 +48,14 @@ TGoal = Annotated[float | None, typer.Option("--t", help="t-closeness.")]
 TDistance = Annotated[
     str | None, typer.Option("--t-distance", help="equal, ordered or hierarchical.")
 ]
+ModelGoals = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model",
+        help="A privacy model as YAML, e.g. `'{model: entropy_l_diversity, l: 2}'` "
+        "(repeatable; `veil transforms` lists them).",
+    ),
+]
 Sensitive = Annotated[
     str | None, typer.Option("--sensitive", help="The sensitive column for l and t.")
 ]
@@ -108,6 +116,31 @@ def _check_format(fmt: str) -> str:
     if fmt not in {"text", "json"}:
         raise ParameterError(f"--format must be text or json, got {fmt!r}")
     return fmt
+
+
+def _model_specs(values: list[str] | None) -> list[dict[str, Any]]:
+    """The ``--model`` options as mappings, each checked (a bad one names its parameter)."""
+    import yaml
+
+    from veil.criteria import build
+
+    specs = []
+    for text in values or []:
+        try:
+            spec = yaml.safe_load(text)
+        except yaml.YAMLError:
+            spec = None
+        if not isinstance(spec, dict):
+            raise ParameterError(
+                f"--model {text!r}: give a YAML mapping such as "
+                "'{model: entropy_l_diversity, l: 2}'"
+            )
+        try:
+            build(spec)
+        except ParameterError as err:
+            raise ParameterError(f"--model {text!r}: {err}") from err
+        specs.append(spec)
+    return specs
 
 
 def _read_options(policy_read: Any, **cli: Any) -> dict[str, Any]:

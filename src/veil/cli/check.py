@@ -13,6 +13,7 @@ from veil.cli._common import (
     Format,
     KGoal,
     LGoal,
+    ModelGoals,
     Sensitive,
     Sep,
     Sheet,
@@ -21,6 +22,7 @@ from veil.cli._common import (
     TDistance,
     TGoal,
     _check_format,
+    _model_specs,
     _read_options,
     out,
 )
@@ -37,6 +39,7 @@ def check_command(
     l_value: LGoal = None,
     t_value: TGoal = None,
     t_distance: TDistance = None,
+    models: ModelGoals = None,
     risk_threshold: Annotated[
         float, typer.Option("--risk-threshold", help="Risk above which a record is at risk.")
     ] = 0.2,
@@ -52,6 +55,7 @@ def check_command(
     from veil.privacy import check
 
     _check_format(fmt)
+    specs = _model_specs(models)
     options = _read_options(None, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
     frame = read(data, **options)
     columns = [c.strip() for c in quasi_identifiers.split(",") if c.strip()]
@@ -59,7 +63,7 @@ def check_command(
         raise ParameterError("--quasi-identifiers must name a column at least, e.g. -q Age,County")
     result = check(
         frame, columns, sensitive=sensitive, k=k, l=l_value, t=t_value, t_distance=t_distance,
-        risk_threshold=risk_threshold,
+        risk_threshold=risk_threshold, models=specs,
     )  # fmt: skip
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))

@@ -17,6 +17,7 @@ from veil.cli._common import (
     Format,
     KGoal,
     LGoal,
+    ModelGoals,
     Sensitive,
     Sep,
     Sheet,
@@ -26,6 +27,7 @@ from veil.cli._common import (
     TDistance,
     TGoal,
     _check_format,
+    _model_specs,
     _progress,
     _read_options,
     _report_format,
@@ -59,6 +61,7 @@ def anonymize(
     c_value: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l).")] = None,
     t_value: TGoal = None,
     t_distance: TDistance = None,
+    models: ModelGoals = None,
     sensitive: Sensitive = None,
     max_suppression: Annotated[
         float | None, typer.Option("--max-suppression", help="Share of records, e.g. 0.04.")
@@ -88,6 +91,7 @@ def anonymize(
     With --hierarchies, the columns that have a hierarchy file are the quasi-identifiers and
     the optimal generalization meeting -k/--l/--t is searched for, as in ARX.
     """
+    from veil.criteria import SHORTHAND, override
     from veil.hierarchy import load_hierarchies
     from veil.io import OutputSet, check_writable, output_format, read, write_table
     from veil.policy import Policy
@@ -103,11 +107,13 @@ def anonymize(
         "sensitive": [sensitive] if sensitive else None,
     }  # fmt: skip
     asked = {key: value for key, value in flags.items() if value is not None}
-    if asked or hierarchies is not None:
-        base = pol.privacy.model_dump(exclude_defaults=True) if pol.privacy else {}
-        pol = pol.model_copy(
-            update={"privacy": Policy.from_dict({"privacy": {**base, **asked}}).privacy}
-        )
+    specs = _model_specs(models)
+    if asked or specs or hierarchies is not None:
+        base = pol.privacy.model_dump(exclude_unset=True) if pol.privacy else {}
+        goals = {key: asked.pop(key) for key in SHORTHAND if key in asked}
+        settings = {**override(base, goals), **asked}
+        settings["models"] = [*settings.get("models", []), *specs]
+        pol = pol.model_copy(update={"privacy": Policy.from_dict({"privacy": settings}).privacy})
     if pol.privacy is None and policy is None:
         raise ParameterError("give --policy, or privacy goals such as -k 5 with --hierarchies DIR")
     # Refuse bad outputs before any expensive work.

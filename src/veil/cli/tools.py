@@ -96,7 +96,8 @@ def keygen(
 
 
 def list_transforms() -> None:
-    """List the transforms a policy can use, with their parameters."""
+    """List the transforms and the privacy models a policy can use, with their parameters."""
+    from veil.criteria import MODELS
     from veil.transforms import TRANSFORMS
 
     grid = Table("policy name", "what it does", "parameters", show_lines=True)
@@ -104,6 +105,14 @@ def list_transforms() -> None:
         params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
         grid.add_row(name, _summary(inspect.getdoc(cls) or ""), ", ".join(params))
     out.print(grid)
+    models = Table(
+        "privacy model (model:)", "what it asks", "parameters", show_lines=True,
+        title="Privacy models: privacy.models in a policy, or --model on the command line",
+    )  # fmt: skip
+    for kind in MODELS:
+        params = [p for p in kind.model_fields if p != "model"]
+        models.add_row(kind.kind(), _summary(inspect.getdoc(kind) or ""), ", ".join(params))
+    out.print(models)
 
 
 def _summary(doc: str) -> str:

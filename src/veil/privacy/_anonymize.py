@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from veil._version import __version__
+from veil.criteria import Criterion, KAnonymity, TCloseness
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
@@ -19,14 +20,6 @@ from veil.io import content_sha256, fingerprint
 from veil.policy import Policy, PrivacySettings
 from veil.privacy._verify import verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
-from veil.privacy.criteria import (
-    Criterion,
-    DistinctLDiversity,
-    EntropyLDiversity,
-    KAnonymity,
-    RecursiveCLDiversity,
-    TCloseness,
-)
 from veil.privacy.decide import decide
 from veil.privacy.lattice import FrequencyTable, SearchResult
 from veil.privacy.lattice import check as check_groups
@@ -49,44 +42,28 @@ def _as_policy(policy: Policy | Mapping[str, Any] | str | os.PathLike[str]) -> P
     return Policy.load(policy)
 
 
-def _unsupported(policy: Policy) -> list[str]:
-    privacy = policy.privacy
-    if privacy is None or privacy.method != "mondrian":
-        return []
-    # Mondrian splits while k and distinct l hold; the other models are not implemented for it
-    return [key for key in ("t", "c") if getattr(privacy, key) is not None] + (
-        ["l_variant"] if privacy.l_variant != "distinct" else []
-    )
-
-
 def criteria_for(
     privacy: PrivacySettings, sensitive: str | None, hierarchies: Mapping[str, Hierarchy]
 ) -> list[Criterion]:
-    """The privacy models the policy asks for."""
-    models: list[Criterion] = []
-    if privacy.k is not None:
-        models.append(KAnonymity(privacy.k))
-    if (privacy.l is not None or privacy.t is not None) and sensitive is None:
+    """The privacy models the policy asks for, ready for the search (copies: the policy's own
+    stay as they were)."""
+    models: list[Criterion] = [m.model_copy() for m in privacy.models]
+    needing = [m.name for m in models if m.needs_sensitive]
+    if needing and sensitive is None:
         raise PolicyError(
-            "privacy.l and privacy.t need a sensitive column: set privacy.sensitive or give a "
-            "column the role sensitive"
+            f"{needing[0]} needs a sensitive column: set privacy.sensitive or give a column "
+            "the role sensitive"
         )
-    if privacy.l is not None:
-        if privacy.l_variant == "distinct":
-            models.append(DistinctLDiversity(privacy.l))
-        elif privacy.l_variant == "entropy":
-            models.append(EntropyLDiversity(privacy.l))
-        else:
-            if privacy.c is None:
-                raise PolicyError("privacy.l_variant recursive needs privacy.c, e.g. c: 3")
-            models.append(RecursiveCLDiversity(privacy.c, privacy.l))
-    if privacy.t is not None:
-        distance = privacy.t_distance or "equal"
-        hierarchy = hierarchies.get(sensitive or "") if distance == "hierarchical" else None
-        models.append(TCloseness(privacy.t, distance=distance, hierarchy=hierarchy))
-    if not models:
-        models.append(KAnonymity(1))
-    return models
+    for model in models:
+        if isinstance(model, TCloseness) and model.distance == "hierarchical":
+            hierarchy = hierarchies.get(sensitive or "")
+            if hierarchy is None:
+                raise PolicyError(
+                    f"{model.name} needs a hierarchy of the sensitive column {sensitive!r}: "
+                    "give one under privacy.hierarchies (or --hierarchies)"
+                )
+            model.use_hierarchy(hierarchy)
+    return models or [KAnonymity(k=1)]
 
 
 Outcome = tuple[pd.DataFrame, dict[str, Any], StepRecord]
@@ -221,12 +198,6 @@ def anonymize(
             f"identifier column(s) {untreated} would be released as they are; give each a "
             "drop, pseudonymize, mask or fake step, or keep: true with a reason"
         )
-    unsupported = _unsupported(pol)
-    if unsupported:
-        raise PolicyError(
-            f"privacy.{unsupported[0]} is not supported with method mondrian in veil "
-            f"{__version__}; Mondrian checks k and distinct l, use method optimal for the others"
-        )
     # Every column gets a role before anything runs: the policy's, else the scan's (ARX's
     # convention: with hierarchies and no declared quasi-identifier, those columns are QIs,
     # except the sensitive one, whose hierarchy serves hierarchical t-closeness).
@@ -296,7 +267,7 @@ def anonymize(
         models = criteria_for(privacy, target, given)
         if not any(m.needs_sensitive for m in models):
             target = None
-        _reachable(frame, privacy, target, rows_in=len(data))
+        _reachable(frame, models, target, rows_in=len(data))
         report.step(f"searching generalizations of {', '.join(quasi)}")
         run = _mondrian if privacy.method == "mondrian" else _search
         entering = len(frame)
@@ -380,31 +351,21 @@ def _mask_hides(step: Any, identifiers: set[str]) -> None:
 
 
 def _goals(privacy: PrivacySettings | None) -> list[str]:
-    if privacy is None:
-        return []
-    return [f"{key} = {getattr(privacy, key)}" for key in ("k", "l", "t")
-            if getattr(privacy, key) is not None]  # fmt: skip
+    return [] if privacy is None else [m.goal for m in privacy.models]
 
 
 def _reachable(
-    frame: pd.DataFrame, privacy: PrivacySettings, sensitive: str | None, *, rows_in: int
+    frame: pd.DataFrame, models: Sequence[Criterion], sensitive: str | None, *, rows_in: int
 ) -> None:
     """Goals no generalization or suppression can reach, said plainly before searching."""
     rows = len(frame)
-    withheld = f" (the policy's steps withheld {rows_in - rows:,} of {rows_in:,})" if (
-        rows != rows_in) else ""  # fmt: skip
-    if privacy.k is not None and privacy.k > rows:
-        raise CheckFailedError(
-            f"k = {privacy.k} exceeds the number of records ({rows:,}{withheld}): no release "
-            f"can put every record in a group of {privacy.k}; lower k"
-        )
-    if privacy.l is not None and sensitive is not None and privacy.l_variant != "recursive":
-        distinct = len(sensitive_codes(frame[sensitive])[1])
-        if privacy.l > distinct:
-            raise CheckFailedError(
-                f"l = {privacy.l} exceeds the number of distinct values of {sensitive!r} "
-                f"({distinct}): no group can hold {privacy.l} different values; lower l"
-            )
+    distinct = len(sensitive_codes(frame[sensitive])[1]) if sensitive is not None else None
+    for model in models:
+        why = model.unreachable(rows, distinct if model.needs_sensitive else None)
+        if why is not None:
+            withheld = f"; the policy's steps withheld {rows_in - rows:,} of {rows_in:,} " \
+                "records before the search" if rows != rows_in else ""  # fmt: skip
+            raise CheckFailedError(f"{why}{withheld}")
 
 
 #: A release that withholds more than this share of the records says so (README).

@@ -4,16 +4,23 @@ straight from its rows, independently of the search that may have produced it.""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from veil.criteria import (
+    Criterion,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    build,
+)
 from veil.exceptions import ParameterError
 from veil.frequency import class_sizes, histograms
-from veil.privacy.criteria import TCloseness, class_entropy
 from veil.privacy.risk import Risk, risk
 from veil.schema import require_columns
 
@@ -63,6 +70,7 @@ def check(
     t_distance: str | None = None,
     risk_threshold: float = 0.2,
     exclude: pd.Series | None = None,
+    models: Sequence[Criterion | Mapping[str, Any]] = (),
 ) -> CheckResult:
     """Measure ``frame``; thresholds given (``k``, ``l``, ``t``) that do not hold are listed in
     ``failed``. Rows where ``exclude`` is true (suppressed records) are left out.
@@ -81,6 +89,9 @@ def check(
         ``equal``, ``ordered`` or ``hierarchical`` (default: ordered for numbers).
     risk_threshold : float
         Prosecutor risk above which a record counts as at risk.
+    models : list of privacy models, optional
+        Further goals to test, as ``veil.criteria`` models or their mappings, e.g.
+        ``{"model": "entropy_l_diversity", "l": 2}``.
 
     Returns
     -------
@@ -96,60 +107,79 @@ def check(
     >>> result = check(df, ["age"], sensitive="diagnosis", k=3)
     >>> result.k, result.l_distinct, result.failed
     (2, 2, ('k >= 3',))
+    >>> check(df, ["age"], sensitive="diagnosis",
+    ...       models=[{"model": "recursive_cl_diversity", "c": 3, "l": 2}]).failed
+    ()
     """
-    for name, value, low, high in (
-        ("k", k, 1, math.inf),
-        ("l", l, 1, math.inf),
-        ("t", t, 0, 1),
-        ("risk_threshold", risk_threshold, 0, 1),
+    if (
+        not isinstance(risk_threshold, int | float)
+        or isinstance(risk_threshold, bool)
+        or not (
+            0 <= risk_threshold <= 1  # NaN fails too
+        )
     ):
-        if value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not low <= value <= high  # NaN fails too
-        ):
-            span = f"at least {low}" if high == math.inf else f"in [{low}, {high}]"
-            raise ParameterError(f"{name} must be {span}, got {value!r}")
-    if sensitive is None and (l is not None or t is not None):
+        raise ParameterError(f"risk_threshold must be in [0, 1], got {risk_threshold!r}")
+    if t_distance not in {None, "equal", "ordered"}:
         raise ParameterError(
-            "l and t are measured on a sensitive column: name it (--sensitive COLUMN)"
+            f"t_distance must be equal or ordered, got {t_distance!r}: check measures t from "
+            "the rows alone (hierarchical distance needs the sensitive hierarchy, which "
+            "anonymize uses in its search)"
+        )
+    shorthand: list[tuple[str, dict[str, Any]]] = [
+        ("k_anonymity", {"k": k}),
+        ("distinct_l_diversity", {"l": l}),
+        ("t_closeness", {"t": t, "distance": t_distance or "equal"}),
+    ]
+    asked: list[Criterion] = []
+    t_index = -1  # the t given as t=, whose distance follows the sensitive column's kind
+    for name, params in shorthand:
+        key, value = next(iter(params.items()))
+        if value is not None:
+            t_index = len(asked) if key == "t" else t_index
+            asked.append(build({"model": name, **params}, where=key))
+    asked += [build(m) for m in models]
+    needing = [m.name for m in asked if m.needs_sensitive]
+    if sensitive is None and needing:
+        raise ParameterError(
+            f"{needing[0]} is measured on a sensitive column: name it (--sensitive COLUMN)"
         )
     qis = list(quasi_identifiers)
     require_columns(frame, [*qis, *([sensitive] if sensitive else [])], where="check")
     data = frame if exclude is None else frame.loc[~exclude.to_numpy(dtype=bool)]
     klass, sizes = class_sizes(data, qis)
     result: dict[str, Any] = {}
-    failed = []
+    hist: np.ndarray | None = None
     if sensitive is not None and len(data):
         hist, values = histograms(data, klass, sensitive, len(sizes))
-        result["l_distinct"] = int((hist > 0).sum(axis=1).min())
-        entropy = float(class_entropy(hist).min())
-        result["l_entropy"] = math.floor(math.exp(entropy) + 1e-9)
-        if l is not None:
-            ordered = -np.sort(-hist, axis=1)
-            tail = ordered[:, l - 1 :].sum(axis=1) if ordered.shape[1] >= l else np.zeros(len(hist))
-            with np.errstate(divide="ignore"):
-                ratio = np.where(tail > 0, ordered[:, 0] / np.maximum(tail, 1), np.inf)
-            result["l_recursive_c"] = float(ratio.max())
         numeric = pd.api.types.is_numeric_dtype(data[sensitive])
         distance = t_distance or ("ordered" if numeric else "equal")
-        closeness = TCloseness(1.0, distance=distance)
-        closeness.prepare(values)
-        result["t"] = float(closeness.distances(hist).max())
-        result["t_distance"] = distance
-        if l is not None and result["l_distinct"] < l:
-            failed.append(f"l >= {l}")
-        if t is not None and result["t"] > t + 1e-12:
-            failed.append(f"t <= {t}")
-    k_value = int(sizes.min()) if len(sizes) else 0
-    if k is not None and k_value < k:
-        failed.insert(0, f"k >= {k}")
+        closeness = build({"model": "t_closeness", "t": 1.0, "distance": distance})
+        asked = [  # t without a distance: the one measured (ordered for numbers)
+            m.model_copy(update={"distance": distance}) if i == t_index and t_distance is None
+            else m
+            for i, m in enumerate(asked)
+        ]  # fmt: skip
+        for model in [closeness, *asked]:
+            model.prepare(values)
+        entropy = EntropyLDiversity(l=1).measure(sizes, hist) or 0.0
+        result = {
+            "l_distinct": DistinctLDiversity(l=1).measure(sizes, hist),
+            "l_entropy": math.floor(entropy + 1e-9),
+            "t": closeness.measure(sizes, hist),
+            "t_distance": distance,
+        }
+        if l is not None:
+            result["l_recursive_c"] = RecursiveCLDiversity(c=1, l=l).measure(sizes, hist)
+    failed = [
+        m.goal for m in asked
+        if not (m.needs_sensitive and hist is None) and not m.met(m.measure(sizes, hist))
+    ]  # fmt: skip
     return CheckResult(
         rows=len(data),
         quasi_identifiers=tuple(qis),
         sensitive=sensitive,
         classes=len(sizes),
-        k=k_value,
+        k=KAnonymity(k=1).measure(sizes, None),
         risk=risk(sizes, threshold=risk_threshold),
         failed=tuple(failed),
         **result,

@@ -10,7 +10,9 @@ from typing import Any
 
 import pandas as pd
 
+from veil.criteria import Criterion
 from veil.exceptions import InputError
+from veil.policy import PrivacySettings
 from veil.privacy.decide import Decision
 from veil.privacy.models import ClassStats
 
@@ -18,8 +20,10 @@ from veil.privacy.models import ClassStats
 #: column's role was decided; 3 names the input by a full-length SHA-256 over every row
 #: (``source_fingerprint``) and the release by its cell hash (``release_fingerprint`` equals
 #: ``release_sha256``); 2 hashed 10,000 sampled rows of each.
+#: 4 lists the privacy goals as typed models (``privacy.models``: ``{"model": "k_anonymity",
+#: "k": 5}``, see ``veil.criteria``) where 3 wrote ``k``, ``l`` and ``t`` keys (still read).
 #: ``verify`` refuses a certificate that pins nothing.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,11 @@ class Certificate:
     warnings: tuple[str, ...] = ()  # goals met by wiping data, large suppression
     release_sha256: str | None = None  # every cell of the release (veil.io.content_sha256)
     format: int = FORMAT_VERSION
+
+    @property
+    def models(self) -> list[Criterion]:
+        """The privacy models the release was made to meet (``privacy.models``)."""
+        return list(PrivacySettings.model_validate(self.privacy).models) if self.privacy else []
 
     @property
     def kept_identifiers(self) -> dict[str, str]:

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from veil.criteria import Criterion
 from veil.exceptions import ParameterError
-from veil.privacy.criteria import Criterion
 from veil.privacy.lattice import (
     MAX_EXHAUSTIVE,
     Evaluation,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from veil.privacy.criteria import Criterion
+from veil.criteria import Criterion
 from veil.privacy.lattice import Evaluation, FrequencyTable, Groups, SearchResult, check
 from veil.privacy.metrics import Metric
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from veil.criteria import Criterion
 from veil.exceptions import InputError, ParameterError
 from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy
-from veil.privacy.criteria import Criterion, TCloseness
 
 __all__ = ["MAX_EXHAUSTIVE", "Evaluation", "FrequencyTable", "Groups", "SearchResult", "check"]
 
@@ -158,20 +158,19 @@ _T_ROUNDS = 20
 
 
 def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> Evaluation:
-    closeness = [c for c in criteria if isinstance(c, TCloseness)]
+    relative = [c for c in criteria if c.relative]
     failing = np.zeros(len(groups), dtype=bool)
     for criterion in criteria:
-        if criterion not in closeness:
+        if not criterion.relative:
             failing |= ~criterion.holds(groups.sizes, groups.histograms)
-    if closeness:
+    if relative:
         # t is measured against the release's distribution (as the verifier does), which
         # depends on which classes are suppressed: iterate to a fixed point
         others, failing = failing, failing.copy()
         for _ in range(_T_ROUNDS):
             now = others.copy()
-            for criterion in closeness:
-                far = criterion.distances(groups.histograms, ~failing) > criterion.t + 1e-12
-                now |= far
+            for criterion in relative:
+                now |= ~criterion.holds(groups.sizes, groups.histograms, ~failing)
             if np.array_equal(now, failing):
                 break
             failing = now

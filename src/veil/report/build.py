@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from veil._version import __version__
+from veil.criteria import KAnonymity
 from veil.dp.budget import NEIGHBOURS, Accountant, dataset_id
 from veil.dp.stats import DPResult
 from veil.frequency import class_sizes
@@ -196,8 +197,13 @@ def _policy_section(cert: Certificate) -> Section:
     if new:
         text.append(f"Columns new in the release (renamed or derived): {', '.join(new)}.")
     if cert.privacy:
-        goals = ", ".join(f"{key} = {value}" for key, value in cert.privacy.items())
-        text.append(f"Privacy goals asked for: {goals}.")
+        goals = ", ".join(model.name for model in cert.models) or "none"
+        settings = "; ".join(
+            f"{key} {value}" for key, value in cert.privacy.items() if key != "models"
+        )
+        text.append(
+            f"Privacy goals asked for: {goals}" + (f" ({settings})" if settings else "") + "."
+        )
     search = cert.search or {}
     if search.get("levels"):
         tables.append(
@@ -244,7 +250,7 @@ def _privacy_section(
     )
     after = risk(after_sizes, threshold=threshold)
     before = risk(before_sizes, threshold=threshold) if before_sizes.size else None
-    k_goal = (cert.privacy or {}).get("k")
+    k_goal = next((m.k for m in cert.models if isinstance(m, KAnonymity)), None)
     text = [
         f"Quasi-identifiers: {', '.join(qis)}"
         + (f"; sensitive: {', '.join(cert.sensitive)}" if cert.sensitive else "")

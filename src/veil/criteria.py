@@ -1,0 +1,559 @@
+"""Privacy models, each in one class: its parameters (validated when a policy loads), its
+test of every equivalence class on a frequency table (the search's check) and its measure of
+a release (``check`` and ``verify``).
+
+A policy lists them under ``privacy.models``, each named by ``model:`` (a pydantic tagged
+union, as ARX's ``config.addPrivacyModel``); ``k``, ``l`` and ``t`` at the top of ``privacy``
+are shorthand for the common ones. Adding a model is one class here, added to
+``PrivacyModel``.
+
+The models: k-anonymity, l-diversity (distinct, entropy, recursive (c,l)) and t-closeness
+(equal, ordered and hierarchical distance EMD, Li et al. 2007). All are monotone under
+generalization, which the search relies on.
+
+>>> import numpy as np
+>>> from veil.criteria import KAnonymity, DistinctLDiversity
+>>> sizes = np.array([3, 2])                  # two classes, of 3 and 2 records
+>>> hist = np.array([[2, 1], [2, 0]])         # their counts of each sensitive value
+>>> KAnonymity(k=3).holds(sizes, hist).tolist()
+[True, False]
+>>> model = DistinctLDiversity(l=2)
+>>> model.measure(sizes, hist), model.goal, model.met(model.measure(sizes, hist))
+(1, 'l >= 2 (distinct)', False)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
+
+import numpy as np
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
+
+from veil.exceptions import ParameterError
+
+if TYPE_CHECKING:
+    from veil.hierarchy import Hierarchy
+
+__all__ = [
+    "MODELS",
+    "SHORTHAND",
+    "Criterion",
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "KAnonymity",
+    "PrivacyModel",
+    "RecursiveCLDiversity",
+    "ShorthandError",
+    "TCloseness",
+    "build",
+    "by_name",
+    "class_entropy",
+    "expand_shorthand",
+    "hierarchical_emd",
+]
+
+_TOLERANCE = 1e-12
+
+
+def _whole(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"must be a whole number, got {value!r}")
+    return int(value)
+
+
+#: an integer parameter: a bool, a string or 5.0 is refused rather than converted
+Whole = Annotated[int, BeforeValidator(_whole)]
+
+
+def _need(histograms: np.ndarray | None) -> np.ndarray:
+    if histograms is None:
+        raise ParameterError("l-diversity and t-closeness need a sensitive column; pass sensitive")
+    return histograms
+
+
+class Criterion(BaseModel):
+    """A privacy model. ``sizes[class]`` counts each equivalence class's records and
+    ``histograms[class, value]`` each sensitive value in each class (None without a sensitive
+    column).
+
+    A subclass declares ``model`` (its name in a policy), its parameters as fields, and
+    ``holds`` (which classes satisfy it), ``measure`` (the release's value) and ``met``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: needs a sensitive column (l-diversity, t-closeness)
+    needs_sensitive: ClassVar[bool] = True
+    #: measured against the distribution of the released classes, so it depends on which
+    #: classes are suppressed (the search iterates it to a fixed point)
+    relative: ClassVar[bool] = False
+    #: Mondrian's splits check it
+    mondrian: ClassVar[bool] = False
+    #: the ``privacy:`` shorthand key that sets it (k, l or t); one model per key
+    shorthand: ClassVar[str | None] = None
+
+    @model_serializer(mode="wrap")
+    def _named(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Every dump names the model, even one without defaults (the tag is a default)."""
+        data = handler(self)
+        return {"model": self.kind(), **data} if isinstance(data, dict) else data
+
+    @classmethod
+    def kind(cls) -> str:
+        """The model's name in a policy (``model:``), e.g. ``k_anonymity``."""
+        return str(get_args(cls.model_fields["model"].annotation)[0])
+
+    def prepare(self, values: Sequence[str]) -> None:
+        """Learn the sensitive column's values (their order, for ordered distance)."""
+
+    @property
+    def name(self) -> str:
+        """How the literature names it, e.g. ``5-anonymity``."""
+        raise NotImplementedError
+
+    @property
+    def goal(self) -> str:
+        """The claim a release makes, e.g. ``k >= 5``: the key of a certificate's checks."""
+        raise NotImplementedError
+
+    def holds(
+        self,
+        sizes: np.ndarray,
+        histograms: np.ndarray | None,
+        released: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """True for every class that satisfies the model (``released``: the classes kept, for
+        a ``relative`` model)."""
+        raise NotImplementedError
+
+    def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
+        """The release's value of the model's parameter (None: no class to measure)."""
+        raise NotImplementedError
+
+    def met(self, value: float | None) -> bool:
+        """Whether a measured value meets the goal."""
+        raise NotImplementedError
+
+    def unreachable(self, rows: int, distinct: int | None) -> str | None:
+        """Why no generalization or suppression of ``rows`` records (with ``distinct``
+        sensitive values) can meet the model, said before searching; None if it may."""
+        return None
+
+    @property
+    def measurable(self) -> bool:
+        """Whether the release's rows alone measure it (hierarchical t needs the hierarchy)."""
+        return True
+
+
+class KAnonymity(Criterion):
+    """Every record shares its quasi-identifiers with at least k - 1 others (Sweeney 2002)."""
+
+    model: Literal["k_anonymity"] = "k_anonymity"
+    k: Whole = Field(ge=1)
+    needs_sensitive: ClassVar[bool] = False
+    mondrian: ClassVar[bool] = True
+    shorthand: ClassVar[str | None] = "k"
+
+    @property
+    def name(self) -> str:
+        return f"{self.k}-anonymity"
+
+    @property
+    def goal(self) -> str:
+        return f"k >= {self.k}"
+
+    def holds(
+        self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
+    ) -> np.ndarray:
+        return sizes >= self.k
+
+    def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> int:
+        return int(sizes.min()) if len(sizes) else 0
+
+    def met(self, value: float | None) -> bool:
+        return value is not None and value >= self.k
+
+    def unreachable(self, rows: int, distinct: int | None) -> str | None:
+        if self.k <= rows:
+            return None
+        return (
+            f"k = {self.k} exceeds the number of records ({rows:,}): no release can put every "
+            f"record in a group of {self.k}; lower k"
+        )
+
+
+def _too_few_values(l: float, distinct: int | None) -> str | None:  # noqa: E741
+    if distinct is None or l <= distinct:
+        return None
+    return (
+        f"l = {l:g} exceeds the number of distinct values of the sensitive column "
+        f"({distinct}): no group can hold {l:g} different values; lower l"
+    )
+
+
+class DistinctLDiversity(Criterion):
+    """Every class holds at least l different sensitive values (Machanavajjhala et al.)."""
+
+    model: Literal["distinct_l_diversity"] = "distinct_l_diversity"
+    l: Whole = Field(ge=1)  # noqa: E741 (the model's name)
+    mondrian: ClassVar[bool] = True
+    shorthand: ClassVar[str | None] = "l"
+
+    @property
+    def name(self) -> str:
+        return f"distinct-{self.l}-diversity"
+
+    @property
+    def goal(self) -> str:
+        return f"l >= {self.l} (distinct)"
+
+    def holds(
+        self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
+    ) -> np.ndarray:
+        return (_need(histograms) > 0).sum(axis=1) >= self.l
+
+    def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> int | None:
+        hist = _need(histograms)
+        return int((hist > 0).sum(axis=1).min()) if len(hist) else None
+
+    def met(self, value: float | None) -> bool:
+        return value is not None and value >= self.l
+
+    def unreachable(self, rows: int, distinct: int | None) -> str | None:
+        return _too_few_values(self.l, distinct)
+
+
+def class_entropy(hist: np.ndarray) -> np.ndarray:
+    """Shannon entropy (natural log) of every class's sensitive distribution."""
+    totals = hist.sum(axis=1, keepdims=True)
+    p = np.divide(hist, totals, out=np.zeros_like(hist, dtype=float), where=totals > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(p), 0.0)
+    return -terms.sum(axis=1)
+
+
+class EntropyLDiversity(Criterion):
+    """Every class's sensitive values have entropy at least log(l): its measure is exp of the
+    smallest entropy, the 'effective number' of values in the least diverse class."""
+
+    model: Literal["entropy_l_diversity"] = "entropy_l_diversity"
+    l: float = Field(ge=1)  # noqa: E741
+    shorthand: ClassVar[str | None] = "l"
+
+    @property
+    def name(self) -> str:
+        return f"entropy-{self.l:g}-diversity"
+
+    @property
+    def goal(self) -> str:
+        return f"l >= {self.l:g} (entropy)"
+
+    def holds(
+        self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
+    ) -> np.ndarray:
+        # a tiny tolerance: a class with exactly l equally frequent values has entropy log(l)
+        return class_entropy(_need(histograms)) >= math.log(self.l) - _TOLERANCE
+
+    def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
+        hist = _need(histograms)
+        return float(math.exp(class_entropy(hist).min())) if len(hist) else None
+
+    def met(self, value: float | None) -> bool:
+        return value is not None and math.log(value) >= math.log(self.l) - _TOLERANCE
+
+    def unreachable(self, rows: int, distinct: int | None) -> str | None:
+        return _too_few_values(self.l, distinct)
+
+
+class RecursiveCLDiversity(Criterion):
+    """r1 < c (r_l + ... + r_m) for every class's value counts sorted r1 >= r2 >= ... >= rm.
+    Its measure is the least c that holds: the largest r1 / (r_l + ... + r_m)."""
+
+    model: Literal["recursive_cl_diversity"] = "recursive_cl_diversity"
+    c: float = Field(gt=0)
+    l: Whole = Field(ge=1)  # noqa: E741
+    shorthand: ClassVar[str | None] = "l"
+
+    @property
+    def name(self) -> str:
+        return f"recursive-({self.c:g},{self.l})-diversity"
+
+    @property
+    def goal(self) -> str:
+        return f"l >= {self.l} (recursive, c = {self.c:g})"
+
+    def _ratios(self, histograms: np.ndarray | None) -> np.ndarray:
+        hist = -np.sort(-_need(histograms), axis=1)
+        if hist.shape[1] < self.l:
+            return np.full(len(hist), np.inf)
+        tail = hist[:, self.l - 1 :].sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(tail > 0, hist[:, 0] / np.maximum(tail, 1), np.inf)
+
+    def holds(
+        self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
+    ) -> np.ndarray:
+        return self._ratios(histograms) < self.c
+
+    def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
+        ratios = self._ratios(histograms)
+        return float(ratios.max()) if len(ratios) else None
+
+    def met(self, value: float | None) -> bool:
+        return value is not None and value < self.c
+
+
+class TCloseness(Criterion):
+    """Earth mover's distance between each class's sensitive distribution and the release's.
+
+    ``distance``: ``equal`` (categorical: half the L1 distance), ``ordered`` (numeric or ordinal:
+    cumulative differences over m-1), ``hierarchical`` (the sensitive column's hierarchy).
+    """
+
+    model: Literal["t_closeness"] = "t_closeness"
+    t: float = Field(ge=0, le=1)
+    distance: Literal["equal", "ordered", "hierarchical"] = "equal"
+    order: list[str] | None = None  # the sensitive values' order, for ordered distance
+    relative: ClassVar[bool] = True
+    shorthand: ClassVar[str | None] = "t"
+    _values: list[str] = PrivateAttr(default_factory=list)
+    _hierarchy: Any = PrivateAttr(default=None)
+
+    @property
+    def name(self) -> str:
+        return f"{self.t:g}-closeness ({self.distance} distance)"
+
+    @property
+    def goal(self) -> str:
+        return f"t <= {self.t:g} ({self.distance} distance)"
+
+    @property
+    def measurable(self) -> bool:
+        return self.distance != "hierarchical"
+
+    def prepare(self, values: Sequence[str]) -> None:
+        self._values = list(values)
+
+    def use_hierarchy(self, hierarchy: Hierarchy | None) -> None:
+        """The sensitive column's hierarchy, for hierarchical distance."""
+        self._hierarchy = hierarchy
+
+    def distances(
+        self, histograms: np.ndarray | None, released: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Each class's distance to the distribution of the released classes (``released``, a
+        mask; default all): Li et al. compare with the table as published, so classes the
+        search suppresses are not part of it."""
+        hist = _need(histograms)
+        n_classes = hist.shape[0]
+        p = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
+        overall = hist.sum(axis=0) if released is None else hist[released].sum(axis=0)
+        if overall.sum() == 0:  # nothing released: no distribution to be close to
+            return np.ones(n_classes)
+        q = overall / overall.sum()
+        if self.distance == "equal":
+            return 0.5 * np.abs(p - q).sum(axis=1)
+        if self.distance == "ordered":
+            rank = _value_order(self._values, self.order)
+            diff = (p - q)[:, rank]
+            m = diff.shape[1]
+            if m < 2:
+                return np.zeros(n_classes)
+            return np.abs(np.cumsum(diff, axis=1)[:, :-1]).sum(axis=1) / (m - 1)
+        if self._hierarchy is None:
+            raise ParameterError(
+                "hierarchical t-closeness needs the sensitive column's hierarchy: give it one "
+                "under privacy.hierarchies"
+            )
+        return hierarchical_emd(p - q, self._values, self._hierarchy)
+
+    def holds(
+        self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
+    ) -> np.ndarray:
+        return self.distances(histograms, released) <= self.t + _TOLERANCE
+
+    def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
+        distances = self.distances(histograms)
+        return float(distances.max()) if len(distances) else None
+
+    def met(self, value: float | None) -> bool:
+        return value is not None and value <= self.t + _TOLERANCE
+
+
+def _value_order(values: Sequence[str], order: Sequence[str] | None) -> np.ndarray:
+    """Positions of ``values`` sorted by ``order``, or numerically if they are all numbers."""
+    if order is not None:
+        position = {v: i for i, v in enumerate(order)}
+        missing = [v for v in values if v not in position]
+        if missing:
+            raise ParameterError(f"the sensitive order does not list {missing[:5]}")
+        return np.argsort([position[v] for v in values], kind="stable")
+    try:
+        return np.argsort([float(v) for v in values], kind="stable")
+    except ValueError:
+        return np.argsort(list(values), kind="stable")
+
+
+def hierarchical_emd(diff: np.ndarray, values: Sequence[str], hierarchy: Hierarchy) -> np.ndarray:
+    """Li et al.'s hierarchical EMD for rows of p - q over ``values`` (leaves of ``hierarchy``).
+
+    A node N at level L costs L/H * min(positive, negative extra of its children), where the
+    extra of a node is the sum of p - q over the values below it and H the top level.
+    """
+    leaf_index = {leaf: i for i, leaf in enumerate(hierarchy.leaves)}
+    missing = [v for v in values if v not in leaf_index]
+    if missing:
+        raise ParameterError(f"the sensitive hierarchy does not cover {missing[:5]}")
+    top = hierarchy.height - 1
+    cost = np.zeros(diff.shape[0])
+    leaves = np.array([leaf_index[v] for v in values], dtype=np.int64)
+    for level in range(1, top + 1):
+        child = hierarchy.maps[level - 1][leaves]
+        parent = hierarchy.maps[level][leaves]
+        child_ids, child_of_value = np.unique(child, return_inverse=True)
+        to_child = np.zeros((len(values), len(child_ids)))
+        to_child[np.arange(len(values)), child_of_value] = 1.0
+        parent_ids, parent_of_value = np.unique(parent, return_inverse=True)
+        to_parent = np.zeros((len(child_ids), len(parent_ids)))
+        to_parent[child_of_value, parent_of_value] = 1.0
+        extra = diff @ to_child  # (rows, children)
+        positive = np.clip(extra, 0, None) @ to_parent
+        negative = np.clip(-extra, 0, None) @ to_parent
+        cost += (level / top) * np.minimum(positive, negative).sum(axis=1)
+    return cost
+
+
+#: The type of an entry of ``privacy.models``: one of the models, chosen by its ``model`` key.
+#: A new model is a class above, added here.
+PrivacyModel = Annotated[
+    KAnonymity | DistinctLDiversity | EntropyLDiversity | RecursiveCLDiversity | TCloseness,
+    Field(discriminator="model"),
+]
+#: Every privacy model (``veil transforms`` lists them).
+MODELS: tuple[type[Criterion], ...] = get_args(get_args(PrivacyModel)[0])
+_ADAPTER: TypeAdapter[Criterion] = TypeAdapter(PrivacyModel)
+_BY_NAME = {kind.kind(): kind for kind in MODELS}
+
+#: ``privacy:`` shorthand keys and what they stand for: ``k: 5`` is ``{model: k_anonymity,
+#: k: 5}``; ``l: 3`` with ``l_variant`` (distinct, entropy, recursive; with ``c``) is that
+#: l-diversity; ``t: 0.2`` with ``t_distance`` is t-closeness.
+SHORTHAND = ("k", "l", "l_variant", "c", "t", "t_distance")
+
+
+class ShorthandError(ValueError):
+    """A shorthand key's value is invalid; ``key`` is the key as the policy wrote it."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def expand_shorthand(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """``raw`` (a ``privacy:`` mapping) with its shorthand keys turned into ``models`` entries.
+    A shorthand key beside a listed model of the same kind is refused (which would count?);
+    ``override`` is how a command-line flag replaces a policy's goal."""
+    data = dict(raw)
+    given = {key: data.pop(key) for key in SHORTHAND if key in data}
+    if not given:
+        return data
+    wanted: list[tuple[str, dict[str, Any], dict[str, str]]] = []  # model, params, key of param
+    if given.get("k") is not None:
+        wanted.append(("k_anonymity", {"k": given["k"]}, {"k": "k"}))
+    variant = given.get("l_variant") or "distinct"
+    if given.get("l") is not None:
+        if variant not in {"distinct", "entropy", "recursive"}:
+            raise ShorthandError(
+                "l_variant", f"must be distinct, entropy or recursive, got {variant!r}"
+            )
+        params = {"l": given["l"]}
+        if variant == "recursive":
+            if given.get("c") is None:
+                raise ShorthandError("c", "l_variant recursive needs c, e.g. c: 3")
+            params["c"] = given["c"]
+        wanted.append((f"{variant}_l_diversity" if variant != "recursive" else
+                       "recursive_cl_diversity", params, {"l": "l", "c": "c"}))  # fmt: skip
+    elif given.get("l_variant") is not None or given.get("c") is not None:
+        key = "l_variant" if given.get("l_variant") is not None else "c"
+        raise ShorthandError(key, "describes l-diversity: give l too, e.g. l: 3")
+    if given.get("t") is not None:
+        params = {"t": given["t"]}
+        if given.get("t_distance") is not None:
+            params["distance"] = given["t_distance"]
+        wanted.append(("t_closeness", params, {"t": "t", "distance": "t_distance"}))
+    elif given.get("t_distance") is not None:
+        raise ShorthandError("t_distance", "describes t-closeness: give t too, e.g. t: 0.2")
+    models = [m for m in data.get("models") or [] if isinstance(m, Mapping | Criterion)]
+    for name, params, keys in wanted:
+        try:
+            model = _ADAPTER.validate_python({"model": name, **params})
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = str(first["loc"][-1]) if first["loc"] else ""
+            message = str(first["msg"]).removeprefix("Value error, ")
+            if first["type"] != "value_error":
+                message += f", got {first.get('input')!r}"
+            raise ShorthandError(keys.get(field, field), message) from err
+        if any(_family(m) == model.shorthand for m in models):
+            raise ShorthandError(
+                str(model.shorthand),
+                f"privacy.models already lists a model that {model.shorthand} sets; "
+                "keep one of them",
+            )
+        models.append(model)
+    data["models"] = models
+    return data
+
+
+def by_name(name: str) -> type[Criterion] | None:
+    """The model a policy names ``name`` (``model: k_anonymity``), if there is one."""
+    return _BY_NAME.get(name)
+
+
+def _family(model: Mapping[str, Any] | Criterion) -> str | None:
+    """The shorthand key that sets a model of this kind (k, l, t), if any."""
+    if isinstance(model, Criterion):
+        return model.shorthand
+    kind = _BY_NAME.get(str(model.get("model")))
+    return kind.shorthand if kind is not None else None
+
+
+def override(raw: Mapping[str, Any], shorthand: Mapping[str, Any]) -> dict[str, Any]:
+    """``raw`` (a ``privacy:`` mapping) with the goals in ``shorthand`` (``{"k": 10}``)
+    replacing those it sets, listed or shorthand: the command line's ``-k 10`` over a
+    policy's ``k: 5``."""
+    data = dict(raw)
+    families = {"l" if key in {"l_variant", "c"} else key[:1] for key in shorthand}
+    data["models"] = [m for m in data.get("models") or [] if _family(m) not in families]
+    for key in SHORTHAND:
+        if key[:1] in families or (key in {"l_variant", "c"} and "l" in families):
+            data.pop(key, None)
+    return {**data, **shorthand}
+
+
+def build(spec: Mapping[str, Any] | Criterion, *, where: str | None = None) -> Criterion:
+    """A privacy model from its mapping (``{"model": "k_anonymity", "k": 5}``); a bad one is
+    a ``ParameterError`` that names the parameter (as ``where``, if given) and what it allows.
+    """
+    if isinstance(spec, Criterion):
+        return spec
+    try:
+        return _ADAPTER.validate_python(dict(spec))
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = where or ".".join(str(p) for p in first["loc"][1:]) or "model"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        if first["type"] not in {"value_error", "union_tag_invalid"}:
+            message += f", got {first.get('input')!r}"
+        raise ParameterError(f"{name}: {message}") from err
