@@ -48,7 +48,7 @@ from pydantic import (
 )
 
 from veil.criteria import SHORTHAND, PrivacyModel, ShorthandError, by_name, expand_shorthand
-from veil.exceptions import PolicyError, one_line, shown
+from veil.exceptions import ParameterError, PolicyError, one_line, shown
 from veil.schema import ColumnRole, Schema
 from veil.transforms import TRANSFORMS, ColumnTransform
 
@@ -77,9 +77,10 @@ def _parameters(name: str) -> list[str]:
 class StepError(ValueError):
     """A bad step, with its position in the steps list (for the error's location)."""
 
-    def __init__(self, index: int, message: str) -> None:
+    def __init__(self, index: int, message: str, name: str | None = None) -> None:
         super().__init__(message)
         self.index = index
+        self.name = name  # the transform, when the step names one
 
 
 def _check_steps(value: Any, *, table_level: bool) -> list[Step]:
@@ -89,6 +90,8 @@ def _check_steps(value: Any, *, table_level: bool) -> list[Step]:
     for i, raw in enumerate(value):
         try:
             steps.append(_check_step(raw, table_level=table_level))
+        except ParameterError as err:
+            raise StepError(i, str(err), name=next(iter(raw))) from err
         except ValueError as err:
             raise StepError(i, str(err)) from err
     return steps
@@ -124,6 +127,16 @@ def _check_step(raw: Any, *, table_level: bool) -> dict[str, dict[str, Any]]:
         raise ValueError(
             f"{name!r} has no parameter {unknown[0]!r}{where}; allowed: {', '.join(allowed)}"
         )
+    if table_level and "columns" not in params and name not in {"rename_columns", "suppress_rows"}:
+        raise ValueError(
+            f"a table-level {name!r} step needs columns: [...]; or put it under "
+            "columns.<name>.steps"
+        )
+    # each parameter's constraints, declared by its transform, checked before any data is read
+    # (a column's own step applies to that column: a stand-in name fills columns)
+    given = params if table_level or "columns" not in _parameters(name) else {
+        **params, "columns": ["column"]}  # fmt: skip
+    TRANSFORMS[name](**given).check_parameters()
     return {str(name): dict(params)}
 
 
@@ -234,16 +247,7 @@ class Policy(BaseModel):
     @field_validator("steps", mode="before")
     @classmethod
     def _steps(cls, value: Any) -> list[Step]:
-        steps = _check_steps(value or [], table_level=True)
-        for i, step in enumerate(steps):
-            ((name, params),) = step.items()
-            if "columns" not in params and name not in {"rename_columns", "suppress_rows"}:
-                raise StepError(
-                    i,
-                    f"a table-level {name!r} step needs columns: [...]; "
-                    "or put it under columns.<name>.steps",
-                )
-        return steps
+        return _check_steps(value or [], table_level=True)
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -506,7 +510,7 @@ def _explain(err: ValidationError, source: str) -> str:
         loc = ".".join(str(part) for part in e["loc"]) or "(top level)"
         cause = (e.get("ctx") or {}).get("error")
         if isinstance(cause, StepError):
-            loc = f"{loc}[{cause.index}]"
+            loc = f"{loc}[{cause.index}]" + (f" ({cause.name})" if cause.name else "")
         if isinstance(cause, ShorthandError):
             loc = f"{loc}.{cause.key}"
         msg = e["msg"].removeprefix("Value error, ")

@@ -160,3 +160,67 @@ def test_numpy_input_gets_sklearn_names() -> None:
     out = TopBottomCode(top=1.0).fit_transform(np.array([[0.5, 3.0], [2.0, -1.0]]))
     assert list(out.columns) == ["x0", "x1"]
     assert out.to_numpy().max() == 1.0
+
+
+def test_every_parameter_declares_its_constraints() -> None:
+    """Each parameter's allowed values are declared once, on the transform (scikit-learn's
+    ``_parameter_constraints``): the policy checks them from there."""
+    for name, cls in TRANSFORMS.items():
+        params = set(cls().get_params(deep=False))
+        assert set(cls._parameter_constraints) == params, name
+
+
+def test_representative_configurations_pass_their_own_checks(
+    case: tuple[str, ColumnTransform],
+) -> None:
+    _, transform = case
+    transform.check_parameters()  # raises if the declared constraints refuse a good value
+
+
+# a value each constraint refuses, and the words the refusal must contain
+BAD_STEPS = [
+    ("microaggregate", {"k": 1}, "k must be an int in the range [2, inf), got 1"),
+    ("microaggregate", {"method": "kmeans"}, "method must be a str among"),
+    ("mask", {"keep_last": True}, "keep_last must not be true or false"),
+    ("mask", {"keep_first": -1}, "keep_first must be an int in the range [0, inf)"),
+    ("mask", {"char": "**"}, "char must be a single character"),
+    ("pseudonymize", {"length": 100}, "length must be an int in the range [8, 64], got 100"),
+    ("pseudonymize", {"format": "fpe"}, "format must be a str among"),
+    ("noise", {"scale": -1}, "scale must be a float in the range [0.0, inf), got -1"),
+    ("rank_swap", {"p": 0}, "p must be a float in the range (0.0, 100.0]"),
+    ("generalize", {"bins": 1}, "bins must be an int in the range [2, inf)"),
+    ("generalize", {"date": "fortnight"}, "date must be a str among"),
+    ("generalize", {}, "Generalize needs exactly one of bins, mapping, date or round_to"),
+    ("top_bottom_code", {"top_quantile": 1.5}, "top_quantile must be a float in the range"),
+    ("suppress_rows", {"rare": 1}, "rare must be an int in the range [2, inf)"),
+    ("fake", {"kind": "date"}, "kind='date' needs start and end"),
+    ("resample_continuous", {"criterion": "bic"}, "criterion must be a str among"),
+    ("pca_mask", {"n_components": 0}, "n_components must be an int in the range [1, inf)"),
+    ("shuffle", {"together": "yes"}, "together must be an instance of 'bool'"),
+]
+
+
+@pytest.mark.parametrize(("name", "params", "said"), BAD_STEPS)
+def test_a_bad_parameter_is_refused_when_the_policy_loads(
+    name: str, params: dict, said: str
+) -> None:
+    from veil.exceptions import PolicyError
+    from veil.policy import Policy
+
+    with pytest.raises(PolicyError) as info:
+        Policy.from_dict({"columns": {"x": {"steps": [{name: params}]}}}, source="p.yaml")
+    assert f"p.yaml: columns.x.steps[0] ({name}): {said}" in str(info.value)
+
+
+def test_the_command_line_refuses_a_bad_policy_before_reading_data(tmp_path, capsys) -> None:
+    from veil.cli import main
+
+    policy = tmp_path / "p.yaml"
+    policy.write_text("columns:\n  Age:\n    steps: [{microaggregate: {k: 1}}]\n")
+    # the data file does not exist: the policy's error must come first, alone
+    code = main(["anonymize", str(tmp_path / "absent.csv"), "-p", str(policy), "-o",
+                 str(tmp_path / "r.csv")])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert "columns.Age.steps[0] (microaggregate): k must be an int" in err
+    assert "absent.csv" not in err

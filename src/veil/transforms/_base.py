@@ -8,19 +8,32 @@ through unchanged; ``get_feature_names_out`` makes ``Pipeline`` and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import (  # scikit-learn's own parameter checks
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    validate_parameter_constraints,
+)
 from sklearn.utils.validation import check_is_fitted
 
 from veil.exceptions import ParameterError
 from veil.schema import require_columns
 
+__all__ = ["COLUMNS", "ColumnTransform", "Columns", "Integral", "Interval", "Real", "StrOptions"]
+
 Columns = str | Sequence[str] | None
+
+#: The constraint every transform's ``columns`` has (scikit-learn's notation).
+COLUMNS: list[Any] = [str, list, tuple, None]
 
 
 def as_frame(X: Any) -> pd.DataFrame:
@@ -59,6 +72,11 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
     #: pseudonymize, mask, fake): a policy may give it to an identifier column. Declared here,
     #: by each transform, so a new one needs no list elsewhere.
     treats_identifiers: ClassVar[bool] = False
+    #: Each parameter's allowed values, declared once in scikit-learn's notation (types,
+    #: ``Interval``, ``StrOptions``, ``"boolean"``, ``None``...). ``check_parameters`` checks
+    #: them, with the rules between parameters (``_validate``), when a policy loads and again
+    #: in ``fit``: a bad parameter is refused before any data is read.
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"columns": COLUMNS}
 
     def _select(self, frame: pd.DataFrame) -> list[str]:
         if self.columns is None:
@@ -81,7 +99,7 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         self.columns_ = self._select(frame)
         self.feature_names_in_ = np.asarray([str(c) for c in frame.columns], dtype=object)
         self.n_features_in_ = frame.shape[1]
-        self._validate()
+        self.check_parameters()
         self._fit(frame)
         return self
 
@@ -98,9 +116,32 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         names = list(self.feature_names_in_) if input_features is None else list(input_features)
         return np.asarray(self._names_out(names), dtype=object)
 
+    def check_parameters(self) -> None:
+        """Check every parameter without data: the declared constraints, then the rules
+        between parameters (``_validate``); a ``ParameterError`` names the parameter.
+
+        >>> from veil.transforms import Microaggregate
+        >>> Microaggregate(k=1).check_parameters()
+        Traceback (most recent call last):
+        ...
+        veil.exceptions.ParameterError: k must be an int in the range [2, inf), got 1
+        """
+        params = self.get_params(deep=False)
+        constraints = self._parameter_constraints
+        for name, value in params.items():
+            # a bool is an int to Python: where no boolean is allowed, say so instead
+            if isinstance(value, bool | np.bool_) and "boolean" not in constraints.get(name, []):
+                raise ParameterError(f"{name} must not be true or false, got {value!r}")
+        try:
+            validate_parameter_constraints(constraints, params, caller_name=type(self).__name__)
+        except InvalidParameterError as err:
+            raise ParameterError(_plain(str(err))) from err
+        self._validate()
+
     # hooks --------------------------------------------------------------------------------
     def _validate(self) -> None:
-        """Check parameters (called by fit); raise ParameterError naming the parameter."""
+        """Rules between parameters (the constraints are checked first); raise
+        ParameterError naming the parameters. No data: called when a policy loads."""
 
     def _fit(self, frame: pd.DataFrame) -> None:
         """Learn what transform needs from ``frame``."""
@@ -121,16 +162,19 @@ def _is_numeric(series: pd.Series) -> bool:
     return bool(pd.api.types.is_numeric_dtype(series)) and not pd.api.types.is_bool_dtype(series)
 
 
-def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+_SKLEARN_MESSAGE = re.compile(
+    r"The '(?P<name>\w+)' parameter of \w+ must be (?P<rule>.*)\. Got (?P<got>.*) instead\.$",
+    re.DOTALL,
+)
 
 
-def check_choice(name: str, value: Any, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise ParameterError(f"{name} must be one of {list(allowed)}, got {value!r}")
-    return str(value)
+def _plain(message: str) -> str:
+    """scikit-learn's "The 'k' parameter of Microaggregate must be ... Got 1 instead." in
+    veil's words: "k must be ..., got 1" (the policy says which step it is)."""
+    found = _SKLEARN_MESSAGE.match(message.strip())
+    if found is None:
+        return message
+    return f"{found['name']} must be {found['rule']}, got {found['got']}"
 
 
 def numeric_values(frame: pd.DataFrame, column: str) -> np.ndarray:

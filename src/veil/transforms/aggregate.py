@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 import pandas as pd
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
+    COLUMNS,
     Columns,
     ColumnTransform,
-    check_choice,
-    check_positive_int,
+    Integral,
+    Interval,
+    StrOptions,
     numeric_values,
 )
 
@@ -83,15 +87,16 @@ class Microaggregate(ColumnTransform):
     """
 
     numeric_only = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "k": [Interval(Integral, 2, None, closed="left")],
+        "method": [StrOptions({"mdav", "sorted"})],
+    }
 
     def __init__(self, columns: Columns = None, *, k: int = 3, method: str = "mdav") -> None:
         self.columns = columns
         self.k = k
         self.method = method
-
-    def _validate(self) -> None:
-        check_positive_int("k", self.k, minimum=2)
-        check_choice("method", self.method, ["mdav", "sorted"])
 
     def _group_means(self, points: np.ndarray) -> np.ndarray:
         """Every row replaced by the mean of its group (groups of k..2k-1 similar rows)."""

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import pandas as pd
 
 from veil.exceptions import ParameterError
 from veil.schema import require_columns
-from veil.transforms._base import Columns, ColumnTransform
+from veil.transforms._base import COLUMNS, Columns, ColumnTransform
 
 
 class RenameColumns(ColumnTransform):
     """Rename with ``mapping``, or (no mapping) give ``columns`` opaque names ``{prefix}00...``
     so a release does not say what each column is. ``mapping_`` records what was done (keep it
     with the data controller, not with the release)."""
+
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "mapping": [dict, None],
+        "prefix": [str],
+    }
 
     def __init__(
         self,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from faker.exceptions import UniquenessException
 
 from veil.exceptions import ParameterError
 from veil.schema import require_columns
-from veil.transforms._base import Columns, ColumnTransform, rng_from
+from veil.transforms._base import COLUMNS, Columns, ColumnTransform, rng_from
 
 _FEMALE = {"f", "female", "woman", "women", "girl", "w", "kike", "mwanamke", "mke"}
 _MALE = {"m", "male", "man", "men", "boy", "kiume", "mwanaume", "mume"}
@@ -49,6 +50,21 @@ class Fake(ColumnTransform):
     """
 
     treats_identifiers = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "kind": [str],
+        "locale": [str, list, tuple],
+        "unique": ["boolean"],
+        "consistent": ["boolean"],
+        "gender_column": [str, None],
+        "name_column": [str, None],
+        "pattern": [str, None],
+        "start": [str, datetime.date, None],  # YAML reads 1950-01-01 as a date
+        "end": [str, datetime.date, None],
+        "choices": [list, tuple, None],
+        "probabilities": ["array-like", None],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
 from veil.exceptions import ParameterError
-from veil.transforms._base import Columns, ColumnTransform, check_choice, numeric_values
+from veil.transforms._base import (
+    COLUMNS,
+    Columns,
+    ColumnTransform,
+    Integral,
+    Interval,
+    Real,
+    StrOptions,
+    numeric_values,
+)
 
 _DATE_UNITS = ("decade", "year", "quarter", "month", "week", "day", "hour")
 
@@ -65,6 +74,19 @@ class Generalize(ColumnTransform):
     A value outside the fitted bins raises instead of silently becoming missing.
     """
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "bins": [Interval(Integral, 2, None, closed="left"), StrOptions({"mean", "median"}),
+                 "array-like", None],
+        "strategy": [StrOptions({"width", "quantile"})],
+        "labels": [list, tuple, None],
+        "right": ["boolean"],
+        "mapping": [dict, None],
+        "other": "no_validation",  # any value: the group of unmapped values
+        "date": [StrOptions(set(_DATE_UNITS)), None],
+        "round_to": [Interval(Real, 0, None, closed="neither"), None],
+    }  # fmt: skip
+
     def __init__(
         self,
         columns: Columns = None,
@@ -107,19 +129,7 @@ class Generalize(ColumnTransform):
         return given[0]
 
     def _validate(self) -> None:
-        mode = self._mode()
-        check_choice("strategy", self.strategy, ["width", "quantile"])
-        if mode == "date":
-            check_choice("date", self.date, _DATE_UNITS)
-        if mode == "round_to" and not (
-            isinstance(self.round_to, int | float) and self.round_to > 0
-        ):
-            raise ParameterError(f"round_to must be a positive number, got {self.round_to!r}")
-        if mode == "bins" and isinstance(self.bins, str):
-            check_choice("bins", self.bins, ["mean", "median"])
-        is_count = isinstance(self.bins, int) and not isinstance(self.bins, bool)
-        if mode == "bins" and is_count and self.bins < 2:  # type: ignore[operator]
-            raise ParameterError(f"bins must be at least 2 when a count, got {self.bins}")
+        self._mode()
 
     def _fit(self, frame: pd.DataFrame) -> None:
         self.edges_: dict[str, list[float]] = {}
@@ -257,6 +267,14 @@ class TopBottomCode(ColumnTransform):
 
     numeric_only = True
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "top": [Real, None],
+        "bottom": [Real, None],
+        "top_quantile": [Interval(Real, 0, 1, closed="both"), None],
+        "bottom_quantile": [Interval(Real, 0, 1, closed="both"), None],
+    }
+
     def __init__(
         self,
         columns: Columns = None,
@@ -282,12 +300,6 @@ class TopBottomCode(ColumnTransform):
                 "TopBottomCode needs top, bottom, top_quantile or bottom_quantile, got none; "
                 "e.g. top_quantile=0.99"
             )
-        for label, q in (
-            ("top_quantile", self.top_quantile),
-            ("bottom_quantile", self.bottom_quantile),
-        ):
-            if q is not None and not 0 <= q <= 1:
-                raise ParameterError(f"{label} must be in [0, 1], got {q!r}")
 
     def _fit(self, frame: pd.DataFrame) -> None:
         self.thresholds_: dict[str, tuple[float | None, float | None]] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -9,10 +11,12 @@ import pyarrow.compute as pc
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
+    COLUMNS,
     Columns,
     ColumnTransform,
+    Integral,
+    Interval,
     apply_to_uniques,
-    check_positive_int,
     rebuild,
     value_text,
 )
@@ -37,6 +41,14 @@ class Mask(ColumnTransform):
     """
 
     treats_identifiers = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "keep_first": [Interval(Integral, 0, None, closed="left")],
+        "keep_last": [Interval(Integral, 0, None, closed="left")],
+        "char": [str],
+        "preserve": [str],
+        "length": [Interval(Integral, 1, None, closed="left"), None],
+    }
 
     def __init__(
         self,
@@ -56,12 +68,8 @@ class Mask(ColumnTransform):
         self.length = length
 
     def _validate(self) -> None:
-        check_positive_int("keep_first", self.keep_first, minimum=0)
-        check_positive_int("keep_last", self.keep_last, minimum=0)
-        if not isinstance(self.char, str) or len(self.char) != 1:
+        if len(self.char) != 1:
             raise ParameterError(f"char must be a single character, got {self.char!r}")
-        if self.length is not None:
-            check_positive_int("length", self.length, minimum=1)
 
     def _mask_value(self, value: str) -> str:
         n = len(value)

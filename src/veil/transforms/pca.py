@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -10,7 +10,15 @@ from sklearn.decomposition import PCA
 from sklearn.preprocessing import StandardScaler
 
 from veil.exceptions import ParameterError
-from veil.transforms._base import Columns, ColumnTransform, numeric_values
+from veil.transforms._base import (
+    COLUMNS,
+    Columns,
+    ColumnTransform,
+    Integral,
+    Interval,
+    Real,
+    numeric_values,
+)
 
 
 class PCAMask(ColumnTransform):
@@ -24,6 +32,17 @@ class PCAMask(ColumnTransform):
     """
 
     numeric_only = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        # a count of components, or the share of variance to keep (scikit-learn's PCA)
+        "n_components": [
+            Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="neither"),
+            None,
+        ],
+        "standardize": ["boolean"],
+        "prefix": [str],
+        "random_state": ["random_state"],
+    }  # fmt: skip
 
     def __init__(
         self,

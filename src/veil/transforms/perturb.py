@@ -6,16 +6,18 @@ privacy budget is spent. For guarantees use ``veil.dp``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from veil.exceptions import ParameterError
 from veil.transforms._base import (
+    COLUMNS,
     Columns,
     ColumnTransform,
-    check_choice,
+    Interval,
+    Real,
+    StrOptions,
     numeric_values,
     rng_from,
 )
@@ -29,6 +31,13 @@ class Noise(ColumnTransform):
     """
 
     numeric_only = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "scale": [Interval(Real, 0, None, closed="left")],
+        "relative": ["boolean"],
+        "distribution": [StrOptions({"normal", "laplace"})],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -44,11 +53,6 @@ class Noise(ColumnTransform):
         self.relative = relative
         self.distribution = distribution
         self.random_state = random_state
-
-    def _validate(self) -> None:
-        check_choice("distribution", self.distribution, ["normal", "laplace"])
-        if not isinstance(self.scale, int | float) or self.scale < 0:
-            raise ParameterError(f"scale must be a non-negative number, got {self.scale!r}")
 
     def _fit(self, frame: pd.DataFrame) -> None:
         self.scale_: dict[str, float] = {}
@@ -117,16 +121,18 @@ class RankSwap(ColumnTransform):
     ``p`` percent of the rows away, below or above, column by column. Marginals are kept
     exactly; the link between a row and its true value is broken within that window."""
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "p": [Interval(Real, 0, 100, closed="right")],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self, columns: Columns = None, *, p: float = 5.0, random_state: Any = None
     ) -> None:
         self.columns = columns
         self.p = p
         self.random_state = random_state
-
-    def _validate(self) -> None:
-        if not isinstance(self.p, int | float) or not 0 < self.p <= 100:
-            raise ParameterError(f"p must be a percentage in (0, 100], got {self.p!r}")
 
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
         rng = rng_from(self.random_state)
@@ -147,6 +153,12 @@ class RankSwap(ColumnTransform):
 class Shuffle(ColumnTransform):
     """Permute the values of each column independently (``together=False``) or the rows of
     ``columns`` as a block (``together=True``, keeping their joint distribution)."""
+
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "together": ["boolean"],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self, columns: Columns = None, *, together: bool = False, random_state: Any = None

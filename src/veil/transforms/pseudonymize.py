@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 import os
 import unicodedata
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -13,10 +13,12 @@ import pandas as pd
 from veil.exceptions import CheckFailedError, ParameterError
 from veil.keys import DEFAULT_KEY_ENV, load_key
 from veil.transforms._base import (
+    COLUMNS,
     Columns,
     ColumnTransform,
-    check_choice,
-    check_positive_int,
+    Integral,
+    Interval,
+    StrOptions,
     rebuild,
     value_text,
 )
@@ -68,6 +70,15 @@ class Pseudonymize(ColumnTransform):
     """
 
     treats_identifiers = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "key_env": [str],
+        "key_file": [str, os.PathLike, None],
+        "format": [StrOptions({"hex", "preserve"})],
+        "length": [Interval(Integral, 8, 64, closed="both")],
+        "domain": [str],
+        "normalize": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -88,11 +99,7 @@ class Pseudonymize(ColumnTransform):
         self.domain = domain
         self.normalize = normalize
 
-    def _validate(self) -> None:
-        check_choice("format", self.format, ["hex", "preserve"])
-        check_positive_int("length", self.length, minimum=8)
-        if self.length > 64:
-            raise ParameterError(f"length must be at most 64 hex characters, got {self.length}")
+    def _fit(self, frame: pd.DataFrame) -> None:
         load_key(key_env=self.key_env, key_file=self.key_file)  # fail at fit, not mid-release
 
     def _canonical(self, value: object, column: str = "") -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -16,9 +16,10 @@ from scipy import stats
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
+    COLUMNS,
     Columns,
     ColumnTransform,
-    check_choice,
+    StrOptions,
     numeric_values,
     rng_from,
 )
@@ -29,6 +30,11 @@ _MAX_FIT_ROWS = 20_000
 
 class Resample(ColumnTransform):
     """Replace each value by a draw from the column's observed frequencies (missing included)."""
+
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, columns: Columns = None, *, random_state: Any = None) -> None:
         self.columns = columns
@@ -61,6 +67,13 @@ class ResampleContinuous(ColumnTransform):
     """
 
     numeric_only = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "columns": COLUMNS,
+        "candidates": [list, tuple],
+        "criterion": [StrOptions({"ks", "aic"})],
+        "clip": ["boolean"],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -78,7 +91,6 @@ class ResampleContinuous(ColumnTransform):
         self.random_state = random_state
 
     def _validate(self) -> None:
-        check_choice("criterion", self.criterion, ["ks", "aic"])
         unknown = [
             c
             for c in self.candidates

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
 from veil.exceptions import ParameterError
-from veil.transforms._base import Columns, ColumnTransform, check_choice, check_positive_int
+from veil.transforms._base import COLUMNS, Columns, ColumnTransform, Integral, Interval, StrOptions
 
 
 class Drop(ColumnTransform):
     """Attribute suppression: remove ``columns`` from the release."""
 
     treats_identifiers = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"columns": COLUMNS}
 
     def __init__(self, columns: Columns = None) -> None:
         self.columns = columns
@@ -38,6 +39,13 @@ class SuppressRows(ColumnTransform):
     ``action="blank"`` keeps the rows but sets ``columns`` to missing in them.
     """
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "where": [str, None],
+        "rare": [Interval(Integral, 2, None, closed="left"), None],
+        "columns": COLUMNS,
+        "action": [StrOptions({"remove", "blank"})],
+    }
+
     def __init__(
         self,
         where: str | None = None,
@@ -52,18 +60,15 @@ class SuppressRows(ColumnTransform):
         self.action = action
 
     def _validate(self) -> None:
-        check_choice("action", self.action, ["remove", "blank"])
         if (self.where is None) == (self.rare is None):
             raise ParameterError(
                 "SuppressRows needs exactly one of where (a condition such as 'Age > 90') "
                 f"or rare (a minimum group size), got where={self.where!r}, rare={self.rare!r}"
             )
-        if self.rare is not None:
-            check_positive_int("rare", self.rare, minimum=2)
-            if self.columns is None:
-                raise ParameterError(
-                    "rare needs columns: the combination whose rare values are suppressed"
-                )
+        if self.rare is not None and self.columns is None:
+            raise ParameterError(
+                "rare needs columns: the combination whose rare values are suppressed"
+            )
 
     def mask(self, frame: pd.DataFrame) -> pd.Series:
         """Which rows of ``frame`` are suppressed."""
