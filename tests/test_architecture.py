@@ -109,7 +109,7 @@ def test_scan_privacy_and_report_count_classes_with_the_frequency_module() -> No
         if name.startswith(("veil.privacy", "veil.report")):
             assert "veil.scan.risk" not in deps, name  # no sideways import for class sizes
     users = {n for n, d in edges.items() if "veil.frequency" in d}
-    assert {"veil.scan.risk", "veil.privacy.models", "veil.report.build"} <= users
+    assert {"veil.scan.risk", "veil.privacy.models", "veil.report.sections.privacy"} <= users
 
 
 @settings(max_examples=60, deadline=None)
@@ -138,3 +138,21 @@ def test_frequencies_built_in_batches_and_merged_equal_the_whole(rows, cut) -> N
     batched, _ = merged.histograms()
     assert sorted(map(sorted, batched.tolist())) == sorted(map(sorted, direct.tolist()))
     assert np.array_equal(np.sort(batched.sum(axis=1)), np.sort(sizes))
+
+
+def test_every_report_section_is_one_module_listed_once_in_build() -> None:
+    """A section is a module in veil/report/sections with a ``build``; build.py lists each
+    exactly once, in the order a reader meets them, and holds no section code itself."""
+    import importlib
+
+    from veil.report.build import SECTIONS
+
+    folder = SRC / "veil" / "report" / "sections"
+    found = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+    listed = [module.__name__.rsplit(".", 1)[-1] for module in SECTIONS]
+    assert sorted(listed) == sorted(found)
+    assert len(set(listed)) == len(listed)
+    for name in found:
+        assert callable(importlib.import_module(f"veil.report.sections.{name}").build), name
+    build = (SRC / "veil" / "report" / "build.py").read_text()
+    assert "Section(" not in build  # build.py orders sections; it does not make one

@@ -3,8 +3,10 @@ script, no CDN) and to JSON."""
 
 from __future__ import annotations
 
-from veil.report.build import Curve, build_report, column_profile
+from veil.report.build import build_report
 from veil.report.model import Block, Fact, Figure, Report, Section, Table
+from veil.report.sections._common import Curve
+from veil.report.sections.columns import column_profile
 
 __all__ = [
     "Block",

@@ -1,0 +1,90 @@
+"""The policy section: what was done to each column and by the privacy search."""
+
+from __future__ import annotations
+
+from veil.privacy.certificate import Certificate
+from veil.report.model import Section, Table
+from veil.report.sections._common import Inputs, column_steps
+
+
+def _section(cert: Certificate) -> Section:
+    per_column, table_steps = column_steps(cert)
+    released = set(cert.columns_out)
+    decided = {d.column: d for d in cert.decisions}
+
+    def why(name: str) -> str:
+        d = decided.get(name)
+        if d is None:
+            return "policy"
+        if d.by == "scan":
+            found = f": {d.entity}" if d.entity else ""
+            return f"scan{found} ({d.confidence:.2f})" if d.confidence is not None else "scan"
+        if d.treatment == "kept":
+            return f"policy, kept as is: {d.reason}"
+        return d.by
+
+    rows = tuple(
+        (
+            name,
+            cert.roles.get(name, "insensitive"),
+            why(name),
+            "; ".join(per_column.get(name, [])) or "unchanged",
+            ("transformed" if name in per_column else "as is") if name in released else "no",
+        )
+        for name in cert.columns_in
+    )
+    tables = [
+        Table(
+            "Columns",
+            ("column", "role", "decided by", "what was done", "released"),
+            rows,
+            note=(
+                "Columns the policy does not list get the role the scan finds; identifiers "
+                "among them are dropped or pseudonymized. "
+                + ("Table-level steps (below) apply to every column." if table_steps else "")
+            ),
+        )
+    ]
+    if table_steps:
+        tables.append(
+            Table(
+                "Table-level steps",
+                ("policy", "step", "records after", "columns after"),
+                tuple((s.where, s.description, s.rows_after, s.columns_after) for s in table_steps),
+            )
+        )
+    text = []
+    new = [c for c in cert.columns_out if c not in cert.columns_in]
+    if new:
+        text.append(f"Columns new in the release (renamed or derived): {', '.join(new)}.")
+    if cert.privacy:
+        goals = ", ".join(model.name for model in cert.models) or "none"
+        settings = "; ".join(
+            f"{key} {value}" for key, value in cert.privacy.items() if key != "models"
+        )
+        text.append(
+            f"Privacy goals asked for: {goals}" + (f" ({settings})" if settings else "") + "."
+        )
+    search = cert.search or {}
+    if search.get("levels"):
+        tables.append(
+            Table(
+                "Generalization chosen by the search",
+                ("quasi-identifier", "hierarchy level"),
+                tuple(search["levels"].items()),
+                note=(
+                    f"{search.get('method', '')} search, "
+                    f"{'proven optimal' if search.get('optimal') else 'not proven optimal'}"
+                    f" for {search.get('metric')}: {search.get('loss', 0):.4g}; "
+                    f"{search.get('evaluated', 0):,} of {search.get('nodes', 0):,} "
+                    "lattice nodes evaluated"
+                ),
+            ),
+        )
+    return Section(
+        id="policy", title="What was done: the policy", text=tuple(text), tables=tuple(tables)
+    )
+
+
+def build(inputs: Inputs) -> Section:
+    return _section(inputs.cert)
