@@ -15,7 +15,7 @@ import pandas as pd
 from veil.dp.budget import Accountant, dataset_id
 from veil.dp.stats import DPResult
 from veil.exceptions import MissingExtraError, OutputError
-from veil.io import OutputSet, atomic_open, read, write_table
+from veil.io import TEXT_FORMATS, OutputSet, atomic_open, read, write_table
 from veil.keys import DEFAULT_KEY_ENV, generate_key
 from veil.policy import Policy
 from veil.privacy import Release, anonymize
@@ -139,7 +139,8 @@ def run_demo(
             curves=curves,
         )
         say("writing the release, certificate and report")
-        write_table(release.data, outputs.stage(files["release"]), "csv")
+        write_table(release.data, outputs.stage(files["release"]), "csv",
+                    formats=original.attrs.get(TEXT_FORMATS, {}))  # fmt: skip
         outputs.stage(files["certificate"]).write_text(
             release.certificate.to_json() + "\n", encoding="utf-8"
         )

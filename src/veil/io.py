@@ -69,6 +69,19 @@ _SAMPLE_BYTES = 1 << 16
 _PREFERRED_ENCODINGS = ("cp1252", "latin_1", "iso8859_15")
 _ISO_DATE_RE = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
 
+#: ``frame.attrs`` key of a table read from CSV: per column, the form its values were written
+#: in (``%.2f``, ``%d``, ``%Y-%m-%dT%H:%M``), so that a column veil leaves as it is goes back
+#: out as it came in (``62`` stays ``62`` in a column with gaps, ``1.50`` stays ``1.50``).
+TEXT_FORMATS = "veil.text_formats"
+#: the ISO date forms a column may share, each with the strftime format that writes it
+_ISO_FORMS = (
+    (r"^\d{4}-\d{2}-\d{2}$", "%Y-%m-%d"),
+    (r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$", "%Y-%m-%d %H:%M"),
+    (r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$", "%Y-%m-%dT%H:%M"),
+    (r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$", "%Y-%m-%d %H:%M:%S"),
+    (r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$", "%Y-%m-%dT%H:%M:%S"),
+)
+
 
 # --------------------------------------------------------------------------------------- read
 
@@ -443,7 +456,38 @@ def _read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFr
     table = table.rename_columns(header)
     if table.num_rows == 0:
         raise InputError(f"{path}: has a header but no data rows")
-    return pd.DataFrame({name: _infer_column(table.column(name)) for name in header})
+    frame = pd.DataFrame({name: _infer_column(table.column(name)) for name in header})
+    formats = {}
+    for name in header:
+        form = _text_format(table.column(name), frame[name])
+        if form is not None:
+            formats[name] = form
+    frame.attrs[TEXT_FORMATS] = formats
+    return frame
+
+
+def _text_format(col: pa.ChunkedArray, series: pd.Series) -> str | None:
+    """The format that writes ``series`` back as the text ``col`` it was read from, when the
+    default writer would not (integers with gaps read as floats, a fixed number of decimals,
+    an ISO form other than pandas'); None when the default writes it back already or no one
+    format fits every value."""
+    valid = col.drop_null()
+    if len(valid) == 0:
+        return None
+    if pd.api.types.is_float_dtype(series):
+        if series.isna().any() and pc.all(pc.match_substring_regex(valid, r"^-?\d+$")).as_py():
+            return "%d"  # whole numbers with gaps: pandas holds them as floats
+        first = str(valid[0].as_py())
+        decimals = len(first.split(".", 1)[1]) if "." in first else -1
+        pattern = rf"^-?\d+\.\d{{{decimals}}}$"
+        if decimals > 0 and pc.all(pc.match_substring_regex(valid, pattern)).as_py():
+            return f"%.{decimals}f"
+        return None
+    if pd.api.types.is_datetime64_any_dtype(series):
+        for pattern, form in _ISO_FORMS:
+            if pc.all(pc.match_substring_regex(valid, pattern)).as_py():
+                return form
+    return None
 
 
 def _parse_csv(data: bytes, encoding: str, sep: str, header: list[str]) -> pa.Table:
@@ -930,17 +974,67 @@ def _write_excel(frame: pd.DataFrame, path: Path) -> None:
     out.to_excel(path, index=False, engine="xlsxwriter", engine_kwargs={"options": options})
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], fmt: str) -> None:
+def write_table(
+    frame: pd.DataFrame,
+    path: str | os.PathLike[str],
+    fmt: str,
+    *,
+    formats: dict[str, str] | None = None,
+) -> None:
     """Write ``frame`` to ``path`` as ``fmt`` (csv, parquet, xlsx, json), in place: the caller
-    gives a staged path (``OutputSet.stage``)."""
+    gives a staged path (``OutputSet.stage``). A CSV writes each column in ``formats``
+    (default: ``frame.attrs[TEXT_FORMATS]``, the form ``read`` found) in that form wherever
+    every value fits it exactly, so untransformed columns keep the input's formatting."""
     if fmt == "csv":
-        frame.to_csv(path, index=False)
+        given = frame.attrs.get(TEXT_FORMATS, {}) if formats is None else formats
+        _as_written(frame, given).to_csv(path, index=False)
     elif fmt == "parquet":
         frame.to_parquet(path, index=False)
     elif fmt == "xlsx":
         _write_excel(frame, Path(path))
     else:
         frame.to_json(path, orient="records", date_format="iso", force_ascii=False)
+
+
+def _as_written(frame: pd.DataFrame, formats: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with each column in ``formats`` as text in that form, where every value fits
+    the form exactly (a column veil changed, noised or binned, no longer does and is written
+    as usual): what is written reads back as the same values."""
+    out = frame
+    for name, form in formats.items():
+        if name not in frame.columns:
+            continue
+        written = _in_form(frame[name], form)
+        if written is not None:
+            if out is frame:
+                out = frame.copy(deep=False)
+            out[name] = written
+    return out
+
+
+def _in_form(series: pd.Series, form: str) -> pd.Series | None:
+    present = series.notna().to_numpy()
+    if pd.api.types.is_float_dtype(series) and form.startswith("%"):
+        values = series.to_numpy(dtype=float)
+        decimals = 0 if form == "%d" else int(form[2:-1])
+        shown = values[present]
+        if not np.all(np.isfinite(shown)) or not np.array_equal(np.round(shown, decimals), shown):
+            return None
+        if decimals == 0:
+            return series.astype("Int64")
+        text = np.full(len(values), None, dtype=object)
+        text[present] = np.char.mod(form, shown)
+        return pd.Series(text, index=series.index, name=series.name)
+    if pd.api.types.is_datetime64_any_dtype(series) and "%Y" in form:
+        stamps = series[present]
+        if "%S" not in form and (stamps.dt.second != 0).any():
+            return None
+        if "%H" not in form and (stamps != stamps.dt.normalize()).any():
+            return None
+        if (stamps.dt.microsecond != 0).any() or (stamps.dt.nanosecond != 0).any():
+            return None
+        return series.dt.strftime(form)
+    return None
 
 
 def write(

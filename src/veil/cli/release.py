@@ -93,7 +93,7 @@ def anonymize(
     """
     from veil.criteria import SHORTHAND, override
     from veil.hierarchy import load_hierarchies
-    from veil.io import OutputSet, check_writable, output_format, read, write_table
+    from veil.io import TEXT_FORMATS, OutputSet, check_writable, output_format, read, write_table
     from veil.policy import Policy
     from veil.privacy import anonymize as run
     from veil.report import build_report
@@ -156,7 +156,9 @@ def anonymize(
         # the run's files are one set: all of them appear, or none (disk full, SIGTERM)
         say(f"writing {output}")
         with outputs:
-            write_table(release.data, outputs.stage(output), release_format)
+            # columns left as they were go out in the form they came in (62 stays 62)
+            write_table(release.data, outputs.stage(output), release_format,
+                        formats=frame.attrs.get(TEXT_FORMATS, {}))  # fmt: skip
             if certificate is not None:
                 outputs.stage(certificate).write_text(
                     release.certificate.to_json() + "\n", encoding="utf-8"
