@@ -156,3 +156,16 @@ def test_every_report_section_is_one_module_listed_once_in_build() -> None:
         assert callable(importlib.import_module(f"veil.report.sections.{name}").build), name
     build = (SRC / "veil" / "report" / "build.py").read_text()
     assert "Section(" not in build  # build.py orders sections; it does not make one
+
+
+def test_no_generic_module_imports_a_country_folder() -> None:
+    """A country is one folder: generic code reaches it through ``countries`` (found by
+    listing the folders), never by name."""
+    folder = SRC / "veil" / "scan" / "recognizers"
+    countries = {p.name for p in folder.iterdir() if (p / "__init__.py").exists()}
+    assert {"ke", "us", "gb"} <= countries
+    prefixes = tuple(f"veil.scan.recognizers.{c}" for c in countries)
+    for name, deps in graph().items():
+        if name.startswith(prefixes):
+            continue
+        assert not [d for d in deps if d.startswith(prefixes)], name

@@ -18,7 +18,7 @@ import yaml
 from veil.policy import Policy
 from veil.scan import ColumnFinding, ScanResult, class_sizes
 from veil.scan.recognizers import ENTITY_INFO
-from veil.scan.recognizers.ke.counties import province_of
+from veil.scan.recognizers.countries import region_of
 from veil.scan.recognizers.normalize import normalize
 from veil.schema import ColumnRole
 
@@ -41,9 +41,10 @@ def _age_bins(series: pd.Series, width: int = 15) -> list[float]:
     return [*range(low, high + 1, width), math.inf]
 
 
-def _county_mapping(series: pd.Series) -> dict[str, str] | None:
+def _region_mapping(series: pd.Series) -> dict[str, str] | None:
+    """Places to their regions (a country folder's ``region_of``), if most of them have one."""
     values = [v for v in series.dropna().unique() if isinstance(v, str)]
-    mapping = {v: province_of(v) for v in values}
+    mapping = {v: region_of(v) for v in values}
     known = {v: p for v, p in mapping.items() if p is not None}
     if not values or len(known) / len(values) < 0.8:
         return None
@@ -74,7 +75,7 @@ def suggested_steps(
     if entity == "DATE_OF_BIRTH":
         return [{"generalize": {"date": "year"}}], "birth year only"
     if entity == "LOCATION":
-        mapping = _county_mapping(series)
+        mapping = _region_mapping(series)
         if mapping is not None:
             return [
                 {"generalize": {"mapping": mapping, "other": "Other"}}

@@ -1,5 +1,7 @@
 """The country folders (``ke/``, ``us/``, ``gb/``...), found by listing this package: a new
-country is one folder exporting ``RECOGNIZERS``, ``ENTITIES`` and, optionally, ``PLACES``."""
+country is one folder exporting ``RECOGNIZERS``, ``ENTITIES`` and, optionally, ``PLACES`` (place
+names for the location vocabulary) and ``region_of`` (a place's larger region: Kenya's county
+-> province), which the suggested policy generalizes locations to."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import pkgutil
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["COUNTRIES", "country_places"]
+__all__ = ["COUNTRIES", "country_places", "region_of"]
 
 
 def _countries() -> tuple[ModuleType, ...]:
@@ -27,3 +29,13 @@ COUNTRIES: tuple[ModuleType, ...] = _countries()
 def country_places() -> frozenset[str]:
     """Place names the countries contribute to the location vocabulary."""
     return frozenset(word for c in COUNTRIES for word in getattr(c, "PLACES", ()))
+
+
+def region_of(place: str) -> str | None:
+    """The region a country folder puts ``place`` in (``Machakos`` -> ``Eastern``), or None."""
+    for country in COUNTRIES:
+        find = getattr(country, "region_of", None)
+        region = find(place) if find is not None else None
+        if region is not None:
+            return str(region)
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from stdnum.ke import pin
 
 from veil.scan.recognizers.base import ColumnSample, Entity, Evidence, Pattern, PatternRecognizer
-from veil.scan.recognizers.ke.counties import NORMALIZED_PROVINCE
+from veil.scan.recognizers.ke.counties import NORMALIZED_PROVINCE, province_of
 
 
 def valid_kra_pin(text: str) -> bool | None:
@@ -89,3 +89,5 @@ RECOGNIZERS = (KE_KRA_PIN, KE_NATIONAL_ID)
 
 #: Counties and provinces, for the location vocabulary.
 PLACES = tuple(NORMALIZED_PROVINCE)
+#: A county's former province: the region a suggested policy generalizes counties to.
+region_of = province_of
