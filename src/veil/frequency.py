@@ -44,6 +44,7 @@ class CodedColumns:
 
     @classmethod
     def of(cls, frame: pd.DataFrame, columns: Sequence[str]) -> CodedColumns:
+        """Integer-code ``columns`` of ``frame`` (each value its code, missing values one code)."""
         require_columns(frame, columns, where="quasi_identifiers")
         codes, cards = [], []
         for name in columns:
@@ -110,6 +111,9 @@ def sensitive_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
 def histograms(
     frame: pd.DataFrame, klass: np.ndarray, sensitive: str, classes: int
 ) -> tuple[np.ndarray, list[str]]:
+    """Each class's counts of each value of ``sensitive``: an array (classes x values) for
+    the class codes ``klass`` (from ``class_sizes``), and the values (spelling variants merged).
+    """
     codes, values = sensitive_codes(frame[sensitive])
     flat = np.bincount(klass * len(values) + codes, minlength=classes * len(values))
     return flat.reshape(classes, len(values)), values
@@ -140,6 +144,7 @@ class Frequencies:
     def of(
         cls, frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str | None = None
     ) -> Frequencies:
+        """The frequencies of one table (or one batch of it)."""
         columns = [*quasi_identifiers, *([sensitive] if sensitive else [])]
         require_columns(frame, columns, where="frequencies")
         data = frame[list(quasi_identifiers)].copy()
@@ -181,6 +186,7 @@ class Frequencies:
 
     @property
     def rows(self) -> int:
+        """How many records the table counts."""
         return int(self.counts[_COUNT].sum())
 
     def _classes(self) -> tuple[np.ndarray, int]:

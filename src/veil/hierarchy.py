@@ -73,10 +73,12 @@ class Hierarchy:
 
     @property
     def leaves(self) -> list[str]:
+        """The most specific values (level 0), in code order."""
         return [row[0] for row in self.table]
 
     @property
     def domain_size(self) -> int:
+        """How many distinct values each level has, most specific first."""
         return len(self.table)
 
     def _build(self) -> None:
@@ -130,12 +132,20 @@ class Hierarchy:
         return out
 
     def to_csv(self) -> str:
+        """The hierarchy as ARX's CSV (one row per leaf, one column per level, ``;``-separated)."""
         buffer = io.StringIO()
         csv.writer(buffer, delimiter=";", lineterminator="\n").writerows(self.table)
         return buffer.getvalue()
 
     @classmethod
     def from_mapping(cls, name: str, mapping: Mapping[str, Sequence[str]]) -> Hierarchy:
+        """A hierarchy from ``{leaf: [level 1, level 2, ...]}``, most specific level first.
+
+        >>> from veil.hierarchy import Hierarchy
+        >>> h = Hierarchy.from_mapping("county", {"Nyeri": ["Central"], "Kisumu": ["Nyanza"]})
+        >>> h.height, h.labels[1]
+        (2, ['Central', 'Nyanza'])
+        """
         return cls(name, [[str(k), *map(str, v)] for k, v in mapping.items()])
 
 

@@ -821,6 +821,7 @@ class OutputSet:
         return placed
 
     def discard(self) -> None:
+        """Remove every staged file: nothing of this run is placed."""
         for tmp in self._staged.values():
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
@@ -911,6 +912,9 @@ def atomic_open(
 
 
 def output_format(path: str | os.PathLike[str], format: str | None = None) -> OutputFormat:
+    """The format to write ``path`` in (``format`` if given, else its extension); an unknown
+    one is a ``ParameterError`` naming the formats veil writes.
+    """
     if format is not None:
         if format not in SUPPORTED_OUTPUTS.values():
             allowed = sorted(set(SUPPORTED_OUTPUTS.values()))

@@ -252,6 +252,13 @@ class Policy(BaseModel):
     # -- construction -----------------------------------------------------------------------
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "policy") -> Policy:
+        """A policy from YAML text; errors say where in it and what is allowed.
+
+        >>> from veil.policy import Policy
+        >>> policy = Policy.from_yaml("{columns: {Age: {role: quasi_identifier}}, privacy: {k: 5}}")
+        >>> policy.privacy.models[0].goal
+        'k >= 5'
+        """
         raw = _load_yaml(text, source)
         return cls.from_dict({} if raw is None else raw, source=source)
 
@@ -269,6 +276,7 @@ class Policy(BaseModel):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Policy:
+        """The policy in the YAML file at ``path`` (paths in it are relative to its folder)."""
         p = Path(path)
         try:
             text = p.read_text(encoding="utf-8")
@@ -282,10 +290,12 @@ class Policy(BaseModel):
 
     def to_yaml(self) -> str:
         # python mode keeps .inf in bins (json mode would turn it into null)
+        """The policy as YAML, without defaults: what ``from_yaml`` reads back as this policy."""
         data = {"version": self.version, **_plain(self.model_dump(exclude_defaults=True))}
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
     def fingerprint(self) -> str:
+        """SHA-256 of the policy's YAML: the certificate names the policy by it."""
         return hashlib.sha256(self.to_yaml().encode()).hexdigest()
 
     # -- reading it ------------------------------------------------------------------------
@@ -295,6 +305,7 @@ class Policy(BaseModel):
         return p if p.is_absolute() or self._base_dir is None else self._base_dir / p
 
     def to_schema(self) -> Schema:
+        """The roles the policy gives its columns, as a ``Schema``."""
         return Schema.from_roles({name: col.role for name, col in self.columns.items()})
 
     def planned_steps(self) -> Iterator[PlannedStep]:
@@ -439,6 +450,7 @@ def _plain(value: Any) -> Any:
 
 
 def load_policy(path: str | os.PathLike[str]) -> Policy:
+    """The policy in the YAML file at ``path`` (``Policy.load``)."""
     return Policy.load(path)
 
 

@@ -58,6 +58,7 @@ class ColumnSpec:
     kind: ColumnKind | None = None
 
     def to_dict(self) -> dict[str, str | None]:
+        """The column's spec as JSON values."""
         return {
             "name": self.name,
             "role": self.role.value,
@@ -73,30 +74,42 @@ class Schema:
 
     @classmethod
     def from_roles(cls, roles: Mapping[str, ColumnRole | str]) -> Schema:
+        """A schema from ``{column: role}`` (roles by value, e.g. ``"quasi_identifier"``).
+
+        >>> from veil.schema import Schema
+        >>> Schema.from_roles({"ID": "identifier", "Age": "quasi_identifier"}).quasi_identifiers
+        ['Age']
+        """
         return cls(tuple(ColumnSpec(name, ColumnRole(role)) for name, role in roles.items()))
 
     def role(self, name: str) -> ColumnRole:
+        """The role of column ``name`` (``insensitive`` if the schema does not list it)."""
         for spec in self.columns:
             if spec.name == name:
                 return spec.role
         return ColumnRole.INSENSITIVE
 
     def with_role(self, role: ColumnRole) -> list[str]:
+        """The columns with ``role``, in schema order."""
         return [spec.name for spec in self.columns if spec.role is role]
 
     @property
     def quasi_identifiers(self) -> list[str]:
+        """The quasi-identifier columns."""
         return self.with_role(ColumnRole.QUASI_IDENTIFIER)
 
     @property
     def identifiers(self) -> list[str]:
+        """The direct-identifier columns."""
         return self.with_role(ColumnRole.IDENTIFIER)
 
     @property
     def sensitive(self) -> list[str]:
+        """The sensitive columns."""
         return self.with_role(ColumnRole.SENSITIVE)
 
     def to_dict(self) -> dict[str, list[dict[str, str | None]]]:
+        """The schema as JSON values."""
         return {"columns": [spec.to_dict() for spec in self.columns]}
 
 

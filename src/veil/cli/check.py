@@ -113,5 +113,6 @@ def verify_command(
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``veil check`` and ``veil verify`` to ``app``."""
     app.command("check")(check_command)
     app.command("verify")(verify_command)

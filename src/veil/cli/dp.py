@@ -248,6 +248,7 @@ def _parse_query(query: str) -> tuple[str, list[str]]:
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``veil budget``, ``veil dp`` and ``veil synth`` to ``app``."""
     app.add_typer(budget_app, name="budget")
     app.command("dp")(dp_command)
     app.command("synth")(synth_command)

@@ -258,5 +258,6 @@ def report_command(
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``veil anonymize`` and ``veil report`` to ``app``."""
     app.command("anonymize")(anonymize)
     app.command("report")(report_command)

@@ -103,4 +103,5 @@ def scan(
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``veil scan`` to ``app``."""
     app.command("scan")(scan)

@@ -126,6 +126,7 @@ def _summary(doc: str) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``veil demo``, ``veil keygen`` and ``veil transforms`` to ``app``."""
     app.command("demo")(demo)
     app.command("keygen")(keygen)
     app.command("transforms")(list_transforms)

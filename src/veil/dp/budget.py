@@ -177,6 +177,33 @@ class Accountant:
         dataset: str | None = None,
         overwrite: bool = False,
     ) -> Accountant:
+        """A new ledger at ``path`` holding ``budget`` for one dataset.
+
+        Parameters
+        ----------
+        path : path
+            The SQLite file; refused if it holds a ledger, unless ``overwrite`` (and never if that
+            ledger has entries).
+        budget : Budget
+            The total epsilon (and delta) every release of the dataset may spend.
+        composition : str
+            ``sequential`` (epsilons add up) or ``zcdp`` (zero-concentrated DP, tighter for many
+            Gaussian releases).
+        dataset : str, optional
+            The dataset's id (``veil.dp.budget.dataset_id``), so releases of other data are refused.
+
+        Returns
+        -------
+        Accountant
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from veil import dp
+        >>> ledger = dp.Accountant.create(pathlib.Path(tempfile.mkdtemp()) / "b.db", dp.Budget(2.0))
+        >>> ledger.remaining().epsilon
+        2.0
+        """
         if composition not in COMPOSITIONS:
             raise ParameterError(
                 f"composition must be one of {list(COMPOSITIONS)}, got {composition!r}"
@@ -243,18 +270,22 @@ class Accountant:
 
     @property
     def budget(self) -> Budget:
+        """The total budget the ledger was created with."""
         return self._budget[0]
 
     @property
     def composition(self) -> str:
+        """How spending adds up: ``sequential`` or ``zcdp``."""
         return self._budget[1]
 
     @property
     def dataset(self) -> str | None:
+        """The id of the dataset the ledger is for (None if it was made without one)."""
         return self._budget[2]
 
     # -- reading ---------------------------------------------------------------------------
     def entries(self) -> list[Entry]:
+        """Every release charged to the ledger, oldest first, with its cost and status."""
         with _connect(self.path) as db:
             rows = db.execute(
                 "SELECT id, at, what, epsilon, delta, dataset, status FROM ledger ORDER BY id"
@@ -265,11 +296,13 @@ class Accountant:
         return self.budget.delta / 2 if self.composition == "advanced" else 0.0
 
     def spent(self) -> Budget:
+        """What the spent entries cost together, under the ledger's composition."""
         return compose(
             [(e.epsilon, e.delta) for e in self.entries()], self.composition, self._slack()
         )
 
     def remaining(self) -> Budget:
+        """What is left of the budget: a release costing more is refused."""
         total = self.spent()
         return Budget(max(self.budget.epsilon - total.epsilon, 0.0),
                       max(self.budget.delta - total.delta, 0.0))  # fmt: skip

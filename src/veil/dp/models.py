@@ -145,6 +145,7 @@ class GaussianNB(_DPEstimator):
         }
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of ``X`` (the model's noisy parameters; no further privacy cost)."""
         return self.model_.predict_proba(np.asarray(X, dtype=float))
 
 
@@ -177,6 +178,7 @@ class LogisticRegression(_DPEstimator):
         }
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of ``X`` (the model's noisy parameters; no further privacy cost)."""
         return self.model_.predict_proba(np.asarray(X, dtype=float))
 
 
@@ -217,6 +219,7 @@ class RandomForestClassifier(_DPEstimator):
         }
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of ``X`` (the model's noisy parameters; no further privacy cost)."""
         return self.model_.predict_proba(np.asarray(X, dtype=float))
 
 
@@ -304,4 +307,5 @@ class PCA(_DPEstimator):
         }
 
     def transform(self, X: Any) -> np.ndarray:
+        """``X`` projected on the DP principal components (no further privacy cost)."""
         return self.model_.transform(np.asarray(X, dtype=float))

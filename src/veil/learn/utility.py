@@ -37,6 +37,7 @@ class ModelComparison:
         return self.scores["original"][metric] - self.scores["release"][metric]
 
     def to_dict(self) -> dict[str, Any]:
+        """The comparison as plain JSON values."""
         return {
             "target": self.target,
             "task": self.task,

@@ -78,6 +78,9 @@ class Certificate:
         return self.rows_in - self.rows_out
 
     def to_dict(self) -> dict[str, Any]:
+        """The certificate as JSON values, with the fields readers look for at the top (``k``,
+        ``levels``, ``loss``, ``kept_identifiers``).
+        """
         data = asdict(self)
         data["before"] = self.before.to_dict()
         data["after"] = self.after.to_dict()
@@ -95,6 +98,7 @@ class Certificate:
         return data
 
     def to_json(self) -> str:
+        """The certificate as indented JSON text."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     @classmethod
@@ -132,6 +136,7 @@ class Certificate:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Certificate:
+        """The certificate in the JSON file at ``path``; an unreadable one is an ``InputError``."""
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError as err:

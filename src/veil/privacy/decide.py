@@ -29,10 +29,12 @@ class Decision:
     reason: str | None = None  # why an identifier is kept as it is (the policy's words)
 
     def to_dict(self) -> dict[str, Any]:
+        """The decision as JSON values."""
         return {k: v for k, v in asdict(self).items() if v is not None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
+        """The decision ``to_dict`` wrote."""
         return cls(**{f: data.get(f) for f in cls.__dataclass_fields__})  # type: ignore[arg-type]
 
 

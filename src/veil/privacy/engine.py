@@ -65,9 +65,11 @@ class Search:
             criterion.prepare(table.sensitive_values)
 
     def index(self, levels: Sequence[int]) -> int:
+        """The node's position in the lattice (mixed radix over the hierarchies' heights)."""
         return int(np.dot(levels, self._strides))
 
     def groups(self, levels: Sequence[int]) -> Groups:
+        """The classes at the node ``levels`` (cached; rolled up from the nearest finer node)."""
         key = tuple(int(x) for x in levels)
         if key in self.cache:
             return self.cache[key]
@@ -90,6 +92,9 @@ class Search:
         return groups
 
     def evaluate(self, levels: Sequence[int]) -> Evaluation:
+        """The node ``levels`` checked against the criteria: which classes fail, and whether the
+        records they hold fit in the suppression budget.
+        """
         self.evaluated += 1
         result = check(self.groups(levels), self.criteria, self.max_outliers)
         if result.anonymous:  # so is every node above it

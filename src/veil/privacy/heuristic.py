@@ -49,6 +49,9 @@ def heuristic_search(
     progress: Callable[[str], None] | None = None,
     random_state: int = 0,
 ) -> SearchResult:
+    """A time-limited search for lattices too large for the optimal one: a greedy climb from
+    the bottom with random restarts, keeping the best anonymous node found (not proven optimal).
+    """
     start = time.perf_counter()
     heights = np.array(table.heights)
     evaluate = _Evaluator(table, criteria, max_outliers)

@@ -80,6 +80,9 @@ class FrequencyTable:
         *,
         sensitive: str | None = None,
     ) -> FrequencyTable:
+        """The frequency table of ``frame`` over ``quasi_identifiers``, each coded by its hierarchy
+        (and with ``sensitive``, each class's histogram).
+        """
         if not quasi_identifiers:
             raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
         leaves = np.column_stack(
@@ -104,6 +107,7 @@ class FrequencyTable:
 
     @property
     def heights(self) -> list[int]:
+        """Each hierarchy's number of levels: the lattice's shape."""
         return [h.height for h in self.hierarchies]
 
     @property
@@ -158,6 +162,10 @@ _T_ROUNDS = 20
 
 
 def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> Evaluation:
+    """Which classes of ``groups`` fail ``criteria`` (suppressed), and whether they hold at
+    most ``max_outliers`` records. Models measured against the released distribution
+    (t-closeness) are iterated to a fixed point, since suppressing classes changes it.
+    """
     relative = [c for c in criteria if c.relative]
     failing = np.zeros(len(groups), dtype=bool)
     for criterion in criteria:

@@ -29,6 +29,7 @@ _LN2 = math.log(2)
 
 
 def floor10(value: float) -> float:
+    """``value`` rounded down to 10 decimals: losses equal up to rounding compare equal."""
     return math.floor(value * _FACTOR) / _FACTOR
 
 
@@ -49,10 +50,13 @@ class Metric(ABC):
         """Precompute what the bounds need."""
 
     @abstractmethod
-    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray: ...
+    def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        """A lower bound of the loss of every node at or above each of ``nodes`` (levels per
+        row): the branch and bound prunes a subtree whose bound exceeds the best loss found."""
 
     @abstractmethod
-    def loss(self, evaluation: Evaluation) -> float: ...
+    def loss(self, evaluation: Evaluation) -> float:
+        """The information loss of an evaluated node (lower is better)."""
 
 
 class LossMetric(Metric):
@@ -218,6 +222,9 @@ ALIASES = {
 
 
 def make_metric(name: str) -> Metric:
+    """The quality model called ``name``: ``loss`` (ARX's default), ``entropy``,
+    ``precision``, ``discernibility`` or ``aecs``.
+    """
     key = ALIASES.get(name.lower(), name.lower())
     if key not in METRICS:
         raise ParameterError(

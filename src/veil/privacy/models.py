@@ -29,9 +29,11 @@ class ClassStats:
 
     @property
     def unique_share(self) -> float:
+        """The share of records alone in their class."""
         return self.unique_rows / self.rows if self.rows else 0.0
 
     def to_dict(self) -> dict[str, object]:
+        """The statistics as JSON values."""
         data = asdict(self)
         data["quasi_identifiers"] = list(self.quasi_identifiers)
         data["unique_share"] = self.unique_share

@@ -46,6 +46,10 @@ def mondrian(
     *,
     sensitive: str | None = None,
 ) -> MondrianResult:
+    """Mondrian local recoding (LeFevre et al. 2006): split the records on the median of the
+    widest quasi-identifier while both halves meet ``criteria``; each partition's values are
+    generalized to its range (numbers) or its hierarchy's lowest common level (categories).
+    """
     leaves = np.column_stack(
         [h.encode(frame[q]) for q, h in zip(quasi_identifiers, hierarchies, strict=True)]
     )

@@ -25,6 +25,7 @@ class Risk:
     sample_uniques: float  # share of records alone in their class
 
     def to_dict(self) -> dict[str, Any]:
+        """The risk measures as JSON values."""
         return asdict(self)
 
 

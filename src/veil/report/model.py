@@ -50,6 +50,7 @@ class Figure:
     wide: bool = False  # spans the page instead of half of it
 
     def to_dict(self) -> dict[str, Any]:
+        """The figure as JSON values (its image inline, base64)."""
         return {
             "id": self.id,
             "title": self.title,
@@ -59,6 +60,7 @@ class Figure:
 
     @property
     def data_uri(self) -> str:
+        """The image as a ``data:`` URI, for an ``<img>`` that needs no file."""
         return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
 
 
@@ -71,6 +73,7 @@ class Table:
     percent: tuple[str, ...] = ()  # columns whose numbers are shares, shown as percentages
 
     def to_dict(self) -> dict[str, Any]:
+        """The table as JSON values."""
         return {
             "title": self.title,
             "columns": list(self.columns),
@@ -103,6 +106,7 @@ class Fact:
     status: str = ""  # "", "good" or "bad": colours the card
 
     def to_dict(self) -> dict[str, Any]:
+        """The fact as JSON values."""
         return {"value": self.value, "label": self.label, "status": self.status}
 
 
@@ -116,6 +120,7 @@ class Block:
     figures: tuple[Figure, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """The block as JSON values."""
         return {
             "title": self.title,
             "tag": self.tag,
@@ -135,6 +140,7 @@ class Section:
     blocks: tuple[Block, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """The section as JSON values."""
         return {
             "id": self.id,
             "title": self.title,
@@ -147,6 +153,7 @@ class Section:
 
     @property
     def all_figures(self) -> list[Figure]:
+        """The section's figures and those of its blocks, in order."""
         return [*self.figures, *(f for b in self.blocks for f in b.figures)]
 
 
@@ -162,6 +169,9 @@ class Report:
     notice: str = ""  # who may read it: a report with the original's statistics is internal
 
     def section(self, id: str) -> Section:
+        """The section with id ``id`` (``scan``, ``policy``, ``privacy``, ``utility``,
+        ``columns``, ``dp``); KeyError if the report has none.
+        """
         for section in self.sections:
             if section.id == id:
                 return section
@@ -169,9 +179,11 @@ class Report:
 
     @property
     def figures(self) -> list[Figure]:
+        """Every figure of the report, in order."""
         return [f for s in self.sections for f in s.all_figures]
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as JSON values: what ``veil report --format json`` writes."""
         return {
             "title": self.title,
             "veil_version": self.veil_version,
@@ -184,9 +196,11 @@ class Report:
         }
 
     def to_json(self) -> str:
+        """The report as indented JSON text."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     def to_html(self) -> str:
+        """The report as one self-contained HTML page: figures inline, no script, no CDN."""
         return _environment().get_template("report.html.j2").render(report=self)
 
     def _repr_html_(self) -> str:

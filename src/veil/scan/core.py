@@ -48,6 +48,7 @@ class ColumnFinding:
     kind: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The finding as JSON values."""
         return {
             "name": self.name,
             "role": self.role.value,
@@ -69,15 +70,18 @@ class ScanResult:
 
     @property
     def quasi_identifiers(self) -> list[str]:
+        """The columns found to be quasi-identifiers, in table order."""
         return [c.name for c in self.columns if c.role is ColumnRole.QUASI_IDENTIFIER]
 
     def column(self, name: str) -> ColumnFinding:
+        """The finding for the column ``name``; an ``UnknownColumnError`` lists the columns."""
         for finding in self.columns:
             if finding.name == name:
                 return finding
         raise KeyError(name)
 
     def to_schema(self) -> Schema:
+        """The roles found, as a ``Schema``."""
         return Schema(tuple(ColumnSpec(c.name, c.role) for c in self.columns))
 
     def risk_lines(self) -> list[str]:
@@ -108,6 +112,7 @@ class ScanResult:
                     headers=("column", "role", "entity", "conf.", "evidence"))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
+        """The scan as JSON values: what ``veil scan --format json`` prints."""
         return {
             "columns": [c.to_dict() for c in self.columns],
             "quasi_identifiers": self.quasi_identifiers,
@@ -117,6 +122,7 @@ class ScanResult:
         }
 
     def to_json(self) -> str:
+        """The scan as indented JSON text."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
@@ -130,6 +136,9 @@ def _kind(series: pd.Series) -> str:
 def sample_column(
     name: str, series: pd.Series, *, sample_size: int, rng: np.random.Generator
 ) -> ColumnSample:
+    """What recognizers look at: up to ``sample_size`` of the column's values (drawn with
+    ``rng``), their text, and the column's distinct ratio.
+    """
     valid_positions = np.flatnonzero(series.notna().to_numpy())
     n_valid = len(valid_positions)
     if n_valid > sample_size:

@@ -28,9 +28,11 @@ class RiskSummary:
 
     @property
     def uniqueness(self) -> float:
+        """The share of records unique on all the quasi-identifiers together."""
         return self.unique_rows / self.rows if self.rows else 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON values."""
         return {
             "rows": self.rows,
             "quasi_identifiers": list(self.quasi_identifiers),

@@ -25,6 +25,7 @@ _DATE_UNITS = ("decade", "year", "quarter", "month", "week", "day", "hour")
 
 
 def format_number(x: float) -> str:
+    """A bin edge as a label writes it: ``30`` not ``30.0``, six significant digits otherwise."""
     if np.isinf(x):
         return "inf" if x > 0 else "-inf"
     return str(int(x)) if float(x).is_integer() else f"{x:.6g}"

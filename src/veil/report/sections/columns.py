@@ -67,6 +67,7 @@ def _section(
 
 
 def build(inputs: Inputs) -> Section | None:
+    """The columns section, or None without the original table."""
     if inputs.original is None:
         return None
     return _section(inputs.cert, inputs.original, inputs.data, inputs.progress)

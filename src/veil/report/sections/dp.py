@@ -94,6 +94,7 @@ def _section(
 
 
 def build(inputs: Inputs) -> Section | None:
+    """The differential-privacy section, or None without a ledger, answers or curves."""
     if inputs.accountant is None and not inputs.dp_releases and not inputs.curves:
         return None
     return _section(inputs.accountant, inputs.dp_releases, inputs.curves, inputs.original)

@@ -87,4 +87,5 @@ def _section(cert: Certificate) -> Section:
 
 
 def build(inputs: Inputs) -> Section:
+    """The policy section: each column's steps, table-level steps and the search's levels."""
     return _section(inputs.cert)

@@ -147,5 +147,6 @@ def _section(
 
 
 def build(inputs: Inputs) -> Section:
+    """The privacy section: goals met, class measures and re-identification risk."""
     inputs.progress("measuring re-identification risk")
     return _section(inputs.cert, inputs.original, inputs.data, inputs.risk_threshold)

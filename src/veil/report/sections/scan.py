@@ -61,6 +61,7 @@ def _section(found: ScanResult) -> Section:
 
 
 def build(inputs: Inputs) -> Section | None:
+    """The scan section (scanning the original if no scan is given), or None without either."""
     found = inputs.scan_result
     if found is None and inputs.original is not None:
         found = scan(inputs.original, progress=inputs.progress)

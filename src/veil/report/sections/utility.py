@@ -207,6 +207,7 @@ def _section(
 
 
 def build(inputs: Inputs) -> Section | None:
+    """The utility section, or None without the original table."""
     if inputs.original is None:
         return None
     return _section(

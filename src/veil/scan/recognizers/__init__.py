@@ -23,7 +23,10 @@ from veil.scan.recognizers.countries import COUNTRIES, country_places
 
 
 class Recognizer(Protocol):
-    def check(self, column: ColumnSample) -> Evidence | None: ...
+    """What the scan asks of a recognizer: evidence about one column's sample."""
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence that ``column`` holds this recognizer's entity, or None."""
 
 
 #: In the order they are asked: value patterns first (generic, then each country's), then

@@ -85,6 +85,7 @@ class ColumnSample:
 
     @property
     def distinct_ratio(self) -> float:
+        """Distinct values over present values in the whole column (1.0: every value is unique)."""
         return self.n_distinct / self.n_valid if self.n_valid else 0.0
 
     @cached_property
@@ -123,6 +124,7 @@ class ColumnSample:
 
 
 def percent(x: float) -> str:
+    """A share as a short percentage: ``0.5`` -> ``50%``, ``0.004`` -> ``0.4%``."""
     return f"{100 * x:.0f}%" if x >= 0.01 or x == 0 else f"{100 * x:.1f}%"
 
 
@@ -163,6 +165,9 @@ class PatternRecognizer:
         self.union = "|".join(f"(?:{p.regex})" for p in self.patterns)
 
     def score_value(self, text: str) -> float:
+        """How sure one value is this entity: the matching pattern's score, 1.0 when its checksum
+        validates, 0.0 when no pattern matches or the checksum fails.
+        """
         for pattern, compiled in zip(self.patterns, self._full, strict=True):
             if compiled.match(text):
                 verdict = self.validate(text) if self.validate is not None else None
@@ -172,6 +177,9 @@ class PatternRecognizer:
         return 0.0
 
     def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence from the share of sampled values the patterns match (checksums validated),
+        or None below the recognizer's threshold.
+        """
         if column.kind == "datetime" or (column.kind == "numeric" and not self.numeric_ok):
             return None
         texts = column.texts
@@ -228,6 +236,7 @@ class VocabularyRecognizer:
         self.weight = weight
 
     def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence from the share of sampled values found in the vocabulary, or None."""
         if column.kind != "text" or not column.texts:
             return None
         if self.max_distinct is not None and column.n_distinct > self.max_distinct:

@@ -40,15 +40,18 @@ def valid_phone(text: str) -> bool | None:
 
 
 def valid_card(text: str) -> bool:
+    """Whether ``text`` is a payment card number with a valid Luhn check digit."""
     digits = re.sub(r"[ -]", "", text)
     return 12 <= len(digits) <= 19 and digits[0] in "23456" and luhn.is_valid(digits)
 
 
 def valid_iban(text: str) -> bool:
+    """Whether ``text`` is an IBAN whose mod-97 check holds (python-stdnum)."""
     return bool(iban.is_valid(text))
 
 
 def valid_ip(text: str) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address."""
     try:
         ipaddress.ip_address(text)
     except ValueError:
@@ -169,6 +172,10 @@ class PersonRecognizer:
     entity = "PERSON"
 
     def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence that the column holds people's names: most sampled values are two or more words
+        whose first and last are given or family names (Faker's lists), or single known names in a
+        varied column.
+        """
         if column.kind != "text" or not column.texts or column.mean_length > 60:
             return None
         first, last, titles = (

@@ -15,6 +15,7 @@ def _fold(value: str) -> str:
 
 
 def normalize(value: str) -> str:
+    """``value`` lower-cased, accents dropped, punctuation as spaces: how words are compared."""
     return re.sub(r"[^a-z0-9/'+-]+", " ", _fold(value)).strip()
 
 

@@ -25,9 +25,14 @@ def _skew(values: np.ndarray) -> float:
 
 
 class AgeRecognizer:
+    """Ages: whole numbers up to 120, mostly adult, in a column of many repeats."""
+
     entity = "AGE"
 
     def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence (heuristic) of ages: whole numbers from 0 up to 40-120, median 18-80, at least
+        10 distinct values.
+        """
         if column.kind != "numeric" or column.n_valid < 10:
             return None
         values = _numbers(column)
@@ -41,9 +46,14 @@ class AgeRecognizer:
 
 
 class IncomeRecognizer:
+    """Incomes and salaries: positive amounts with a long right tail."""
+
     entity = "INCOME"
 
     def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence (heuristic) of incomes: positive, right-skewed amounts with a median of at
+        least 500 and many distinct values.
+        """
         if column.kind != "numeric" or column.n_valid < 20:
             return None
         values = _numbers(column)
@@ -72,6 +82,9 @@ class BirthDateRecognizer:
     entity = "DATE_OF_BIRTH"
 
     def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence (heuristic) of dates of birth: dates 18-85 years ago on median, none in the
+        future or over 115 years ago, spread over at least 5 years.
+        """
         dates = _as_dates(column)
         if dates is None or dates.notna().sum() < 10:
             return None
@@ -94,6 +107,9 @@ class KeyRecognizer:
     entity = None
 
     def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence (heuristic) of a unique key: at least 95% distinct values that are unskewed
+        whole numbers or short text that is not prose.
+        """
         if column.n_valid < 20 or column.distinct_ratio < 0.95 or column.kind == "datetime":
             return None
         if column.kind == "numeric":

@@ -11,6 +11,7 @@ _NINO_BAD_PREFIXES = {"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}
 
 
 def valid_nino(text: str) -> bool:
+    """Whether ``text`` is a valid UK National Insurance number (python-stdnum)."""
     compact = re.sub(r"\s", "", text).upper()
     return compact[:2] not in _NINO_BAD_PREFIXES
 

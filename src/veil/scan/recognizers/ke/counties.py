@@ -36,4 +36,5 @@ NORMALIZED_PROVINCE.update({"muranga": "Central", "elgeyo marakwet": "Rift Valle
 
 
 def province_of(value: str) -> str | None:
+    """The former province of a Kenyan county (any spelling of its name), or None."""
     return NORMALIZED_PROVINCE.get(normalize_place(value))
