@@ -137,7 +137,7 @@ def test_a_sql_query_that_writes_is_refused_and_the_database_is_unchanged(
 
 
 def test_sqlite_is_opened_read_only_even_past_the_select_check(sqlite_db: Path) -> None:
-    engine = io._read_only_engine(sa.engine.make_url(f"sqlite:///{sqlite_db}"))
+    engine = io._sql._read_only_engine(sa.engine.make_url(f"sqlite:///{sqlite_db}"))
     with engine.connect() as conn, pytest.raises(sa.exc.OperationalError, match="readonly"):
         conn.exec_driver_sql("DELETE FROM y")
     assert len(io.read(f"sqlite:///{sqlite_db}", query="SELECT * FROM y")) == 10

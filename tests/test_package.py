@@ -111,7 +111,9 @@ def _public_definitions() -> list[tuple[str, object]]:
             continue
         module = importlib.import_module(info.name)
         for name, obj in vars(module).items():
-            if name.startswith("_") or getattr(obj, "__module__", None) != info.name:
+            home = str(getattr(obj, "__module__", ""))
+            # defined here, or in a private module of this package and exported by it
+            if name.startswith("_") or not (home == info.name or home.startswith(info.name + "._")):
                 continue
             if inspect.isfunction(obj):
                 found.append((f"{info.name}.{name}", obj))

@@ -280,9 +280,10 @@ def test_columns_left_as_they_were_keep_the_inputs_form(tmp_path: Path) -> None:
 
 def test_a_form_is_used_only_where_every_value_fits_it() -> None:
     frame = pd.DataFrame({"a": [1.5, 2.25, np.nan], "b": [1.0, np.nan, 3.0]})
-    written = io._as_written(frame, {"a": "%.2f", "b": "%d"})
+    written = io._write._as_written(frame, {"a": "%.2f", "b": "%d"})
     assert written["a"].tolist()[:2] == ["1.50", "2.25"]
     assert written["b"].dtype == "Int64"
     assert written["b"].isna().tolist() == [False, True, False]
     # a value with more decimals than the form shows: the column is written as usual
-    assert io._as_written(frame.assign(a=[1.5, 2.251, 0.0]), {"a": "%.2f"})["a"].dtype == float
+    finer = io._write._as_written(frame.assign(a=[1.5, 2.251, 0.0]), {"a": "%.2f"})
+    assert finer["a"].dtype == float

@@ -41,6 +41,7 @@ class CheckResult:
     failed: tuple[str, ...] = field(default_factory=tuple)  # thresholds asked for, not met
 
     def to_dict(self) -> dict[str, Any]:
+        """The measures as JSON values: what ``veil check --format json`` prints."""
         data: dict[str, Any] = {
             "rows": self.rows,
             "quasi_identifiers": list(self.quasi_identifiers),

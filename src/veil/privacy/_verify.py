@@ -29,6 +29,7 @@ class Verification:
 
     @property
     def ok(self) -> bool:
+        """Whether every claim holds."""
         return all(holds for _, holds, _ in self.claims)
 
     def goals(self) -> dict[str, bool]:
@@ -36,6 +37,7 @@ class Verification:
         return {c: h for c, h, _ in self.claims if c not in _CONSISTENCY}
 
     def to_dict(self) -> dict[str, Any]:
+        """The claims as JSON values: what ``veil verify --format json`` prints."""
         return {
             "ok": self.ok,
             "claims": [{"claim": c, "holds": h, "detail": d} for c, h, d in self.claims],

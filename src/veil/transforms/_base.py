@@ -95,6 +95,7 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         return names
 
     def fit(self, X: Any, y: Any = None) -> ColumnTransform:
+        """Check the parameters, select ``columns`` in ``X`` and learn what the transform needs."""
         frame = as_frame(X)
         self.columns_ = self._select(frame)
         self.feature_names_in_ = np.asarray([str(c) for c in frame.columns], dtype=object)
@@ -104,6 +105,9 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X: Any) -> pd.DataFrame:
+        """``X`` with the fitted columns transformed and the others passed through (the index
+        kept; ``X`` itself never changed).
+        """
         check_is_fitted(self, "columns_")
         frame = as_frame(X)
         require_columns(frame, self.columns_, where=type(self).__name__)
@@ -112,6 +116,7 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         return self._transform(out)
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The output columns' names (scikit-learn's ``Pipeline`` and ``set_output`` use them)."""
         check_is_fitted(self, "columns_")
         names = list(self.feature_names_in_) if input_features is None else list(input_features)
         return np.asarray(self._names_out(names), dtype=object)

@@ -1,0 +1,371 @@
+"""Reading files: CSV (encoding and delimiter detected, types inferred, each column's
+text form kept), Parquet and Excel."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import csv
+import io
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from veil.exceptions import (
+    InputError,
+    ParameterError,
+    UnknownColumnError,
+    one_line,
+    shown,
+)
+
+EXCEL_SUFFIXES = {".xlsx", ".xlsm", ".xls"}
+PARQUET_SUFFIXES = {".parquet", ".pq"}
+_DELIMITERS = ",;\t|"
+_SAMPLE_BYTES = 1 << 16
+_PREFERRED_ENCODINGS = ("cp1252", "latin_1", "iso8859_15")
+_ISO_DATE_RE = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
+
+#: ``frame.attrs`` key of a table read from CSV: per column, the form its values were written
+#: in (``%.2f``, ``%d``, ``%Y-%m-%dT%H:%M``), so that a column veil leaves as it is goes back
+#: out as it came in (``62`` stays ``62`` in a column with gaps, ``1.50`` stays ``1.50``).
+TEXT_FORMATS = "veil.text_formats"
+#: the ISO date forms a column may share, each with the strftime format that writes it
+_ISO_FORMS = (
+    (r"^\d{4}-\d{2}-\d{2}$", "%Y-%m-%d"),
+    (r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$", "%Y-%m-%d %H:%M"),
+    (r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$", "%Y-%m-%dT%H:%M"),
+    (r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$", "%Y-%m-%d %H:%M:%S"),
+    (r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$", "%Y-%m-%dT%H:%M:%S"),
+)
+
+
+# --------------------------------------------------------------------------------------- read
+
+
+def check_readable(path: Path) -> None:
+    """Refuse a path that is missing, a folder or empty, saying which and what to do."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file; check the path (relative to {Path.cwd()})")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a data file; name a file inside it")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: the file is empty; a table needs at least a header row")
+
+
+def read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file as a DataFrame; a file that is not Parquet is an ``InputError``."""
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+        nested = [f"{f.name} ({f.type})" for f in schema if pa.types.is_nested(f.type)]
+        if nested:
+            raise InputError(
+                f"{path}: nested column(s) {', '.join(nested)}; veil reads tables of plain "
+                "values: flatten them into columns first, or drop them"
+            )
+        return pd.read_parquet(path)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise InputError(f"{path}: not a readable Parquet file ({one_line(str(err))})") from err
+
+
+def read_excel(path: Path, *, sheet: str | int | None) -> pd.DataFrame:
+    """A sheet of an Excel workbook (the first unless ``sheet``) as a DataFrame."""
+    try:
+        # dtype=object: a text cell "0712345678" must stay text, as in CSV; the numbers in
+        # numeric cells are already numbers and infer_objects gives them their dtype.
+        # header=None: pandas would rename a repeated header "age.1"; CSV and Parquet refuse
+        # one, and so does this.
+        cells = pd.read_excel(
+            path, sheet_name=0 if sheet is None else sheet, dtype=object, header=None
+        )
+    except ValueError as err:  # unknown sheet
+        raise InputError(
+            f"{path}: {one_line(str(err))}; pass --sheet with an existing sheet name"
+        ) from err
+    except Exception as err:  # openpyxl raises many types for corrupt files
+        raise InputError(f"{path}: not a readable Excel workbook ({one_line(str(err))})") from err
+    if cells.empty:
+        raise InputError(f"{path}: the sheet is empty; a table needs a header row")
+    header = ["" if pd.isna(h) else str(h).strip() for h in cells.iloc[0]]
+    body = cells.iloc[1:].reset_index(drop=True)
+    # a column with neither name nor values is formatting, not data
+    kept = [i for i, h in enumerate(header) if h or body.iloc[:, i].notna().any()]
+    header = [header[i] for i in kept]
+    _check_header(path, header, where="row 1")
+    body = body.iloc[:, kept]
+    body.columns = header
+    if body.empty:
+        raise InputError(f"{path}: has a header but no data rows")
+    return body.infer_objects()
+
+
+#: Byte-order marks and the codec that reads past them (UTF-32 before UTF-16: its LE mark
+#: starts with UTF-16's). Excel's "Unicode text" is UTF-16 with a BOM.
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def _detect_encoding(path: Path, data: bytes) -> str:
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return codec
+    if b"\x00" in data[:_SAMPLE_BYTES]:
+        raise InputError(
+            f"{path}: contains NUL bytes, so it is not a text (CSV) file; "
+            "give Parquet files a .parquet and Excel files an .xlsx extension"
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        from charset_normalizer import from_bytes
+
+        matches = [m for m in from_bytes(data) if m.encoding not in {"utf_8", "ascii"}]
+        if not matches:
+            line = data.count(b"\n", 0, err.start) + 1
+            raise InputError(
+                f"{path}: line {line}: byte {data[err.start]:#04x} cannot be decoded as UTF-8 "
+                "and no other encoding fits; pass --encoding (e.g. cp1252, latin-1)"
+            ) from err
+        # Short files fit several single-byte code pages equally well; among the best, take
+        # the one spreadsheets on Western/East-African machines write (cp1252).
+        least_chaos = min(m.chaos for m in matches)
+        tied = [m.encoding for m in matches if m.chaos <= least_chaos + 1e-9]
+        for preferred in _PREFERRED_ENCODINGS:
+            if preferred in tied:
+                return preferred
+        return str(tied[0])
+    return "utf-8"
+
+
+def _sniff_delimiter(text: str) -> str:
+    try:
+        return csv.Sniffer().sniff(text, delimiters=_DELIMITERS).delimiter
+    except csv.Error:
+        return ","
+
+
+def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFrame:
+    """A CSV file as a DataFrame: encoding and delimiter detected unless given, every column
+    read as text and then typed (integers, floats, ISO dates; leading-zero numbers stay text),
+    and each column's text form recorded in ``frame.attrs[TEXT_FORMATS]``.
+    """
+    data = path.read_bytes()
+    if encoding is None:
+        encoding = _detect_encoding(path, data)
+    else:
+        try:
+            codecs.lookup(encoding)
+        except LookupError as err:
+            raise ParameterError(
+                f"encoding must be a known codec, got {encoding!r}; e.g. utf-8, cp1252, latin-1"
+            ) from err
+    try:
+        # incremental: a sample may end inside a multi-byte character, which is no error
+        text_head = codecs.getincrementaldecoder(encoding)().decode(
+            data[:_SAMPLE_BYTES], final=len(data) <= _SAMPLE_BYTES
+        )
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise InputError(
+            f"{path}: line {line}: byte {data[err.start]:#04x} is not valid {encoding}; "
+            "pass the file's real --encoding (e.g. cp1252, latin-1)"
+        ) from err
+    if len(data) > _SAMPLE_BYTES:  # ... or inside a row
+        text_head = text_head.rsplit("\n", 1)[0]
+    if not text_head.strip():
+        raise InputError(f"{path}: holds no data (only blank lines); a table needs a header row")
+    if sep is not None:  # what a shell passes for a tab: the two characters \t, or a word
+        sep = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(sep, sep)
+    if sep is None:
+        sep = _sniff_delimiter(text_head)
+    elif len(sep) != 1:
+        raise ParameterError(f"sep must be one character, got {sep!r}; e.g. --sep ';'")
+
+    header = next(csv.reader(io.StringIO(text_head), delimiter=sep))
+    header = [h.strip() for h in header]
+    _check_separator(path, header, sep)
+    _check_header(path, header)
+
+    try:
+        table = _parse_csv(data, encoding, sep, header)
+    except pa.ArrowInvalid as err:
+        raise _explain_parse_error(path, data, encoding, sep, len(header), err) from err
+    table = table.rename_columns(header)
+    if table.num_rows == 0:
+        raise InputError(f"{path}: has a header but no data rows")
+    frame = pd.DataFrame({name: _infer_column(table.column(name)) for name in header})
+    formats = {}
+    for name in header:
+        form = _text_format(table.column(name), frame[name])
+        if form is not None:
+            formats[name] = form
+    frame.attrs[TEXT_FORMATS] = formats
+    return frame
+
+
+def _text_format(col: pa.ChunkedArray, series: pd.Series) -> str | None:
+    """The format that writes ``series`` back as the text ``col`` it was read from, when the
+    default writer would not (integers with gaps read as floats, a fixed number of decimals,
+    an ISO form other than pandas'); None when the default writes it back already or no one
+    format fits every value."""
+    valid = col.drop_null()
+    if len(valid) == 0:
+        return None
+    if pd.api.types.is_float_dtype(series):
+        if series.isna().any() and pc.all(pc.match_substring_regex(valid, r"^-?\d+$")).as_py():
+            return "%d"  # whole numbers with gaps: pandas holds them as floats
+        first = str(valid[0].as_py())
+        decimals = len(first.split(".", 1)[1]) if "." in first else -1
+        pattern = rf"^-?\d+\.\d{{{decimals}}}$"
+        if decimals > 0 and pc.all(pc.match_substring_regex(valid, pattern)).as_py():
+            return f"%.{decimals}f"
+        return None
+    if pd.api.types.is_datetime64_any_dtype(series):
+        for pattern, form in _ISO_FORMS:
+            if pc.all(pc.match_substring_regex(valid, pattern)).as_py():
+                return form
+    return None
+
+
+def _parse_csv(data: bytes, encoding: str, sep: str, header: list[str]) -> pa.Table:
+    """Arrow's parser, every column as text. A row longer than Arrow's block (1 MB by
+    default: a cell holding a document) is read again with blocks large enough for it."""
+    block = 1 << 20
+    while True:
+        try:
+            return pacsv.read_csv(
+                io.BytesIO(data),
+                read_options=pacsv.ReadOptions(
+                    encoding=encoding, use_threads=True, block_size=block
+                ),
+                parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=dict.fromkeys(header, pa.string()),
+                    strings_can_be_null=True,
+                ),
+            )
+        except pa.ArrowInvalid as err:
+            if "straddling" not in str(err) or block >= len(data):
+                raise
+            block = min(block * 8, len(data) + 1)
+
+
+def _check_separator(path: Path, header: list[str], sep: str) -> None:
+    """A header read as one column that holds another delimiter: the separator is wrong."""
+    if len(header) != 1:
+        return
+    for other in _DELIMITERS:
+        if other != sep and header[0].count(other) >= 1:
+            shown_sep = {"\t": "\\t"}.get(other, other)
+            raise InputError(
+                f"{path}: with the separator {sep!r} the header is one column, "
+                f"{shown(header[0], 60)}, which holds {other!r}: the separator looks like "
+                f"{other!r}; pass --sep '{shown_sep}', or leave --sep out to detect it"
+            )
+
+
+def _check_header(path: Path, header: list[str], where: str = "line 1") -> None:
+    if any(not h for h in header):
+        pos = [i + 1 for i, h in enumerate(header) if not h]
+        raise InputError(
+            f"{path}: {where}: header field(s) {pos} are empty; every column needs a name"
+        )
+    dupes = sorted(name for name, count in Counter(header).items() if count > 1)
+    if dupes:
+        raise InputError(f"{path}: {where}: duplicate column name(s) {dupes}; rename them")
+
+
+def _explain_parse_error(
+    path: Path, data: bytes, encoding: str, sep: str, width: int, err: Exception
+) -> InputError:
+    """Find the first row whose field count differs from the header's (pyarrow does not say)."""
+    text = data.decode(encoding, errors="replace")
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))  # a cell may be huge
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    for fields in reader:
+        if fields and len(fields) != width:
+            return InputError(
+                f"{path}: line {reader.line_num} has {len(fields)} fields but the header has "
+                f"{width} (delimiter {sep!r}); fix that row, quote values containing {sep!r}, "
+                "or pass --sep if the delimiter is wrong"
+            )
+    return InputError(
+        f"{path}: cannot be parsed as CSV with delimiter {sep!r} ({one_line(str(err))})"
+    )
+
+
+def _infer_column(col: pa.ChunkedArray) -> pd.Series | np.ndarray:
+    """Pick int, float, ISO datetime or text for a column read as text.
+
+    Integers written with a leading zero stay text: ``0712345678`` is a phone number, and
+    turning it into 712345678 would lose it. Casts fail fast on the first value that does not
+    fit, so text columns cost little.
+    """
+    if col.null_count == len(col):
+        return col.to_pandas()
+    with contextlib.suppress(pa.ArrowInvalid):
+        ints = pc.cast(col, pa.int64())
+        if pc.any(_leading_zero(col)).as_py():
+            return col.to_pandas()
+        return ints.to_pandas()  # nulls make it float64, as pandas does
+    with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        floats = pc.cast(col, pa.float64())
+        return floats.to_pandas()
+    valid = col.drop_null()
+    sample = valid.slice(0, 1000)
+    if (
+        pc.all(pc.match_substring_regex(sample, _ISO_DATE_RE)).as_py()
+        and pc.all(pc.match_substring_regex(valid, _ISO_DATE_RE)).as_py()
+    ):
+        with contextlib.suppress(ValueError):
+            return pd.to_datetime(col.to_pandas(), format="ISO8601")
+    return col.to_pandas()
+
+
+def _leading_zero(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """True where an integer-looking text starts with 0 and has more digits (``007``)."""
+    return pc.match_substring_regex(col, r"^\s*[+-]?0\d")
+
+
+def parse_dates(
+    frame: pd.DataFrame, dates: Sequence[str], *, dayfirst: bool, date_format: str | None
+) -> pd.DataFrame:
+    """``frame`` with the columns ``dates`` parsed as dates (``dayfirst`` or ``date_format``
+    for ambiguous ones); a column that does not parse is an ``InputError`` with the fix.
+    """
+    out = frame.copy()
+    for name in dates:
+        if name not in out.columns:
+            raise UnknownColumnError(name, list(map(str, out.columns)), where="dates")
+        series = out[name]
+        if pd.api.types.is_datetime64_any_dtype(series):
+            continue
+        try:
+            if date_format is not None:
+                out[name] = pd.to_datetime(series, format=date_format)
+            else:
+                out[name] = pd.to_datetime(series, dayfirst=dayfirst, format="mixed")
+        except (ValueError, TypeError) as err:
+            hint = "--date-format" if date_format is None else "a --date-format that fits"
+            reason = one_line(str(err)).split(". You might want to try")[0]  # pandas' own advice
+            raise InputError(
+                f"column {name!r} cannot be parsed as dates ({reason}); pass {hint}, "
+                "e.g. '%d/%m/%y %H:%M' for day-first Kenyan dates"
+            ) from err
+    return out
+
+
+# -------------------------------------------------------------------------------------- write
