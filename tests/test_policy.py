@@ -61,6 +61,8 @@ def load(text: str) -> Policy:
             r"privacy.models.0: Input tag 'k_anon' found using 'model' does not match any of the "
             r"expected tags: 'k_anonymity'",
         ),
+        ("privacy: {k: 3, models: [k_anonymity]}", r"privacy.models.0: Input should be a valid"),
+        ("privacy: {k: 3, models: {k: 4}}", r"privacy.models: must be a list"),
         (
             "privacy: {models: [{model: k_anonymity, k: 2, c: 1}]}",
             r"privacy.models.0.k_anonymity.c: unknown key 'c'; allowed: model, k",

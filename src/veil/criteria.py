@@ -462,8 +462,8 @@ class ShorthandError(ValueError):
 
 def expand_shorthand(raw: Mapping[str, Any]) -> dict[str, Any]:
     """``raw`` (a ``privacy:`` mapping) with its shorthand keys turned into ``models`` entries.
-    A shorthand key beside a listed model of the same kind is refused (which would count?);
-    ``override`` is how a command-line flag replaces a policy's goal."""
+    A shorthand key beside a listed model of the same kind is refused (which of the two would
+    count is not clear); ``override`` is how a command-line flag replaces a policy's goal."""
     data = dict(raw)
     given = {key: data.pop(key) for key in SHORTHAND if key in data}
     if not given:
@@ -478,6 +478,8 @@ def expand_shorthand(raw: Mapping[str, Any]) -> dict[str, Any]:
                 "l_variant", f"must be distinct, entropy or recursive, got {variant!r}"
             )
         params = {"l": given["l"]}
+        if given.get("c") is not None and variant != "recursive":
+            raise ShorthandError("c", f"is for l_variant recursive, not {variant}")
         if variant == "recursive":
             if given.get("c") is None:
                 raise ShorthandError("c", "l_variant recursive needs c, e.g. c: 3")
@@ -494,7 +496,10 @@ def expand_shorthand(raw: Mapping[str, Any]) -> dict[str, Any]:
         wanted.append(("t_closeness", params, {"t": "t", "distance": "t_distance"}))
     elif given.get("t_distance") is not None:
         raise ShorthandError("t_distance", "describes t-closeness: give t too, e.g. t: 0.2")
-    models = [m for m in data.get("models") or [] if isinstance(m, Mapping | Criterion)]
+    models = data.get("models") or []
+    if not isinstance(models, list):
+        raise ShorthandError("models", "must be a list, e.g. [{model: k_anonymity, k: 5}]")
+    models = list(models)  # entries are validated as models after this
     for name, params, keys in wanted:
         try:
             model = _ADAPTER.validate_python({"model": name, **params})
@@ -521,25 +526,55 @@ def by_name(name: str) -> type[Criterion] | None:
     return _BY_NAME.get(name)
 
 
-def _family(model: Mapping[str, Any] | Criterion) -> str | None:
+def _family(model: Any) -> str | None:
     """The shorthand key that sets a model of this kind (k, l, t), if any."""
     if isinstance(model, Criterion):
         return model.shorthand
+    if not isinstance(model, Mapping):
+        return None  # not a model: its validation says so
     kind = _BY_NAME.get(str(model.get("model")))
     return kind.shorthand if kind is not None else None
+
+
+def _letter(key: str) -> str:
+    """The goal a shorthand key belongs to: k, l (``l``, ``l_variant``, ``c``) or t."""
+    return "l" if key in {"l_variant", "c"} else key[:1]
+
+
+_VARIANTS = {"distinct_l_diversity": "distinct", "entropy_l_diversity": "entropy",
+             "recursive_cl_diversity": "recursive"}  # fmt: skip
+
+
+def _as_shorthand(model: Any) -> dict[str, Any]:
+    """A listed k, l or t model in shorthand keys (``{"l": 3, "l_variant": "entropy"}``)."""
+    spec = model.model_dump() if isinstance(model, Criterion) else dict(model)
+    name = spec.get("model")
+    if name == "t_closeness":
+        return {"t": spec.get("t"), "t_distance": spec.get("distance")}
+    if name in _VARIANTS:
+        return {"l": spec.get("l"), "c": spec.get("c"), "l_variant": _VARIANTS[str(name)]}
+    return {"k": spec.get("k")}
 
 
 def override(raw: Mapping[str, Any], shorthand: Mapping[str, Any]) -> dict[str, Any]:
     """``raw`` (a ``privacy:`` mapping) with the goals in ``shorthand`` (``{"k": 10}``)
     replacing those it sets, listed or shorthand: the command line's ``-k 10`` over a
-    policy's ``k: 5``."""
+    policy's ``k: 5``. A flag for one part of a goal keeps the rest of the policy's
+    (``--l-variant entropy`` alone keeps its l; ``--l 4`` keeps its variant and c)."""
     data = dict(raw)
-    families = {"l" if key in {"l_variant", "c"} else key[:1] for key in shorthand}
-    data["models"] = [m for m in data.get("models") or [] if _family(m) not in families]
-    for key in SHORTHAND:
-        if key[:1] in families or (key in {"l_variant", "c"} and "l" in families):
-            data.pop(key, None)
-    return {**data, **shorthand}
+    families = {_letter(key) for key in shorthand}
+    before = {key: data.pop(key) for key in SHORTHAND if key in data and _letter(key) in families}
+    kept = []
+    for model in data.get("models") or []:
+        if _family(model) in families:
+            before.update(_as_shorthand(model))
+        else:
+            kept.append(model)
+    data["models"] = kept
+    merged = {key: value for key, value in {**before, **shorthand}.items() if value is not None}
+    if "c" not in shorthand and merged.get("l_variant", "distinct") != "recursive":
+        merged.pop("c", None)  # the old goal's c, meaningless for the new variant
+    return {**data, **merged}
 
 
 def build(spec: Mapping[str, Any] | Criterion, *, where: str | None = None) -> Criterion:

@@ -180,3 +180,27 @@ def test_veil_transforms_lists_every_privacy_model(capsys: pytest.CaptureFixture
     printed = capsys.readouterr().out
     for kind in MODELS:
         assert kind.kind() in printed
+
+
+@pytest.mark.parametrize(
+    ("policy", "flags", "expected"),
+    [
+        ({"l": 2}, {"l_variant": "entropy"}, [{"model": "entropy_l_diversity", "l": 2}]),
+        ({"models": [{"model": "recursive_cl_diversity", "c": 3, "l": 2}]}, {"l": 3},
+         [{"model": "recursive_cl_diversity", "c": 3.0, "l": 3}]),
+        ({"models": [{"model": "recursive_cl_diversity", "c": 3, "l": 2}]},
+         {"l_variant": "distinct"}, [{"model": "distinct_l_diversity", "l": 2}]),
+        ({"k": 5, "t": 0.2}, {"k": 9},
+         [{"model": "t_closeness", "t": 0.2}, {"model": "k_anonymity", "k": 9}]),
+    ],
+)  # fmt: skip
+def test_a_flag_replaces_the_part_of_a_goal_it_names(policy, flags, expected) -> None:
+    """The command line's -k/--l/--l-variant/--c/--t over a policy's goals: the goal of that
+    kind is replaced, keeping what the flags leave unsaid."""
+    from veil.criteria import override
+    from veil.policy import PrivacySettings
+
+    settings = PrivacySettings.model_validate(policy)
+    merged = override(settings.model_dump(exclude_unset=True), flags)
+    got = PrivacySettings.model_validate(merged).model_dump(exclude_unset=True)["models"]
+    assert got == expected
