@@ -138,7 +138,8 @@ def _in_form(series: pd.Series, form: str) -> pd.Series | None:
         values = series.to_numpy(dtype=float)
         decimals = 0 if form == "%d" else int(form[2:-1])
         shown = values[present]
-        if not np.all(np.isfinite(shown)) or not np.array_equal(np.round(shown, decimals), shown):
+        exact = np.all(np.abs(shown) < 2.0**53)  # whole numbers a float holds exactly (no inf)
+        if not exact or not np.array_equal(np.round(shown, decimals), shown):
             return None
         if decimals == 0:
             return series.astype("Int64")

@@ -162,18 +162,19 @@ def check(
         ]  # fmt: skip
         for model in [closeness, *asked]:
             model.prepare(values)
-        entropy = EntropyLDiversity(l=1).measure(sizes, hist) or 0.0
+        effective = EntropyLDiversity(l=1).measure(sizes, hist) or 0.0  # exp(least entropy)
         result = {
             "l_distinct": DistinctLDiversity(l=1).measure(sizes, hist),
-            "l_entropy": math.floor(entropy + 1e-9),
+            "l_entropy": math.floor(effective + 1e-9),
             "t": closeness.measure(sizes, hist),
             "t_distance": distance,
         }
         if l is not None:
             result["l_recursive_c"] = RecursiveCLDiversity(c=1, l=l).measure(sizes, hist)
+    # a goal is met only when measured: with no record left, l and t are not
     failed = [
         m.goal for m in asked
-        if not (m.needs_sensitive and hist is None) and not m.met(m.measure(sizes, hist))
+        if not m.met(None if m.needs_sensitive and hist is None else m.measure(sizes, hist))
     ]  # fmt: skip
     return CheckResult(
         rows=len(data),
