@@ -135,7 +135,12 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         constraints = self._parameter_constraints
         for name, value in params.items():
             # a bool is an int to Python: where no boolean is allowed, say so instead
-            if isinstance(value, bool | np.bool_) and "boolean" not in constraints.get(name, []):
+            allowed = constraints.get(name, "no_validation")
+            if (
+                allowed != "no_validation"
+                and isinstance(value, bool | np.bool_)
+                and ("boolean" not in allowed)
+            ):
                 raise ParameterError(f"{name} must not be true or false, got {value!r}")
         try:
             validate_parameter_constraints(constraints, params, caller_name=type(self).__name__)
