@@ -450,6 +450,10 @@ _BY_NAME = {kind.kind(): kind for kind in MODELS}
 #: k: 5}``; ``l: 3`` with ``l_variant`` (distinct, entropy, recursive; with ``c``) is that
 #: l-diversity; ``t: 0.2`` with ``t_distance`` is t-closeness.
 SHORTHAND = ("k", "l", "l_variant", "c", "t", "t_distance")
+#: ``l_variant`` -> the l-diversity model it names, and back
+_L_MODELS = {"distinct": "distinct_l_diversity", "entropy": "entropy_l_diversity",
+             "recursive": "recursive_cl_diversity"}  # fmt: skip
+_VARIANTS = {model: variant for variant, model in _L_MODELS.items()}
 
 
 class ShorthandError(ValueError):
@@ -473,7 +477,7 @@ def expand_shorthand(raw: Mapping[str, Any]) -> dict[str, Any]:
         wanted.append(("k_anonymity", {"k": given["k"]}, {"k": "k"}))
     variant = given.get("l_variant") or "distinct"
     if given.get("l") is not None:
-        if variant not in {"distinct", "entropy", "recursive"}:
+        if variant not in _L_MODELS:
             raise ShorthandError(
                 "l_variant", f"must be distinct, entropy or recursive, got {variant!r}"
             )
@@ -484,8 +488,7 @@ def expand_shorthand(raw: Mapping[str, Any]) -> dict[str, Any]:
             if given.get("c") is None:
                 raise ShorthandError("c", "l_variant recursive needs c, e.g. c: 3")
             params["c"] = given["c"]
-        wanted.append((f"{variant}_l_diversity" if variant != "recursive" else
-                       "recursive_cl_diversity", params, {"l": "l", "c": "c"}))  # fmt: skip
+        wanted.append((_L_MODELS[variant], params, {"l": "l", "c": "c"}))
     elif given.get("l_variant") is not None or given.get("c") is not None:
         key = "l_variant" if given.get("l_variant") is not None else "c"
         raise ShorthandError(key, "describes l-diversity: give l too, e.g. l: 3")
@@ -539,10 +542,6 @@ def _family(model: Any) -> str | None:
 def _letter(key: str) -> str:
     """The goal a shorthand key belongs to: k, l (``l``, ``l_variant``, ``c``) or t."""
     return "l" if key in {"l_variant", "c"} else key[:1]
-
-
-_VARIANTS = {"distinct_l_diversity": "distinct", "entropy_l_diversity": "entropy",
-             "recursive_cl_diversity": "recursive"}  # fmt: skip
 
 
 def _as_shorthand(model: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import codecs
 import contextlib
 import csv
 import io
+import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +37,8 @@ _ISO_DATE_RE = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
 #: in (``%.2f``, ``%d``, ``%Y-%m-%dT%H:%M``), so that a column veil leaves as it is goes back
 #: out as it came in (``62`` stays ``62`` in a column with gaps, ``1.50`` stays ``1.50``).
 TEXT_FORMATS = "veil.text_formats"
+#: the forms pandas writes dates in by itself (date only when every time is midnight)
+_PANDAS_DATE_FORMS = {"%Y-%m-%d", "%Y-%m-%d %H:%M:%S"}
 #: the ISO date forms a column may share, each with the strftime format that writes it
 _ISO_FORMS = (
     (r"^\d{4}-\d{2}-\d{2}$", "%Y-%m-%d"),
@@ -206,37 +209,38 @@ def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFra
     table = table.rename_columns(header)
     if table.num_rows == 0:
         raise InputError(f"{path}: has a header but no data rows")
-    frame = pd.DataFrame({name: _infer_column(table.column(name)) for name in header})
-    formats = {}
+    columns, formats = {}, {}
     for name in header:
-        form = _text_format(table.column(name), frame[name])
+        columns[name], form = _infer_column(table.column(name))
         if form is not None:
             formats[name] = form
+    frame = pd.DataFrame(columns)
     frame.attrs[TEXT_FORMATS] = formats
     return frame
 
 
-def _text_format(col: pa.ChunkedArray, series: pd.Series) -> str | None:
-    """The format that writes ``series`` back as the text ``col`` it was read from, when the
-    default writer would not (integers with gaps read as floats, a fixed number of decimals,
-    an ISO form other than pandas'); None when the default writes it back already or no one
-    format fits every value."""
+def _decimals_form(col: pa.ChunkedArray) -> str | None:
+    """``%.2f`` when every value of a float column has the same 2+ decimals (``1.50``), which
+    the default writer would shorten (``1.5``); None otherwise (one decimal it keeps)."""
     valid = col.drop_null()
-    if len(valid) == 0:
+    first = str(valid[0].as_py()) if len(valid) else ""
+    decimals = len(first.split(".", 1)[1]) if re.fullmatch(r"-?\d+\.\d+", first) else 0
+    if decimals < 2:
         return None
-    if pd.api.types.is_float_dtype(series):
-        if series.isna().any() and pc.all(pc.match_substring_regex(valid, r"^-?\d+$")).as_py():
-            return "%d"  # whole numbers with gaps: pandas holds them as floats
-        first = str(valid[0].as_py())
-        decimals = len(first.split(".", 1)[1]) if "." in first else -1
-        pattern = rf"^-?\d+\.\d{{{decimals}}}$"
-        if decimals > 0 and pc.all(pc.match_substring_regex(valid, pattern)).as_py():
-            return f"%.{decimals}f"
-        return None
-    if pd.api.types.is_datetime64_any_dtype(series):
-        for pattern, form in _ISO_FORMS:
-            if pc.all(pc.match_substring_regex(valid, pattern)).as_py():
-                return form
+    every = pc.all(pc.match_substring_regex(valid, rf"^-?\d+\.\d{{{decimals}}}$")).as_py()
+    return f"%.{decimals}f" if every else None
+
+
+def _date_form(valid: pa.ChunkedArray) -> str | None:
+    """The ISO form every value of a date column shares, when the default writer would write
+    another (``2021-04-04T12:05``, ``2013-11-14 01:12``); None for pandas' own forms."""
+    first = str(valid[0].as_py())
+    for pattern, form in _ISO_FORMS:
+        if re.match(pattern, first):
+            if form in _PANDAS_DATE_FORMS:
+                return None
+            every = pc.all(pc.match_substring_regex(valid, pattern)).as_py()
+            return form if every else None
     return None
 
 
@@ -307,23 +311,25 @@ def _explain_parse_error(
     )
 
 
-def _infer_column(col: pa.ChunkedArray) -> pd.Series | np.ndarray:
-    """Pick int, float, ISO datetime or text for a column read as text.
+def _infer_column(col: pa.ChunkedArray) -> tuple[pd.Series | np.ndarray, str | None]:
+    """Pick int, float, ISO datetime or text for a column read as text, and the form that
+    writes it back as it was read where the default writer would not (``TEXT_FORMATS``).
 
     Integers written with a leading zero stay text: ``0712345678`` is a phone number, and
     turning it into 712345678 would lose it. Casts fail fast on the first value that does not
     fit, so text columns cost little.
     """
     if col.null_count == len(col):
-        return col.to_pandas()
+        return col.to_pandas(), None
     with contextlib.suppress(pa.ArrowInvalid):
         ints = pc.cast(col, pa.int64())
         if pc.any(_leading_zero(col)).as_py():
-            return col.to_pandas()
-        return ints.to_pandas()  # nulls make it float64, as pandas does
+            return col.to_pandas(), None
+        # nulls make it float64, as pandas does: written back as whole numbers
+        return ints.to_pandas(), "%d" if col.null_count else None
     with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
         floats = pc.cast(col, pa.float64())
-        return floats.to_pandas()
+        return floats.to_pandas(), _decimals_form(col)
     valid = col.drop_null()
     sample = valid.slice(0, 1000)
     if (
@@ -331,8 +337,8 @@ def _infer_column(col: pa.ChunkedArray) -> pd.Series | np.ndarray:
         and pc.all(pc.match_substring_regex(valid, _ISO_DATE_RE)).as_py()
     ):
         with contextlib.suppress(ValueError):
-            return pd.to_datetime(col.to_pandas(), format="ISO8601")
-    return col.to_pandas()
+            return pd.to_datetime(col.to_pandas(), format="ISO8601"), _date_form(valid)
+    return col.to_pandas(), None
 
 
 def _leading_zero(col: pa.ChunkedArray) -> pa.ChunkedArray:
