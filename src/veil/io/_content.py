@@ -83,7 +83,7 @@ def _canonical_cells(series: pd.Series) -> pa.Array:
 
 def _float_cells(values: np.ndarray, missing: np.ndarray) -> pa.Array:
     """``_numbers`` as Arrow text: whole numbers cast in Arrow, the rest by ``repr``."""
-    integral = _integral(values)
+    integral = whole_numbers(values)
     whole = pa.array(np.where(integral, values, 0).astype(np.int64)).cast(pa.string())
     if integral.all():
         return pc.if_else(pa.array(missing), pa.scalar(None, pa.string()), whole)
@@ -94,7 +94,7 @@ def _float_cells(values: np.ndarray, missing: np.ndarray) -> pa.Array:
     return pc.if_else(pa.array(missing), pa.scalar(None, pa.string()), cells)
 
 
-def _integral(values: np.ndarray) -> np.ndarray:
+def whole_numbers(values: np.ndarray) -> np.ndarray:
     """Where a float holds a whole number an int64 can hold (written as that integer)."""
     finite = np.isfinite(values)
     return finite & (values == np.floor(np.where(finite, values, 0))) & (np.abs(values) < 2**63)
@@ -102,7 +102,7 @@ def _integral(values: np.ndarray) -> np.ndarray:
 
 def _numbers(values: np.ndarray) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
-    integral = _integral(values)
+    integral = whole_numbers(values)
     out[integral] = values[integral].astype(np.int64).astype(str)
     rest = ~integral
     out[rest] = [repr(float(v)) for v in values[rest]]

@@ -14,6 +14,7 @@ from veil.exceptions import (
     OutputError,
     ParameterError,
 )
+from veil.io._content import whole_numbers
 from veil.io._files import TEXT_FORMATS
 from veil.io._outputs import OutputSet
 
@@ -136,13 +137,12 @@ def _in_form(series: pd.Series, form: str) -> pd.Series | None:
     present = series.notna().to_numpy()
     if pd.api.types.is_float_dtype(series) and form.startswith("%"):
         values = series.to_numpy(dtype=float)
-        decimals = 0 if form == "%d" else int(form[2:-1])
         shown = values[present]
-        exact = np.all(np.abs(shown) < 2.0**53)  # whole numbers a float holds exactly (no inf)
-        if not exact or not np.array_equal(np.round(shown, decimals), shown):
+        if form == "%d":  # whole numbers, as the certificate's hash writes them
+            return series.astype("Int64") if whole_numbers(shown).all() else None
+        decimals = int(form[2:-1])
+        if not np.isfinite(shown).all() or not np.array_equal(np.round(shown, decimals), shown):
             return None
-        if decimals == 0:
-            return series.astype("Int64")
         text = np.full(len(values), None, dtype=object)
         text[present] = np.char.mod(form, shown)
         return pd.Series(text, index=series.index, name=series.name)
