@@ -493,7 +493,8 @@ def test_after_kill_9_the_next_run_removes_the_stale_temp_and_says_so(
 def test_xlsx_cells_are_values_never_formulas(tmp_path: Path) -> None:
     frame = table(50)
     frame["When"] = pd.date_range("2024-01-01", periods=50, freq="h", tz="Africa/Nairobi")
-    out = io.write(frame, tmp_path / "r.xlsx")
+    # even unescaped, a text that reads as a formula is stored as text, not as a formula
+    out = io.write(frame, tmp_path / "r.xlsx", escape_formulas=False)
     with zipfile.ZipFile(out) as book:
         sheet = book.read("xl/worksheets/sheet1.xml").decode()
         strings = book.read("xl/sharedStrings.xml").decode()
@@ -502,6 +503,10 @@ def test_xlsx_cells_are_values_never_formulas(tmp_path: Path) -> None:
     back = io.read(out)
     assert back["Note"].str.startswith("=").any()
     assert back["When"].iloc[0] == "2024-01-01T00:00:00+03:00"  # the zone kept, as text
+    # by default it is also escaped, so that a copy pasted or saved as CSV stays text
+    escaped = io.read(io.write(frame, tmp_path / "e.xlsx"))
+    assert not escaped["Note"].str.startswith("=").any()
+    assert escaped["Note"].str.startswith("'=").any()
 
 
 def test_too_many_rows_for_excel_are_refused_before_the_work(

@@ -118,7 +118,8 @@ def run_demo(
         staged_policy.write_text(text, encoding="utf-8")
         policy = Policy.load(staged_policy)  # beside the key file it names
 
-        release = anonymize(original, policy, progress=say)
+        # written as CSV: cells a spreadsheet would run get an apostrophe, counted and pinned
+        release = anonymize(original, policy, progress=say).with_formulas_escaped()
         say("answering questions with differential privacy")
         accountant, answers, curves, dp_note = _dp_demo(
             original, files["budget"], folder, public_rows=release.certificate.rows_out
@@ -140,7 +141,8 @@ def run_demo(
         )
         say("writing the release, certificate and report")
         write_table(release.data, outputs.stage(files["release"]), "csv",
-                    formats=original.attrs.get(TEXT_FORMATS, {}))  # fmt: skip
+                    formats=original.attrs.get(TEXT_FORMATS, {}),
+                    escape_formulas=False)  # escaped above, once  # fmt: skip
         outputs.stage(files["certificate"]).write_text(
             release.certificate.to_json() + "\n", encoding="utf-8"
         )

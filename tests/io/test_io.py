@@ -233,7 +233,7 @@ def test_a_full_fingerprint_sees_every_row_and_certificates_carry_it(key_env: st
         frame, {"version": 1, "columns": {"x": {"role": "insensitive"},
                                           "county": {"role": "quasi_identifier"}}},
     ).certificate  # fmt: skip
-    assert cert.format == 4
+    assert cert.format == 5
     assert cert.source_fingerprint == io.fingerprint(frame)
     assert cert.release_fingerprint == cert.release_sha256
     assert len(cert.release_fingerprint) == 64

@@ -41,6 +41,14 @@ Force = Annotated[
     bool, typer.Option("--force", help="Overwrite existing output files (never the input).")
 ]
 Format = Annotated[str, typer.Option("--format", help="Output: text or json.")]
+EscapeFormulas = Annotated[
+    bool,
+    typer.Option(
+        "--escape-formulas/--no-escape-formulas",
+        help="In CSV and Excel releases, prefix cells a spreadsheet would run (=, +, -, @) "
+        "with an apostrophe (OWASP CSV injection).",
+    ),
+]
 # The privacy goals, with the same words in every command that takes them.
 KGoal = Annotated[int | None, typer.Option("-k", "--k", help="k-anonymity.", min=1)]
 LGoal = Annotated[int | None, typer.Option("--l", help="l-diversity.", min=1)]

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from veil.cli._common import (
     Bounds,
+    EscapeFormulas,
     Force,
     Format,
     Ledger,
@@ -204,6 +205,7 @@ def synth_command(
     ] = None,
     ledger: Ledger = None,
     force: Force = False,
+    escape_formulas: EscapeFormulas = True,
     sep: Sep = None,
 ) -> None:
     """Synthetic data: with --dp, MST through OpenDP, charged to the budget."""
@@ -228,7 +230,7 @@ def synth_command(
         say("fitting MST marginals and synthesizing")
         result = synthesize(frame, epsilon=epsilon, accountant=acc, columns=chosen,
                             bounds=_parse_bounds(bounds or []), bins=bins, rows=rows)  # fmt: skip
-    write(result.data, output, force=force, inputs=[data])
+    write(result.data, output, force=force, inputs=[data], escape_formulas=escape_formulas)
     out.print(
         f"wrote {output} ({len(result.data):,} synthetic rows, {len(result.columns)} columns; "
         f"epsilon {epsilon:g} spent, neighbours: {NEIGHBOURS})"

@@ -13,6 +13,7 @@ from veil.cli._common import (
     Dates,
     Dayfirst,
     Encoding,
+    EscapeFormulas,
     Force,
     Format,
     KGoal,
@@ -77,6 +78,7 @@ def anonymize(
     ] = None,
     fmt: Format = "text",
     force: Force = False,
+    escape_formulas: EscapeFormulas = True,
     sep: Sep = None,
     encoding: Encoding = None,
     dates: Dates = None,
@@ -93,7 +95,15 @@ def anonymize(
     """
     from veil.criteria import SHORTHAND, override
     from veil.hierarchy import load_hierarchies
-    from veil.io import TEXT_FORMATS, OutputSet, check_writable, output_format, read, write_table
+    from veil.io import (
+        SPREADSHEETS,
+        TEXT_FORMATS,
+        OutputSet,
+        check_writable,
+        output_format,
+        read,
+        write_table,
+    )
     from veil.policy import Policy
     from veil.privacy import anonymize as run
     from veil.report import build_report
@@ -147,6 +157,8 @@ def anonymize(
         if hierarchies is not None:
             found = load_hierarchies(hierarchies, Path(data).stem)
         release = run(frame, pol, hierarchies=found, progress=say)
+        if escape_formulas and release_format in SPREADSHEETS:
+            release = release.with_formulas_escaped()  # the certificate counts and pins them
         built = None
         if report is not None:
             name = f"veil release of {Path(data).name}"
@@ -158,7 +170,8 @@ def anonymize(
         with outputs:
             # columns left as they were go out in the form they came in (62 stays 62)
             write_table(release.data, outputs.stage(output), release_format,
-                        formats=frame.attrs.get(TEXT_FORMATS, {}))  # fmt: skip
+                        formats=frame.attrs.get(TEXT_FORMATS, {}),
+                        escape_formulas=False)  # escaped above, once  # fmt: skip
             if certificate is not None:
                 outputs.stage(certificate).write_text(
                     release.certificate.to_json() + "\n", encoding="utf-8"

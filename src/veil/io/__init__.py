@@ -26,6 +26,7 @@ from veil.io._files import (
     read_excel,
     read_parquet,
 )
+from veil.io._formulas import escape_formulas
 from veil.io._outputs import (
     OutputSet,
     atomic_open,
@@ -40,6 +41,7 @@ from veil.io._write import (
     EXCEL_CELL_CHARS,
     EXCEL_COLUMNS,
     EXCEL_ROWS,
+    SPREADSHEETS,
     SUPPORTED_OUTPUTS,
     OutputFormat,
     check_writable,
@@ -52,6 +54,7 @@ __all__ = [
     "EXCEL_CELL_CHARS",
     "EXCEL_COLUMNS",
     "EXCEL_ROWS",
+    "SPREADSHEETS",
     "SUPPORTED_OUTPUTS",
     "TEXT_FORMATS",
     "OutputFormat",
@@ -64,6 +67,7 @@ __all__ = [
     "check_writable",
     "content_sha256",
     "display_source",
+    "escape_formulas",
     "explain_os_error",
     "fingerprint",
     "output_failure",

@@ -16,6 +16,7 @@ from veil.exceptions import (
 )
 from veil.io._content import whole_numbers
 from veil.io._files import TEXT_FORMATS
+from veil.io._formulas import escape_formulas as _escape
 from veil.io._outputs import OutputSet
 
 OutputFormat = Literal["csv", "parquet", "xlsx", "json"]
@@ -26,6 +27,8 @@ SUPPORTED_OUTPUTS: dict[str, OutputFormat] = {
     ".xlsx": "xlsx",
     ".json": "json",
 }
+#: The formats a spreadsheet opens, whose formula cells are escaped (``escape_formulas``).
+SPREADSHEETS = frozenset({"csv", "xlsx"})
 
 
 def output_format(path: str | os.PathLike[str], format: str | None = None) -> OutputFormat:
@@ -101,11 +104,19 @@ def write_table(
     fmt: str,
     *,
     formats: dict[str, str] | None = None,
-) -> None:
+    escape_formulas: bool = True,
+) -> int:
     """Write ``frame`` to ``path`` as ``fmt`` (csv, parquet, xlsx, json), in place: the caller
     gives a staged path (``OutputSet.stage``). A CSV writes each column in ``formats``
     (default: ``frame.attrs[TEXT_FORMATS]``, the form ``read`` found) in that form wherever
-    every value fits it exactly, so untransformed columns keep the input's formatting."""
+    every value fits it exactly, so untransformed columns keep the input's formatting.
+
+    In a CSV or Excel file, text cells a spreadsheet would run as formulas are written with a
+    leading apostrophe unless ``escape_formulas`` is false (``veil.io.escape_formulas``);
+    returns how many were."""
+    escaped = 0
+    if escape_formulas and fmt in SPREADSHEETS:
+        frame, escaped = _escape(frame)
     if fmt == "csv":
         given = frame.attrs.get(TEXT_FORMATS, {}) if formats is None else formats
         _as_written(frame, given).to_csv(path, index=False)
@@ -115,6 +126,7 @@ def write_table(
         _write_excel(frame, Path(path))
     else:
         frame.to_json(path, orient="records", date_format="iso", force_ascii=False)
+    return escaped
 
 
 def _as_written(frame: pd.DataFrame, formats: dict[str, str]) -> pd.DataFrame:
@@ -165,11 +177,14 @@ def write(
     format: str | None = None,
     force: bool = False,
     inputs: Sequence[str | os.PathLike[str]] = (),
+    escape_formulas: bool = True,
 ) -> Path:
     """Write ``frame`` atomically; the format follows the extension unless given. An existing
-    file is replaced only with ``force``; an input never."""
+    file is replaced only with ``force``; an input never. In CSV and Excel, cells that a
+    spreadsheet would run as formulas get a leading apostrophe unless ``escape_formulas`` is
+    false."""
     fmt = output_format(path, format)
     check_writable(fmt, path, rows=len(frame), columns=frame.shape[1])
     with OutputSet(force=force, inputs=inputs) as outputs:
-        write_table(frame, outputs.stage(path), fmt)
+        write_table(frame, outputs.stage(path), fmt, escape_formulas=escape_formulas)
     return Path(path)

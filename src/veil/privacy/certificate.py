@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,10 @@ from veil.privacy.models import ClassStats
 #: ``release_sha256``); 2 hashed 10,000 sampled rows of each.
 #: 4 lists the privacy goals as typed models (``privacy.models``: ``{"model": "k_anonymity",
 #: "k": 5}``, see ``veil.criteria``) where 3 wrote ``k``, ``l`` and ``t`` keys (still read).
+#: 5 counts the cells escaped against spreadsheet formulas (``escaped_cells``) and what each
+#: step counted (``steps[].counts``, e.g. the entities ``redact`` replaced).
 #: ``verify`` refuses a certificate that pins nothing.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class StepRecord:
     description: str  # one line, never a secret
     rows_after: int
     columns_after: int
+    counts: dict[str, int] | None = None  # what the step counted, e.g. {"PHONE": 12}
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class Certificate:
     decisions: tuple[Decision, ...] = ()  # per input column: role, decided by, treatment
     warnings: tuple[str, ...] = ()  # goals met by wiping data, large suppression
     release_sha256: str | None = None  # every cell of the release (veil.io.content_sha256)
+    escaped_cells: int = 0  # text cells given a leading apostrophe (CSV injection)
     format: int = FORMAT_VERSION
 
     @property
@@ -112,7 +116,7 @@ class Certificate:
                 quasi_identifiers=tuple(data["quasi_identifiers"]),
                 sensitive=tuple(data["sensitive"]),
                 steps=tuple(
-                    StepRecord(**{f: s[f] for f in StepRecord.__dataclass_fields__})
+                    StepRecord(**{f: s[f] for f in StepRecord.__dataclass_fields__ if f in s})
                     for s in data["steps"]
                 ),
                 before=_class_stats(data["before"]),
@@ -123,6 +127,7 @@ class Certificate:
                 decisions=tuple(Decision.from_dict(d) for d in data.get("decisions") or ()),
                 warnings=tuple(data.get("warnings") or ()),
                 release_sha256=data.get("release_sha256"),
+                escaped_cells=int(data.get("escaped_cells", 0)),
                 format=int(data.get("format", 1)),
             )
         except KeyError as err:
@@ -197,6 +202,11 @@ class Certificate:
             lines.append(f"Roles decided by the scan (not in the policy): {', '.join(by_scan)}.")
         for goal, met in self.checks.items():
             lines.append(f"Policy goal {goal}: {'met' if met else 'NOT met'}.")
+        if self.escaped_cells:
+            lines.append(
+                f"{self.escaped_cells:,} text cells that a spreadsheet would run as formulas "
+                "were written with a leading apostrophe (CSV injection)."
+            )
         lines.extend(f"Warning: {w}" for w in self.warnings)
         return lines
 
@@ -221,6 +231,24 @@ class Release:
 
     data: pd.DataFrame
     certificate: Certificate
+
+    def with_formulas_escaped(self) -> Release:
+        """The release as a spreadsheet may open it: text cells that would run as formulas
+        prefixed by an apostrophe (``veil.io.escape_formulas``), the certificate counting them
+        and pinning the escaped cells (what the CSV or Excel file holds)."""
+        from veil.io import content_sha256, escape_formulas
+
+        data, escaped = escape_formulas(self.data)
+        if not escaped:
+            return self
+        digest = content_sha256(data)
+        certificate = replace(
+            self.certificate,
+            escaped_cells=self.certificate.escaped_cells + escaped,
+            release_sha256=digest,
+            release_fingerprint=digest,
+        )
+        return Release(data, certificate)
 
     def _repr_html_(self) -> str:
         from veil._html import card
