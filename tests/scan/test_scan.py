@@ -66,8 +66,14 @@ def test_emails_inside_notes_make_the_column_an_identifier() -> None:
     ]
     finding = scan(pd.DataFrame({"c00": notes})).column("c00")
     assert finding.role.value == "identifier"
-    assert finding.entity == "EMAIL"
-    assert finding.evidence.startswith("free text")
+    assert finding.entity == "FREE_TEXT"
+    assert finding.free_text
+    truth = sum("@" in n for n in notes) / len(notes)
+    assert finding.in_text == {"EMAIL": pytest.approx(truth, abs=1e-3)}
+    first = next(i for i, n in enumerate(notes) if "@" in n)
+    assert finding.evidence.startswith(
+        f"free text: {100 * truth:.0f}% of cells contain an e-mail address (e.g. row {first + 1})"
+    )
 
 
 def test_json_shape() -> None:

@@ -10,22 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from veil.scan.hints import KEY, NameHint, is_opaque, read_name
-from veil.scan.recognizers import (
-    ENTITY_INFO,
-    RECOGNIZERS,
-    TEXT_RECOGNIZERS,
-    ColumnSample,
-    Evidence,
-)
+from veil.scan.recognizers import ENTITY_INFO, RECOGNIZERS, ColumnSample, Evidence
 from veil.scan.recognizers.base import percent
+from veil.scan.recognizers.generic import FREE_TEXT
 from veil.scan.risk import RiskSummary, assess
+from veil.scan.text import TextFindings, label, search_cells
 from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema, infer_kind
 
 #: The role each entity gives its column, as its recognizer's module declares it.
@@ -46,6 +42,8 @@ class ColumnFinding:
     distinct_ratio: float
     null_ratio: float
     kind: str
+    free_text: bool = False  # words rather than codes: searched inside for entities
+    in_text: dict[str, float] = field(default_factory=dict)  # entity -> share of cells
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as JSON values."""
@@ -58,6 +56,8 @@ class ColumnFinding:
             "distinct_ratio": round(self.distinct_ratio, 4),
             "null_ratio": round(self.null_ratio, 4),
             "kind": self.kind,
+            "free_text": self.free_text,
+            "in_text": self.in_text,
         }
 
 
@@ -153,20 +153,30 @@ def sample_column(
         n_valid=n_valid,
         n_distinct=int(series.nunique(dropna=True)),
         kind=_kind(series),
+        positions=positions,
     )
 
 
-def _embedded(column: ColumnSample) -> Evidence | None:
-    """Direct identifiers inside free text: an e-mail address or phone number in a note."""
-    best: Evidence | None = None
-    for recognizer in TEXT_RECOGNIZERS:
-        share = recognizer.find_in_text(column.texts) / len(column.texts)
-        if share >= 0.05 and (best is None or share > best.score):
-            detail = f"free text: {percent(share)} of values contain {recognizer.description}"
-            best = Evidence(recognizer.entity, share, detail, role="identifier")
-    if best is None:
-        return None
-    return Evidence(best.entity, 0.6 + 0.35 * best.score, best.detail, role=best.role)
+def _embedded(column: ColumnSample) -> tuple[Evidence | None, TextFindings]:
+    """Personal data inside text: the share of sampled cells holding each entity (a phone
+    number, an e-mail address, a name...), with the first row it was seen in. The column
+    carries personal data when a confirmed entity (a checksum, a parse, an e-mail address)
+    is in any cell, or any entity is in at least 1% of the cells (and two)."""
+    rows = column.positions if column.positions is not None else range(len(column.texts))
+    found = search_cells(column.texts, [int(r) for r in rows])
+    sure = found.confirmed > 0
+    if not found.with_any or not (sure or found.with_any >= max(2, 0.01 * found.cells)):
+        return None, found
+    scope = "sampled cells" if column.n_valid > found.cells else "cells"
+    ranked = sorted(found.counts, key=lambda e: -found.counts[e])
+    parts = [
+        f"{percent(found.share(e))} {'of ' + scope + ' contain ' if i == 0 else ''}"
+        f"{label(e)} (e.g. row {found.first_row[e] + 1:,})"
+        for i, e in enumerate(ranked)
+    ]
+    share = found.with_any / found.cells
+    score = min(0.99, 0.7 + 0.3 * min(1.0, 10 * share) + (0.1 if sure else 0.0))
+    return Evidence(FREE_TEXT, score, "free text: " + ", ".join(parts), role="identifier"), found
 
 
 def classify(column: ColumnSample) -> ColumnFinding:
@@ -178,10 +188,13 @@ def classify(column: ColumnSample) -> ColumnFinding:
             key = evidence.entity or KEY
             if key not in values or evidence.score > values[key].score:
                 values[key] = evidence
-    if column.is_free_text:
-        embedded = _embedded(column)
+    in_text: dict[str, float] = {}
+    prose = column.has_prose and max((v.score for v in values.values()), default=0) < 0.8
+    if prose:
+        embedded, found = _embedded(column)
+        in_text = {e: round(found.share(e), 4) for e in sorted(found.counts)}
         if embedded is not None:
-            values[embedded.entity or KEY] = embedded
+            values[FREE_TEXT] = embedded
     names: dict[str, NameHint] = {h.entity: h for h in read_name(column.name)}
     meaningful = not is_opaque(column.name)
     if KEY in names and KEY not in values and column.distinct_ratio < 0.5:
@@ -204,15 +217,18 @@ def classify(column: ColumnSample) -> ColumnFinding:
         "distinct_ratio": column.distinct_ratio,
         "null_ratio": null_ratio,
         "kind": column.kind,
+        "free_text": prose,
+        "in_text": in_text,
     }
     if not scored or scored[0][0] < MIN_SCORE:
         weak = f"; weak hint of {scored[0][1]}" if scored else ""
         text = (
-            "free text: no e-mail, phone or ID found in the sample (names cannot be ruled out)"
-            if column.is_free_text
+            f"free text: no name, phone, e-mail, ID or card found in {len(column.texts):,} "
+            "sampled cells (a rarer one may still be there)"
+            if prose
             else "no personal pattern in the name or values"
         )
-        confidence = 0.5 if column.is_free_text else 1 - (scored[0][0] if scored else 0.1)
+        confidence = 0.5 if prose else 1 - (scored[0][0] if scored else 0.1)
         return ColumnFinding(role=ColumnRole.INSENSITIVE, entity=None, confidence=confidence,
                              evidence=text + weak, **common)  # fmt: skip
 

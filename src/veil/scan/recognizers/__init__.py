@@ -44,13 +44,14 @@ ENTITY_INFO: dict[str, Entity] = {
     for e in (*generic.ENTITIES, *numeric.ENTITIES, *(e for c in COUNTRIES for e in c.ENTITIES))
 }
 
-#: Recognizers searched for inside free text (an e-mail address in a note).
+#: Pattern recognizers searched for inside free text (an e-mail address in a note): those of
+#: the entities declared ``in_text``, or the pattern (``shape``) a recognizer confirms.
 TEXT_RECOGNIZERS: tuple[PatternRecognizer, ...] = tuple(
-    r
-    for r in RECOGNIZERS
-    if isinstance(r, PatternRecognizer)
-    and getattr(r, "entity", None) in ENTITY_INFO
-    and ENTITY_INFO[str(r.entity)].in_text
+    shape
+    for shape in (getattr(r, "shape", r) for r in RECOGNIZERS)
+    if isinstance(shape, PatternRecognizer)
+    and shape.entity in ENTITY_INFO
+    and ENTITY_INFO[shape.entity].in_text
 )
 
 

@@ -40,6 +40,13 @@ class Entity:
     hints: tuple[str, ...] = ()
     keeps_shape: bool = False
     in_text: bool = False
+    #: words shortly before a match in free text that make a merely possible one count ("call
+    #: 555-0100"), as Presidio's context words; with ``context_required`` nothing counts
+    #: without them (8 digits are a Kenyan ID after "ID no", an amount otherwise)
+    context: tuple[str, ...] = ()
+    context_required: bool = False
+    #: the entity in a sentence: "a phone number" (evidence, reports)
+    label: str = ""
 
     def __post_init__(self) -> None:
         if self.role not in {"identifier", "quasi_identifier", "sensitive"}:
@@ -70,6 +77,7 @@ class ColumnSample:
     n_valid: int
     n_distinct: int
     kind: str  # "numeric", "datetime", "boolean", "text"
+    positions: np.ndarray | None = field(default=None, repr=False)  # the sample's rows
     _texts: list[str] | None = field(default=None, repr=False)
 
     @property
@@ -104,6 +112,15 @@ class ColumnSample:
         spaced = sum(" " in t for t in self.texts) / len(self.texts)
         return self.mean_length >= 25 and spaced >= 0.5 and self.distinct_ratio >= 0.5
 
+    @cached_property
+    def has_prose(self) -> bool:
+        """Words rather than codes in a good share of cells (notes, comments, short
+        messages): worth searching inside for entities."""
+        if self.kind != "text" or not self.texts or self.sample_distinct < 5:
+            return False
+        spaced = sum(" " in t for t in self.texts) / len(self.texts)
+        return self.is_free_text or (spaced >= 0.3 and self.mean_length >= 12)
+
     def full_text(self) -> pa.ChunkedArray | pa.Array:
         """Every non-missing value as Arrow strings (for vectorized confirmation)."""
         valid = self.series.dropna()
@@ -133,6 +150,9 @@ class Pattern:
     name: str
     regex: str
     score: float  # confidence of a shape-only hit (before validation)
+    #: searched for inside free text only, never as a whole value (bare digits are a phone
+    #: number after "call ... on", and account numbers in a column)
+    text_only: bool = False
 
 
 class PatternRecognizer:
@@ -160,20 +180,29 @@ class PatternRecognizer:
         self.validate = validate
         self.min_share = min_share
         self.numeric_ok = numeric_ok
+        self.text_patterns = self.patterns
+        self.patterns = tuple(p for p in self.patterns if not p.text_only)
         self._full = [re.compile(f"^(?:{p.regex})$") for p in self.patterns]
-        self._search = re.compile("|".join(f"(?:{p.regex})" for p in self.patterns))
+        self._text_full = [re.compile(f"^(?:{p.regex})$") for p in self.text_patterns]
         self.union = "|".join(f"(?:{p.regex})" for p in self.patterns)
+        #: every pattern, for the search inside free text
+        self.text_union = "|".join(f"(?:{p.regex})" for p in self.text_patterns)
 
-    def score_value(self, text: str) -> float:
+    def score_value(self, text: str, *, in_text: bool = False) -> float:
         """How sure one value is this entity: the matching pattern's score, 1.0 when its checksum
-        validates, 0.0 when no pattern matches or the checksum fails.
+        validates, 0.0 when no pattern matches or the checksum fails. ``in_text``: a hit
+        inside free text, where the text-only patterns count too.
         """
-        for pattern, compiled in zip(self.patterns, self._full, strict=True):
+        patterns, full = (
+            (self.text_patterns, self._text_full) if in_text else (self.patterns, self._full)
+        )
+        for pattern, compiled in zip(patterns, full, strict=True):
             if compiled.match(text):
                 verdict = self.validate(text) if self.validate is not None else None
                 if verdict is False:
                     return 0.0
-                return 1.0 if verdict else pattern.score
+                # a text-only shape counts with its context words, however it validates
+                return 1.0 if verdict and not pattern.text_only else pattern.score
         return 0.0
 
     def check(self, column: ColumnSample) -> Evidence | None:
@@ -199,16 +228,6 @@ class PatternRecognizer:
         return Evidence(
             self.entity, share * sum(scores) / n_valid, detail, heuristic=self.heuristic
         )
-
-    def find_in_text(self, texts: Sequence[str]) -> int:
-        """How many texts contain a (validated) hit somewhere inside them."""
-        found = 0
-        for text in texts:
-            for match in self._search.finditer(text):
-                if self.validate is None or self.validate(match.group(0)) is not False:
-                    found += 1
-                    break
-        return found
 
 
 class VocabularyRecognizer:

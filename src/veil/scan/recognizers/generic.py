@@ -68,7 +68,11 @@ EMAIL = PatternRecognizer(
 PHONE = PatternRecognizer(
     "PHONE",
     [
-        Pattern("international", r"\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}", 0.8),
+        Pattern(
+            "international",
+            r"\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}(?:\s*(?:x|ext\.?)\s*\d{1,5})?",
+            0.8,
+        ),
         Pattern(
             "idd prefix", r"(?:00|011)[\s.-]?\d{1,3}(?:[\s.-]?\d{2,4}){2,5}(?:\s*x\d{1,5})?", 0.7
         ),
@@ -76,9 +80,11 @@ PHONE = PatternRecognizer(
         Pattern("kenya 254", r"254[17]\d{8}", 0.8),
         Pattern(
             "north american",
-            r"(?:1[\s.-])?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?:\s*(?:x|ext\.?)\s*\d{1,5})?",
+            r"(?:1[\s.-])?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}"
+            r"(?:\s*(?:x|ext\.?)\s*\d{1,5})?",
             0.7,
         ),
+        Pattern("digits", r"\d{9,12}", 0.3, text_only=True),
     ],
     description="phone numbers (checked with phonenumbers)",
     validate=valid_phone,
@@ -253,9 +259,13 @@ ICD10 = PatternRecognizer(
     min_share=0.8,
 )
 
+#: A text column with personal data inside its cells (found by ``veil.scan.text``).
+FREE_TEXT = "FREE_TEXT"
+
 #: The entities the generic recognizers find: role, column-name words (English and Swahili)
 #: and whether they are searched for inside free text.
 ENTITIES: tuple[Entity, ...] = (
+    Entity(FREE_TEXT, "identifier", label="free text with personal data in it"),
     Entity(
         "EMAIL",
         "identifier",
@@ -268,6 +278,7 @@ ENTITIES: tuple[Entity, ...] = (
             "baruapepe",
         ),
         in_text=True,
+        label="an e-mail address",
     ),
     Entity(
         "PHONE",
@@ -290,6 +301,25 @@ ENTITIES: tuple[Entity, ...] = (
             "whatsapp",
         ),
         in_text=True,
+        context=(
+            "call",
+            "called",
+            "ring",
+            "sms",
+            "text",
+            "piga",
+            "phone",
+            "tel",
+            "mobile",
+            "cell",
+            "simu",
+            "whatsapp",
+            "number",
+            "on",
+            "at",
+            "namba",
+        ),
+        label="a phone number",
     ),
     Entity(
         "PERSON",
@@ -320,6 +350,8 @@ ENTITIES: tuple[Entity, ...] = (
             "beneficiary",
             "mteja",
         ),
+        in_text=True,
+        label="a person's name",
     ),
     Entity(
         "CREDIT_CARD",
@@ -333,6 +365,7 @@ ENTITIES: tuple[Entity, ...] = (
             "debit card",
         ),
         in_text=True,
+        label="a payment card number",
     ),
     Entity(
         "IBAN",
@@ -343,6 +376,7 @@ ENTITIES: tuple[Entity, ...] = (
             "account iban",
         ),
         in_text=True,
+        label="an IBAN",
     ),
     Entity(
         "IP_ADDRESS",
@@ -356,6 +390,7 @@ ENTITIES: tuple[Entity, ...] = (
             "client ip",
         ),
         in_text=True,
+        label="an IP address",
     ),
     Entity(
         "URL",

@@ -144,3 +144,71 @@ def places() -> frozenset[str]:
     # and the city lists of many locales (de_DE, en_IN, fr_FR...) are real
     words |= _provider_lists("address", ("countries", "cities", "city_names", "states"))
     return frozenset(normalize_place(w) for w in words) - {""}
+
+
+#: Capitalized words that are not people's names in a note even when some locale has them as
+#: one ("Call", "Will", "May", "Grace period", "Doctor"): English function words and the words
+#: of business, clinical and Swahili notes that Faker's lists also hold.
+#: A name after a title ("Mr Will Long") is still found; these only stop guesses.
+NOT_NAMES_IN_TEXT = frozenset(
+    {"call", "called", "calls", "sent", "send", "said", "says", "dear", "hi", "hello", "thanks",
+     "thank", "please", "note", "notes", "client", "customer", "patient", "member", "agent",
+     "doctor", "nurse", "clinic", "hospital", "office", "branch", "bank", "policy", "claim",
+     "claims", "premium", "payment", "paid", "pay", "amount", "balance", "account", "invoice",
+     "statement", "renewal", "review", "reviewed", "approved", "pending", "rejected", "closed",
+     "open", "new", "old", "long", "short", "high", "low", "well", "good", "fine", "ok", "okay",
+     "grace", "hope", "faith", "joy", "mark", "bill", "will", "may", "june", "july", "august",
+     "april", "march", "january", "february", "september", "october", "november", "december",
+     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today",
+     "tomorrow", "yesterday", "week", "month", "year", "day", "morning", "evening", "night",
+     "follow", "followup", "visit", "visited", "meeting", "met", "spoke", "asked", "told",
+     "emailed", "phoned", "texted", "left", "message", "voicemail", "urgent", "update",
+     "updated", "kenya", "nairobi", "africa", "east", "west", "north", "south", "central",
+     "road", "street", "avenue", "house", "home", "work", "school", "church", "mosque",
+     "rose", "daisy", "lily", "iris", "ivy", "violet", "summer", "autumn", "winter", "spring",
+     "king", "queen", "prince", "major", "general", "judge", "bishop", "pastor", "father",
+     "mother", "brother", "sister", "son", "daughter", "wife", "husband", "baby", "child",
+     "christian", "muslim", "hindu", "english", "french", "german", "british", "american",
+     "black", "white", "brown", "green", "gray", "grey", "young", "little", "big", "best",
+     "case", "file", "form", "card", "cash", "check", "cheque", "loan", "debt", "fee", "tax",
+     "rate", "price", "cost", "total", "number", "ref", "reference", "id", "no", "yes",
+     "habari", "asante", "sana", "mteja", "mgonjwa", "daktari", "leo", "kesho", "jana",
+     "tafadhali", "pesa", "malipo", "benki", "ofisi", "hospitali", "na", "ya", "wa", "kwa",
+     "ni", "si", "au", "lakini", "pia", "bado", "sasa", "baada", "kabla"}
+) | frozenset(
+    {"a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
+     "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between",
+     "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during",
+     "each", "even", "ever", "every", "few", "for", "from", "further", "get", "got", "had",
+     "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his",
+     "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "last", "least",
+     "less", "let", "like", "made", "make", "many", "me", "more", "most", "much", "must", "my",
+     "myself", "near", "neither", "never", "next", "nor", "not", "now", "of", "off", "often",
+     "on", "once", "one", "only", "or", "other", "our", "ours", "ourselves", "out", "over",
+     "own", "per", "perhaps", "rather", "same", "she", "should", "since", "so", "some",
+     "still", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then",
+     "there", "these", "they", "this", "those", "though", "through", "thus", "to", "too",
+     "under", "until", "up", "upon", "us", "very", "via", "was", "we", "were", "what", "when",
+     "where", "whether", "which", "while", "who", "whom", "whose", "why", "with", "within",
+     "without", "would", "yet", "you", "your", "yours", "yourself", "yourselves"}
+)  # fmt: skip
+
+#: Words after which a capitalized known name is a person ("Call Carrie", "Dear John",
+#: "spoke to Amina", "Mteja Otieno").
+NAME_CUES = frozenset(
+    {"call", "called", "calling", "phone", "phoned", "ring", "rang", "text", "texted", "email",
+     "emailed", "dear", "hi", "hello", "hey", "thanks", "thank", "cc", "attn", "attention",
+     "to", "with", "from", "by", "for", "met", "meet", "asked", "told", "informed", "contacted",
+     "contact", "visited", "saw", "see", "per", "signed", "patient", "client", "customer",
+     "member", "caller", "claimant", "insured", "beneficiary", "spouse", "wife", "husband",
+     "son", "daughter", "mother", "father", "brother", "sister", "kin", "agent", "nurse",
+     "doctor", "officer", "manager", "and", "name", "named", "habari", "mpendwa", "mteja",
+     "mgonjwa", "mke", "mume", "mtoto", "kwa", "na"}
+)  # fmt: skip
+
+#: Titles before a name: whatever capitalized words follow are a person ("Mr Otieno").
+NAME_TITLES_IN_TEXT = frozenset(
+    {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "madam", "dame",
+     "lord", "lady", "rev", "fr", "sr", "hon", "bwana", "bi", "mzee", "mama", "baba",
+     "daktari", "ndugu", "dada", "kaka", "herr", "frau", "mme", "mlle", "sra"}
+)  # fmt: skip

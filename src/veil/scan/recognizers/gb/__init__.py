@@ -48,6 +48,7 @@ ENTITIES: tuple[Entity, ...] = (
         ),
         keeps_shape=True,
         in_text=True,
+        label="a UK National Insurance number",
     ),
 )
 

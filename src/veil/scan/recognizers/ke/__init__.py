@@ -27,7 +27,7 @@ class NationalIdRecognizer:
     value evidence is moderate; a column name such as ``id_number`` makes it strong."""
 
     entity = "KE_NATIONAL_ID"
-    _shape = PatternRecognizer(
+    shape = PatternRecognizer(
         "KE_NATIONAL_ID",
         [Pattern("id", r"\d{6,8}", 0.6)],
         description="Kenyan national ID numbers (6-8 digits, distinct)",
@@ -42,7 +42,7 @@ class NationalIdRecognizer:
         """
         if column.distinct_ratio < 0.9:
             return None
-        return self._shape.check(column)
+        return self.shape.check(column)
 
 
 KE_NATIONAL_ID = NationalIdRecognizer()
@@ -68,6 +68,19 @@ ENTITIES: tuple[Entity, ...] = (
             "alien id",
         ),
         keeps_shape=True,
+        in_text=True,
+        context=(
+            "id",
+            "id no",
+            "id number",
+            "national id",
+            "kitambulisho",
+            "passport",
+            "huduma",
+            "idno",
+            "nid",
+        ),
+        label="a Kenyan national ID number",
     ),
     Entity(
         "KE_KRA_PIN",
@@ -85,6 +98,7 @@ ENTITIES: tuple[Entity, ...] = (
         ),
         keeps_shape=True,
         in_text=True,
+        label="a KRA PIN",
     ),
 )
 

@@ -36,6 +36,7 @@ ENTITIES: tuple[Entity, ...] = (
         ),
         keeps_shape=True,
         in_text=True,
+        label="a US Social Security number",
     ),
 )
 
