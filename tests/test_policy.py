@@ -232,4 +232,6 @@ def test_which_steps_treat_identifiers_is_declared_by_the_transforms() -> None:
     from veil.transforms import TRANSFORMS
 
     declared = {name for name, cls in TRANSFORMS.items() if cls.treats_identifiers}
-    assert declared == set(IDENTIFIER_TREATMENTS) == {"drop", "pseudonymize", "mask", "fake"}
+    assert (
+        declared == set(IDENTIFIER_TREATMENTS) == {"drop", "pseudonymize", "mask", "fake", "redact"}
+    )

@@ -61,11 +61,17 @@ def suggested_steps(
 ) -> tuple[list[Any], str]:
     """The suggested steps for one column, and a note on them for the YAML comment."""
     entity = finding.entity
+    if finding.free_text and finding.role in (ColumnRole.IDENTIFIER, ColumnRole.INSENSITIVE):
+        if finding.role is ColumnRole.IDENTIFIER:
+            note = "the personal data inside each text replaced (<PHONE>, <PERSON>...)"
+        else:
+            note = "free text: redacted in case a name or number the sample missed is in it"
+        return [{"redact": {"replace": "placeholder"}}], note
     if finding.role is ColumnRole.IDENTIFIER:
         key: dict[str, Any] = {} if key_file is None else {"key_file": key_file}
         if entity in SHAPED_IDS:
             return [{"pseudonymize": {"format": "preserve", **key}}], "keyed pseudonym keeps joins"
-        if entity is None and not _is_free_text(finding):
+        if entity is None:
             return [{"pseudonymize": key}], "keyed pseudonym keeps joins"
         return ["drop"], "dropped: not needed for analysis"
     if finding.role is not ColumnRole.QUASI_IDENTIFIER:
@@ -112,10 +118,6 @@ def _withheld(result: ScanResult, data: pd.DataFrame, k: int) -> tuple[int, str]
 
 def _flow(values: list[str]) -> str:
     return yaml.safe_dump(values, default_flow_style=True).strip()
-
-
-def _is_free_text(finding: ColumnFinding) -> bool:
-    return finding.evidence.startswith("free text")
 
 
 def suggest_policy(

@@ -196,7 +196,7 @@ def anonymize(
     if untreated:
         raise PolicyError(
             f"identifier column(s) {untreated} would be released as they are; give each a "
-            "drop, pseudonymize, mask or fake step, or keep: true with a reason"
+            "drop, pseudonymize, mask, fake or redact (free text) step, or keep: true with a reason"
         )
     # Every column gets a role before anything runs: the policy's, else the scan's (ARX's
     # convention: with hierarchies and no declared quasi-identifier, those columns are QIs,
@@ -245,9 +245,10 @@ def anonymize(
         _mask_hides(step, identifiers)
         quasi = _follow(step.transform, quasi, masked=True)
         sensitive = _follow(step.transform, sensitive)
-        records.append(
-            StepRecord(step.name, step.where, step.transform.describe(), len(frame), frame.shape[1])
-        )
+        counts = getattr(step.transform, "counts_", None)  # e.g. the entities redacted
+        record = StepRecord(step.name, step.where, step.transform.describe(), len(frame),
+                            frame.shape[1], counts=counts)  # fmt: skip
+        records.append(record)
 
     search_info: dict[str, Any] | None = None
     if privacy is not None and quasi and len(frame) == 0 < len(data):

@@ -212,7 +212,8 @@ class Certificate:
 
 
 _VERBS = {"drop": "dropped", "pseudonymize": "pseudonymized (keyed)", "mask": "masked",
-          "fake": "replaced by fakes"}  # fmt: skip
+          "fake": "replaced by fakes",
+          "redact": "redacted (the personal data inside the text replaced)"}  # fmt: skip
 
 _PLAIN_FIELDS = ("veil_version", "created", "source_fingerprint", "release_fingerprint",
                  "policy_sha256", "rows_in", "rows_out", "roles")  # fmt: skip

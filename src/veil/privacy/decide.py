@@ -52,8 +52,8 @@ def decide(
     ``hierarchy_columns`` are quasi-identifiers by ARX's convention when the policy names none;
     ``sensitive`` are the columns the privacy goals protect. Columns the policy leaves out are
     scanned (``unlisted: scan``), dropped or refused; declared columns that no drop,
-    pseudonymize, mask or fake step protects are scanned too, and refused if the scan finds a
-    direct identifier in them.
+    pseudonymize, mask, fake or redact step protects are scanned too, and refused if the scan
+    finds a direct identifier in them.
     """
     from veil.scan import scan
     from veil.suggest import suggested_steps
@@ -114,7 +114,8 @@ def decide(
     if refused:
         raise PolicyError(
             f"would release direct identifier(s) as they are: {'; '.join(refused)}; give each "
-            "a drop, pseudonymize, mask or fake step, or keep: true with a reason"
+            "a drop, pseudonymize, mask, fake or redact (free text) step, or keep: true with a "
+            "reason"
         )
     for name in unlisted:
         finding = found[name]

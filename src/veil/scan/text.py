@@ -122,28 +122,39 @@ def _is_capitalized(token: str) -> bool:
 def _names(text: str) -> list[Span]:
     first, last = words.first_names(), words.last_names()
     titles, cues, common = words.NAME_TITLES_IN_TEXT, words.NAME_CUES, words.NOT_NAMES_IN_TEXT
-    tokens = [(m.start(), m.end(), m.group(0).rstrip(".")) for m in _WORD.finditer(text)]
+    # (start, end, word): a title's full stop is read ("Mr." is a title) but never in a span
+    tokens = [
+        (m.start(), m.start() + len(word), word)
+        for m in _WORD.finditer(text)
+        for word in (m.group(0).rstrip("."),)
+    ]
     spans: list[Span] = []
     i = 0
     while i < len(tokens):
         start, _, token = tokens[i]
         key = normalize(token)
-        is_title = key in titles and (text[tokens[i][1] - 1] == "." or key not in common
-                                      or _is_capitalized(token))  # fmt: skip
+        is_title = key in titles and (text[tokens[i][1] : tokens[i][1] + 1] == "."
+                                      or key not in common or _is_capitalized(token))  # fmt: skip
         cue = key in cues
         # the capitalized words that follow (at most three: "Mary Wanjiru Kamau")
         j = i + 1
         while j < len(tokens) and j - i <= 3 and _is_capitalized(tokens[j][2]):
-            if text[tokens[j - 1][1] : tokens[j][0]].strip(" "):  # punctuation breaks a name
-                break
+            gap = text[tokens[j - 1][1] : tokens[j][0]].strip(" ")
+            if gap and not (j == i + 1 and is_title and gap == "."):  # "Dr. Njoroge" is one
+                break  # other punctuation breaks a name
             j += 1
         run = tokens[i + 1 : j]
         run_keys = [normalize(t[2]) for t in run]
-        if is_title and run and _is_capitalized(token) and run_keys[0] not in titles:
+        if j < len(tokens) and normalize(tokens[j][2]) in words.NAMED_AFTER:
+            run, run_keys = [], []  # "Kenyatta Hospital", "Moi Avenue": places named after people
+        # after a title any capitalized word is a name, unless it is a common word no locale
+        # has as a name ("Mrs. Call back on...": a sentence that ended with the title)
+        known = bool(run) and (run_keys[0] in first or run_keys[0] in last)
+        named = bool(run) and (run_keys[0] not in common or known)
+        if is_title and named and _is_capitalized(token) and run_keys[0] not in titles:
             spans.append(Span(PERSON, run[0][0], run[-1][1], 0.85))
             i = j
             continue
-        known = bool(run) and (run_keys[0] in first or run_keys[0] in last)
         surname = len(run_keys) > 1 and run_keys[-1] in last
         if cue and known and (run_keys[0] not in common or surname):
             spans.append(Span(PERSON, run[0][0], run[-1][1], 0.8))

@@ -14,6 +14,7 @@ from veil.transforms.mask import Mask
 from veil.transforms.pca import PCAMask
 from veil.transforms.perturb import Noise, RankSwap, Shuffle
 from veil.transforms.pseudonymize import Pseudonymize
+from veil.transforms.redact import Redact
 from veil.transforms.resample import Resample, ResampleContinuous
 from veil.transforms.suppress import Drop, SuppressRows
 
@@ -29,6 +30,7 @@ __all__ = [
     "PCAMask",
     "Pseudonymize",
     "RankSwap",
+    "Redact",
     "RenameColumns",
     "Resample",
     "ResampleContinuous",
@@ -44,6 +46,7 @@ TRANSFORMS: dict[str, type[ColumnTransform]] = {
     "mask": Mask,
     "pseudonymize": Pseudonymize,
     "fake": Fake,
+    "redact": Redact,
     "generalize": Generalize,
     "top_bottom_code": TopBottomCode,
     "microaggregate": Microaggregate,

@@ -162,6 +162,10 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
     def _names_out(self, names: list[str]) -> list[str]:
         return names
 
+    #: After a transform, what the step counted (``{"PHONE": 12}``), if it counts anything:
+    #: the certificate records it beside ``describe()``.
+    counts_: dict[str, int] | None
+
     def describe(self) -> str:
         """One line for certificates and reports: what this step did. Never holds secrets."""
         cols = ", ".join(getattr(self, "columns_", None) or [])

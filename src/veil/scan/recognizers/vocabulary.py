@@ -212,3 +212,13 @@ NAME_TITLES_IN_TEXT = frozenset(
      "lord", "lady", "rev", "fr", "sr", "hon", "bwana", "bi", "mzee", "mama", "baba",
      "daktari", "ndugu", "dada", "kaka", "herr", "frau", "mme", "mlle", "sra"}
 )  # fmt: skip
+
+#: Words after a name that make it a place or an institution named after a person ("Kenyatta
+#: Hospital", "Moi Avenue", "Aga Khan University").
+NAMED_AFTER = frozenset(
+    {"hospital", "university", "college", "school", "academy", "road", "street", "avenue",
+     "drive", "lane", "highway", "airport", "stadium", "station", "market", "estate", "hall",
+     "house", "building", "centre", "center", "foundation", "institute", "memorial", "park",
+     "bridge", "clinic", "church", "mosque", "cathedral", "county", "city", "town", "river",
+     "lake", "mountain", "mount", "group", "limited", "ltd", "inc", "plc", "bank", "sacco"}
+)  # fmt: skip
