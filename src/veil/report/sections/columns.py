@@ -45,12 +45,16 @@ def _section(
             + (f" → {percent(after['missing'])}" if after else ""),
             f"distinct {before['distinct']:,}" + (f" → {after['distinct']:,}" if after else ""),
         ]
+        # free text that was redacted: its original cells hold what was redacted
+        hidden = role == "identifier" or any(
+            d.startswith("Redact(") for d in per_column.get(name, [])
+        )
         if after is None:
             lines.append("not released")
-        elif role != "identifier" and after["top"] and after["top"][0][1] > 1:
+        elif not hidden and after["top"] and after["top"][0][1] > 1:
             lines.append("most common after: " + ", ".join(f"{v} ({c:,})" for v, c in after["top"]))
         figs: tuple[Figure, ...] = ()
-        if role != "identifier":  # a histogram of unique keys shows nothing and leaks values
+        if not hidden:  # a histogram of unique keys shows nothing and leaks values
             figs = (
                 figures.distribution_figure(name, original[name], data[name] if after else None),
             )

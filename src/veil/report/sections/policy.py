@@ -2,12 +2,51 @@
 
 from __future__ import annotations
 
+import re
+
+import pandas as pd
+
 from veil.privacy.certificate import Certificate
 from veil.report.model import Section, Table
 from veil.report.sections._common import Inputs, column_steps
 
+_MARK = re.compile(r"<[A-Z_]+>|<[A-Z_]+_[0-9a-f]{8}>")
 
-def _section(cert: Certificate) -> Section:
+
+def _redacted(cert: Certificate, data: pd.DataFrame) -> Table | None:
+    """Per redacted column: the entities replaced inside its texts, and one released text
+    that shows how (a placeholder or pseudonym in place of each; never an original value)."""
+    rows = []
+    for step in cert.steps:
+        if step.name != "redact" or not step.where.startswith("columns."):
+            continue
+        column = step.where.removeprefix("columns.").rsplit(".steps[", 1)[0]
+        counts = step.counts or {}
+        example = ""
+        if column in data.columns:
+            texts = data[column].dropna().astype(str)
+            marked = texts[texts.str.contains(_MARK)].unique()
+            # the text with the most replacements (then the first in order): the same whatever
+            # the order of the rows
+            if len(marked):
+                example = min(marked, key=lambda t: (-len(_MARK.findall(t)), t))
+        kinds = ", ".join(f"{entity} {n:,}" for entity, n in counts.items()) or "none found"
+        rows.append((column, f"{sum(counts.values()):,}", kinds, example[:160]))
+    if not rows:
+        return None
+    return Table(
+        "Free text: personal data found inside and replaced",
+        ("column", "entities replaced", "by kind", "a released text"),
+        tuple(rows),
+        note=(
+            "Each phone number, e-mail address, ID, card, IBAN, IP address and name found "
+            "inside the text was replaced; the rest of each sentence is released. The search "
+            "keeps what it does not recognize: read a sample before publishing."
+        ),
+    )
+
+
+def _section(cert: Certificate, data: pd.DataFrame) -> Section:
     per_column, table_steps = column_steps(cert)
     released = set(cert.columns_out)
     decided = {d.column: d for d in cert.decisions}
@@ -45,6 +84,9 @@ def _section(cert: Certificate) -> Section:
             ),
         )
     ]
+    redacted = _redacted(cert, data)
+    if redacted is not None:
+        tables.append(redacted)
     if table_steps:
         tables.append(
             Table(
@@ -88,4 +130,4 @@ def _section(cert: Certificate) -> Section:
 
 def build(inputs: Inputs) -> Section:
     """The policy section: each column's steps, table-level steps and the search's levels."""
-    return _section(inputs.cert)
+    return _section(inputs.cert, inputs.data)
