@@ -48,8 +48,8 @@ TRUTH = {
     "diagnosis": ("HEALTH", None),
     "income": ("INCOME", None),
     "tier": (None, None),
-    "risk_score": (None, None),
-    "signup_date": (None, None),
+    "risk_score": (None, None),  # 2 decimals over 1M rows: far from one value per person
+    "signup_date": ("EVENT_DATE", "DATE_TIME"),
 }
 
 

@@ -23,6 +23,8 @@ from veil.scan.recognizers.normalize import normalize
 from veil.schema import ColumnRole
 
 DEFAULT_K = 5
+#: Bands of years of tenure or experience: under 2, 2-5, 5-10, 10-20, 20 and more.
+TENURE_BANDS = (0, 2, 5, 10, 20, math.inf)
 # Identifiers other tables join on: pseudonymized, not dropped. Known formats keep their shape;
 # bare keys get hex tokens (short keys such as row numbers would collide in their own shape).
 SHAPED_IDS = {name for name, entity in ENTITY_INFO.items() if entity.keeps_shape}
@@ -49,6 +51,18 @@ def _region_mapping(series: pd.Series) -> dict[str, str] | None:
     if not values or len(known) / len(values) < 0.8:
         return None
     return dict(sorted(known.items()))
+
+
+def _date_unit(series: pd.Series, most: int = 8) -> str:
+    """The finest of month, quarter, year and decade that leaves at most ``most`` distinct
+    dates: an event date joins the other quasi-identifiers, and each of its values splits
+    every group of them."""
+    dates = pd.to_datetime(series.dropna())
+    for unit, key in (("month", dates.dt.to_period("M")), ("quarter", dates.dt.to_period("Q")),
+                      ("year", dates.dt.year)):  # fmt: skip
+        if key.nunique() <= most:
+            return unit
+    return "decade"
 
 
 def _marital_mapping(series: pd.Series) -> dict[str, str]:
@@ -80,6 +94,15 @@ def suggested_steps(
         return [{"generalize": {"bins": _age_bins(series)}}], "15-year bands"
     if entity == "DATE_OF_BIRTH":
         return [{"generalize": {"date": "year"}}], "birth year only"
+    if entity == "EVENT_DATE" and pd.api.types.is_datetime64_any_dtype(series):
+        unit = _date_unit(series)
+        return [{"generalize": {"date": unit}}], f"the {unit} of the event only"
+    if entity == "TENURE" and pd.api.types.is_numeric_dtype(series):
+        return [{"generalize": {"bins": list(TENURE_BANDS)}}], "tenure bands (years)"
+    if entity == "UNIQUE_NUMBER":
+        return [
+            {"generalize": {"bins": 10, "strategy": "quantile"}}
+        ], "deciles; or round it (round_to), top/bottom-code it, or add noise"
     if entity == "LOCATION":
         mapping = _region_mapping(series)
         if mapping is not None:

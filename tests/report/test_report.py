@@ -321,13 +321,14 @@ def test_utility_is_per_column_worst_first_and_a_useless_model_is_flagged(key_en
 
 def test_a_single_quasi_identifier_is_charted_once_and_no_empty_chart() -> None:
     rng = np.random.default_rng(3)
-    frame = pd.DataFrame({"age": rng.integers(18, 90, 300), "score": rng.normal(size=300)})
+    # a score of one decimal: repeated values, no quasi-identifier (nearly unique ones are)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 300), "score": rng.normal(size=300).round(1)})
     policy = {"version": 1, "columns": {"age": {"role": "quasi_identifier"},
                                         "score": {"role": "insensitive"}}}  # fmt: skip
     built = build_report(anonymize(frame, policy), original=frame, aligned=True)
     labels = [f.data["combinations"] for f in built.figures if f.id == "uniqueness"]
     assert labels  # some ages are unique: the chart is drawn
     assert [c[0] for c in labels[0]] == ["age"]  # once
-    common = pd.DataFrame({"age": [30, 40] * 150, "score": rng.normal(size=300)})
+    common = pd.DataFrame({"age": [30, 40] * 150, "score": rng.normal(size=300).round(1)})
     built = build_report(anonymize(common, policy), original=common, aligned=True)
     assert not [f for f in built.figures if f.id == "uniqueness"]  # nobody unique: no bars

@@ -119,9 +119,12 @@ def make_table(locale: str, rows: int = 400, *, seed: int = 0, opaque: bool = Fa
         "policy_limit": ("insensitive", None,
                          lambda n: list(rng.choice([300_000, 500_000, 1_000_000], n))),
         "subscribed": ("insensitive", None, lambda n: list(rng.choice(["Yes", "No"], n))),
-        "risk_score": ("insensitive", None, lambda n: list(rng.normal(50, 12, n).round(2))),
+        # a score with nearly one value per person singles them out (issue 15): a QI
+        "risk_score": ("quasi_identifier", "UNIQUE_NUMBER",
+                       lambda n: list(rng.normal(50, 12, n).round(2))),
         "dependents": ("insensitive", None, lambda n: list(rng.integers(0, 6, n))),
-        "signup_date": ("insensitive", None,
+        # when a person joined is an event someone saw (issue 15): a QI
+        "signup_date": ("quasi_identifier", "EVENT_DATE",
                         lambda n: list(pd.Timestamp("2016-01-01")
                                        + pd.to_timedelta(rng.integers(0, 3000, n), "D"))),
         "channel": ("insensitive", None,

@@ -14,12 +14,12 @@ from veil.scan.recognizers.generic import (
     CREDIT_CARD,
     EMAIL,
     IBAN,
-    ICD10,
     IP_ADDRESS,
     PHONE,
     URL,
 )
 from veil.scan.recognizers.ke import KE_KRA_PIN
+from veil.scan.recognizers.special import ICD10
 from veil.scan.recognizers.us import US_SSN
 
 CASES = [

@@ -17,7 +17,10 @@ def test_kenyan_sample_finds_ids_and_kra_pins() -> None:
     assert result.column("ID_number").entity == "KE_NATIONAL_ID"
     assert result.column("Tax_id").entity == "KE_KRA_PIN"
     assert result.column("Illness_category").role.value == "sensitive"
-    assert set(result.quasi_identifiers) == {"County", "Gender", "Age", "Marital_status"}
+    # when a client joined, to the minute, is an event an insider saw: a quasi-identifier
+    assert set(result.quasi_identifiers) == {"County", "Gender", "Age", "Marital_status",
+                                             "Date_of_entry"}  # fmt: skip
+    assert result.column("Date_of_entry").entity == "EVENT_DATE"
     for name in ("Tier", "Policy_limit", "Retention", "No_of_dependents"):
         assert result.column(name).role.value == "insensitive"
 
@@ -119,7 +122,8 @@ def test_role_accuracy_on_faker_tables(locale: str, opaque: bool, target: float)
 
 def test_names_about_something_else_are_not_misread() -> None:
     """IBM HR / insurance column names: 'Job' in JobSatisfaction is no occupation, numbers
-    30-100 called HourlyRate are no ages, a distinct MonthlyRate is no key to a person."""
+    30-100 called HourlyRate are no ages, a distinct MonthlyRate is no key to a person (but,
+    with one value per person, a quasi-identifier)."""
     rng = np.random.default_rng(4)
     n = 500
     frame = pd.DataFrame(
@@ -133,8 +137,10 @@ def test_names_about_something_else_are_not_misread() -> None:
         }
     )
     found = {c.name: c for c in scan(frame).columns}
-    for name in ("HourlyRate", "JobSatisfaction", "Vehicle_Age", "MonthlyRate"):
+    for name in ("HourlyRate", "JobSatisfaction", "Vehicle_Age"):
         assert found[name].role.value == "insensitive", (name, found[name].evidence)
+    assert found["MonthlyRate"].role.value == "quasi_identifier"
+    assert found["MonthlyRate"].entity == "UNIQUE_NUMBER"
     assert found["JobRole"].entity == "OCCUPATION"
     assert found["c03"].entity == "AGE"
 

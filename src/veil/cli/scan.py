@@ -45,6 +45,8 @@ def _print_scan(result: Any) -> None:
             f"{c.confidence:.2f}", c.evidence,
         )  # fmt: skip
     out.print(grid)
+    for line in result.category_lines():
+        out.print(line)
     first, *rest = result.risk_lines()
     out.print(first)
     for line in rest:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from veil.scan.hints import KEY, NameHint, is_opaque, read_name
+from veil.scan.hints import KEY, NameHint, is_opaque, names_one_of, read_name
 from veil.scan.recognizers import ENTITY_INFO, RECOGNIZERS, ColumnSample, Evidence
 from veil.scan.recognizers.base import percent
 from veil.scan.recognizers.generic import FREE_TEXT
+from veil.scan.recognizers.special import ENTITIES as SPECIAL_ENTITIES
 from veil.scan.risk import RiskSummary, assess
 from veil.scan.text import TextFindings, label, search_cells
 from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema, infer_kind
@@ -27,6 +28,8 @@ from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema, infer_kind
 #: The role each entity gives its column, as its recognizer's module declares it.
 ROLE_OF: dict[str, ColumnRole] = {name: ColumnRole(e.role) for name, e in ENTITY_INFO.items()}
 ENTITIES = tuple(ROLE_OF)
+#: The special categories of data (health, beliefs, ethnicity...; ``recognizers.special``).
+SPECIAL = frozenset(e.name for e in SPECIAL_ENTITIES)
 MIN_SCORE = 0.5  # below this, evidence is reported but does not make a column personal
 NAME_ONLY = 0.85  # a name without supporting values counts for a little less
 HEURISTIC_UNDER_OTHER_NAME = 0.8  # distribution evidence under a name that says otherwise
@@ -61,12 +64,46 @@ class ColumnFinding:
         }
 
 
+#: A table is health data when this many of its columns are (or this share of them).
+HEALTH_TABLE_COLUMNS = 3
+HEALTH_TABLE_SHARE = 0.25
+
+
 @dataclass(frozen=True)
 class ScanResult:
     columns: tuple[ColumnFinding, ...]
     rows: int
     sample_size: int
     risk: RiskSummary
+
+    @property
+    def special_categories(self) -> dict[str, list[str]]:
+        """The columns of each special category of data found (``HEALTH``: [...])."""
+        found: dict[str, list[str]] = {}
+        for c in self.columns:
+            if c.entity in SPECIAL:
+                found.setdefault(str(c.entity), []).append(c.name)
+        return found
+
+    @property
+    def health_data(self) -> bool:
+        """Whether the table as a whole is health data (GDPR art. 9, Kenya DPA s. 2)."""
+        return is_health_table(self.columns)
+
+    def category_lines(self) -> list[str]:
+        """What special categories of data the table holds, in sentences."""
+        lines = []
+        health = self.special_categories.get("HEALTH", [])
+        if self.health_data:
+            lines.append(
+                f"health data: {len(health)} of {len(self.columns)} columns are clinical "
+                "(GDPR art. 9, Kenya DPA s. 2 sensitive personal data): the whole table is "
+                "special-category data"
+            )
+        for entity, names in self.special_categories.items():
+            if entity != "HEALTH" or not self.health_data:
+                lines.append(f"{label(entity)}: {', '.join(names)} (special category)")
+        return lines
 
     @property
     def quasi_identifiers(self) -> list[str]:
@@ -116,6 +153,8 @@ class ScanResult:
         return {
             "columns": [c.to_dict() for c in self.columns],
             "quasi_identifiers": self.quasi_identifiers,
+            "special_categories": self.special_categories,
+            "health_data": self.health_data,
             "risk": self.risk.to_dict(),
             "rows": self.rows,
             "sample_size": self.sample_size,
@@ -250,6 +289,36 @@ def classify(column: ColumnSample) -> ColumnFinding:
                          evidence="; ".join(parts), **common)  # fmt: skip
 
 
+def is_health_table(findings: Sequence[ColumnFinding]) -> bool:
+    """At least three columns, or a quarter of them (and two), are health data."""
+    health = sum(f.entity == "HEALTH" for f in findings)
+    return health >= HEALTH_TABLE_COLUMNS or (
+        health >= 2 and health >= HEALTH_TABLE_SHARE * len(findings)
+    )
+
+
+def _in_a_health_table(findings: list[ColumnFinding]) -> list[ColumnFinding]:
+    """In a table that is health data, the columns it names tersely ("slope", "ca", "status",
+    "observation") are clinical too, and the column a model predicts ("target", "outcome")
+    is the diagnosis: sensitive."""
+    if not is_health_table(findings):
+        return findings
+    hints = ENTITY_INFO["HEALTH"].table_hints
+    health = sum(f.entity == "HEALTH" for f in findings)
+    out = []
+    for finding in findings:
+        phrase = names_one_of(finding.name, hints)
+        if finding.role is ColumnRole.INSENSITIVE and phrase is not None:
+            evidence = (
+                f"name {finding.name!r} reads as {phrase!r}, clinical in a health table ({health} "
+                f"of {len(findings)} columns are health data)"
+            )
+            finding = replace(finding, role=ColumnRole.SENSITIVE, entity="HEALTH",
+                              confidence=0.8, evidence=evidence)  # fmt: skip
+        out.append(finding)
+    return out
+
+
 def scan(
     data: pd.DataFrame,
     *,
@@ -301,6 +370,7 @@ def scan(
             progress(f"scanning {name}")
         sample = sample_column(str(name), data[name], sample_size=sample_size, rng=rng)
         findings.append(classify(sample))
+    findings = _in_a_health_table(findings)
     quasi = [f.name for f in findings if f.role is ColumnRole.QUASI_IDENTIFIER]
     if progress is not None:
         progress("measuring uniqueness on the quasi-identifiers")

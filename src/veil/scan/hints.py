@@ -119,3 +119,11 @@ def read_name(name: str) -> list[NameHint]:
             if entity not in found or found[entity].score < score:
                 found[entity] = NameHint(entity, score, phrase)
     return sorted(found.values(), key=lambda h: -h.score)
+
+
+def names_one_of(name: str, phrases: tuple[str, ...]) -> str | None:
+    """The phrase of ``phrases`` that column ``name`` is, or contains as whole words (the
+    longest), or None: ``names_one_of("ST_slope", ("slope",))`` -> ``"slope"``."""
+    words = tokens(name)
+    found = [p for p in phrases if _contains(words, p.split())]
+    return max(found, key=len) if found else None

@@ -1,6 +1,7 @@
 """Every recognizer veil runs, and the entities they declare.
 
-Generic recognizers live in ``generic`` and ``numeric``; country-specific ones in a folder
+Generic recognizers live in ``generic`` and ``numeric``, the special categories of data (health,
+beliefs...) in ``special``, an employer's in ``work``; country-specific ones in a folder
 named by ISO code (``ke/``, ``us/``, ``gb/``), each exporting ``RECOGNIZERS``, ``ENTITIES``
 and, where it has them, ``PLACES`` (words the location recognizer knows). A new country is one
 folder: it is found here, nothing else lists it.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from veil.scan.recognizers import generic, numeric
+from veil.scan.recognizers import generic, numeric, special, work
 from veil.scan.recognizers.base import (
     ColumnSample,
     Entity,
@@ -35,13 +36,21 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     *generic.PATTERNS,
     *(r for country in COUNTRIES for r in country.RECOGNIZERS),
     *generic.VOCABULARIES,
+    *special.RECOGNIZERS,
+    *work.RECOGNIZERS,
     *numeric.RECOGNIZERS,
 )
 
 #: Every entity, by name, as its module declares it.
 ENTITY_INFO: dict[str, Entity] = {
     e.name: e
-    for e in (*generic.ENTITIES, *numeric.ENTITIES, *(e for c in COUNTRIES for e in c.ENTITIES))
+    for e in (
+        *generic.ENTITIES,
+        *special.ENTITIES,
+        *work.ENTITIES,
+        *numeric.ENTITIES,
+        *(e for c in COUNTRIES for e in c.ENTITIES),
+    )
 }
 
 #: Pattern recognizers searched for inside free text (an e-mail address in a note): those of

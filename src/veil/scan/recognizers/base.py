@@ -24,7 +24,10 @@ import pyarrow.compute as pc
 
 from veil.scan.recognizers.normalize import normalize
 
-_CONFIRM_DISTINCT = 100_000  # vocabulary shares are exact below this many distinct values
+_CONFIRM_DISTINCT = 100_000
+_TWO_WORDS = re.compile(
+    r"[^\W\d_]{2,}[\s,;:.!?-]+[^\W\d_]{2,}"
+)  # two words of letters  # vocabulary shares are exact below this many distinct values
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class Entity:
     context_required: bool = False
     #: the entity in a sentence: "a phone number" (evidence, reports)
     label: str = ""
+    #: column-name words that mean this entity only in a table of its kind: in a health table
+    #: "slope", "ca", "observation" and the model's "target" are clinical; elsewhere not
+    table_hints: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.role not in {"identifier", "quasi_identifier", "sensitive"}:
@@ -118,8 +124,8 @@ class ColumnSample:
         messages): worth searching inside for entities."""
         if self.kind != "text" or not self.texts or self.sample_distinct < 5:
             return False
-        spaced = sum(" " in t for t in self.texts) / len(self.texts)
-        return self.is_free_text or (spaced >= 0.3 and self.mean_length >= 12)
+        worded = sum(bool(_TWO_WORDS.search(t)) for t in self.texts) / len(self.texts)
+        return worded >= 0.3 and (self.is_free_text or self.mean_length >= 12)
 
     def full_text(self) -> pa.ChunkedArray | pa.Array:
         """Every non-missing value as Arrow strings (for vectorized confirmation)."""
@@ -254,27 +260,48 @@ class VocabularyRecognizer:
         self.min_distinct = min_distinct
         self.weight = weight
 
+    def shares(self, counts: pd.Series) -> tuple[float, float, int]:
+        """How much of a column's values (``counts``: value -> rows) the vocabulary knows:
+        the share of its distinct values, each weighted by the log of its frequency; the share
+        of its rows; the number of distinct values known. The first decides: a column is of
+        places when most of its values are places, not when one frequent word is ("Well", 636
+        of 693 health statuses, is also a place name somewhere)."""
+        vocabulary = self.words()
+        known = np.fromiter(
+            (self.normalizer(str(v)) in vocabulary for v in counts.index), bool, len(counts)
+        )
+        rows = counts.to_numpy(dtype=float)
+        weights = np.log1p(rows)
+        total = weights.sum()
+        if not total:
+            return 0.0, 0.0, 0
+        return (
+            float(weights[known].sum() / total),
+            float(rows[known].sum() / rows.sum()),
+            int(known.sum()),
+        )
+
     def check(self, column: ColumnSample) -> Evidence | None:
-        """Evidence from the share of sampled values found in the vocabulary, or None."""
+        """Evidence from the share of the column's distinct values found in the vocabulary
+        (weighted by the log of their frequency), or None below ``min_share``."""
         if column.kind != "text" or not column.texts:
             return None
         if self.max_distinct is not None and column.n_distinct > self.max_distinct:
             return None
         if column.n_distinct < self.min_distinct:
             return None
-        vocabulary = self.words()
-        counts = pd.Series(column.texts).value_counts()
-        known = sum(int(c) for v, c in counts.items() if self.normalizer(str(v)) in vocabulary)
-        share = known / len(column.texts)
+        share, rows, known = self.shares(pd.Series(column.texts).value_counts())
+        distinct = len(set(column.texts))
+        scope = "sampled values"
+        if share >= self.min_share and column.n_distinct <= _CONFIRM_DISTINCT:
+            # confirm on every row: one value_counts
+            counts = column.series.value_counts(dropna=True)
+            share, rows, known = self.shares(counts)
+            distinct, scope = len(counts), f"{column.n_valid:,} values"
         if share < self.min_share:
             return None
-        scope = "sampled values"
-        if column.n_distinct <= _CONFIRM_DISTINCT:  # confirm on every row: one value_counts
-            counts = column.series.value_counts(dropna=True)
-            known = sum(int(c) for v, c in counts.items() if self.normalizer(str(v)) in vocabulary)
-            share = known / column.n_valid
-            scope = f"{column.n_valid:,} values"
-            if share < self.min_share:
-                return None
-        detail = f"{percent(share)} of {scope} are {self.description}"
+        detail = (
+            f"{known:,} of {distinct:,} distinct values ({percent(rows)} of {scope}) are "
+            f"{self.description}"
+        )
         return Evidence(self.entity, share * self.weight, detail)

@@ -245,20 +245,6 @@ OCCUPATION = VocabularyRecognizer(
     min_distinct=5,
     weight=0.85,
 )
-HEALTH = VocabularyRecognizer(
-    "HEALTH",
-    lambda: vocabulary.HEALTH,
-    description="diagnoses or illness categories",
-    min_share=0.6,
-    weight=0.9,
-)
-ICD10 = PatternRecognizer(
-    "HEALTH",
-    [Pattern("icd-10", r"[A-TV-Z]\d[0-9AB](?:\.[0-9A-TV-Z]{1,4})?", 0.7)],
-    description="ICD-10 diagnosis codes",
-    min_share=0.8,
-)
-
 #: A text column with personal data inside its cells (found by ``veil.scan.text``).
 FREE_TEXT = "FREE_TEXT"
 
@@ -431,6 +417,11 @@ ENTITIES: tuple[Entity, ...] = (
             "zip code",
             "zipcode",
             "postal",
+            "plz",
+            "postleitzahl",
+            "code postal",
+            "codigo postal",
+            "eircode",
             "msimbo wa posta",
         ),
     ),
@@ -498,31 +489,9 @@ ENTITIES: tuple[Entity, ...] = (
             "taaluma",
         ),
     ),
-    Entity(
-        "HEALTH",
-        "sensitive",
-        hints=(
-            "diagnosis",
-            "illness",
-            "disease",
-            "condition",
-            "medical condition",
-            "health",
-            "illness category",
-            "diagnosis code",
-            "icd",
-            "icd10",
-            "ailment",
-            "ugonjwa",
-            "magonjwa",
-            "hali ya afya",
-            "afya",
-            "chest pain",
-        ),
-    ),
 )
 
 #: Value patterns, asked first (countries' patterns follow them).
 PATTERNS = (EMAIL, PHONE, URL, IP_ADDRESS, CREDIT_CARD, IBAN)
 #: Asked after the countries' patterns.
-VOCABULARIES = (ADDRESS, PERSON, GENDER, MARITAL_STATUS, LOCATION, OCCUPATION, HEALTH, ICD10)
+VOCABULARIES = (ADDRESS, PERSON, GENDER, MARITAL_STATUS, LOCATION, OCCUPATION)

@@ -222,3 +222,73 @@ NAMED_AFTER = frozenset(
      "bridge", "clinic", "church", "mosque", "cathedral", "county", "city", "town", "river",
      "lake", "mountain", "mount", "group", "limited", "ltd", "inc", "plc", "bank", "sacco"}
 )  # fmt: skip
+
+#: Health states, vital signs and the instruments that read them, as clinical tables write them
+#: (a patient's status "Well", "Tired"; a reading "HR", "SpO2"; a "Pulse oximeter").
+HEALTH_STATUS = frozenset(
+    normalize(w) for w in
+    {"well", "unwell", "tired", "fatigue", "fatigued", "anxious", "anxiety", "allergy",
+     "allergic", "sick", "ill", "fever", "feverish", "febrile", "afebrile", "stable",
+     "critical", "serious", "recovering", "recovered", "improving", "deteriorating",
+     "admitted", "discharged", "deceased", "dead", "alive", "icu", "in pain", "pain",
+     "nausea", "dizzy", "dizziness", "headache", "cough", "breathless", "vomiting",
+     "diarrhoea", "diarrhea", "hr", "heart rate", "pulse", "spo2", "sp02", "oxygen saturation",
+     "temperature", "temp", "bp", "blood pressure", "systolic", "diastolic",
+     "respiratory rate", "rr", "glucose", "blood glucose", "weight", "bmi",
+     "pulse oximeter", "oximeter", "thermometer", "sphygmomanometer", "glucometer",
+     "blood pressure monitor", "ecg", "ekg", "stethoscope", "positive", "negative",
+     "reactive", "non-reactive", "smoker", "non-smoker", "ex-smoker", "mgonjwa", "mzima",
+     "homa", "uchovu", "maumivu"}
+)  # fmt: skip
+
+RELIGIONS = frozenset(
+    normalize(w) for w in
+    {"christian", "christianity", "catholic", "roman catholic", "protestant", "anglican",
+     "pentecostal", "evangelical", "methodist", "presbyterian", "lutheran", "baptist",
+     "adventist", "seventh-day adventist", "orthodox", "muslim", "islam", "sunni", "shia",
+     "ahmadiyya", "hindu", "hinduism", "sikh", "buddhist", "buddhism", "jewish", "judaism",
+     "jain", "bahai", "baha'i", "atheist", "agnostic", "no religion", "none", "other",
+     "traditionalist", "african traditional", "mkristo", "mwislamu", "muislamu"}
+)  # fmt: skip
+
+ETHNICITIES = frozenset(
+    normalize(w) for w in
+    {"white", "black", "asian", "asian-pac-islander", "amer-indian-eskimo", "other",
+     "hispanic", "latino", "latina", "african american", "black or african american",
+     "american indian", "alaska native", "native hawaiian", "pacific islander", "mixed",
+     "multiracial", "caucasian", "arab", "indian", "pakistani", "bangladeshi", "chinese",
+     "kikuyu", "luhya", "kalenjin", "luo", "kamba", "somali", "kisii", "mijikenda", "meru",
+     "maasai", "turkana", "embu", "taita", "teso", "pokot", "samburu", "kuria", "borana"}
+)  # fmt: skip
+
+SEXUAL_ORIENTATIONS = frozenset(
+    normalize(w) for w in
+    {"heterosexual", "straight", "homosexual", "gay", "lesbian", "bisexual", "pansexual",
+     "asexual", "queer", "questioning", "other", "prefer not to say"}
+)  # fmt: skip
+
+#: Departments and units of an employer (IBM HR's "Research & Development" among them).
+DEPARTMENTS = frozenset(
+    normalize(w) for w in
+    {"sales", "research & development", "research and development", "r&d", "r & d",
+     "human resources", "hr", "finance", "accounting", "accounts", "marketing", "it",
+     "information technology", "operations", "legal", "engineering", "procurement",
+     "customer service", "customer care", "administration", "admin", "logistics",
+     "production", "manufacturing", "quality assurance", "security", "facilities",
+     "compliance", "risk", "audit", "internal audit", "claims", "underwriting", "actuarial",
+     "product", "design", "support", "strategy", "communications", "public relations",
+     "training", "purchasing", "management", "executive"}
+)  # fmt: skip
+
+#: Levels and fields of education (IBM HR's EducationField, UCI adult's education among them).
+EDUCATION = frozenset(
+    normalize(w) for w in
+    {"life sciences", "medical", "marketing", "technical degree", "human resources", "other",
+     "bachelors", "bachelor", "masters", "master", "doctorate", "phd", "hs-grad",
+     "high school", "secondary", "primary", "some-college", "college", "assoc-voc",
+     "assoc-acdm", "prof-school", "diploma", "certificate", "degree", "undergraduate",
+     "postgraduate", "none", "11th", "10th", "9th", "7th-8th", "12th", "5th-6th", "1st-4th",
+     "preschool", "engineering", "computer science", "economics", "business",
+     "business administration", "law", "education", "nursing", "medicine", "arts",
+     "humanities", "social sciences", "science", "mathematics", "kcse", "kcpe"}
+)  # fmt: skip

@@ -1,0 +1,77 @@
+"""The scan on real tables it was not written against (issue 15's mistakes, each a test):
+free text, a clinical table, vital-sign readings, an HR table, an insurer's event dates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from veil.demo import demo_data
+from veil.io import read
+from veil.scan import scan
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def roles(path: Path) -> dict[str, tuple[str, str | None]]:
+    found = scan(read(path))
+    return {c.name: (c.role.value, c.entity) for c in found.columns}
+
+
+def test_a_clinical_table_is_health_data_and_its_diagnosis_is_sensitive() -> None:
+    result = scan(read(DATA / "heart.csv"))
+    assert result.health_data
+    got = {c.name: c.role.value for c in result.columns}
+    assert got.pop("age") == got.pop("sex") == "quasi_identifier"
+    assert set(got.values()) == {"sensitive"}, got  # cp, trestbps, chol ... thal, target
+    assert result.column("target").entity == "HEALTH"
+    assert any("the whole table is special-category data" in line
+               for line in result.category_lines())  # fmt: skip
+
+
+def test_vital_signs_are_health_data_and_a_status_word_is_no_place() -> None:
+    got = roles(DATA / "organs_vitals.csv")
+    assert got["Status"] == ("sensitive", "HEALTH")  # "Well" is also a place name somewhere
+    assert got["Reading"] == ("sensitive", "HEALTH")
+    assert got["Observation"] == ("sensitive", "HEALTH")
+    assert got["Date"] == ("quasi_identifier", "EVENT_DATE")  # trailing space, mixed order
+
+
+@pytest.mark.parametrize(
+    ("column", "role", "entity"),
+    [
+        ("YearsAtCompany", "quasi_identifier", "TENURE"),
+        ("TotalWorkingYears", "quasi_identifier", "TENURE"),
+        ("Department", "quasi_identifier", "DEPARTMENT"),
+        ("EducationField", "quasi_identifier", "EDUCATION"),
+        ("PerformanceRating", "sensitive", "EMPLOYMENT_RECORD"),
+        ("Attrition", "sensitive", "EMPLOYMENT_RECORD"),
+        ("MonthlyRate", "quasi_identifier", "UNIQUE_NUMBER"),  # 1,427 distinct in 1,470
+        ("MonthlyIncome", "sensitive", "INCOME"),
+        ("EmployeeNumber", "identifier", None),
+        ("JobSatisfaction", "insensitive", None),
+        ("OverTime", "insensitive", None),
+    ],
+)
+def test_hr_quasi_identifiers_and_judgements(column: str, role: str, entity: str | None) -> None:
+    assert hr_roles()[column] == (role, entity)
+
+
+_HR: dict[str, tuple[str, str | None]] = {}
+
+
+def hr_roles() -> dict[str, tuple[str, str | None]]:
+    if not _HR:
+        _HR.update(roles(DATA / "ibm_hr_attrition_full.csv"))
+    return _HR
+
+
+def test_the_department_is_read_from_its_values_too() -> None:
+    frame = read(DATA / "ibm_hr_attrition_full.csv")[["Department"]].set_axis(["c1"], axis=1)
+    assert scan(frame).column("c1").entity == "DEPARTMENT"
+
+
+def test_an_insurers_entry_timestamp_is_a_quasi_identifier() -> None:
+    finding = scan(demo_data()).column("Date_of_entry")
+    assert (finding.role.value, finding.entity) == ("quasi_identifier", "EVENT_DATE")
