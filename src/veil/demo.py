@@ -141,8 +141,7 @@ def run_demo(
         )
         say("writing the release, certificate and report")
         write_table(release.data, outputs.stage(files["release"]), "csv",
-                    formats=original.attrs.get(TEXT_FORMATS, {}),
-                    escape_formulas=False)  # escaped above, once  # fmt: skip
+                    formats=original.attrs.get(TEXT_FORMATS, {}))  # fmt: skip
         outputs.stage(files["certificate"]).write_text(
             release.certificate.to_json() + "\n", encoding="utf-8"
         )

@@ -112,3 +112,16 @@ def test_anonymize_counts_escaped_cells_and_the_release_verifies(
     assert json.loads((tmp_path / "raw.json").read_text())["escaped_cells"] == 0
     raw = [row[1] for row in csv.reader((tmp_path / "raw.csv").open())][1:]
     assert raw.count(ATTACKS[0]) == 5
+
+
+def test_an_escaped_release_is_never_escaped_twice(tmp_path: Path) -> None:
+    from veil.privacy import anonymize
+
+    data = pd.DataFrame({"note": ["=1+1", "fine"] * 3})
+    release = anonymize(data, {"version": 1, "columns": {"note": {"role": "insensitive"}}})
+    escaped = release.with_formulas_escaped()
+    assert escaped.certificate.escaped_cells == 3
+    assert escaped.with_formulas_escaped().certificate.escaped_cells == 3
+    write(escaped.data, tmp_path / "r.csv")  # write escapes by default: not a second time
+    cells = [row[0] for row in csv.reader((tmp_path / "r.csv").open())][1:]
+    assert sorted(cells) == sorted(["'=1+1", "fine"] * 3)  # (a release shuffles rows)

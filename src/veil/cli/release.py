@@ -169,9 +169,10 @@ def anonymize(
         say(f"writing {output}")
         with outputs:
             # columns left as they were go out in the form they came in (62 stays 62)
+            # (escaped above, so that the certificate counts them: a second pass is a no-op)
             write_table(release.data, outputs.stage(output), release_format,
                         formats=frame.attrs.get(TEXT_FORMATS, {}),
-                        escape_formulas=False)  # escaped above, once  # fmt: skip
+                        escape_formulas=escape_formulas)  # fmt: skip
             if certificate is not None:
                 outputs.stage(certificate).write_text(
                     release.certificate.to_json() + "\n", encoding="utf-8"

@@ -20,6 +20,8 @@ import pyarrow.compute as pc
 #: What makes a spreadsheet read a cell as a formula (OWASP's list).
 TRIGGERS = "=+-@\t\r"
 _RUNS = "^'*[=+\\-@\\t\\r]"
+#: ``frame.attrs`` key of a table whose formula cells are escaped (so never escaped twice).
+ESCAPED = "veil_formulas_escaped"
 _NUMBER = r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$"
 
 
@@ -33,23 +35,24 @@ def _text_columns(frame: pd.DataFrame) -> list[str]:
 
 def escape_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """``frame`` with every text cell a spreadsheet would run as a formula prefixed by an
-    apostrophe, and how many cells were escaped (``frame`` itself is never changed).
+    apostrophe, and how many cells were escaped (``frame`` itself is never changed). The
+    result is marked (``attrs[ESCAPED]``): escaping it again changes nothing.
 
     >>> import pandas as pd
     >>> escaped, n = escape_formulas(pd.DataFrame({"note": ["=1+1", "-5", "+1-875-988-3835"]}))
     >>> escaped["note"].tolist(), n
     (["'=1+1", '-5', "'+1-875-988-3835"], 2)
     """
+    if frame.attrs.get(ESCAPED):
+        return frame, 0  # escaped once already: a second pass would add a second apostrophe
     out = frame
     total = 0
     for name in _text_columns(frame):
         series = frame[name]
         values = series.to_numpy(dtype=object)
-        is_text = np.fromiter((isinstance(v, str) for v in values), bool, len(values))
-        if not is_text.any():
+        text = _strings(values)
+        if text is None:
             continue
-        text = pa.array([v if t else None for v, t in zip(values, is_text, strict=True)],
-                        type=pa.string())  # fmt: skip
         runs = pc.and_not(
             pc.match_substring_regex(text, _RUNS), pc.match_substring_regex(text, _NUMBER)
         )
@@ -63,4 +66,20 @@ def escape_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         escaped[hits] = ["'" + v for v in values[hits]]
         out[name] = pd.Series(escaped, index=series.index, name=name, dtype=series.dtype)
         total += count
+    if out is frame:
+        out = frame.copy(deep=False)
+    out.attrs[ESCAPED] = True
     return out, total
+
+
+def _strings(values: np.ndarray) -> pa.Array | None:
+    """The text cells as Arrow strings (others null), or None when there are none: one
+    conversion when the column is all text and gaps, a pass per cell when it mixes types."""
+    try:
+        return pa.array(values, type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        is_text = np.fromiter((isinstance(v, str) for v in values), bool, len(values))
+        if not is_text.any():
+            return None
+        return pa.array([v if t else None for v, t in zip(values, is_text, strict=True)],
+                        type=pa.string())  # fmt: skip

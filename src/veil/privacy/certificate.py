@@ -239,9 +239,9 @@ class Release:
         and pinning the escaped cells (what the CSV or Excel file holds)."""
         from veil.io import content_sha256, escape_formulas
 
-        data, escaped = escape_formulas(self.data)
+        data, escaped = escape_formulas(self.data)  # marked: never escaped a second time
         if not escaped:
-            return self
+            return Release(data, self.certificate)
         digest = content_sha256(data)
         certificate = replace(
             self.certificate,
