@@ -62,10 +62,16 @@ __all__ = [
     "load_policy",
 ]
 
-#: Steps that make a direct identifier safe to release.
 #: The steps a direct identifier may be given: the transforms that declare they treat one.
 IDENTIFIER_TREATMENTS = frozenset(
     name for name, transform in TRANSFORMS.items() if transform.treats_identifiers
+)
+#: The fix an error names when an identifier would be released as it is.
+TREAT_IDENTIFIERS = (
+    "give each a "
+    + ", ".join(sorted(IDENTIFIER_TREATMENTS)[:-1])
+    + f" or {sorted(IDENTIFIER_TREATMENTS)[-1]} step (redact: free text), or keep: true with a "
+    "reason"
 )
 
 

@@ -17,7 +17,7 @@ from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.io import content_sha256, fingerprint
-from veil.policy import Policy, PrivacySettings
+from veil.policy import TREAT_IDENTIFIERS, Policy, PrivacySettings
 from veil.privacy._verify import verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.decide import decide
@@ -195,8 +195,7 @@ def anonymize(
     untreated = pol.untreated_identifiers()
     if untreated:
         raise PolicyError(
-            f"identifier column(s) {untreated} would be released as they are; give each a "
-            "drop, pseudonymize, mask, fake or redact (free text) step, or keep: true with a reason"
+            f"identifier column(s) {untreated} would be released as they are; {TREAT_IDENTIFIERS}"
         )
     # Every column gets a role before anything runs: the policy's, else the scan's (ARX's
     # convention: with hierarchies and no declared quasi-identifier, those columns are QIs,

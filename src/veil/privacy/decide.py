@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from veil.exceptions import PolicyError
-from veil.policy import ColumnPolicy, Policy
+from veil.policy import TREAT_IDENTIFIERS, ColumnPolicy, Policy
 from veil.schema import ColumnRole
 
 
@@ -113,9 +113,8 @@ def decide(
     ]
     if refused:
         raise PolicyError(
-            f"would release direct identifier(s) as they are: {'; '.join(refused)}; give each "
-            "a drop, pseudonymize, mask, fake or redact (free text) step, or keep: true with a "
-            "reason"
+            f"would release direct identifier(s) as they are: {'; '.join(refused)}; "
+            f"{TREAT_IDENTIFIERS}"
         )
     for name in unlisted:
         finding = found[name]

@@ -64,9 +64,9 @@ class ColumnFinding:
         }
 
 
-#: A table is health data when this many of its columns are (or this share of them).
-HEALTH_TABLE_COLUMNS = 3
-HEALTH_TABLE_SHARE = 0.25
+#: A table is of a kind (health data) when this many of its columns are (or this share of them).
+KIND_TABLE_COLUMNS = 3
+KIND_TABLE_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class ScanResult:
     @property
     def health_data(self) -> bool:
         """Whether the table as a whole is health data (GDPR art. 9, Kenya DPA s. 2)."""
-        return is_health_table(self.columns)
+        return is_table_of("HEALTH", self.columns)
 
     def category_lines(self) -> list[str]:
         """What special categories of data the table holds, in sentences."""
@@ -289,34 +289,34 @@ def classify(column: ColumnSample) -> ColumnFinding:
                          evidence="; ".join(parts), **common)  # fmt: skip
 
 
-def is_health_table(findings: Sequence[ColumnFinding]) -> bool:
-    """At least three columns, or a quarter of them (and two), are health data."""
-    health = sum(f.entity == "HEALTH" for f in findings)
-    return health >= HEALTH_TABLE_COLUMNS or (
-        health >= 2 and health >= HEALTH_TABLE_SHARE * len(findings)
-    )
+def is_table_of(entity: str, findings: Sequence[ColumnFinding]) -> bool:
+    """Whether the table as a whole is of ``entity``'s kind (health data): at least three of
+    its columns are, or a quarter of them (and two)."""
+    n = sum(f.entity == entity for f in findings)
+    return n >= KIND_TABLE_COLUMNS or (n >= 2 and n >= KIND_TABLE_SHARE * len(findings))
 
 
-def _in_a_health_table(findings: list[ColumnFinding]) -> list[ColumnFinding]:
-    """In a table that is health data, the columns it names tersely ("slope", "ca", "status",
-    "observation") are clinical too, and the column a model predicts ("target", "outcome")
-    is the diagnosis: sensitive."""
-    if not is_health_table(findings):
-        return findings
-    hints = ENTITY_INFO["HEALTH"].table_hints
-    health = sum(f.entity == "HEALTH" for f in findings)
-    out = []
-    for finding in findings:
-        phrase = names_one_of(finding.name, hints)
-        if finding.role is ColumnRole.INSENSITIVE and phrase is not None:
-            evidence = (
-                f"name {finding.name!r} reads as {phrase!r}, clinical in a health table ({health} "
-                f"of {len(findings)} columns are health data)"
-            )
-            finding = replace(finding, role=ColumnRole.SENSITIVE, entity="HEALTH",
-                              confidence=0.8, evidence=evidence)  # fmt: skip
-        out.append(finding)
-    return out
+def _in_a_table_of_its_kind(findings: list[ColumnFinding]) -> list[ColumnFinding]:
+    """In a table of an entity's kind, the columns named by that entity's ``table_hints``
+    are of it too: in health data, the terse "slope", "ca", "status", "observation", and the
+    column a model predicts ("target", "outcome"), which is the diagnosis."""
+    for info in ENTITY_INFO.values():
+        if not info.table_hints or not is_table_of(info.name, findings):
+            continue
+        n = sum(f.entity == info.name for f in findings)
+        out = []
+        for finding in findings:
+            phrase = names_one_of(finding.name, info.table_hints)
+            if finding.role is ColumnRole.INSENSITIVE and phrase is not None:
+                evidence = (
+                    f"name {finding.name!r} reads as {phrase!r}, {info.label} in a table where "
+                    f"{n} of {len(findings)} columns are"
+                )
+                finding = replace(finding, role=ROLE_OF[info.name], entity=info.name,
+                                  confidence=0.8, evidence=evidence)  # fmt: skip
+            out.append(finding)
+        findings = out
+    return findings
 
 
 def scan(
@@ -370,7 +370,7 @@ def scan(
             progress(f"scanning {name}")
         sample = sample_column(str(name), data[name], sample_size=sample_size, rng=rng)
         findings.append(classify(sample))
-    findings = _in_a_health_table(findings)
+    findings = _in_a_table_of_its_kind(findings)
     quasi = [f.name for f in findings if f.role is ColumnRole.QUASI_IDENTIFIER]
     if progress is not None:
         progress("measuring uniqueness on the quasi-identifiers")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -34,6 +35,14 @@ _FAKES: dict[str, Callable[[Faker], str]] = {
     "KE_NATIONAL_ID": lambda f: f.numerify("########"),
     "US_SSN": lambda f: f.numerify("9##-##-####"),  # 9xx: never issued
 }
+
+
+#: What ``Redact`` writes in place of an entity: ``<PHONE>`` or, keyed, ``<PHONE_3f9a2c71>``.
+PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*?(?:_[0-9a-f]{8})?>")
+
+
+def _placeholder(entity: str, token: str = "") -> str:
+    return f"<{entity}_{token}>" if token else f"<{entity}>"
 
 
 class Redact(ColumnTransform):
@@ -132,12 +141,12 @@ class Redact(ColumnTransform):
         def substitute(entity: str, found: str) -> str:
             if self.replace == "pseudonym":
                 message = f"{entity}\x1f{found.strip().casefold()}".encode()
-                return f"<{entity}_{hmac.digest(key, message, 'sha256')[:4].hex()}>"
+                return _placeholder(entity, hmac.digest(key, message, "sha256")[:4].hex())
             if self.replace == "fake" and entity in _FAKES:
                 if (entity, found) not in fakes:
                     fakes[entity, found] = _FAKES[entity](faker)
                 return fakes[entity, found]
-            return f"<{entity}>"
+            return _placeholder(entity)
 
         def redact(value: object) -> tuple[object, dict[str, int]]:
             if not isinstance(value, str):

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from veil.privacy.certificate import Certificate
 from veil.report.model import Section, Table
 from veil.report.sections._common import Inputs, column_steps
-
-_MARK = re.compile(r"<[A-Z_]+>|<[A-Z_]+_[0-9a-f]{8}>")
+from veil.transforms.redact import PLACEHOLDER
 
 
 def _redacted(cert: Certificate, data: pd.DataFrame) -> Table | None:
@@ -25,11 +22,11 @@ def _redacted(cert: Certificate, data: pd.DataFrame) -> Table | None:
         example = ""
         if column in data.columns:
             texts = data[column].dropna().astype(str)
-            marked = texts[texts.str.contains(_MARK)].unique()
+            marked = texts[texts.str.contains(PLACEHOLDER)].unique()
             # the text with the most replacements (then the first in order): the same whatever
             # the order of the rows
             if len(marked):
-                example = min(marked, key=lambda t: (-len(_MARK.findall(t)), t))
+                example = min(marked, key=lambda t: (-len(PLACEHOLDER.findall(t)), t))
         kinds = ", ".join(f"{entity} {n:,}" for entity, n in counts.items()) or "none found"
         rows.append((column, f"{sum(counts.values()):,}", kinds, example[:160]))
     if not rows:

@@ -3,7 +3,6 @@ birth, and unique keys. Their value evidence is moderate; a column name makes it
 
 from __future__ import annotations
 
-import warnings
 from datetime import datetime
 
 import numpy as np
@@ -68,30 +67,6 @@ class IncomeRecognizer:
         return Evidence(self.entity, 0.5, detail, heuristic=True)
 
 
-def _as_dates(column: ColumnSample) -> pd.Series | None:
-    """The sample as dates, if at least 90% of it reads as dates: month-first or day-first,
-    whichever reads more (a real export mixes them: 2021/04/13 and 2021/13/04), spaces
-    trimmed; None otherwise."""
-    if column.kind == "datetime":
-        return column.sample
-    if column.kind != "text" or not column.texts or column.mean_length > 30:
-        return None
-    texts = pd.Series(column.texts)
-    if (
-        not texts.str.contains(r"\d{1,4}[-/.]\d{1,2}|\d{1,2}\s+[A-Za-z]{3}", regex=True).mean()
-        >= 0.9
-    ):
-        return None  # cheap refusal of columns that are no dates at all
-    best = None
-    for dayfirst in (False, True):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            parsed = pd.to_datetime(texts, errors="coerce", format="mixed", dayfirst=dayfirst)
-        if best is None or parsed.notna().sum() > best.notna().sum():
-            best = parsed
-    return best if best is not None and best.notna().mean() >= 0.9 else None
-
-
 class BirthDateRecognizer:
     """Dates whose 'ages' (years before today) look like a population's: median 18-85."""
 
@@ -101,7 +76,7 @@ class BirthDateRecognizer:
         """Evidence (heuristic) of dates of birth: dates 18-85 years ago on median, none in the
         future or over 115 years ago, spread over at least 5 years.
         """
-        dates = _as_dates(column)
+        dates = column.dates
         if dates is None or dates.notna().sum() < 10:
             return None
         dates = pd.to_datetime(dates.dropna())
@@ -125,7 +100,7 @@ class EventDateRecognizer:
 
     def check(self, column: ColumnSample) -> Evidence | None:
         """Evidence (heuristic) of event dates: at least 90% of the values read as dates."""
-        dates = _as_dates(column)
+        dates = column.dates
         if dates is None or dates.notna().sum() < 10:
             return None
         dates = pd.to_datetime(dates.dropna())
