@@ -119,9 +119,12 @@ def make_table(locale: str, rows: int = 400, *, seed: int = 0, opaque: bool = Fa
         "policy_limit": ("insensitive", None,
                          lambda n: list(rng.choice([300_000, 500_000, 1_000_000], n))),
         "subscribed": ("insensitive", None, lambda n: list(rng.choice(["Yes", "No"], n))),
-        # a score with nearly one value per person singles them out (issue 15): a QI
-        "risk_score": ("quasi_identifier", "UNIQUE_NUMBER",
-                       lambda n: list(rng.normal(50, 12, n).round(2))),
+        # one decimal: a score many people share
+        "risk_score": ("insensitive", None, lambda n: list(rng.normal(50, 12, n).round(1))),
+        # a rate with nearly one value per person (IBM HR's MonthlyRate: 1,427 distinct in
+        # 1,470) singles them out as an ID would (issue 15): a quasi-identifier
+        "monthly_rate": ("quasi_identifier", "UNIQUE_NUMBER",
+                         lambda n: list(rng.integers(2_000, 27_000, n))),
         "dependents": ("insensitive", None, lambda n: list(rng.integers(0, 6, n))),
         # when a person joined is an event someone saw (issue 15): a QI
         "signup_date": ("quasi_identifier", "EVENT_DATE",
