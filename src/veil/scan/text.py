@@ -128,11 +128,12 @@ def _names(text: str) -> list[Span]:
         for m in _WORD.finditer(text)
         for word in (m.group(0).rstrip("."),)
     ]
+    keys = [normalize(t[2]) for t in tokens]  # each word as the word lists hold it, once
     spans: list[Span] = []
     i = 0
     while i < len(tokens):
         start, _, token = tokens[i]
-        key = normalize(token)
+        key = keys[i]
         is_title = key in titles and (text[tokens[i][1] : tokens[i][1] + 1] == "."
                                       or key not in common or _is_capitalized(token))  # fmt: skip
         cue = key in cues
@@ -144,8 +145,8 @@ def _names(text: str) -> list[Span]:
                 break  # other punctuation breaks a name
             j += 1
         run = tokens[i + 1 : j]
-        run_keys = [normalize(t[2]) for t in run]
-        if j < len(tokens) and normalize(tokens[j][2]) in words.NAMED_AFTER:
+        run_keys = keys[i + 1 : j]
+        if j < len(tokens) and keys[j] in words.NAMED_AFTER:
             run, run_keys = [], []  # "Kenyatta Hospital", "Moi Avenue": places named after people
         # after a title any capitalized word is a name, unless it is a common word no locale
         # has as a name ("Mrs. Call back on...": a sentence that ended with the title)
@@ -171,11 +172,11 @@ def _names(text: str) -> list[Span]:
             and _is_capitalized(tokens[i + 1][2])
             and not text[tokens[i][1] : tokens[i + 1][0]].strip(" ")
         ):
-            following = normalize(tokens[i + 1][2])
+            following = keys[i + 1]
             if following in last and following not in common:
                 end = tokens[i + 1][1]
                 if i + 2 < len(tokens) and _is_capitalized(tokens[i + 2][2]):
-                    third = normalize(tokens[i + 2][2])
+                    third = keys[i + 2]
                     if third in last and third not in common:
                         end = tokens[i + 2][1]
                 spans.append(Span(PERSON, start, end, 0.75))
