@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, ParameterError
+from veil.io._dates import as_dates, mostly_dates
 
 __all__ = [
     "Hierarchy",
@@ -259,13 +260,16 @@ def _fmt(x: float) -> str:
 
 
 def date_hierarchy(name: str, values: pd.Series) -> Hierarchy:
-    """Dates -> month -> year -> decade -> ``*``."""
+    """Dates -> month -> year -> decade -> ``*``. Text dates keep their text as the leaf and
+    are read as ``read(dates=[name])`` reads them (a value that is no date stops with the fix)."""
+    stamps = as_dates(values, name)
+    stamp_of = dict(zip(values.astype(str), stamps, strict=True))
     rows = []
     for text in _text(values):
         if text == "NULL":
             rows.append(["NULL"] * 4 + ["*"])
             continue
-        stamp = pd.Timestamp(text)
+        stamp = stamp_of[text]
         rows.append([text, f"{stamp:%Y-%m}", f"{stamp:%Y}", f"{stamp.year // 10 * 10}s", "*"])
     return Hierarchy(name, rows)
 
@@ -301,7 +305,10 @@ def auto_hierarchy(name: str, values: pd.Series) -> Hierarchy:
     """A sensible hierarchy when none is given: intervals for numbers, month/year/decade for
     dates, right-to-left masking for same-length codes, otherwise value -> ``*``."""
     distinct = values.nunique(dropna=True)
-    if pd.api.types.is_datetime64_any_dtype(values):
+    if pd.api.types.is_datetime64_any_dtype(values) or (
+        not pd.api.types.is_numeric_dtype(values)
+        and mostly_dates(values.dropna().drop_duplicates().head(500)) is not None
+    ):
         return date_hierarchy(name, values)
     if (
         pd.api.types.is_numeric_dtype(values)
@@ -338,7 +345,7 @@ def hierarchy_from_spec(
         if kind == "mask" and argument:
             return masking_hierarchy(name, values)
         if kind == "dates" and argument:
-            return date_hierarchy(name, pd.to_datetime(values))
+            return date_hierarchy(name, values)
     raise ParameterError(
         f"the hierarchy for {name!r} must be a CSV path, auto, or one of {{groups: ...}}, "
         f"{{intervals: [...]}}, {{mask: true}}, {{dates: true}}, got {spec!r}"

@@ -156,8 +156,9 @@ class ReadSettings(BaseModel):
     sep: str | None = None
     encoding: str | None = None
     dates: list[str] = Field(default_factory=list)
-    dayfirst: bool = False
+    dayfirst: bool | None = None  # None: detected from the values that read only one way
     date_format: str | None = None
+    coerce_dates: bool = False  # values that are no dates become missing (counted)
     sheet: str | int | None = None
     table: str | None = None
     query: str | None = None

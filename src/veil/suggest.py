@@ -15,6 +15,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from veil.exceptions import InputError
+from veil.io._dates import as_dates
 from veil.policy import Policy
 from veil.scan import ColumnFinding, ScanResult, class_sizes
 from veil.scan.recognizers import ENTITY_INFO
@@ -57,7 +59,7 @@ def _date_unit(series: pd.Series, most: int = 8) -> str:
     """The finest of month, quarter, year and decade that leaves at most ``most`` distinct
     dates: an event date joins the other quasi-identifiers, and each of its values splits
     every group of them."""
-    dates = pd.to_datetime(series.dropna())
+    dates = as_dates(series, str(series.name), warn=False).dropna()
     for unit, key in (("month", dates.dt.to_period("M")), ("quarter", dates.dt.to_period("Q")),
                       ("year", dates.dt.year)):  # fmt: skip
         if key.nunique() <= most:
@@ -94,8 +96,11 @@ def suggested_steps(
         return [{"generalize": {"bins": _age_bins(series)}}], "15-year bands"
     if entity == "DATE_OF_BIRTH":
         return [{"generalize": {"date": "year"}}], "birth year only"
-    if entity == "EVENT_DATE" and pd.api.types.is_datetime64_any_dtype(series):
-        unit = _date_unit(series)
+    if entity == "EVENT_DATE":
+        try:
+            unit = _date_unit(series)
+        except InputError:  # text that is not all dates: the step stops the run with the fix
+            unit = "year"
         return [{"generalize": {"date": unit}}], f"the {unit} of the event only"
     if entity == "TENURE" and pd.api.types.is_numeric_dtype(series):
         return [{"generalize": {"bins": list(TENURE_BANDS)}}], "tenure bands (years)"

@@ -439,3 +439,20 @@ def test_report_warns_of_a_ledger_made_for_other_data(workspace: Path, capsys) -
     assert run([*args, "--budget", ledger, "-o", out], capsys)[0] == 0
     dp = next(s for s in json.loads(out.read_text())["sections"] if s["id"] == "dp")
     assert dp["text"][0].startswith("Careful: this ledger was made for dataset")
+
+
+def test_date_options_reach_the_reader(tmp_path: Path, capsys) -> None:
+    data = Path(__file__).resolve().parents[1] / "data" / "organs_vitals.csv"
+    code, _, err = run(["scan", data, "--dates", "Date"], capsys)
+    assert code != 0
+    assert "--coerce-dates" in err
+    code, stdout, err = run(["scan", data, "--dates", "Date", "--coerce-dates"], capsys)
+    assert code == 0
+    assert "3 values of 'Date' are no dates and were read as missing" in err
+    assert "EVENT_DATE" in stdout
+    ambiguous = tmp_path / "a.csv"
+    ambiguous.write_text("d,n\n01/02/2021,1\n03/04/2021,2\n")
+    code, _, err = run(["scan", ambiguous, "--dates", "d"], capsys)
+    assert "--dayfirst or --monthfirst" in err
+    code, _, _ = run(["scan", ambiguous, "--dates", "d", "--monthfirst"], capsys)
+    assert code == 0

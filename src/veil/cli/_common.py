@@ -29,7 +29,18 @@ Dates = Annotated[
     str | None, typer.Option("--dates", help="Comma-separated columns to parse as dates.")
 ]
 Dayfirst = Annotated[
-    bool, typer.Option("--dayfirst", help="Dates are day-first (11/09/15 = 11 Sep 2015).")
+    bool | None,
+    typer.Option(
+        "--dayfirst/--monthfirst",
+        help="Dates are day-first (11/09/15 = 11 Sep 2015) or month-first; detected if omitted.",
+    ),
+]
+CoerceDates = Annotated[
+    bool,
+    typer.Option(
+        "--coerce-dates",
+        help="Read values of --dates columns that are no dates as missing (counted).",
+    ),
 ]
 DateFormat = Annotated[
     str | None, typer.Option("--date-format", help="strptime format, e.g. '%d/%m/%y %H:%M'.")
@@ -155,7 +166,7 @@ def _read_options(policy_read: Any, **cli: Any) -> dict[str, Any]:
     """CLI flags override the policy's read: section."""
     options = policy_read.model_dump() if policy_read is not None else {}
     for key, value in cli.items():
-        if value not in (None, False, ""):
+        if value is not None and value != "" and (value is not False or key == "dayfirst"):
             options[key] = value
     if isinstance(options.get("dates"), str):
         options["dates"] = [d.strip() for d in options["dates"].split(",") if d.strip()]

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from veil.cli._common import (
+    CoerceDates,
     DateFormat,
     Dates,
     Dayfirst,
@@ -82,8 +83,9 @@ def anonymize(
     sep: Sep = None,
     encoding: Encoding = None,
     dates: Dates = None,
-    dayfirst: Dayfirst = False,
+    dayfirst: Dayfirst = None,
     date_format: DateFormat = None,
+    coerce_dates: CoerceDates = False,
     sheet: Sheet = None,
     table: SqlTable = None,
     query: SqlQuery = None,
@@ -145,6 +147,7 @@ def anonymize(
         dates=dates,
         dayfirst=dayfirst,
         date_format=date_format,
+        coerce_dates=coerce_dates,
         sheet=sheet,
         table=table,
         query=query,
@@ -215,8 +218,9 @@ def report_command(
     sep: Sep = None,
     encoding: Encoding = None,
     dates: Dates = None,
-    dayfirst: Dayfirst = False,
+    dayfirst: Dayfirst = None,
     date_format: DateFormat = None,
+    coerce_dates: CoerceDates = False,
 ) -> None:
     """Write the report of a release: what was done, privacy and risk, utility, DP budget."""
     from veil.io import OutputSet, read
@@ -232,7 +236,7 @@ def report_command(
         raise ParameterError("--target compares a model on both tables: give --original too")
     cert = Certificate.load(certificate)
     options = _read_options(None, sep=sep, encoding=encoding, dates=dates, dayfirst=dayfirst,
-                            date_format=date_format)  # fmt: skip
+                            date_format=date_format, coerce_dates=coerce_dates)  # fmt: skip
     accountant = None
     if ledger is not None:
         from veil.dp import Accountant

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from veil.cli._common import (
+    CoerceDates,
     DateFormat,
     Dates,
     Dayfirst,
@@ -67,8 +68,9 @@ def scan(
     sep: Sep = None,
     encoding: Encoding = None,
     dates: Dates = None,
-    dayfirst: Dayfirst = False,
+    dayfirst: Dayfirst = None,
     date_format: DateFormat = None,
+    coerce_dates: CoerceDates = False,
     sheet: Sheet = None,
     table: SqlTable = None,
     query: SqlQuery = None,
@@ -85,7 +87,8 @@ def scan(
         outputs.check(suggest)
     options = _read_options(
         None, sep=sep, encoding=encoding, dates=dates, dayfirst=dayfirst,
-        date_format=date_format, sheet=sheet, table=table, query=query,
+        date_format=date_format,
+        coerce_dates=coerce_dates, sheet=sheet, table=table, query=query,
     )  # fmt: skip
     with _progress() as say:
         say(f"reading {_source(data)}")

@@ -87,8 +87,9 @@ def read(
     sep: str | None = None,
     encoding: str | None = None,
     dates: Sequence[str] = (),
-    dayfirst: bool = False,
+    dayfirst: bool | None = None,
     date_format: str | None = None,
+    coerce_dates: bool = False,
     sheet: str | int | None = None,
     table: str | None = None,
     query: str | None = None,
@@ -97,9 +98,11 @@ def read(
 
     CSV: the delimiter and encoding are detected unless given; numbers written with a leading
     zero (phone numbers, IDs such as ``0712345678``) stay text; ISO dates are parsed, and other
-    date columns are parsed only when named in ``dates`` (with ``dayfirst`` or ``date_format``),
-    because ``11/09/15`` is ambiguous. SQL: ``source`` is a URL such as ``sqlite:///x.db`` with
-    ``table`` or ``query``.
+    date columns only when named in ``dates``: spaces trimmed, the day/month order detected
+    from values that read only one way (``dayfirst`` or ``date_format`` to say it; a column of
+    only ambiguous ``11/09/15`` needs one), values that are no dates an error naming the row,
+    or missing and counted with ``coerce_dates`` (a ``DateNotice`` says what was decided).
+    SQL: ``source`` is a URL such as ``sqlite:///x.db`` with ``table`` or ``query``.
     """
     if isinstance(source, pd.DataFrame):
         frame = source
@@ -117,7 +120,9 @@ def read(
             frame = read_csv(path, sep=sep, encoding=encoding)
     check_cells(frame, source if not isinstance(source, pd.DataFrame) else "the table")
     if dates:
-        frame = parse_dates(frame, dates, dayfirst=dayfirst, date_format=date_format)
+        frame = parse_dates(
+            frame, dates, dayfirst=dayfirst, date_format=date_format, coerce=coerce_dates
+        )
     return frame
 
 

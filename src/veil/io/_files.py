@@ -8,6 +8,7 @@ import contextlib
 import csv
 import io
 import re
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from veil.exceptions import (
     one_line,
     shown,
 )
+from veil.io._dates import DateNotice, parse_dates_column
 
 EXCEL_SUFFIXES = {".xlsx", ".xlsm", ".xls"}
 PARQUET_SUFFIXES = {".parquet", ".pq"}
@@ -347,30 +349,25 @@ def _leading_zero(col: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def parse_dates(
-    frame: pd.DataFrame, dates: Sequence[str], *, dayfirst: bool, date_format: str | None
+    frame: pd.DataFrame,
+    dates: Sequence[str],
+    *,
+    dayfirst: bool | None,
+    date_format: str | None,
+    coerce: bool = False,
 ) -> pd.DataFrame:
-    """``frame`` with the columns ``dates`` parsed as dates (``dayfirst`` or ``date_format``
-    for ambiguous ones); a column that does not parse is an ``InputError`` with the fix.
-    """
+    """``frame`` with the columns ``dates`` parsed as dates (``_dates.parse_dates_column``:
+    the order detected unless ``dayfirst`` or ``date_format`` say it); what reading decided
+    (mixed orders, values read as missing) is a ``DateNotice`` warning."""
     out = frame.copy()
     for name in dates:
         if name not in out.columns:
             raise UnknownColumnError(name, list(map(str, out.columns)), where="dates")
-        series = out[name]
-        if pd.api.types.is_datetime64_any_dtype(series):
-            continue
-        try:
-            if date_format is not None:
-                out[name] = pd.to_datetime(series, format=date_format)
-            else:
-                out[name] = pd.to_datetime(series, dayfirst=dayfirst, format="mixed")
-        except (ValueError, TypeError) as err:
-            hint = "--date-format" if date_format is None else "a --date-format that fits"
-            reason = one_line(str(err)).split(". You might want to try")[0]  # pandas' own advice
-            raise InputError(
-                f"column {name!r} cannot be parsed as dates ({reason}); pass {hint}, "
-                "e.g. '%d/%m/%y %H:%M' for day-first Kenyan dates"
-            ) from err
+        out[name], reading = parse_dates_column(
+            out[name], name, dayfirst=dayfirst, date_format=date_format, coerce=coerce
+        )
+        for note in reading.notes():
+            warnings.warn(note, DateNotice, stacklevel=3)
     return out
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import ParameterError
+from veil.io._dates import as_dates
 from veil.transforms._base import (
     COLUMNS,
     Columns,
@@ -237,15 +238,7 @@ class Generalize(ColumnTransform):
 
 def truncate_dates(series: pd.Series, unit: str, *, name: str) -> pd.Series:
     """Dates as text at the precision of ``unit``; missing stays missing."""
-    if not pd.api.types.is_datetime64_any_dtype(series):
-        try:
-            series = pd.to_datetime(series, format="ISO8601")
-        except (ValueError, TypeError) as err:
-            raise ParameterError(
-                f"column {name!r} must hold dates to be truncated, got values like "
-                f"{series.dropna().iloc[:1].tolist()}; read it with --dates {name} (and "
-                "--dayfirst or --date-format)"
-            ) from err
+    series = as_dates(series, name)  # text dates read as `--dates` would; else the fix
     dt = series.dt
     if unit == "decade":
         out = (dt.year // 10 * 10).astype("Int64").astype(str) + "s"

@@ -13,7 +13,6 @@ whole column for confirmation) and returns ``Evidence`` or None. Kinds, as in Pr
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,10 +22,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from veil.io._dates import mostly_dates
 from veil.scan.recognizers.normalize import normalize
 
 _CONFIRM_DISTINCT = 100_000
-_DATE_SHAPE = re.compile(r"\d{1,4}[-/.]\d{1,2}|\d{1,2}\s+[A-Za-z]{3}")
 _TWO_WORDS = re.compile(
     r"[^\W\d_]{2,}[\s,;:.!?-]+[^\W\d_]{2,}"
 )  # two words of letters  # vocabulary shares are exact below this many distinct values
@@ -131,24 +130,14 @@ class ColumnSample:
 
     @cached_property
     def dates(self) -> pd.Series | None:
-        """The sample as dates, if at least 90% of it reads as dates: month-first or
-        day-first, whichever reads more (a real export mixes them: 2021/04/13 and
-        2021/13/04), spaces trimmed; None otherwise. Parsed once, for every date recognizer."""
+        """The sample as dates, if at least 90% of it reads as dates, as ``read`` reads them
+        (spaces trimmed, day/month order detected even when a real export mixes them:
+        2021/04/13 and 2021/13/04); None otherwise. Parsed once, for every date recognizer."""
         if self.kind == "datetime":
             return self.sample
         if self.kind != "text" or not self.texts or self.mean_length > 30:
             return None
-        texts = pd.Series(self.texts)
-        if texts.str.contains(_DATE_SHAPE).mean() < 0.9:
-            return None  # cheap refusal of columns that are no dates at all
-        best = None
-        for dayfirst in (False, True):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "could not infer format": expected here
-                parsed = pd.to_datetime(texts, errors="coerce", format="mixed", dayfirst=dayfirst)
-            if best is None or parsed.notna().sum() > best.notna().sum():
-                best = parsed
-        return best if best is not None and best.notna().mean() >= 0.9 else None
+        return mostly_dates(pd.Series(self.texts))
 
     def full_text(self) -> pa.ChunkedArray | pa.Array:
         """Every non-missing value as Arrow strings (for vectorized confirmation)."""
