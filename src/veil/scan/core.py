@@ -165,6 +165,12 @@ class ScanResult:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
+#: The confidence of `insensitive` when nothing personal was found, calibrated: the share of
+#: the columns called so that were harmless, over every labelled column of
+#: bench/scan_accuracy.py (Faker and real tables: 0.845 when measured).
+NO_EVIDENCE = 0.85
+
+
 def _kind(series: pd.Series) -> str:
     kind = infer_kind(series)
     if kind in (ColumnKind.CATEGORICAL, ColumnKind.TEXT):
@@ -267,7 +273,7 @@ def classify(column: ColumnSample) -> ColumnFinding:
             if prose
             else "no personal pattern in the name or values"
         )
-        confidence = 0.5 if prose else 1 - (scored[0][0] if scored else 0.1)
+        confidence = 0.5 if prose else 1 - (scored[0][0] if scored else 1 - NO_EVIDENCE)
         return ColumnFinding(role=ColumnRole.INSENSITIVE, entity=None, confidence=confidence,
                              evidence=text + weak, **common)  # fmt: skip
 

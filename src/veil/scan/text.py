@@ -81,7 +81,9 @@ def _searchers() -> tuple[_Searcher, ...]:
         # as Presidio's context words: the entity's own words ("tel", "simu") make a
         # possible hit count; for a common shape they are required
         context = _words_before({*info.context, *info.hints})
-        found.append(_Searcher(recognizer.entity, regex, recognizer, context, bool(info.context)))
+        found.append(
+            _Searcher(recognizer.entity, regex, recognizer, context, info.context_required)
+        )
     return tuple(found)
 
 
