@@ -8,6 +8,11 @@ Presidio analyzes every sampled cell with every recognizer; on the full table th
 so it runs on row samples (its own `n` parameter) and the per-row time is printed with them.
 veil is timed on all rows (it samples per column, then confirms the winning pattern on every
 row). The table's columns have known entities, so each tool's findings are compared too.
+
+Then entities inside free text: on the same held-out notes (bench/heldout_notes.py, labelled
+spans), the share of embedded entities each tool finds, per entity, and its false hits on the
+rest of the text. Presidio runs regex-only (no spaCy model: its models are not on PyPI and
+nothing may download at run time), so it finds no PERSON here.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from faker import Faker
+from heldout_notes import ENTITY_OF, PRESIDIO, make_notes, recall  # bench/
 
 from veil.scan import scan
 from veil.scan.recognizers.ke.counties import COUNTY_PROVINCE
+from veil.scan.text import find_entities
 
 # column -> (veil entity expected, presidio entity expected)
 TRUTH = {
@@ -109,9 +116,64 @@ def run_presidio(python: str, table: Path, samples: list[int], budget: float) ->
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 
 
+def free_text(python: str, n: int) -> None:
+    """Entities inside the same held-out notes: veil's find_entities against Presidio's."""
+    notes = make_notes(n)
+    find_entities("warm up: Call Mr Otieno on 0712 345 678")  # word lists and patterns load
+    start = time.perf_counter()
+    ours = [[(s.entity, s.start, s.end) for s in find_entities(text)] for text, _ in notes]
+    veil_seconds = time.perf_counter() - start
+    veil_recall, veil_false = recall(notes, ours, {e: e for e in ENTITY_OF.values()})
+    theirs = None
+    if Path(python).exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            cells = Path(tmp) / "cells.json"
+            cells.write_text(json.dumps([text for text, _ in notes]))
+            runner = Path(__file__).with_name("presidio_runner.py")
+            out = subprocess.run([python, str(runner), "--text", str(cells)],
+                                 capture_output=True, text=True, check=False)  # fmt: skip
+        if out.returncode != 0:
+            raise SystemExit(f"Presidio runner failed:\n{out.stderr[-2000:]}")
+        answer = json.loads(out.stdout.splitlines()[-1])
+        found = [[tuple(hit) for hit in cell] for cell in answer["found"]]
+        theirs = (*recall(notes, found, PRESIDIO), answer["seconds"])
+    print(f"\nEntities inside free text: {n} held-out notes (bench/heldout_notes.py), "
+          f"{sum(len(t) for _, t in notes)} labelled entities")  # fmt: skip
+    print(f"  {'entity':<16}{'embedded':>9}{'veil':>8}{'Presidio':>10}")
+    totals = [0, 0, 0]
+    for entity, (embedded, hit) in veil_recall.items():
+        other = theirs[0][entity][1] if theirs else None
+        totals[0] += embedded
+        totals[1] += hit
+        totals[2] += other or 0
+        shown = "-" if other is None else f"{other / embedded:.0%}"
+        note = "" if PRESIDIO[entity] else "  (no Presidio recognizer)"
+        print(f"  {entity:<16}{embedded:>9}{hit / embedded:>8.0%}{shown:>10}{note}")
+    shown = "-" if theirs is None else f"{totals[2] / totals[0]:.0%}"
+    print(f"  {'all':<16}{totals[0]:>9}{totals[1] / totals[0]:>8.0%}{shown:>10}")
+    both = [e for e in veil_recall if PRESIDIO[e] and e != "PERSON"]  # no NER model here
+    if theirs is not None:
+        embedded = sum(veil_recall[e][0] for e in both)
+        print(f"  {'both can find':<16}{embedded:>9}"
+              f"{sum(veil_recall[e][1] for e in both) / embedded:>8.0%}"
+              f"{sum(theirs[0][e][1] for e in both) / embedded:>10.0%}"
+              "  (patterns only: no PERSON, no Kenyan IDs)")  # fmt: skip
+    print(
+        f"  false hits (spans on no labelled entity): veil {veil_false}"
+        + ("" if theirs is None else f", Presidio {theirs[1]}")
+    )
+    print(
+        f"  time: veil {veil_seconds * 1e6 / n:.0f} us/note"
+        + ("" if theirs is None else f", Presidio {theirs[2] * 1e6 / n:.0f} us/note")
+    )
+    if theirs is None:
+        print(f"  Presidio not measured: {python} missing (run `make bench-scan`)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--notes", type=int, default=1000, help="held-out notes (free text)")
     parser.add_argument("--presidio-python", default=".venv-presidio/bin/python")
     parser.add_argument("--presidio-samples", default="1000,10000,100000")
     parser.add_argument("--presidio-budget", type=float, default=600, help="seconds")
@@ -130,6 +192,7 @@ def main() -> None:
         mark = "ok " if found[c.name] == TRUTH[c.name][0] else "MISS"
         print(f"  {mark} {c.name:<15} {c.role.value:<17} {c.entity or '-':<15} {c.confidence:.2f}")
 
+    free_text(args.presidio_python, args.notes)
     if not Path(args.presidio_python).exists():
         print(f"\nPresidio not measured: {args.presidio_python} missing (run `make bench-scan`)")
         return
