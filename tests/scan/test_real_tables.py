@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from veil.demo import demo_data
@@ -75,3 +77,11 @@ def test_the_department_is_read_from_its_values_too() -> None:
 def test_an_insurers_entry_timestamp_is_a_quasi_identifier() -> None:
     finding = scan(demo_data()).column("Date_of_entry")
     assert (finding.role.value, finding.entity) == ("quasi_identifier", "EVENT_DATE")
+
+
+@pytest.mark.parametrize("header", ["zip", "postcode", "PLZ", "code_postal"])
+def test_many_distinct_5_digit_postcodes_are_quasi_identifiers_not_ids(header: str) -> None:
+    rng = np.random.default_rng(0)
+    codes = [f"{x:05d}" for x in rng.integers(1000, 99999, 1000)]  # ~990 distinct in 1,000
+    found = scan(pd.DataFrame({header: codes, "age": rng.integers(18, 90, 1000)})).columns[0]
+    assert (found.role.value, found.entity) == ("quasi_identifier", "POSTCODE")
