@@ -85,3 +85,32 @@ def test_many_distinct_5_digit_postcodes_are_quasi_identifiers_not_ids(header: s
     codes = [f"{x:05d}" for x in rng.integers(1000, 99999, 1000)]  # ~990 distinct in 1,000
     found = scan(pd.DataFrame({header: codes, "age": rng.integers(18, 90, 1000)})).columns[0]
     assert (found.role.value, found.entity) == ("quasi_identifier", "POSTCODE")
+
+
+def test_a_german_patient_list_reads_in_german() -> None:
+    rng = np.random.default_rng(1)
+    n = 600
+    frame = pd.DataFrame(
+        {
+            "Geschlecht": rng.choice(["weiblich", "männlich", "divers"], n, p=[0.5, 0.48, 0.02]),
+            "Konfession": rng.choice(["evangelisch", "römisch-katholisch", "konfessionslos"], n),
+            "Diagnose": rng.choice(
+                [
+                    "Diabetes mellitus Typ 2",
+                    "Hypertonie",
+                    "Asthma bronchiale",
+                    "Depression",
+                    "Migräne",
+                ],
+                n,
+            ),
+            "Versichertennummer": [f"A{x}" for x in rng.choice(10**9, n, replace=False)],
+            "capital_gain": rng.choice([0, 0, 0, 2174, 14084, 5178], n),
+        }
+    )
+    got = {c.name: (c.role.value, c.entity) for c in scan(frame).columns}
+    assert got["Geschlecht"] == ("quasi_identifier", "GENDER")
+    assert got["Konfession"] == ("sensitive", "RELIGION")
+    assert got["Diagnose"] == ("sensitive", "HEALTH")  # five repeated phrases: no free text
+    assert got["Versichertennummer"][0] == "identifier"
+    assert got["capital_gain"] == ("sensitive", "FINANCIAL")

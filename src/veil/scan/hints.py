@@ -40,6 +40,12 @@ KEY_HINTS: tuple[str, ...] = (
     "identifier",
     "number",
     "no",
+    "nummer",
+    "nr",
+    "versichertennummer",
+    "kennung",
+    "numero",
+    "identifiant",
 )
 
 # Words that make "name" (and friends) not a person's name.

@@ -122,8 +122,11 @@ class ColumnSample:
     @cached_property
     def has_prose(self) -> bool:
         """Words rather than codes in a good share of cells (notes, comments, short
-        messages): worth searching inside for entities."""
+        messages): worth searching inside for entities. A handful of phrases repeated over
+        many rows ("Diabetes mellitus Typ 2") is a category, not prose."""
         if self.kind != "text" or not self.texts or self.sample_distinct < 5:
+            return False
+        if self.sample_distinct < 20 and self.sample_distinct / len(self.texts) < 0.05:
             return False
         worded = sum(bool(_TWO_WORDS.search(t)) for t in self.texts) / len(self.texts)
         return worded >= 0.3 and (self.is_free_text or self.mean_length >= 12)

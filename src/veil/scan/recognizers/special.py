@@ -72,7 +72,9 @@ _CLINICAL = (
     "tumor", "tumour", "cancer", "stroke", "heart disease", "diabetes", "hypertension",
     "mental health", "depression", "anxiety", "blood type", "blood group", "ugonjwa",
     "magonjwa", "hali ya afya", "afya", "dawa", "shinikizo la damu", "sukari", "mimba",
-    "ulemavu", "mapigo ya moyo", "joto la mwili",
+    "ulemavu", "mapigo ya moyo", "joto la mwili", "diagnose", "befund", "krankheit",
+    "erkrankung", "vorerkrankung", "medikament", "medikation", "diagnostic", "maladie",
+    "pathologie", "traitement",
 )  # fmt: skip
 #: Words that are clinical only in a health table (a terse clinical export), and the column a
 #: model predicts there (a diagnosis).
@@ -99,7 +101,8 @@ ENTITIES: tuple[Entity, ...] = (
                   "kabila")),
     Entity("RELIGION", "sensitive", label="religious belief",
            hints=("religion", "religious", "faith", "denomination", "belief", "beliefs",
-                  "church", "dini", "imani")),
+                  "church", "dini", "imani", "konfession", "religionszugehorigkeit",
+                  "glaube", "confession")),
     Entity("POLITICAL_OPINION", "sensitive", label="political opinion",
            hints=("political", "political party", "party affiliation", "political affiliation",
                   "vote", "voted", "voting intention", "chama cha siasa")),
@@ -118,7 +121,8 @@ ENTITIES: tuple[Entity, ...] = (
            hints=("credit score", "credit rating", "debt", "debts", "arrears", "default",
                   "defaulted", "loan default", "bankruptcy", "bankrupt", "insolvency",
                   "credit history", "net worth", "savings", "overdraft", "deni", "madeni",
-                  "mkopo")),
+                  "mkopo", "account balance", "capital gain", "capital loss", "kontostand",
+                  "schulden", "solde")),
 )  # fmt: skip
 
 RECOGNIZERS = (HEALTH, ICD10, RELIGION, ETHNICITY, SEXUAL_ORIENTATION)

@@ -17,7 +17,9 @@ from veil.scan.recognizers.normalize import normalize, normalize_place
 GENDER = frozenset(
     {"male", "female", "m", "f", "man", "woman", "men", "women", "boy", "girl", "other",
      "non-binary", "nonbinary", "non binary", "intersex", "transgender", "unknown",
-     "mwanamume", "mwanaume", "mwanamke", "kiume", "kike", "me", "ke"}
+     "mwanamume", "mwanaume", "mwanamke", "kiume", "kike", "me", "ke",
+     "weiblich", "männlich", "mannlich", "maennlich", "divers", "w", "d", "frau", "herr",
+     "homme", "femme", "masculin", "féminin", "feminin", "h"}
 )  # fmt: skip
 
 MARITAL_STATUS = frozenset(
@@ -248,6 +250,9 @@ RELIGIONS = frozenset(
      "adventist", "seventh-day adventist", "orthodox", "muslim", "islam", "sunni", "shia",
      "ahmadiyya", "hindu", "hinduism", "sikh", "buddhist", "buddhism", "jewish", "judaism",
      "jain", "bahai", "baha'i", "atheist", "agnostic", "no religion", "none", "other",
+     "evangelisch", "katholisch", "römisch-katholisch", "roemisch-katholisch",
+     "konfessionslos", "muslimisch", "jüdisch", "juedisch", "catholique",
+     "protestante", "musulman", "musulmane", "juif", "juive", "sans religion",
      "traditionalist", "african traditional", "mkristo", "mwislamu", "muislamu"}
 )  # fmt: skip
 
