@@ -114,3 +114,15 @@ def test_a_german_patient_list_reads_in_german() -> None:
     assert got["Diagnose"] == ("sensitive", "HEALTH")  # five repeated phrases: no free text
     assert got["Versichertennummer"][0] == "identifier"
     assert got["capital_gain"] == ("sensitive", "FINANCIAL")
+
+
+def test_wordy_categories_are_no_free_text_but_a_column_of_notes_is() -> None:
+    rng = np.random.default_rng(2)
+    countries = ["United-States", "Puerto-Rico", "El-Salvador", "Dominican-Republic",
+                 "Trinadad&Tobago", "Outlying-US(Guam-USVI-etc)", "South-Africa"]  # fmt: skip
+    values = [*rng.choice(countries, 30_000), "Holand-Netherlands"]  # one singleton
+    found = scan(pd.DataFrame({"native_country": values})).columns[0]
+    assert not found.free_text
+    notes = list(rng.choice(["No change to the plan.", "Renewal sent by post."], 30_000))
+    notes[::500] = [f"Customer {i} asked for the claim form again." for i in range(60)]
+    assert scan(pd.DataFrame({"notes": notes})).columns[0].free_text  # 60 written once

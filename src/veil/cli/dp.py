@@ -190,7 +190,15 @@ def synth_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Synthetic table (.csv/.parquet).")
     ],
-    dp_flag: Annotated[bool, typer.Option("--dp", help="Differentially private (MST).")] = False,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            "--method",
+            help="marginals, copula (Gaussian copula; the default) or mst (differentially "
+            "private, needs --epsilon).",
+        ),
+    ] = None,
+    dp_flag: Annotated[bool, typer.Option("--dp", help="Same as --method mst.")] = False,
     epsilon: Annotated[float | None, typer.Option("--epsilon", help="Epsilon to spend.")] = None,
     columns: Annotated[
         str | None, typer.Option("--columns", help="Comma-separated columns (default: all usable).")
@@ -200,35 +208,76 @@ def synth_command(
     rows: Annotated[
         int | None,
         typer.Option(
-            "--rows", help="Rows to make (public input; default: the DP estimate).", min=1
+            "--rows",
+            help="Rows to make (default: as many as DATA; for mst, the DP estimate).",
+            min=1,
         ),
     ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed: same seed, same rows.")] = None,
     ledger: Ledger = None,
     force: Force = False,
     escape_formulas: EscapeFormulas = True,
     sep: Sep = None,
 ) -> None:
-    """Synthetic data: with --dp, MST through OpenDP, charged to the budget."""
-    from veil.dp import Accountant
-    from veil.dp.budget import NEIGHBOURS
-    from veil.dp.synth import synthesize
+    """Synthetic data: column marginals, a Gaussian copula, or DP MST (charged to the budget)."""
     from veil.io import check_output, check_writable, output_format, read, write
 
-    if not dp_flag or epsilon is None:
+    chosen_method = method or ("mst" if dp_flag or epsilon is not None else "copula")
+    if dp_flag and chosen_method != "mst":
+        raise ParameterError(f"--dp means --method mst, not {chosen_method}: pass one of them")
+    if chosen_method == "mst" and epsilon is None:
+        raise ParameterError("--method mst is differentially private: pass --epsilon E")
+    if chosen_method != "mst" and epsilon is not None:
         raise ParameterError(
-            "this version makes DP synthetic data only: pass --dp --epsilon E (non-DP "
-            "synthesis with copulas comes with the synthetic-data capability)"
+            f"--epsilon applies to --method mst only; {chosen_method} is not differentially private"
         )
     fmt_out = output_format(output)
     check_output(output, inputs=[data], force=force)
     if rows is not None:
         check_writable(fmt_out, output, rows=rows)
-    acc = Accountant(_ledger(ledger))
     frame = read(data, **_read_options(None, sep=sep))
     chosen = [c.strip() for c in columns.split(",")] if columns else None
+    if chosen_method == "mst":
+        assert epsilon is not None
+        _synth_mst(frame, data, output, epsilon=epsilon, columns=chosen, bounds=bounds,
+                   bins=bins, rows=rows, ledger=ledger, force=force,
+                   escape_formulas=escape_formulas)  # fmt: skip
+        return
+    from veil import synth
+    from veil.schema import require_columns
+
+    model = synth.make(chosen_method)
+    if chosen is not None:
+        require_columns(frame, chosen, where="--columns")
+        frame = frame[chosen]
+    with _progress() as say:
+        model.progress = say
+        model.fit(frame, seed=seed)
+        say(f"sampling {rows or len(frame):,} rows")
+        synthetic = model.sample(rows, seed=seed)
+    write(synthetic, output, force=force, inputs=[data], escape_formulas=escape_formulas)
+    out.print(
+        f"wrote {output} ({len(synthetic):,} synthetic rows, {synthetic.shape[1]} columns; "
+        f"{chosen_method}, not differentially private: measure its privacy before release)"
+    )
+    for line in model.describe():
+        out.print(f"  {line}")
+
+
+def _synth_mst(
+    frame: Any, data: str, output: Path, *, epsilon: float, columns: list[str] | None,
+    bounds: list[str] | None, bins: int, rows: int | None, ledger: Path | None, force: bool,
+    escape_formulas: bool,
+) -> None:  # fmt: skip
+    from veil.dp import Accountant
+    from veil.dp.budget import NEIGHBOURS
+    from veil.dp.synth import synthesize
+    from veil.io import write
+
+    acc = Accountant(_ledger(ledger))
     with _progress() as say:
         say("fitting MST marginals and synthesizing")
-        result = synthesize(frame, epsilon=epsilon, accountant=acc, columns=chosen,
+        result = synthesize(frame, epsilon=epsilon, accountant=acc, columns=columns,
                             bounds=_parse_bounds(bounds or []), bins=bins, rows=rows)  # fmt: skip
     write(result.data, output, force=force, inputs=[data], escape_formulas=escape_formulas)
     out.print(

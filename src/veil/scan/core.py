@@ -234,7 +234,7 @@ def classify(column: ColumnSample) -> ColumnFinding:
             if key not in values or evidence.score > values[key].score:
                 values[key] = evidence
     in_text: dict[str, float] = {}
-    prose = column.has_prose and max((v.score for v in values.values()), default=0) < 0.8
+    prose = max((v.score for v in values.values()), default=0) < 0.8 and column.has_prose
     if prose:
         embedded, found = _embedded(column)
         in_text = {e: round(found.share(e), 4) for e in sorted(found.counts)}

@@ -55,6 +55,50 @@ class Resample(ColumnTransform):
         return frame
 
 
+def fit_distributions(
+    values: np.ndarray,
+    candidates: Sequence[str],
+    criterion: str,
+    rng: np.random.Generator,
+    *,
+    name: str,
+    max_rows: int = _MAX_FIT_ROWS,
+) -> list[dict[str, Any]]:
+    """Every candidate (scipy.stats names) fitted to ``values`` (finite; a sample of at most
+    ``max_rows``), best first by ``criterion`` (``"ks"`` statistic or ``"aic"``): each
+    with its parameters, KS statistic and p-value, and AIC."""
+    sample = values if len(values) <= max_rows else rng.choice(values, max_rows, replace=False)
+    report: list[dict[str, Any]] = []
+    for candidate in candidates:
+        dist = getattr(stats, candidate)
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                params = tuple(float(p) for p in dist.fit(sample))
+                ks = stats.kstest(sample, candidate, args=params)
+                loglik = float(np.sum(dist.logpdf(sample, *params)))
+        except (ValueError, RuntimeError, FloatingPointError):
+            continue
+        if not np.isfinite(ks.statistic) or not np.isfinite(loglik):
+            continue
+        report.append(
+            {
+                "distribution": candidate,
+                "params": params,
+                "ks_statistic": float(ks.statistic),
+                "ks_pvalue": float(ks.pvalue),
+                "aic": 2 * len(params) - 2 * loglik,
+            }
+        )
+    if not report:
+        raise ParameterError(
+            f"none of the candidates {list(candidates)} could be fitted to column {name!r}; "
+            "try others (e.g. 'norm')"
+        )
+    report.sort(key=lambda r: r["ks_statistic" if criterion == "ks" else "aic"])
+    return report
+
+
 class ResampleContinuous(ColumnTransform):
     """Fit each of ``candidates`` (scipy.stats names) to a numeric column, keep the best by
     ``criterion`` (``"ks"``: Kolmogorov-Smirnov statistic, ``"aic"``), and replace values by
@@ -117,40 +161,7 @@ class ResampleContinuous(ColumnTransform):
                     f"got {len(values)}"
                 )
             self.range_[name] = (float(values.min()), float(values.max()))
-            sample = (
-                values
-                if len(values) <= _MAX_FIT_ROWS
-                else rng.choice(values, _MAX_FIT_ROWS, replace=False)
-            )
-            report: list[dict[str, Any]] = []
-            for candidate in self.candidates:
-                dist = getattr(stats, candidate)
-                try:
-                    with warnings.catch_warnings(), np.errstate(all="ignore"):
-                        warnings.simplefilter("ignore")
-                        params = tuple(float(p) for p in dist.fit(sample))
-                        ks = stats.kstest(sample, candidate, args=params)
-                        loglik = float(np.sum(dist.logpdf(sample, *params)))
-                except (ValueError, RuntimeError, FloatingPointError):
-                    continue
-                if not np.isfinite(ks.statistic) or not np.isfinite(loglik):
-                    continue
-                report.append(
-                    {
-                        "distribution": candidate,
-                        "params": params,
-                        "ks_statistic": float(ks.statistic),
-                        "ks_pvalue": float(ks.pvalue),
-                        "aic": 2 * len(params) - 2 * loglik,
-                    }
-                )
-            if not report:
-                raise ParameterError(
-                    f"none of the candidates {list(self.candidates)} could be fitted to column "
-                    f"{name!r}; try others (e.g. 'norm')"
-                )
-            key = "ks_statistic" if self.criterion == "ks" else "aic"
-            report.sort(key=lambda r: r[key])
+            report = fit_distributions(values, self.candidates, self.criterion, rng, name=name)
             self.fit_report_[name] = report
             self.best_[name] = report[0]["distribution"]
             self._params[name] = report[0]["params"]

@@ -122,14 +122,16 @@ class ColumnSample:
     @cached_property
     def has_prose(self) -> bool:
         """Words rather than codes in a good share of cells (notes, comments, short
-        messages): worth searching inside for entities. A handful of phrases repeated over
-        many rows ("Diabetes mellitus Typ 2") is a category, not prose."""
-        if self.kind != "text" or not self.texts or self.sample_distinct < 5:
-            return False
-        if self.sample_distinct < 20 and self.sample_distinct / len(self.texts) < 0.05:
+        messages): worth searching inside for entities. A few values each repeated over many
+        rows ("Diabetes mellitus Typ 2", "United-States") are a category, not prose."""
+        if self.kind != "text" or not self.texts or self.sample_distinct < 2:
             return False
         worded = sum(bool(_TWO_WORDS.search(t)) for t in self.texts) / len(self.texts)
-        return worded >= 0.3 and (self.is_free_text or self.mean_length >= 12)
+        if worded < 0.3 or not (self.is_free_text or self.mean_length >= 12):
+            return False
+        counts = self.series.value_counts()
+        # a note written once is a singleton: more than one in a thousand rows, and it is text
+        return len(counts) > 200 or int((counts == 1).sum()) > 0.001 * self.n_valid
 
     @cached_property
     def dates(self) -> pd.Series | None:

@@ -1,0 +1,39 @@
+"""Synthetic data behind one interface, as scikit-learn's: ``fit(frame)``, then
+``sample(n, seed=...)``.
+
+- ``Marginals``: each column from its own fitted distribution (frequencies; the best scipy
+  distribution among stated candidates by AIC or KS; dates as dates; missing rates kept).
+- ``GaussianCopula``: those marginals joined by a Gaussian copula of the rank correlations.
+- ``MST``: differentially private (``veil.dp.synth``), charged to the privacy-budget ledger.
+
+Direct identifiers are never resampled: every synthetic row gets a new, well-formed value.
+
+    >>> import pandas as pd
+    >>> from veil.synth import GaussianCopula
+    >>> frame = pd.DataFrame({"age": range(20, 70), "tier": ["Gold", "Silver"] * 25})
+    >>> synthetic = GaussianCopula(identifiers=[]).fit(frame).sample(100, seed=1)
+    >>> synthetic.shape
+    (100, 2)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from veil.exceptions import ParameterError
+from veil.synth._copula import GaussianCopula
+from veil.synth._marginals import ColumnModel, Marginals
+
+__all__ = ["METHODS", "ColumnModel", "GaussianCopula", "Marginals", "make"]
+
+#: the non-DP methods by their CLI name (``mst`` is ``veil.dp.synth``: it needs a ledger)
+METHODS: dict[str, type[Marginals]] = {"marginals": Marginals, "copula": GaussianCopula}
+
+
+def make(method: str, **options: Any) -> Marginals:
+    """The synthesizer called ``method`` (``marginals`` or ``copula``) with ``options``."""
+    if method not in METHODS:
+        raise ParameterError(
+            f"method must be one of {sorted(METHODS)} (or mst, with --epsilon), got {method!r}"
+        )
+    return METHODS[method](**options)
