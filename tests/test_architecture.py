@@ -27,7 +27,7 @@ LAYERS = [
     },
     {"veil.io", "veil.schema", "veil.hierarchy", "veil.frequency", "veil.criteria"},
     {"veil.scan", "veil.transforms", "veil.dp", "veil.policy", "veil.suggest"},
-    {"veil.privacy", "veil.learn", "veil.synth", "veil.federated", "veil.rights"},
+    {"veil.privacy", "veil.learn", "veil.synth", "veil.evaluate", "veil.federated", "veil.rights"},
     {"veil.report"},
     {"veil.demo"},
     {"veil.cli", "veil.__main__"},

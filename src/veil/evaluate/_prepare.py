@@ -1,0 +1,193 @@
+"""The tables an evaluation compares, in one comparable form.
+
+The release may not look like the original: a k-anonymous release holds intervals
+(``[30, 45)``), truncated dates (``2021-04``) and ``*``; a masked one hides characters; a
+synthetic one has new identifiers. Numeric and date columns of the release are read as numbers:
+an interval at its midpoint, a truncated date at the start of its period, anything else
+(``*``, masks) missing. Categories are compared as text (a generalized category is a category
+the original does not have, and shows as such). Direct identifiers and free text (by the scan
+of the original) are left out of every comparison: a pseudonym or a new key says nothing about
+fidelity, and whether a release kept them is the policy's business, certified elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from veil.exceptions import InputError, ParameterError
+
+#: a holdout smaller than this says nothing (DCR shares and attack rates need rows)
+MIN_HOLDOUT = 50
+#: a numeric column with at most this many distinct values is compared as a category
+MAX_CATEGORIES = 20
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_INTERVAL = re.compile(rf"^[\[(]\s*({_NUMBER}|-inf)\s*,\s*({_NUMBER}|inf)\s*[\])]$")
+_RANGE = re.compile(rf"^({_NUMBER})\s*(?:-|\u2013|to)\s*({_NUMBER})$")  # 30-45, 30 to 45
+_DAY_NS = 86_400 * 10**9
+
+
+@dataclass
+class Prepared:
+    """Training rows, holdout rows and release rows, column by column comparable."""
+
+    columns: list[str]  # compared, in the original's order
+    kinds: dict[str, str]  # "numeric" or "categorical"
+    train: pd.DataFrame
+    holdout: pd.DataFrame | None
+    release: pd.DataFrame
+    left_out: dict[str, str] = field(default_factory=dict)  # column -> why not compared
+    notes: list[str] = field(default_factory=list)
+
+
+def prepare(
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    *,
+    holdout: pd.DataFrame | None = None,
+    holdout_fraction: float | None = None,
+    seed: int = 0,
+) -> Prepared:
+    """Check and align the tables; split a holdout off ``original`` if asked."""
+    extra = [c for c in release.columns if c not in original.columns]
+    if extra:
+        raise InputError(
+            f"the release has columns the original lacks: {extra}; evaluate a release against "
+            "the table it was made from (renamed columns: rename them back first)"
+        )
+    if holdout is not None and holdout_fraction is not None:
+        raise ParameterError("give a holdout table or a holdout fraction, not both")
+    if holdout is not None:
+        missing = [c for c in original.columns if c not in holdout.columns]
+        if missing:
+            raise InputError(f"the holdout lacks the original's columns {missing}")
+        train = original
+    elif holdout_fraction is not None:
+        if not 0 < holdout_fraction < 1:
+            raise ParameterError(
+                f"holdout fraction must be between 0 and 1, got {holdout_fraction}"
+            )
+        order = np.random.default_rng(seed).permutation(len(original))
+        cut = round(len(original) * holdout_fraction)
+        holdout, train = original.iloc[order[:cut]], original.iloc[order[cut:]]
+    else:
+        train = original
+    # every column is built on the same row positions
+    train, release = train.reset_index(drop=True), release.reset_index(drop=True)
+    holdout = None if holdout is None else holdout.reset_index(drop=True)
+    if holdout is not None and len(holdout) < MIN_HOLDOUT:
+        raise InputError(
+            f"a holdout of {len(holdout)} rows is too small to say anything: give at least "
+            f"{MIN_HOLDOUT} real rows the release was not made from (20% of the data is usual)"
+        )
+    if len(release) == 0:
+        raise InputError("the release has no rows: nothing to evaluate")
+
+    from veil.scan import scan  # direct identifiers and free text are not compared
+
+    left_out = {c: "not in the release" for c in original.columns if c not in release.columns}
+    for found in scan(original).columns:
+        if found.name in left_out:
+            continue
+        if found.free_text:
+            left_out[found.name] = "free text"
+        elif found.role.value == "identifier":
+            left_out[found.name] = f"direct identifier ({found.entity or 'key'})"
+    columns = [c for c in original.columns if c not in left_out]
+    kinds, out_train, out_holdout, out_release = {}, {}, {}, {}
+    notes: list[str] = []
+    for name in columns:
+        series = train[name]
+        if series.notna().sum() == 0:
+            left_out[name] = "no values in the original"
+            continue
+        if release[name].notna().sum() == 0:
+            left_out[name] = "no values in the release (suppressed)"
+            continue
+        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+        is_date = pd.api.types.is_datetime64_any_dtype(series)
+        if is_date or (numeric and series.nunique() > MAX_CATEGORIES):
+            kinds[name] = "numeric"
+            out_train[name] = _as_number(series, is_date)
+            if holdout is not None:
+                out_holdout[name] = _as_number(holdout[name], is_date)
+            out_release[name], read = _release_number(release[name], is_date)
+            if read:
+                notes.append(f"{name}: {read}")
+        else:
+            kinds[name] = "categorical"
+            out_train[name] = _as_text(series)
+            if holdout is not None:
+                out_holdout[name] = _as_text(holdout[name])
+            out_release[name] = _as_text(release[name])
+    compared = list(kinds)
+    if not compared:
+        raise InputError(
+            "no column is left to compare (the release keeps none of the original's "
+            f"quasi-identifiers or attributes: {left_out})"
+        )
+    return Prepared(
+        compared,
+        kinds,
+        pd.DataFrame(out_train).reset_index(drop=True),
+        None if holdout is None else pd.DataFrame(out_holdout).reset_index(drop=True),
+        pd.DataFrame(out_release).reset_index(drop=True),
+        left_out,
+        notes,
+    )
+
+
+def _as_number(series: pd.Series, is_date: bool) -> pd.Series:
+    if is_date:
+        return pd.Series(series.to_numpy("datetime64[ns]").astype("int64") / _DAY_NS).where(
+            series.notna().to_numpy()
+        )
+    return pd.to_numeric(series, errors="coerce").astype(float)
+
+
+def _as_text(series: pd.Series) -> pd.Series:
+    return (
+        series.astype(object)
+        .where(series.notna(), None)
+        .map(lambda v: None if v is None else str(v))
+    )
+
+
+def _release_number(series: pd.Series, is_date: bool) -> tuple[pd.Series, str | None]:
+    """A release column as numbers, and how generalized values were read (None: as is)."""
+    if is_date and pd.api.types.is_datetime64_any_dtype(series):
+        return _as_number(series, True), None
+    if not is_date and pd.api.types.is_numeric_dtype(series):
+        return _as_number(series, False), None
+    text = series.astype("string").str.strip()
+    if is_date:
+        stamps = pd.to_datetime(text, errors="coerce", format="mixed")
+        missing = int((stamps.isna() & series.notna()).sum())
+        note = "dates read at the start of their period (2021-04 as 1 April)"
+        if missing:
+            note += f"; {missing:,} values that are no date ('*', masks) as missing"
+        return _as_number(stamps, True), note
+    plain = pd.to_numeric(text, errors="coerce")
+    values = plain.to_numpy(dtype=float, na_value=np.nan)
+    generalized = 0
+    todo = np.isnan(values) & series.notna().to_numpy()
+    for pattern in (_INTERVAL, _RANGE):
+        bounds = text[todo].str.extract(pattern.pattern).astype(float)
+        low, high = bounds[0].to_numpy(), bounds[1].to_numpy()
+        middle = np.where(np.isinf(high), low, np.where(np.isinf(low), high, (low + high) / 2))
+        read = ~np.isnan(middle)
+        values[np.flatnonzero(todo)[read]] = middle[read]
+        generalized += int(read.sum())
+        todo = np.isnan(values) & series.notna().to_numpy()
+    unread = int(np.isnan(values).sum() - series.isna().sum())
+    if not generalized and not unread:
+        return pd.Series(values), None
+    note = f"{generalized:,} intervals read at their midpoint" if generalized else ""
+    if unread:
+        note += (
+            f"{'; ' if note else ''}{unread:,} values that are no number ('*', masks) as missing"
+        )
+    return pd.Series(values), note
