@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report bench-load bench-startup
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-privacy bench-dp bench-report bench-load bench-startup
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -77,6 +77,10 @@ bench-scan: $(VENV)/.installed $(PRESIDIO)/.installed
 
 bench-accuracy: $(VENV)/.installed
 	$(BIN)/python bench/scan_accuracy.py
+
+# synthetic data on adult (../shared/datasets): TSTR vs TRTR, MST at two epsilons, speed
+bench-synth: $(VENV)/.installed-test
+	$(BIN)/python bench/bench_synth.py
 
 bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
 	$(BIN)/python bench/bench_privacy.py

@@ -128,3 +128,26 @@ def test_cli_synth_methods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code = main(["synth", str(source), "-o", str(tmp_path / "y.csv"), "--method", "mst"])
     assert code != 0
     assert "pass --epsilon" in capsys.readouterr().err
+
+
+def test_a_copula_per_value_of_the_condition_keeps_how_columns_depend_on_it() -> None:
+    rng = np.random.default_rng(5)
+    n = 3000
+    group = rng.choice(["low", "high", "rare"], n, p=[0.6, 0.37, 0.03])
+    x = np.where(group == "high", rng.normal(30, 3, n), rng.normal(10, 3, n))
+    frame = pd.DataFrame({"id": [f"K{i:06d}" for i in range(n)], "x": x, "group": group})
+    model = GaussianCopula(condition_on="group").fit(frame)
+    assert sorted(model.parts_) == ["high", "low"]  # 'rare' has < 200 rows: the whole table's
+    synthetic = model.sample(4000, seed=1)
+    means = synthetic.groupby("group")["x"].mean()
+    assert means["high"] == pytest.approx(30, abs=1)
+    assert means["low"] == pytest.approx(10, abs=1)
+    shares = synthetic["group"].value_counts(normalize=True)
+    assert shares["rare"] == pytest.approx(0.03, abs=0.01)
+    assert synthetic["id"].is_unique
+    assert not set(synthetic["id"]) & set(frame["id"])
+    pooled = GaussianCopula(identifiers=["id"]).fit(frame).sample(4000, seed=1)
+    gap = pooled.groupby("group")["x"].mean()
+    assert gap["high"] - gap["low"] < means["high"] - means["low"] - 5  # blurred without
+    with pytest.raises(ParameterError, match="condition_on must name a categorical column"):
+        GaussianCopula(condition_on="x").fit(frame)

@@ -214,6 +214,14 @@ def synth_command(
         ),
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed: same seed, same rows.")] = None,
+    condition_on: Annotated[
+        str | None,
+        typer.Option(
+            "--condition-on",
+            help="copula: one copula per value of this categorical column (the target a model "
+            "will predict), so the columns' dependence on it is kept.",
+        ),
+    ] = None,
     ledger: Ledger = None,
     force: Force = False,
     escape_formulas: EscapeFormulas = True,
@@ -246,7 +254,9 @@ def synth_command(
     from veil import synth
     from veil.schema import require_columns
 
-    model = synth.make(chosen_method)
+    if condition_on is not None and chosen_method != "copula":
+        raise ParameterError(f"--condition-on applies to --method copula, not {chosen_method}")
+    model = synth.make(chosen_method, **({"condition_on": condition_on} if condition_on else {}))
     if chosen is not None:
         require_columns(frame, chosen, where="--columns")
         frame = frame[chosen]

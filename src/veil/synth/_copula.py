@@ -10,21 +10,43 @@ function (``Marginals``); missing values at each column's rate, independently.
 
 from __future__ import annotations
 
+import contextlib
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from veil.exceptions import ParameterError
+from veil.schema import require_columns
 from veil.synth._marginals import Marginals
+
+#: a value of ``condition_on`` needs this many rows for a copula of its own
+MIN_GROUP = 200
 
 
 class GaussianCopula(Marginals):
     """Synthetic rows whose columns follow the real marginals and whose dependence follows the
-    real rank correlations (``correlation_``, over ``copula_columns_``)."""
+    real rank correlations (``correlation_``, over ``copula_columns_``).
+
+    ``condition_on``: a categorical column (the target a model will predict); then one copula
+    per value of it with at least ``MIN_GROUP`` rows (marginals and correlations learnt from
+    those rows alone), the rest from one copula of the whole table, rows in the real
+    proportions. A single copula blurs how the other columns depend on a category; this keeps
+    it.
+    """
 
     method = "copula"
 
+    def __init__(self, *, condition_on: str | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.condition_on = condition_on
+
     def fit(self, frame: pd.DataFrame, *, seed: int | None = 0) -> GaussianCopula:
-        """Fit the marginals, then the correlation of the columns' normal scores."""
+        """Fit the marginals, then the correlation of the columns' normal scores (per value of
+        ``condition_on`` when given)."""
+        if self.condition_on is not None:
+            return self._fit_conditional(frame, seed)
         super().fit(frame, seed=seed)
         rng = np.random.default_rng(seed)
         self.copula_columns_ = [n for n, m in self.models_.items() if m.kind != "identifier"]
@@ -36,6 +58,82 @@ class GaussianCopula(Marginals):
         self.correlation_ = _nearest_correlation(scores)
         return self
 
+    def _fit_conditional(self, frame: pd.DataFrame, seed: int | None) -> GaussianCopula:
+        name = str(self.condition_on)
+        require_columns(frame, [name], where="condition_on")
+        whole = GaussianCopula(**self._options()).fit(frame, seed=seed)  # roles, identifiers
+        if whole.models_[name].kind != "category":
+            kind = whole.models_[name].kind
+            raise ParameterError(f"condition_on must name a categorical column; {name!r} is {kind}")
+        modelled = [n for n, m in whole.models_.items() if m.kind != "identifier"]
+        options = {**self._options(), "identifiers": [], "progress": self.progress}
+        self.parts_: dict[Any, GaussianCopula] = {}
+        shares = frame[name].value_counts(normalize=True, dropna=False)
+        codes, values = pd.factorize(frame[name], use_na_sentinel=False)
+        for code, value in enumerate(values):
+            rows = frame.loc[codes == code, modelled]
+            if len(rows) >= MIN_GROUP:
+                self.progress(f"fitting the copula of {name} = {value}")
+                self.parts_[value] = GaussianCopula(**options).fit(rows, seed=seed)
+        self.shares_ = shares
+        self.whole_ = whole
+        self.models_, self.dtypes_, self.left_out_ = whole.models_, whole.dtypes_, whole.left_out_
+        self.copula_columns_, self.correlation_ = whole.copula_columns_, whole.correlation_
+        self.n_rows_ = len(frame)
+        return self
+
+    def _options(self) -> dict[str, Any]:
+        return {"candidates": self.candidates, "criterion": self.criterion,
+                "identifiers": self.identifiers, "leave_out": self.leave_out,
+                "locale": self.locale}  # fmt: skip
+
+    def sample(self, n: int | None = None, *, seed: int | None = None) -> pd.DataFrame:
+        """``n`` synthetic rows (default: as many as fitted); same seed, same rows."""
+        if self.condition_on is None or not hasattr(self, "parts_"):
+            return super().sample(n, seed=seed)
+        rows = self.n_rows_ if n is None else int(n)
+        if rows < 1:
+            raise ParameterError(f"n must be at least 1, got {rows}")
+        rng = np.random.default_rng(seed)
+        counts = rng.multinomial(rows, self.shares_.to_numpy())
+        pieces = []
+        for (value, _), count in zip(self.shares_.items(), counts, strict=True):
+            if count == 0:
+                continue
+            part = self.parts_.get(value)
+            seed_part = int(rng.integers(2**31))
+            if part is not None:
+                piece = part.sample(count, seed=seed_part)
+            else:  # a rare value: the whole table's copula, with the value set
+                piece = self.whole_.sample(count, seed=seed_part)[part_columns(self)]
+                piece[str(self.condition_on)] = np.full(count, value, dtype=object)
+            pieces.append(piece)
+        body = pd.concat(pieces, ignore_index=True).iloc[rng.permutation(rows)]
+        body = body.reset_index(drop=True)
+        fresh = self.whole_.sample(rows, seed=int(rng.integers(2**31)))  # new identifiers
+        out = {}
+        for column in self.models_:
+            if self.models_[column].kind == "identifier":
+                out[column] = fresh[column]
+            else:
+                values = body[column]
+                dtype = self.dtypes_[column]
+                if self.models_[column].kind == "category" and values.notna().all():
+                    with contextlib.suppress(TypeError, ValueError):
+                        values = values.astype(dtype)
+                out[column] = values
+        return pd.DataFrame(out)
+
+    def describe(self) -> list[str]:
+        """One line per column: how it was modelled (for the CLI and the report)."""
+        lines = super().describe()
+        if self.condition_on is not None and hasattr(self, "parts_"):
+            lines.append(
+                f"one copula per value of {self.condition_on}: "
+                f"{len(self.parts_)} of {len(self.shares_)} values (the rest: the whole table's)"
+            )
+        return lines
+
     def _uniforms(self, rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         if not self.copula_columns_:
             return {}
@@ -43,6 +141,10 @@ class GaussianCopula(Marginals):
         normals = rng.standard_normal((rows, len(self.copula_columns_))) @ factor.T
         u = stats.norm.cdf(normals)
         return {name: u[:, j] for j, name in enumerate(self.copula_columns_)}
+
+
+def part_columns(model: GaussianCopula) -> list[str]:
+    return [n for n, m in model.models_.items() if m.kind != "identifier"]
 
 
 def _nearest_correlation(scores: np.ndarray) -> np.ndarray:

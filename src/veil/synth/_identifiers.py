@@ -30,7 +30,7 @@ PATTERNS = {"KE_KRA_PIN": ("A#########?", "P#########?"), "KE_NATIONAL_ID": ("##
 #: entities that may repeat between people (two people share a name); every other is a key
 REPEATABLE = {"PERSON", "ADDRESS"}
 _DIGITS, _UPPER, _LOWER = string.digits, string.ascii_uppercase, string.ascii_lowercase
-_MAX_ROUNDS = 50
+_MAX_ROUNDS = 100
 
 
 @dataclass
@@ -91,10 +91,10 @@ class FreshIdentifiers:
                 drawn = [str(make()).replace("\n", ", ") for _ in range(want)]
             elif patterns is not None and patterns_of is not None:
                 drawn = [patterns.bothify(patterns_of[i]).upper()
-                         for i in rng.integers(0, len(patterns_of), want)]  # fmt: skip
+                         for i in rng.integers(0, len(patterns_of), 2 * want)]  # fmt: skip
             else:
                 drawn = [self._like(self.shapes[i], rng)
-                         for i in rng.integers(0, len(self.shapes), want)]  # fmt: skip
+                         for i in rng.integers(0, len(self.shapes), 2 * want)]  # fmt: skip
                 ends = len(self.prefix), len(self.suffix)
                 drawn = [self.prefix + d[ends[0] : len(d) - ends[1]] + self.suffix for d in drawn]
             for value in drawn:
@@ -102,6 +102,8 @@ class FreshIdentifiers:
                     continue
                 seen.add(value)
                 out.append(value)
+                if len(out) == n:
+                    break
         if len(out) < n:
             raise InputError(
                 f"identifier column {self.name!r}: its values' form allows too few new keys for "
