@@ -11,6 +11,7 @@ from scipy import stats
 from scipy.spatial.distance import cdist
 
 from veil.evaluate import evaluate_release
+from veil.evaluate._attacks import _wilson
 from veil.evaluate._distance import Encoder, nearest
 from veil.evaluate._measures import associations
 from veil.evaluate._prepare import prepare
@@ -73,6 +74,10 @@ def test_the_original_itself_is_not_anonymous_and_an_independent_table_is() -> N
     assert same.privacy["membership_advantage"] > 0.9
     assert same.privacy["dcr"]["share_closer_to_training"] > 0.6
     assert same.fidelity["detection_auc"] == pytest.approx(0.5, abs=0.05)
+    for attack in ("singling_out", "linkability", "inference"):
+        assert same.privacy[attack]["risk"] > 0.8, attack
+        low, high = same.privacy[attack]["ci"]
+        assert low <= same.privacy[attack]["risk"] <= high
     assert max(c["value"] for c in same.fidelity["columns"].values()) == 0
     ks = stats.ks_2samp(train["age"], train["age"]).statistic
     assert same.fidelity["columns"]["age"] == {"statistic": "ks", "value": ks}
@@ -82,6 +87,9 @@ def test_the_original_itself_is_not_anonymous_and_an_independent_table_is() -> N
     assert other.privacy["exact_copies"] == 0.0
     assert abs(other.privacy["membership_advantage"]) < 0.1
     assert other.privacy["dcr"]["share_closer_to_training"] == pytest.approx(0.5, abs=0.06)
+    assert other.privacy["singling_out"]["risk"] < 0.2  # the size correction is a model
+    assert other.privacy["linkability"]["risk"] < 0.05
+    assert other.privacy["inference"]["ci"][0] < 0.05  # within its interval of no risk
     for scores in (other.utility["tstr"], other.utility["trtr"]):  # a model that learns
         assert scores["accuracy"] > 0.6
 
@@ -109,3 +117,11 @@ def test_bad_input_gets_one_clear_line() -> None:
         evaluate_release(frame, frame, holdout_fraction=0.3, target="nope")
     with pytest.raises(InputError, match="give a categorical target"):
         evaluate_release(frame, frame, holdout_fraction=0.3, target="income")
+
+
+@pytest.mark.parametrize(("n", "k"), [(500, 0), (500, 37), (500, 250), (120, 119)])
+def test_attack_rates_are_wilson_intervals_as_scipy_computes_them(n: int, k: int) -> None:
+    rate, error = _wilson(n, k)
+    interval = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert rate - error == pytest.approx(interval.low)
+    assert rate + error == pytest.approx(interval.high)

@@ -22,8 +22,10 @@ from typing import Any
 
 import pandas as pd
 
+from veil.evaluate._attacks import inference, linkability, singling_out
 from veil.evaluate._measures import (
     associations,
+    check_target,
     column_fidelity,
     detection_auc,
     distance_privacy,
@@ -64,6 +66,8 @@ def evaluate_release(
     start = time.perf_counter()
     prepared: Prepared = prepare(original, release, holdout=holdout,
                                  holdout_fraction=holdout_fraction, seed=seed)  # fmt: skip
+    if target is not None:
+        check_target(prepared, target)
     before = associations(prepared.train, prepared.kinds)
     after = associations(prepared.release, prepared.kinds)
     difference = (before - after).abs()
@@ -79,10 +83,26 @@ def evaluate_release(
         reason = "no holdout rows: pass holdout or holdout_fraction"
         privacy = {"dcr": None, "dcr_reason": reason, "exact_copies": None,
                    "membership_advantage": None, "membership_advantage_reason": reason}  # fmt: skip
+        for attack in ("singling_out", "linkability", "inference"):  # they need control rows
+            privacy[attack] = {"risk": None, "ci": None, "reason": reason}
         measured_utility = None if target is None else {"target": target, "reason": reason}
     else:
         privacy, samples = distance_privacy(prepared, seed)
         figures["dcr"] = samples
+        privacy["singling_out"] = singling_out(prepared, seed).to_dict()
+        privacy["linkability"] = (
+            linkability(prepared, seed).to_dict()
+            if len(prepared.columns) >= 2
+            else {"risk": None, "ci": None, "reason": "one column: nothing to link"}
+        )
+        secret = target or (prepared.sensitive[0] if prepared.sensitive else None)
+        if secret is None or len(prepared.columns) < 2:
+            privacy["inference"] = {
+                "risk": None, "ci": None,
+                "reason": "nothing to infer: give a target, or the scan found no sensitive column",
+            }  # fmt: skip
+        else:
+            privacy["inference"] = {**inference(prepared, secret, seed).to_dict(), "secret": secret}
         measured_utility = None if target is None else utility(prepared, target, seed)
     return Evaluation(
         fidelity,

@@ -141,8 +141,8 @@ def detection_auc(prepared: Prepared, seed: int) -> float:
 
 
 # -------------------------------------------------------------------------------- utility
-def utility(prepared: Prepared, target: str, seed: int) -> dict[str, Any]:
-    """TSTR and TRTR on the holdout rows for ``target`` (a category)."""
+def check_target(prepared: Prepared, target: str) -> None:
+    """Refuse a target that is missing, left out, or not a category, saying why."""
     if target not in prepared.columns:
         why = prepared.left_out.get(target, "not a column of the original")
         raise InputError(f"target {target!r} cannot be predicted: {why}")
@@ -151,6 +151,11 @@ def utility(prepared: Prepared, target: str, seed: int) -> dict[str, Any]:
             f"target {target!r} is a number with many values: TSTR measures classification "
             "(accuracy, F1, ROC-AUC); give a categorical target"
         )
+
+
+def utility(prepared: Prepared, target: str, seed: int) -> dict[str, Any]:
+    """TSTR and TRTR on the holdout rows for ``target`` (a category)."""
+    check_target(prepared, target)
     assert prepared.holdout is not None
     features = [c for c in prepared.columns if c != target]
     train, test, release = (f.dropna(subset=[target]) for f in

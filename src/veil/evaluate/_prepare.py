@@ -41,6 +41,7 @@ class Prepared:
     release: pd.DataFrame
     left_out: dict[str, str] = field(default_factory=dict)  # column -> why not compared
     notes: list[str] = field(default_factory=list)
+    sensitive: list[str] = field(default_factory=list)  # the scan's sensitive columns
 
 
 def prepare(
@@ -89,7 +90,10 @@ def prepare(
     from veil.scan import scan  # direct identifiers and free text are not compared
 
     left_out = {c: "not in the release" for c in original.columns if c not in release.columns}
+    sensitive = []
     for found in scan(original).columns:
+        if found.role.value == "sensitive":
+            sensitive.append(found.name)
         if found.name in left_out:
             continue
         if found.free_text:
@@ -137,6 +141,7 @@ def prepare(
         pd.DataFrame(out_release).reset_index(drop=True),
         left_out,
         notes,
+        [c for c in sensitive if c in kinds],
     )
 
 
