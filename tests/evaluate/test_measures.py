@@ -4,12 +4,16 @@ random table)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 from scipy.spatial.distance import cdist
 
+from veil.cli import main
 from veil.evaluate import evaluate_release
 from veil.evaluate._attacks import _wilson
 from veil.evaluate._distance import Encoder, nearest
@@ -125,3 +129,36 @@ def test_attack_rates_are_wilson_intervals_as_scipy_computes_them(n: int, k: int
     interval = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
     assert rate - error == pytest.approx(interval.low)
     assert rate + error == pytest.approx(interval.high)
+
+
+def test_cli_evaluate_keeps_the_json_contract(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = people(1200, 6)
+    frame.iloc[:900].to_csv(tmp_path / "train.csv", index=False)
+    frame.iloc[900:].to_csv(tmp_path / "holdout.csv", index=False)
+    code = main(["evaluate", str(tmp_path / "train.csv"), str(tmp_path / "train.csv"),
+                 "--holdout", str(tmp_path / "holdout.csv"), "--target", "tier",
+                 "--format", "json"])  # fmt: skip
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["fidelity"]) >= {"columns", "association_difference", "detection_auc"}
+    assert set(data["fidelity"]["columns"]["age"]) == {"statistic", "value"}
+    assert set(data["utility"]) >= {"target", "tstr", "trtr"}
+    assert set(data["utility"]["tstr"]) == {"accuracy", "f1", "roc_auc"}
+    privacy = data["privacy"]
+    assert set(privacy["dcr"]) >= {"share_closer_to_training", "median_to_training",
+                                   "median_to_holdout"}  # fmt: skip
+    for key in ("exact_copies", "membership_advantage"):
+        assert isinstance(privacy[key], float)
+    for attack in ("singling_out", "linkability", "inference"):
+        assert privacy[attack]["risk"] > 0.8  # the original itself
+        assert len(privacy[attack]["ci"]) == 2
+    assert isinstance(data["seconds"], float)
+    code = main(["evaluate", str(tmp_path / "train.csv"), str(tmp_path / "train.csv"),
+                 "--format", "json"])  # fmt: skip
+    data = json.loads(capsys.readouterr().out)
+    assert data["privacy"]["dcr"] is None
+    assert "holdout" in data["privacy"]["dcr_reason"]
+    assert data["utility"] is None
+    assert data["utility_reason"]

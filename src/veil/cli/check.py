@@ -23,7 +23,9 @@ from veil.cli._common import (
     TGoal,
     _check_format,
     _model_specs,
+    _progress,
     _read_options,
+    _source,
     out,
 )
 from veil.exceptions import CheckFailedError, InputError, ParameterError
@@ -112,7 +114,89 @@ def verify_command(
         raise CheckFailedError(f"{release}: does not verify against {certificate}")
 
 
+def evaluate_command(
+    original: Annotated[str, typer.Argument(help="The table the release was made from.")],
+    release: Annotated[
+        str, typer.Argument(help="The release (any kind: k-anonymous, masked, synthetic...).")
+    ],
+    holdout: Annotated[
+        str | None,
+        typer.Option("--holdout", help="Real rows of the same kind the release was NOT made from."),
+    ] = None,
+    holdout_fraction: Annotated[
+        float | None,
+        typer.Option(
+            "--holdout-fraction",
+            help="Set aside this share of ORIGINAL as holdout (the release must have been made "
+            "without those rows).",
+        ),
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="Category a model predicts (TSTR vs TRTR).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
+    fmt: Format = "text",
+    sep: Sep = None,
+) -> None:
+    """Fidelity, utility on real holdout rows, and attacks (DCR, membership, singling out,
+    linkability, inference) on any release."""
+    from veil.evaluate import evaluate_release
+    from veil.io import read
+
+    _check_format(fmt)
+    options = _read_options(None, sep=sep)
+    with _progress() as say:
+        say(f"reading {_source(original)} and {_source(release)}")
+        real = read(original, **options)
+        released = read(release, **options)
+        rows = None if holdout is None else read(holdout, **options)
+        say("measuring fidelity, utility and privacy")
+        result = evaluate_release(real, released, holdout=rows, holdout_fraction=holdout_fraction,
+                                  target=target, seed=seed)  # fmt: skip
+    if fmt == "json":
+        out.print_json(json.dumps(result.to_dict()))
+        return
+    data = result.to_dict()
+    fidelity = data["fidelity"]
+    left = ", ".join(f"{c} ({why})" for c, why in result.left_out.items()) or "none"
+    out.print(f"compared {len(result.compared)} columns; left out: {left}")
+    for note in result.notes:
+        out.print(f"  {note}")
+    worst = max(fidelity["columns"].items(), key=lambda item: item[1]["value"])
+    out.print(f"fidelity: detection AUC {fidelity['detection_auc']:.3f} (0.5: indistinguishable); "
+              f"association difference {fidelity['association_difference']:.3f}; furthest column "
+              f"{worst[0]} ({worst[1]['statistic']} {worst[1]['value']:.3f})")  # fmt: skip
+    if data["utility"] is not None:
+        u = data["utility"]
+        for name in ("trtr", "tstr"):
+            scores = u[name]
+            if scores is not None:
+                auc = "-" if scores["roc_auc"] is None else f"{scores['roc_auc']:.3f}"
+                out.print(f"utility {name.upper()} ({u['target']}): accuracy "
+                          f"{scores['accuracy']:.3f}, F1 {scores['f1']:.3f}, "
+                          f"ROC-AUC {auc}")  # fmt: skip
+    else:
+        out.print(f"utility: not measured ({data['utility_reason']})")
+    p = data["privacy"]
+    if p["dcr"] is None:
+        out.print(f"privacy: not measured ({p['dcr_reason']})")
+        return
+    out.print(f"privacy: {p['dcr']['share_closer_to_training']:.1%} of release rows closer to "
+              f"training than to holdout rows (50% ideal); exact copies {p['exact_copies']:.1%}; "
+              f"membership advantage {p['membership_advantage']:.3f}")  # fmt: skip
+    for attack in ("singling_out", "linkability", "inference"):
+        measured = p[attack]
+        if measured["risk"] is None:
+            out.print(f"  {attack.replace('_', ' ')}: not measured ({measured['reason']})")
+            continue
+        low, high = measured["ci"]
+        light = "high" if low >= 0.1 else "low" if high < 0.05 else "some"
+        out.print(f"  {attack.replace('_', ' ')} risk {measured['risk']:.3f} "
+                  f"[{low:.3f}, {high:.3f}] ({light})")  # fmt: skip
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``veil check`` and ``veil verify`` to ``app``."""
+    """Add ``veil check``, ``veil verify`` and ``veil evaluate`` to ``app``."""
+    app.command("evaluate")(evaluate_command)
     app.command("check")(check_command)
     app.command("verify")(verify_command)

@@ -50,6 +50,27 @@ class Evaluation:
     # for the report's figures: the association matrices and the two DCR samples
     figures: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract of ``veil evaluate --format json`` (a measure that could not be
+        computed is null with a ``..._reason`` beside it, never left out)."""
+        privacy = dict(self.privacy)
+        if privacy.get("dcr") is not None:
+            privacy["dcr"] = dict(privacy["dcr"])
+        out: dict[str, Any] = {
+            "fidelity": self.fidelity,
+            "utility": self.utility,
+            "privacy": privacy,
+            "seconds": self.seconds,
+            "compared": self.compared,
+            "left_out": self.left_out,
+            "notes": self.notes,
+        }
+        if self.utility is None:
+            out["utility_reason"] = "no target: pass one to train a model on each table"
+        elif "reason" in self.utility:
+            out["utility"], out["utility_reason"] = None, self.utility["reason"]
+        return out
+
 
 def evaluate_release(
     original: pd.DataFrame,
