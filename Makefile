@@ -78,9 +78,15 @@ bench-scan: $(VENV)/.installed $(PRESIDIO)/.installed
 bench-accuracy: $(VENV)/.installed
 	$(BIN)/python bench/scan_accuracy.py
 
-# synthetic data on adult (../shared/datasets): TSTR vs TRTR, MST at two epsilons, speed
-bench-synth: $(VENV)/.installed-test
-	$(BIN)/python bench/bench_synth.py
+# synthetic data on adult (../shared/datasets): TSTR vs TRTR, MST at two epsilons, speed, and
+# the three attacks against Anonymeter, which pins numpy < 1.27: its own environment
+ANONYMETER := .venv-anonymeter
+
+$(ANONYMETER)/.installed:
+	$(call peer_venv,"anonymeter==1.1.0")
+
+bench-synth: $(VENV)/.installed-test $(ANONYMETER)/.installed
+	$(BIN)/python bench/bench_synth.py --anonymeter-python $(ANONYMETER)/bin/python
 
 bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
 	$(BIN)/python bench/bench_privacy.py
@@ -108,4 +114,4 @@ bench-startup: $(VENV)/.installed
 bench: bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report bench-load bench-startup
 
 clean:
-	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(YDATA) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(YDATA) $(ANONYMETER) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

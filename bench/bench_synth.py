@@ -10,16 +10,22 @@ Prints, all measured in this run:
 - speed: copula fit + sample of 32k adult rows (target <= 10 s); the distance to closest record
   of 10k x 10k mixed rows (target <= 5 s; SDMetrics' DCR baseline took 519 s on this machine
   kind, as measured for issue 16: it is BUSL-licensed and not run here); the whole
-  `evaluate_release` of a 10k-row release (target <= 60 s).
+  `evaluate_release` of a 10k-row release (target <= 60 s);
+- the three attacks against Anonymeter 1.1.0 on the same tables (10k training rows, a 10k-row
+  conditioned-copula release, the holdout as control), same columns and secret, each tool
+  with its own seeds (--anonymeter-python; `make bench-synth` builds its environment).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,8 +63,58 @@ def mst(train: pd.DataFrame, epsilon: float, seed: int) -> pd.DataFrame:
     return result.data
 
 
+def attacks_against_anonymeter(train: pd.DataFrame, holdout: pd.DataFrame, python: str,
+                               seed: int) -> None:  # fmt: skip
+    ori = train.sample(10_000, random_state=seed)
+    releases = {
+        "conditioned copula": GaussianCopula(condition_on="income")
+        .fit(ori)
+        .sample(10_000, seed=seed + 1),
+        "the original itself": ori.copy(),
+    }
+    for label, syn in releases.items():
+        ours = evaluate_release(ori, syn, holdout=holdout, target="income", seed=seed)
+        print(
+            f"\nattacks on {label} (10k rows) made from 10k training rows, control: "
+            f"{len(holdout):,} holdout rows (veil: {ours.seconds:.1f} s, whole evaluation)"
+        )
+        print(f"  {'attack':<14}{'veil risk [95% CI]':<28}Anonymeter 1.1.0 risk [95% CI]")
+        theirs = _anonymeter(python, ori, syn, holdout, ours, seed)
+        for attack in ("singling_out", "linkability", "inference"):
+            mine = ours.privacy[attack]
+            text = f"{mine['risk']:.3f} [{mine['ci'][0]:.3f}, {mine['ci'][1]:.3f}]"
+            other = "not run (no .venv-anonymeter)"
+            if theirs is not None:
+                t = theirs[attack]
+                inside = t["ci"][0] <= mine["risk"] <= t["ci"][1]
+                verdict = "inside" if inside else "OUTSIDE"
+                other = (f"{t['risk']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}] in "
+                         f"{t['seconds']:.0f} s: veil {verdict}")  # fmt: skip
+            print(f"  {attack:<14}{text:<28}{other}")
+
+
+def _anonymeter(python: str, ori: pd.DataFrame, syn: pd.DataFrame, holdout: pd.DataFrame,
+                ours: Any, seed: int) -> dict[str, Any] | None:  # fmt: skip
+    if not Path(python).exists():
+        return None
+    plan = {"halves": ours.privacy["linkability"]["halves"], "secret": "income",
+            "n_attacks": ours.privacy["singling_out"]["n_attacks"]}  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, frame in (("ori", ori), ("syn", syn), ("control", holdout)):
+            frame[ours.compared].to_parquet(Path(tmp) / f"{name}.parquet")
+        (Path(tmp) / "plan.json").write_text(json.dumps(plan))
+        runner = Path(__file__).with_name("anonymeter_runner.py")
+        done = subprocess.run([python, str(runner), tmp, str(seed)], capture_output=True,
+                              text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"Anonymeter runner failed:\n{done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--anonymeter-python", default=".venv-anonymeter/bin/python")
     parser.add_argument("--rows", type=int, default=10_000, help="release size for evaluate")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

@@ -21,7 +21,7 @@ Wilson-score error of both rates propagated into a 95% interval.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import sqrt
 from typing import Any
 
@@ -50,11 +50,13 @@ class Risk:
     control_rate: float
     baseline_rate: float
     n_attacks: int
+    detail: dict[str, Any] = field(default_factory=dict)  # what the attack used (columns)
 
     def to_dict(self) -> dict[str, Any]:
+        """The risk, its interval, the three rates and what the attack used."""
         return {"risk": self.risk, "ci": list(self.ci), "attack_rate": self.attack_rate,
                 "control_rate": self.control_rate, "baseline_rate": self.baseline_rate,
-                "n_attacks": self.n_attacks}  # fmt: skip
+                "n_attacks": self.n_attacks, **self.detail}  # fmt: skip
 
 
 def _wilson(n: int, success: float) -> tuple[float, float]:
@@ -228,7 +230,9 @@ def linkability(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> Ri
     control = linked(_targets(prepared.holdout, n, rng))
     rows = len(prepared.release)
     baseline = int((rng.integers(rows, size=n) == rng.integers(rows, size=n)).sum())
-    return risk_of(n, success, control, baseline)
+    measured = risk_of(n, success, control, baseline)
+    measured.detail = {"halves": [list(map(str, h)) for h in halves]}
+    return measured
 
 
 def inference(prepared: Prepared, secret: str, seed: int, n_attacks: int = N_ATTACKS) -> Risk:
