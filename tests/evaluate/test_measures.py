@@ -162,3 +162,22 @@ def test_cli_evaluate_keeps_the_json_contract(
     assert "holdout" in data["privacy"]["dcr_reason"]
     assert data["utility"] is None
     assert data["utility_reason"]
+
+
+def test_the_evaluation_report_lights_red_for_the_original_itself(tmp_path: Path) -> None:
+    from veil.report.sections.evaluation import build_evaluation_report
+
+    frame = people(1500, 7)
+    train, holdout = frame.iloc[:1200], frame.iloc[1200:]
+    report = build_evaluation_report(evaluate_release(train, train, holdout=holdout,
+                                                      target="tier"))  # fmt: skip
+    assert [f.status for f in report.facts] == ["bad", "bad", "bad"]
+    assert report.verdict == "bad"
+    ids = {f.id for f in report.section("evaluation").figures}
+    assert {"tstr", "dcr", "association-difference", "overlay-age", "overlay-county"} <= ids
+    html = report.to_html()
+    assert "singling out risk" in html
+    assert "1,200 release rows measured against 1,200 rows" in html
+    independent = build_evaluation_report(evaluate_release(train, people(1200, 70),
+                                                           holdout=holdout))  # fmt: skip
+    assert "bad" not in [f.status for f in independent.facts[1:]]  # linkability, inference

@@ -10,6 +10,7 @@ import typer
 
 from veil.cli._common import (
     Encoding,
+    Force,
     Format,
     KGoal,
     LGoal,
@@ -25,6 +26,7 @@ from veil.cli._common import (
     _model_specs,
     _progress,
     _read_options,
+    _report_format,
     _source,
     out,
 )
@@ -135,15 +137,24 @@ def evaluate_command(
         str | None, typer.Option("--target", help="Category a model predicts (TSTR vs TRTR).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Also write a report (.html or .json).")
+    ] = None,
     fmt: Format = "text",
+    force: Force = False,
     sep: Sep = None,
 ) -> None:
     """Fidelity, utility on real holdout rows, and attacks (DCR, membership, singling out,
     linkability, inference) on any release."""
     from veil.evaluate import evaluate_release
-    from veil.io import read
+    from veil.io import OutputSet, read
 
     _check_format(fmt)
+    inputs = [original, release] + ([holdout] if holdout else [])
+    outputs = OutputSet(force=force, inputs=inputs)
+    if report is not None:
+        outputs.check(report)
+        chosen = _report_format(report)
     options = _read_options(None, sep=sep)
     with _progress() as say:
         say(f"reading {_source(original)} and {_source(release)}")
@@ -153,6 +164,12 @@ def evaluate_command(
         say("measuring fidelity, utility and privacy")
         result = evaluate_release(real, released, holdout=rows, holdout_fraction=holdout_fraction,
                                   target=target, seed=seed)  # fmt: skip
+    if report is not None:
+        from veil.report.sections.evaluation import build_evaluation_report
+
+        built = build_evaluation_report(result, title=f"veil evaluation: {Path(release).name}")
+        with outputs:
+            outputs.stage(report).write_text(built.render(chosen), encoding="utf-8")
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
         return

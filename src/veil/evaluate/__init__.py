@@ -47,6 +47,7 @@ class Evaluation:
     compared: list[str]
     left_out: dict[str, str]
     notes: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)  # train, holdout, release
     # for the report's figures: the association matrices and the two DCR samples
     figures: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -64,6 +65,7 @@ class Evaluation:
             "compared": self.compared,
             "left_out": self.left_out,
             "notes": self.notes,
+            "rows": self.rows,
         }
         if self.utility is None:
             out["utility_reason"] = "no target: pass one to train a model on each table"
@@ -98,7 +100,10 @@ def evaluate_release(
         "association_difference": float(difference.to_numpy().sum() / pairs) if pairs else 0.0,
         "detection_auc": detection_auc(prepared, seed),
     }
-    figures: dict[str, Any] = {"associations": (before, after)}
+    figures: dict[str, Any] = {
+        "associations": (before, after),
+        "tables": (prepared.train, prepared.release, prepared.kinds),
+    }
     privacy: dict[str, Any]
     if prepared.holdout is None:
         reason = "no holdout rows: pass holdout or holdout_fraction"
@@ -133,5 +138,10 @@ def evaluate_release(
         prepared.columns,
         prepared.left_out,
         prepared.notes,
+        {
+            "train": len(prepared.train),
+            "release": len(prepared.release),
+            "holdout": 0 if prepared.holdout is None else len(prepared.holdout),
+        },
         figures,
     )

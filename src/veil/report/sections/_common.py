@@ -10,6 +10,7 @@ import pandas as pd
 
 from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
+from veil.evaluate import Evaluation
 from veil.privacy.certificate import Certificate, Release
 from veil.scan import ScanResult
 
@@ -42,6 +43,7 @@ class Inputs:
     accountant: Accountant | None = None
     dp_releases: Sequence[DPResult] = ()
     curves: Sequence[Curve] = ()
+    evaluation: Evaluation | None = None  # veil.evaluate's measures of the release
     risk_threshold: float = 0.2
     random_state: int = 0
     progress: Progress = field(default=lambda _message: None)
