@@ -186,10 +186,13 @@ def _answer_table(result: Any, remaining: float) -> Table:
 
 
 def synth_command(
-    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Synthetic table (.csv/.parquet).")
     ],
+    data: Annotated[
+        str | None,
+        typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL (or --schema)."),
+    ] = None,
     method: Annotated[
         str | None,
         typer.Option(
@@ -214,6 +217,14 @@ def synth_command(
         ),
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed: same seed, same rows.")] = None,
+    schema: Annotated[
+        Path | None,
+        typer.Option(
+            "--schema",
+            help="Make test data from a schema (YAML: Faker per column, distributions, or "
+            "kind: classification/blobs) instead of from DATA.",
+        ),
+    ] = None,
     condition_on: Annotated[
         str | None,
         typer.Option(
@@ -230,6 +241,13 @@ def synth_command(
     """Synthetic data: column marginals, a Gaussian copula, or DP MST (charged to the budget)."""
     from veil.io import check_output, check_writable, output_format, read, write
 
+    if (data is None) == (schema is None):
+        raise ParameterError("give DATA to learn from, or --schema to make test data from")
+    if schema is not None:
+        _synth_schema(schema, output, rows=rows, seed=seed, force=force,
+                      escape_formulas=escape_formulas)  # fmt: skip
+        return
+    assert data is not None
     chosen_method = method or ("mst" if dp_flag or epsilon is not None else "copula")
     if dp_flag and chosen_method != "mst":
         raise ParameterError(f"--dp means --method mst, not {chosen_method}: pass one of them")
@@ -272,6 +290,20 @@ def synth_command(
     )
     for line in model.describe():
         out.print(f"  {line}")
+
+
+def _synth_schema(schema: Path, output: Path, *, rows: int | None, seed: int | None,
+                  force: bool, escape_formulas: bool) -> None:  # fmt: skip
+    from veil.io import check_output, write
+    from veil.synth import from_schema
+
+    check_output(output, inputs=[str(schema)], force=force)
+    with _progress() as say:
+        say(f"making rows from {schema}")
+        frame = from_schema(schema, rows, seed=seed)
+    write(frame, output, force=force, inputs=[str(schema)], escape_formulas=escape_formulas)
+    out.print(f"wrote {output} ({len(frame):,} rows, {frame.shape[1]} columns from {schema}; "
+              "test data: no real row was read)")  # fmt: skip
 
 
 def _synth_mst(

@@ -5,6 +5,8 @@
   distribution among stated candidates by AIC or KS; dates as dates; missing rates kept).
 - ``GaussianCopula``: those marginals joined by a Gaussian copula of the rank correlations.
 - ``MST``: differentially private (``veil.dp.synth``), charged to the privacy-budget ledger.
+- ``from_schema``: test data from a schema alone (Faker, distributions, scikit-learn's
+  ``make_classification`` / ``make_blobs``), no real rows.
 
 Direct identifiers are never resampled: every synthetic row gets a new, well-formed value.
 
@@ -23,8 +25,10 @@ from typing import Any
 from veil.exceptions import ParameterError
 from veil.synth._copula import GaussianCopula
 from veil.synth._marginals import ColumnModel, Marginals
+from veil.synth._schema import from_schema, load_schema
 
-__all__ = ["METHODS", "ColumnModel", "GaussianCopula", "Marginals", "make"]
+__all__ = ["METHODS", "ColumnModel", "GaussianCopula", "Marginals", "from_schema", "load_schema",
+           "make"]  # fmt: skip
 
 #: the non-DP methods by their CLI name (``mst`` is ``veil.dp.synth``: it needs a ledger)
 METHODS: dict[str, type[Marginals]] = {"marginals": Marginals, "copula": GaussianCopula}
