@@ -111,6 +111,15 @@ def test_generalized_release_values_are_read_as_numbers() -> None:
     assert any("start of their period" in n for n in prepared.notes)
 
 
+def test_empty_and_mistyped_release_columns_are_left_out_saying_why() -> None:
+    frame = people(300, 5)
+    release = frame.assign(income=np.nan, age=["young", "old"] * 150)
+    prepared = prepare(frame, release)
+    assert prepared.left_out["income"] == "no values in the release (suppressed)"
+    assert prepared.left_out["age"] == "the release holds no numbers here (e.g. 'young')"
+    assert "age" not in prepared.columns
+
+
 def test_bad_input_gets_one_clear_line() -> None:
     frame = people(300, 5)
     with pytest.raises(InputError, match=r"columns the original lacks: \['extra'\]"):

@@ -114,11 +114,17 @@ def prepare(
         numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
         is_date = pd.api.types.is_datetime64_any_dtype(series)
         if is_date or (numeric and series.nunique() > MAX_CATEGORIES):
+            released, read = _release_number(release[name], is_date)
+            if released.isna().all():  # a type the original's column cannot be compared with
+                example = release[name].dropna().iloc[0]
+                left_out[name] = (f"the release holds no {'dates' if is_date else 'numbers'} "
+                                  f"here (e.g. {str(example)[:30]!r})")  # fmt: skip
+                continue
             kinds[name] = "numeric"
             out_train[name] = _as_number(series, is_date)
             if holdout is not None:
                 out_holdout[name] = _as_number(holdout[name], is_date)
-            out_release[name], read = _release_number(release[name], is_date)
+            out_release[name] = released
             if read:
                 notes.append(f"{name}: {read}")
         else:
