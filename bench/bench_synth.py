@@ -139,7 +139,7 @@ def main() -> None:
         "MST eps=1": lambda: mst(train, 1.0, 1),
         "MST eps=5": lambda: mst(train, 5.0, 1),
     }
-    print(f"\n{'release':<18}{'accuracy':>9}{'F1':>7}{'ROC-AUC':>9}   (TSTR; TRTR below)")
+    print(f"\n{'release':<30}{'accuracy':>9}{'F1':>7}{'ROC-AUC':>9}   (TSTR; TRTR below)")
     trtr = None
     for name, make in releases.items():
         released = make()
@@ -147,13 +147,13 @@ def main() -> None:
                                     seed=args.seed)  # fmt: skip
         scores = measured.utility["tstr"]
         trtr = measured.utility["trtr"]
-        print(f"{name:<18}{scores['accuracy']:>9.3f}{scores['f1']:>7.3f}{scores['roc_auc']:>9.3f}"
+        print(f"{name:<30}{scores['accuracy']:>9.3f}{scores['f1']:>7.3f}{scores['roc_auc']:>9.3f}"
               f"   detection AUC {measured.fidelity['detection_auc']:.3f}, DCR closer to "
               f"training {measured.privacy['dcr']['share_closer_to_training']:.3f}")  # fmt: skip
     assert trtr is not None
-    print(f"{'TRTR (real)':<18}{trtr['accuracy']:>9.3f}{trtr['f1']:>7.3f}{trtr['roc_auc']:>9.3f}")
+    print(f"{'TRTR (real)':<30}{trtr['accuracy']:>9.3f}{trtr['f1']:>7.3f}{trtr['roc_auc']:>9.3f}")
     print(
-        f"{'TabDDPM (paper)':<18}{'':>9}{TABDDPM['f1_synthetic']:>7.3f}   "
+        f"{'TabDDPM (paper)':<30}{'':>9}{TABDDPM['f1_synthetic']:>7.3f}   "
         f"(its real-data F1: {TABDDPM['f1_real']:.3f}; published, not run here)"
     )
 

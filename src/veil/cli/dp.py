@@ -229,8 +229,9 @@ def synth_command(
         str | None,
         typer.Option(
             "--condition-on",
-            help="copula: one copula per value of this categorical column (the target a model "
-            "will predict), so the columns' dependence on it is kept.",
+            help="copula: one copula per value of these comma-separated categorical columns "
+            "(the target a model will predict first), so the columns' dependence on them is "
+            "kept.",
         ),
     ] = None,
     ledger: Ledger = None,
@@ -274,7 +275,8 @@ def synth_command(
 
     if condition_on is not None and chosen_method != "copula":
         raise ParameterError(f"--condition-on applies to --method copula, not {chosen_method}")
-    model = synth.make(chosen_method, **({"condition_on": condition_on} if condition_on else {}))
+    conditions = [c.strip() for c in condition_on.split(",")] if condition_on else None
+    model = synth.make(chosen_method, **({"condition_on": conditions} if conditions else {}))
     if chosen is not None:
         require_columns(frame, chosen, where="--columns")
         frame = frame[chosen]
