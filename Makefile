@@ -111,7 +111,7 @@ bench-load: $(VENV)/.installed
 bench-startup: $(VENV)/.installed
 	$(BIN)/python bench/bench_startup.py
 
-bench: bench-io bench-scan bench-accuracy bench-privacy bench-dp bench-report bench-load bench-startup
+bench: bench-io bench-scan bench-accuracy bench-synth bench-privacy bench-dp bench-report bench-load bench-startup
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(YDATA) $(ANONYMETER) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

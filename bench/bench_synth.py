@@ -135,6 +135,11 @@ def main() -> None:
         "copula | income": lambda: (
             GaussianCopula(condition_on="income").fit(train).sample(len(train), seed=1)
         ),
+        "copula | income, marital, sex": lambda: (
+            GaussianCopula(condition_on=["income", "marital_status", "sex"])
+            .fit(train)
+            .sample(len(train), seed=1)
+        ),
         "marginals": lambda: Marginals().fit(train).sample(len(train), seed=1),
         "MST eps=1": lambda: mst(train, 1.0, 1),
         "MST eps=5": lambda: mst(train, 5.0, 1),
@@ -173,6 +178,7 @@ def main() -> None:
         f"evaluate_release of a {args.rows:,}-row release: {measured.seconds:.1f} s "
         "(target <= 60 s)"
     )
+    attacks_against_anonymeter(train, holdout, args.anonymeter_python, args.seed)
 
 
 if __name__ == "__main__":
