@@ -128,6 +128,10 @@ def test_cli_synth_methods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code = main(["synth", str(source), "-o", str(tmp_path / "y.csv"), "--method", "mst"])
     assert code != 0
     assert "pass --epsilon" in capsys.readouterr().err
+    code = main(["synth", str(source), "-o", str(tmp_path / "z.csv")])  # no method: no guess
+    assert code != 0
+    assert "choose how: --method copula or marginals" in capsys.readouterr().err
+    assert not (tmp_path / "z.csv").exists()
 
 
 def test_a_copula_per_value_of_the_condition_keeps_how_columns_depend_on_it() -> None:

@@ -197,8 +197,8 @@ def synth_command(
         str | None,
         typer.Option(
             "--method",
-            help="marginals, copula (Gaussian copula; the default) or mst (differentially "
-            "private, needs --epsilon).",
+            help="marginals, copula (Gaussian copula) or mst (differentially private, needs "
+            "--epsilon).",
         ),
     ] = None,
     dp_flag: Annotated[bool, typer.Option("--dp", help="Same as --method mst.")] = False,
@@ -249,7 +249,12 @@ def synth_command(
                       escape_formulas=escape_formulas)  # fmt: skip
         return
     assert data is not None
-    chosen_method = method or ("mst" if dp_flag or epsilon is not None else "copula")
+    if method is None and not dp_flag and epsilon is None:
+        raise ParameterError(
+            "choose how: --method copula or marginals (not differentially private: measure "
+            "the result with veil evaluate), or --method mst --epsilon E"
+        )
+    chosen_method = method or "mst"
     if dp_flag and chosen_method != "mst":
         raise ParameterError(f"--dp means --method mst, not {chosen_method}: pass one of them")
     if chosen_method == "mst" and epsilon is None:
