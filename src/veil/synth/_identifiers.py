@@ -98,6 +98,8 @@ class FreshIdentifiers:
                 ends = len(self.prefix), len(self.suffix)
                 drawn = [self.prefix + d[ends[0] : len(d) - ends[1]] + self.suffix for d in drawn]
             for value in drawn:
+                if self.integer and value.isdigit():
+                    value = str(int(value))  # 04857457 is the number 4857457, as stored
                 if value in self.real or (unique and value in seen):
                     continue
                 seen.add(value)
