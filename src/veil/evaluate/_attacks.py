@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 from scipy.optimize import curve_fit
 
-from veil.evaluate._distance import Encoder, nearest
+from veil.evaluate._distance import Encoder, category_codes, nearest
 from veil.evaluate._prepare import Prepared
 
 N_ATTACKS = 500
@@ -91,10 +91,7 @@ class _Table:
             if kinds[name] == "numeric":
                 self.columns[name] = frame[name].to_numpy(dtype=float)
             else:
-                table = codes.setdefault(name, {})
-                self.columns[name] = np.array(
-                    [-1 if v is None else table.setdefault(v, len(table)) for v in frame[name]]
-                )
+                self.columns[name] = category_codes(frame[name], codes.setdefault(name, {}))
 
     def count(self, query: tuple[tuple[str, str, float], ...], rows: np.ndarray | None = None
               ) -> int:  # fmt: skip
@@ -216,14 +213,12 @@ def linkability(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> Ri
     halves = names[: len(names) // 2], names[len(names) // 2 :]
     n = min(n_attacks, len(prepared.train), len(prepared.holdout))
 
+    encoders = [Encoder(prepared.train[half], prepared.kinds) for half in halves]
+    released = [e.encode(prepared.release[h]) for e, h in zip(encoders, halves, strict=True)]
+
     def linked(targets: pd.DataFrame) -> int:
-        found = []
-        for half in halves:
-            encoder = Encoder(prepared.train[half], prepared.kinds)
-            _, index = nearest(
-                encoder.encode(targets[half]), encoder.encode(prepared.release[half])
-            )
-            found.append(index)
+        found = [nearest(e.encode(targets[h]), r)[1]
+                 for e, h, r in zip(encoders, halves, released, strict=True)]  # fmt: skip
         return int((found[0] == found[1]).sum())
 
     success = linked(_targets(prepared.train, n, rng))

@@ -50,17 +50,20 @@ class Encoder:
             numbers[:, j] = np.where(np.isnan(scaled), _MISSING, scaled)
         codes = np.empty((len(frame), len(self.categorical)), dtype=np.int32)
         for j, c in enumerate(self.categorical):
-            table = self.categories.setdefault(c, {})
-            values = frame[c].to_numpy(dtype=object)
-            codes[:, j] = [-1 if v is None else table.setdefault(v, len(table)) for v in values]
+            codes[:, j] = category_codes(frame[c], self.categories.setdefault(c, {}))
         return Encoded(numbers, codes)
 
 
-def nearest(query: Encoded, reference: Encoded, *, exclude_self: bool = False
-            ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def category_codes(values: pd.Series, table: dict[str, int]) -> np.ndarray:
+    """Each value's code in ``table`` (new values get the next code; missing is -1), so that
+    tables coded with the same ``table`` compare by code."""
+    return np.array([-1 if v is None else table.setdefault(v, len(table)) for v in values],
+                    dtype=np.int32)  # fmt: skip
+
+
+def nearest(query: Encoded, reference: Encoded) -> tuple[np.ndarray, np.ndarray]:
     """For each query row, the Gower distance to its nearest reference row and that row's
-    index. ``exclude_self``: query and reference are the same table; a row is not its own
-    neighbour."""
+    index."""
     columns = query.numbers.shape[1] + query.codes.shape[1]
     distances = np.empty(len(query))
     indices = np.empty(len(query), dtype=np.int64)
@@ -72,8 +75,6 @@ def nearest(query: Encoded, reference: Encoded, *, exclude_self: bool = False
             total += np.minimum(gap, 1.0)
         for j in range(query.codes.shape[1]):
             total += query.codes[start:stop, j, None] != reference.codes[None, :, j]
-        if exclude_self:
-            total[np.arange(stop - start), np.arange(start, stop)] = np.inf
         best = total.argmin(axis=1)
         indices[start:stop] = best
         distances[start:stop] = total[np.arange(stop - start), best] / max(columns, 1)

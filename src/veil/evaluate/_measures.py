@@ -205,16 +205,15 @@ def distance_privacy(prepared: Prepared, seed: int) -> tuple[dict[str, Any], dic
     rng = np.random.default_rng(seed)
     encoder = Encoder(prepared.train, prepared.kinds)
     m = min(len(prepared.train), len(prepared.holdout))
-    members = encoder.encode(prepared.train.iloc[rng.choice(len(prepared.train), m, replace=False)])
-    others = encoder.encode(
-        prepared.holdout.iloc[rng.choice(len(prepared.holdout), m, replace=False)]
-    )
+    train, holdout = encoder.encode(prepared.train), encoder.encode(prepared.holdout)
+    members = train.take(rng.choice(len(train), m, replace=False))
+    others = holdout.take(rng.choice(len(holdout), m, replace=False))
     release = encoder.encode(prepared.release)
     to_train, _ = nearest(release, members)  # equal sizes: 50% closer to training is ideal
     to_holdout, _ = nearest(release, others)
     closer = float(np.mean(to_train < to_holdout) + 0.5 * np.mean(to_train == to_holdout))
-    to_all_train, _ = nearest(release, encoder.encode(prepared.train))
-    to_all_holdout, _ = nearest(release, encoder.encode(prepared.holdout))
+    to_all_train, _ = nearest(release, train)
+    to_all_holdout, _ = nearest(release, holdout)
     member_gap, _ = nearest(members, release)
     other_gap, _ = nearest(others, release)
     labels = np.r_[np.ones(m), np.zeros(m)]
