@@ -10,7 +10,6 @@ function (``Marginals``); missing values at each column's rate, independently.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -20,7 +19,7 @@ from scipy import stats
 
 from veil.exceptions import ParameterError
 from veil.schema import require_columns
-from veil.synth._marginals import Marginals
+from veil.synth._marginals import Marginals, in_dtype
 
 #: a value of ``condition_on`` needs this many rows for a copula of its own
 MIN_GROUP = 200
@@ -128,18 +127,14 @@ class GaussianCopula(Marginals):
             pieces.append(piece)
         body = pd.concat(pieces, ignore_index=True).iloc[rng.permutation(rows)]
         body = body.reset_index(drop=True)
-        fresh = self.whole_.sample(rows, seed=int(rng.integers(2**31)))  # new identifiers
         out = {}
-        for column in self.models_:
-            if self.models_[column].kind == "identifier":
-                out[column] = fresh[column]
+        for column, model in self.models_.items():
+            if model.kind == "identifier":  # new keys for every row, once, across the parts
+                out[column] = self._fresh(model, rows, rng, rng.random(rows) < model.missing)
+            elif model.kind == "category":
+                out[column] = in_dtype(body[column], self.dtypes_[column])
             else:
-                values = body[column]
-                dtype = self.dtypes_[column]
-                if self.models_[column].kind == "category" and values.notna().all():
-                    with contextlib.suppress(TypeError, ValueError):
-                        values = values.astype(dtype)
-                out[column] = values
+                out[column] = body[column]
         return pd.DataFrame(out)
 
     def describe(self) -> list[str]:

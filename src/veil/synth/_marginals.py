@@ -121,11 +121,7 @@ class ColumnModel:
             )
             return rounded.mask(blank).rename(self.name)
         if self.kind == "category":
-            series = pd.Series(values, dtype=object).mask(blank)
-            if not blank.any():
-                with contextlib.suppress(TypeError, ValueError):
-                    series = series.astype(dtype)
-            return series.rename(self.name)
+            return in_dtype(pd.Series(values, dtype=object).mask(blank), dtype).rename(self.name)
         numbers = pd.Series(values.astype(float)).mask(blank)
         if self.integer:
             numbers = numbers.astype("Int64" if blank.any() else "int64")
@@ -151,6 +147,14 @@ class ColumnModel:
                 else ""
             )
         )
+
+
+def in_dtype(values: pd.Series, dtype: Any) -> pd.Series:
+    """Sampled categories back in the real column's dtype when they fit it (with no gaps)."""
+    if values.notna().all():
+        with contextlib.suppress(TypeError, ValueError):
+            return values.astype(dtype)
+    return values
 
 
 def _shown(values: np.ndarray) -> str:
@@ -303,12 +307,17 @@ class Marginals:
         for name, model in self.models_.items():
             blank = rng.random(rows) < model.missing
             if model.kind == "identifier":
-                assert model.fresh is not None
-                column = model.fresh.sample(rows, rng, self.locale).mask(blank)
+                column = self._fresh(model, rows, rng, blank)
             else:
                 column = model.finish(model.from_uniform(uniforms[name]), self.dtypes_[name], blank)
             out[name] = column.reset_index(drop=True)
         return pd.DataFrame(out)
+
+    def _fresh(self, model: ColumnModel, rows: int, rng: np.random.Generator,
+               blank: np.ndarray) -> pd.Series:  # fmt: skip
+        """New identifiers for ``rows`` rows, missing where ``blank``."""
+        assert model.fresh is not None
+        return model.fresh.sample(rows, rng, self.locale).mask(blank)
 
     def describe(self) -> list[str]:
         """One line per column: how it was modelled (for the CLI and the report)."""
