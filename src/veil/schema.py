@@ -6,11 +6,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+import numpy as np
 import pandas as pd
 
 from veil.exceptions import UnknownColumnError
 
-__all__ = ["ColumnKind", "ColumnRole", "ColumnSpec", "Schema", "infer_kind", "require_columns"]
+__all__ = [
+    "DAY_NS",
+    "MAX_NUMERIC_CATEGORIES",
+    "ColumnKind",
+    "ColumnRole",
+    "ColumnSpec",
+    "Schema",
+    "as_numbers",
+    "infer_kind",
+    "is_continuous",
+    "require_columns",
+]
 
 
 class ColumnRole(StrEnum):
@@ -49,6 +61,30 @@ def infer_kind(
     if distinct <= max_categories or (n and distinct / n <= max_ratio and distinct <= 1000):
         return ColumnKind.CATEGORICAL
     return ColumnKind.TEXT
+
+
+#: A number column with more distinct values than this is continuous; with fewer, a category
+#: (codes, flags, counts), however it is typed.
+MAX_NUMERIC_CATEGORIES = 20
+#: nanoseconds in a day: dates as numbers are days since 1970
+DAY_NS = 86_400 * 10**9
+
+
+def is_continuous(series: pd.Series) -> bool:
+    """Dates, and numbers (not booleans) with more than ``MAX_NUMERIC_CATEGORIES`` values:
+    what is fitted, binned and compared as a quantity rather than by its categories."""
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return True
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    return numeric and series.nunique() > MAX_NUMERIC_CATEGORIES
+
+
+def as_numbers(series: pd.Series) -> np.ndarray:
+    """A number or date column as floats (dates: days since 1970), NaN where missing."""
+    if pd.api.types.is_datetime64_any_dtype(series):
+        stamps = series.to_numpy("datetime64[ns]")
+        return np.where(np.isnat(stamps), np.nan, stamps.astype("int64") / DAY_NS)
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 @dataclass(frozen=True)

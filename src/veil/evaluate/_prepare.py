@@ -19,15 +19,13 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, ParameterError
+from veil.schema import as_numbers, is_continuous
 
 #: a holdout smaller than this says nothing (DCR shares and attack rates need rows)
 MIN_HOLDOUT = 50
-#: a numeric column with at most this many distinct values is compared as a category
-MAX_CATEGORIES = 20
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _INTERVAL = re.compile(rf"^[\[(]\s*({_NUMBER}|-inf)\s*,\s*({_NUMBER}|inf)\s*[\])]$")
 _RANGE = re.compile(rf"^({_NUMBER})\s*(?:-|\u2013|to)\s*({_NUMBER})$")  # 30-45, 30 to 45
-_DAY_NS = 86_400 * 10**9
 
 
 @dataclass
@@ -111,9 +109,8 @@ def prepare(
         if release[name].notna().sum() == 0:
             left_out[name] = "no values in the release (suppressed)"
             continue
-        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
         is_date = pd.api.types.is_datetime64_any_dtype(series)
-        if is_date or (numeric and series.nunique() > MAX_CATEGORIES):
+        if is_continuous(series):
             released, read = _release_number(release[name], is_date)
             if released.isna().all():  # a type the original's column cannot be compared with
                 example = release[name].dropna().iloc[0]
@@ -121,9 +118,9 @@ def prepare(
                                   f"here (e.g. {str(example)[:30]!r})")  # fmt: skip
                 continue
             kinds[name] = "numeric"
-            out_train[name] = _as_number(series, is_date)
+            out_train[name] = _as_number(series)
             if holdout is not None:
-                out_holdout[name] = _as_number(holdout[name], is_date)
+                out_holdout[name] = _as_number(holdout[name])
             out_release[name] = released
             if read:
                 notes.append(f"{name}: {read}")
@@ -151,12 +148,8 @@ def prepare(
     )
 
 
-def _as_number(series: pd.Series, is_date: bool) -> pd.Series:
-    if is_date:
-        return pd.Series(series.to_numpy("datetime64[ns]").astype("int64") / _DAY_NS).where(
-            series.notna().to_numpy()
-        )
-    return pd.to_numeric(series, errors="coerce").astype(float)
+def _as_number(series: pd.Series) -> pd.Series:
+    return pd.Series(as_numbers(series))
 
 
 def _as_text(series: pd.Series) -> pd.Series:
@@ -170,9 +163,9 @@ def _as_text(series: pd.Series) -> pd.Series:
 def _release_number(series: pd.Series, is_date: bool) -> tuple[pd.Series, str | None]:
     """A release column as numbers, and how generalized values were read (None: as is)."""
     if is_date and pd.api.types.is_datetime64_any_dtype(series):
-        return _as_number(series, True), None
+        return _as_number(series), None
     if not is_date and pd.api.types.is_numeric_dtype(series):
-        return _as_number(series, False), None
+        return _as_number(series), None
     text = series.astype("string").str.strip()
     if is_date:
         stamps = pd.to_datetime(text, errors="coerce", format="mixed")
@@ -180,7 +173,7 @@ def _release_number(series: pd.Series, is_date: bool) -> tuple[pd.Series, str | 
         note = "dates read at the start of their period (2021-04 as 1 April)"
         if missing:
             note += f"; {missing:,} values that are no date ('*', masks) as missing"
-        return _as_number(stamps, True), note
+        return _as_number(stamps), note
     plain = pd.to_numeric(text, errors="coerce")
     values = plain.to_numpy(dtype=float, na_value=np.nan)
     generalized = 0

@@ -23,18 +23,15 @@ from scipy import stats
 
 from veil.exceptions import InputError, ParameterError
 from veil.progress import Progress
-from veil.schema import ColumnRole, require_columns
+from veil.schema import DAY_NS, ColumnRole, as_numbers, is_continuous, require_columns
 from veil.synth._identifiers import PATTERNS, PROVIDERS, FreshIdentifiers
 from veil.transforms.resample import DEFAULT_CANDIDATES, fit_distributions
 
-#: a numeric column with at most this many distinct values is a category (codes, flags, counts)
-MAX_CATEGORIES = 20
 #: a number holding at least this share of a continuous column's rows is a point mass
 ATOM_SHARE = 0.05
 #: continuous fits use a random sample of at most this many values (maximum likelihood on
 #: 5,000 values is precise to a few percent, and ten times faster than on 50,000)
 FIT_ROWS = 5_000
-_DAY_NS = 86_400 * 10**9
 _EPS = 1e-9
 
 
@@ -106,16 +103,14 @@ class ColumnModel:
             position = pd.Index(self.categories).get_indexer(series[present].to_numpy())
             u[present] = lower[position] + rng.random(present.sum()) * self.probabilities[position]
         else:
-            ranks = stats.rankdata(_numbers(series[present]))
+            ranks = stats.rankdata(as_numbers(series[present]))
             u[present] = ranks / (len(ranks) + 1)
         return u
 
     def finish(self, values: np.ndarray, dtype: Any, blank: np.ndarray) -> pd.Series:
         """Sampled values back in the column's type, missing where ``blank``."""
         if self.kind == "date":
-            stamps = pd.Series(
-                pd.to_datetime(np.round(values * _DAY_NS).astype("int64"), unit="ns")
-            )
+            stamps = pd.Series(pd.to_datetime(np.round(values * DAY_NS).astype("int64"), unit="ns"))
             rounded = (
                 stamps.dt.floor("D") if self.resolution == "D" else stamps.dt.round(self.resolution)
             )
@@ -159,12 +154,6 @@ def in_dtype(values: pd.Series, dtype: Any) -> pd.Series:
 
 def _shown(values: np.ndarray) -> str:
     return ", ".join(f"{v:g}" for v in values)
-
-
-def _numbers(series: pd.Series) -> np.ndarray:
-    if pd.api.types.is_datetime64_any_dtype(series):
-        return series.to_numpy("datetime64[ns]").astype("int64") / _DAY_NS
-    return series.to_numpy(dtype=float)
 
 
 class Marginals:
@@ -249,8 +238,8 @@ class Marginals:
         present = series.dropna()
         is_date = pd.api.types.is_datetime64_any_dtype(series)
         numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-        if is_date or (numeric and present.nunique() > MAX_CATEGORIES):
-            values = _numbers(present)
+        if is_continuous(present):
+            values = as_numbers(present)
             model = ColumnModel(name, "date" if is_date else "continuous", missing)
             model.low, model.high = float(values.min()), float(values.max())
             # values that alone hold a good share of the rows (capital gain 0, 40 hours a week)
