@@ -216,7 +216,14 @@ def synth_command(
             min=1,
         ),
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed: same seed, same rows.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed of the sampling: same seed, same rows (mst: only the row order; its DP "
+            "noise is never seeded).",
+        ),
+    ] = None,
     schema: Annotated[
         Path | None,
         typer.Option(
@@ -272,7 +279,7 @@ def synth_command(
     if chosen_method == "mst":
         assert epsilon is not None
         _synth_mst(frame, data, output, epsilon=epsilon, columns=chosen, bounds=bounds,
-                   bins=bins, rows=rows, ledger=ledger, force=force,
+                   bins=bins, rows=rows, seed=seed, ledger=ledger, force=force,
                    escape_formulas=escape_formulas)  # fmt: skip
         return
     from veil import synth
@@ -315,8 +322,8 @@ def _synth_schema(schema: Path, output: Path, *, rows: int | None, seed: int | N
 
 def _synth_mst(
     frame: Any, data: str, output: Path, *, epsilon: float, columns: list[str] | None,
-    bounds: list[str] | None, bins: int, rows: int | None, ledger: Path | None, force: bool,
-    escape_formulas: bool,
+    bounds: list[str] | None, bins: int, rows: int | None, seed: int | None,
+    ledger: Path | None, force: bool, escape_formulas: bool,
 ) -> None:  # fmt: skip
     from veil.dp import Accountant
     from veil.dp.budget import NEIGHBOURS
@@ -327,7 +334,8 @@ def _synth_mst(
     with _progress() as say:
         say("fitting MST marginals and synthesizing")
         result = synthesize(frame, epsilon=epsilon, accountant=acc, columns=columns,
-                            bounds=_parse_bounds(bounds or []), bins=bins, rows=rows)  # fmt: skip
+                            bounds=_parse_bounds(bounds or []), bins=bins, rows=rows,
+                            random_state=0 if seed is None else seed)  # fmt: skip
     write(result.data, output, force=force, inputs=[data], escape_formulas=escape_formulas)
     out.print(
         f"wrote {output} ({len(result.data):,} synthetic rows, {len(result.columns)} columns; "
