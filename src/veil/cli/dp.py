@@ -241,6 +241,14 @@ def synth_command(
             "kept.",
         ),
     ] = None,
+    clusters: Annotated[
+        int | None,
+        typer.Option(
+            "--clusters",
+            help="copula: also split the rows into this many k-means clusters, a copula for "
+            "each (a mixture: dependence that differs between groups of rows is kept).",
+        ),
+    ] = None,
     ledger: Ledger = None,
     force: Force = False,
     escape_formulas: EscapeFormulas = True,
@@ -285,10 +293,15 @@ def synth_command(
     from veil import synth
     from veil.schema import require_columns
 
-    if condition_on is not None and chosen_method != "copula":
-        raise ParameterError(f"--condition-on applies to --method copula, not {chosen_method}")
-    conditions = [c.strip() for c in condition_on.split(",")] if condition_on else None
-    model = synth.make(chosen_method, **({"condition_on": conditions} if conditions else {}))
+    for flag, given in (("--condition-on", condition_on), ("--clusters", clusters)):
+        if given is not None and chosen_method != "copula":
+            raise ParameterError(f"{flag} applies to --method copula, not {chosen_method}")
+    options: dict[str, object] = {}
+    if condition_on:
+        options["condition_on"] = [c.strip() for c in condition_on.split(",")]
+    if clusters is not None:
+        options["clusters"] = clusters
+    model = synth.make(chosen_method, **options)
     if chosen is not None:
         require_columns(frame, chosen, where="--columns")
         frame = frame[chosen]

@@ -3,9 +3,18 @@
 
 Fit: each column's values become normal scores (numbers by their mid-ranks, categories by a
 uniform draw inside their frequency interval, as SDV's frequency encoding does), and the
-copula is the correlation matrix of those scores (a missing value scores 0, the mean). Sample:
-correlated standard normals, through the normal CDF, through each column's fitted quantile
-function (``Marginals``); missing values at each column's rate, independently.
+copula is the correlation matrix of those scores (a missing value scores 0, the mean). A
+category's interval order is its own choice, and a correlation can only see dependence along
+it: the categories are put in the order of the rows' first principal component (optimal
+scaling, as in categorical PCA, a few rounds), so occupation and education line up with
+income and age instead of sitting in frequency order. Sample: correlated standard normals,
+through the normal CDF, through each column's fitted quantile function (``Marginals``);
+missing values at each column's rate, independently.
+
+One correlation matrix cannot hold dependence that differs between groups of rows. With
+``condition_on`` and ``clusters``, the table is split (by the named columns' values, and by
+k-means clusters of the rows' normal scores) and each part gets its own marginals and copula:
+a mixture of Gaussian copulas.
 """
 
 from __future__ import annotations
@@ -18,11 +27,13 @@ import pandas as pd
 from scipy import stats
 
 from veil.exceptions import ParameterError
-from veil.schema import require_columns
+from veil.schema import as_numbers, require_columns
 from veil.synth._marginals import Marginals, in_dtype
 
 #: a value of ``condition_on`` needs this many rows for a copula of its own
 MIN_GROUP = 200
+#: rounds of putting categories in the order of the first principal component
+ORDER_ROUNDS = 3
 
 
 class GaussianCopula(Marginals):
@@ -35,30 +46,86 @@ class GaussianCopula(Marginals):
     copula of the whole table, rows in the real proportions. Finer conditioning keeps more of
     the dependence, and copies more of the real groups: measure it (``veil evaluate``). A
     single copula blurs how the other columns depend on a category; this keeps it.
+
+    ``clusters``: also split the rows into this many k-means clusters of their normal scores
+    (within them, the copula's straight-line dependence fits better); parts under
+    ``MIN_GROUP`` rows again come from the whole table's copula. On adult, conditioning on
+    income with 8 clusters brings a model trained on the synthetic rows to within 1.5 points
+    of one trained on the real rows (bench/bench_synth.py).
     """
 
     method = "copula"
 
-    def __init__(self, *, condition_on: str | Sequence[str] | None = None, **options: Any
-                 ) -> None:  # fmt: skip
+    def __init__(self, *, condition_on: str | Sequence[str] | None = None,
+                 clusters: int | None = None, **options: Any) -> None:  # fmt: skip
         super().__init__(**options)
+        if clusters is not None and (int(clusters) != clusters or clusters < 2):
+            raise ParameterError(f"clusters must be a whole number of at least 2, got {clusters}")
         self.condition_on = condition_on
+        self.clusters = clusters
 
     def fit(self, frame: pd.DataFrame, *, seed: int | None = 0) -> GaussianCopula:
         """Fit the marginals, then the correlation of the columns' normal scores (per value of
-        ``condition_on`` when given)."""
-        if self.condition_on is not None:
+        ``condition_on`` and cluster when given)."""
+        if self.condition_on is not None or self.clusters is not None:
             return self._fit_conditional(frame, seed)
         super().fit(frame, seed=seed)
         rng = np.random.default_rng(seed)
         self.copula_columns_ = [n for n, m in self.models_.items() if m.kind != "identifier"]
         self.progress("fitting the copula (rank correlations)")
+        scores = self._scores(frame, rng)
+        for _ in range(ORDER_ROUNDS):
+            if not self._order_categories(frame, scores):
+                break
+            scores = self._scores(frame, rng)
+        self.correlation_ = _nearest_correlation(scores)
+        return self
+
+    def _scores(self, frame: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+        """Each row's normal scores over ``copula_columns_`` (0 where missing)."""
         scores = np.zeros((len(frame), len(self.copula_columns_)))
         for j, name in enumerate(self.copula_columns_):
             u = self.models_[name].to_uniform(frame[name], rng)
             scores[:, j] = np.where(np.isnan(u), 0.0, stats.norm.ppf(u))
-        self.correlation_ = _nearest_correlation(scores)
-        return self
+        return scores
+
+    def _cluster_space(self, frame: pd.DataFrame, seed: int | None) -> np.ndarray:
+        """Rows as points for k-means: categories by their normal scores, numbers by their
+        values standardized (winsorized at the 1st and 99th percentiles first), not their
+        normal scores: ranks would close the gaps between groups that clustering looks for."""
+        points = self._scores(frame, np.random.default_rng(seed))
+        for j, name in enumerate(self.copula_columns_):
+            if self.models_[name].kind == "category":
+                continue
+            values = as_numbers(frame[name])
+            present = ~np.isnan(values)
+            if present.sum() < 2:
+                continue
+            low, high = np.percentile(values[present], [1, 99])
+            clipped = np.clip(values, low, high)
+            spread = np.nanstd(clipped) or 1.0
+            points[:, j] = np.where(present, (clipped - np.nanmean(clipped)) / spread, 0.0)
+        return points
+
+    def _order_categories(self, frame: pd.DataFrame, scores: np.ndarray) -> bool:
+        """Put each category column's values in the order of the mean, over their rows, of
+        the other columns' scores along the first principal component; True if any moved."""
+        loading = np.linalg.eigh(_nearest_correlation(scores))[1][:, -1]
+        moved = False
+        for j, name in enumerate(self.copula_columns_):
+            model = self.models_[name]
+            if model.kind != "category" or model.categories is None or len(model.categories) < 3:
+                continue  # two values: either order is the same copula
+            assert model.probabilities is not None
+            rest = np.delete(scores, j, axis=1) @ np.delete(loading, j)
+            means = pd.Series(rest).groupby(frame[name].to_numpy(), dropna=True).mean()
+            order = np.argsort(means.reindex(model.categories).fillna(0.0).to_numpy(),
+                               kind="stable")  # fmt: skip
+            if (order != np.arange(len(order))).any():
+                model.categories = model.categories[order]
+                model.probabilities = model.probabilities[order]
+                moved = True
+        return moved
 
     def _fit_conditional(self, frame: pd.DataFrame, seed: int | None) -> GaussianCopula:
         names = self._conditions()
@@ -72,19 +139,28 @@ class GaussianCopula(Marginals):
                 )
         modelled = [n for n, m in whole.models_.items() if m.kind != "identifier"]
         options = {**self._options(), "identifiers": [], "progress": self.progress}
-        self.parts_: dict[Any, GaussianCopula] = {}
-        keys = (
-            frame[names[0]].reset_index(drop=True)
-            if len(names) == 1
-            else pd.Series(list(zip(*(frame[n].to_numpy() for n in names), strict=True)))
-        )
+        self.parts_: dict[tuple[Any, ...], GaussianCopula] = {}
+        parts = [frame[n].to_numpy(dtype=object) for n in names]
+        if self.clusters is not None:
+            from sklearn.cluster import KMeans
+
+            self.progress(f"clustering the rows into {self.clusters}")
+            kmeans = KMeans(int(self.clusters), n_init=3, random_state=seed)
+            labels = kmeans.fit_predict(whole._cluster_space(frame, seed))
+            parts.append(labels.astype(object))
+        keys = pd.Series(list(zip(*parts, strict=True)), dtype=object)
         shares = keys.value_counts(normalize=True, dropna=False)
-        codes, values = pd.factorize(keys, use_na_sentinel=False)
-        for code, value in enumerate(values):
-            rows = frame.loc[codes == code, modelled]
-            if len(rows) >= MIN_GROUP:
-                self.progress(f"fitting the copula of {value}")
-                self.parts_[value] = GaussianCopula(**options).fit(rows, seed=seed)
+        for key in shares.index:  # a rare group: the longest leading part of its key that
+            for length in range(len(key), 0, -1):  # has enough rows (income before clusters)
+                prefix = key[:length]
+                if prefix in self.parts_:
+                    break
+                chosen = keys.map(lambda k, p=prefix: k[: len(p)] == p).to_numpy()
+                if chosen.sum() >= MIN_GROUP:
+                    self.progress(f"fitting the copula of {_label(prefix, names)}")
+                    rows = frame.loc[chosen, modelled]
+                    self.parts_[prefix] = GaussianCopula(**options).fit(rows, seed=seed)
+                    break
         self.shares_ = shares
         self.whole_ = whole
         self.models_, self.dtypes_, self.left_out_ = whole.models_, whole.dtypes_, whole.left_out_
@@ -103,7 +179,7 @@ class GaussianCopula(Marginals):
 
     def sample(self, n: int | None = None, *, seed: int | None = None) -> pd.DataFrame:
         """``n`` synthetic rows (default: as many as fitted); same seed, same rows."""
-        if self.condition_on is None or not hasattr(self, "parts_"):
+        if not hasattr(self, "parts_"):
             return super().sample(n, seed=seed)
         rows = self.n_rows_ if n is None else int(n)
         if rows < 1:
@@ -111,18 +187,17 @@ class GaussianCopula(Marginals):
         rng = np.random.default_rng(seed)
         counts = rng.multinomial(rows, self.shares_.to_numpy())
         pieces = []
-        for (value, _), count in zip(self.shares_.items(), counts, strict=True):
+        names = self._conditions()
+        for key, count in zip(self.shares_.index, counts, strict=True):
             if count == 0:
                 continue
-            part = self.parts_.get(value)
+            key = cast(tuple[Any, ...], key)
             seed_part = int(rng.integers(2**31))
-            if part is not None:
-                piece = part.sample(count, seed=seed_part)
-            else:  # a rare combination: the whole table's copula, with its values set
-                piece = self.whole_.sample(count, seed=seed_part)[part_columns(self)]
-                names = self._conditions()
-                components = cast(tuple[Any, ...], value) if len(names) > 1 else (value,)
-                for name, component in zip(names, components, strict=True):
+            prefix = next((key[:n] for n in range(len(key), 0, -1) if key[:n] in self.parts_), ())
+            part = self.parts_.get(prefix, self.whole_)
+            piece = part.sample(count, seed=seed_part)[part_columns(self)]
+            if len(prefix) < len(names):  # a rare group: its values set on rows of a wider one
+                for name, component in zip(names, key[: len(names)], strict=False):
                     piece[name] = np.full(count, component, dtype=object)
             pieces.append(piece)
         body = pd.concat(pieces, ignore_index=True).iloc[rng.permutation(rows)]
@@ -140,10 +215,15 @@ class GaussianCopula(Marginals):
     def describe(self) -> list[str]:
         """One line per column: how it was modelled (for the CLI and the report)."""
         lines = super().describe()
-        if self.condition_on is not None and hasattr(self, "parts_"):
+        if hasattr(self, "parts_"):
+            split = [", ".join(self._conditions())] if self._conditions() else []
+            if self.clusters is not None:
+                split.append(f"{self.clusters} k-means clusters of rows")
+            full = sum(len(k) == len(next(iter(self.shares_.index))) for k in self.parts_)
             lines.append(
-                f"one copula per value of {', '.join(self._conditions())}: "
-                f"{len(self.parts_)} of {len(self.shares_)} values (the rest: the whole table's)"
+                f"one copula per group of {' x '.join(split)}: {full} of {len(self.shares_)} "
+                "groups have their own, the rest take the widest group around them with "
+                f"{MIN_GROUP} rows"
             )
         return lines
 
@@ -154,6 +234,11 @@ class GaussianCopula(Marginals):
         normals = rng.standard_normal((rows, len(self.copula_columns_))) @ factor.T
         u = stats.norm.cdf(normals)
         return {name: u[:, j] for j, name in enumerate(self.copula_columns_)}
+
+
+def _label(key: tuple[Any, ...], names: list[str]) -> str:
+    shown = [f"{n}={v}" for n, v in zip(names, key, strict=False)]
+    return ", ".join(shown + ([f"cluster {key[-1]}"] if len(key) > len(names) else []))
 
 
 def part_columns(model: GaussianCopula) -> list[str]:
