@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dp]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dp,federated]'
 	@touch $@ $(VENV)/.installed
 
 # DEMO_FLAGS=--force replaces an earlier demo's files (its budget ledger is kept)
@@ -46,6 +46,13 @@ endef
 $(PYCANON)/.installed:
 	$(call peer_venv,"pycanon==1.3.6")
 
+# python-paillier (GPL-3.0) is the independent Paillier the tests check veil's ciphertexts
+# against, in both directions: its own environment, never a veil dependency.
+PHE := .venv-phe
+
+$(PHE)/.installed:
+	$(call peer_venv,"phe==1.5.0" "gmpy2>=2.2")
+
 # The report tests open the demo report in Debian's Chromium, driven by Playwright (which
 # downloads no browser of its own). Installed here, as root or through sudo; failing that,
 # make test stops with apt-get's error instead of skipping the browser tests.
@@ -57,7 +64,7 @@ $(CHROMIUM):
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 	$(CHROMIUM) --version
 
-unit: $(VENV)/.installed-test $(PYCANON)/.installed $(CHROMIUM)
+unit: $(VENV)/.installed-test $(PYCANON)/.installed $(PHE)/.installed $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit

@@ -1,0 +1,1 @@
+"""Federated learning: parties train one model without sharing rows."""

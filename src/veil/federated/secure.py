@@ -1,0 +1,264 @@
+"""Secure aggregation schemes behind one interface: parties ``encrypt`` their (already
+weighted) update, the server ``aggregate``s what it cannot read, the key holder ``decrypt``s
+only the sum.
+
+- ``paillier``: exact to the packing's precision, additively homomorphic (veil's own, on
+  gmpy2), many values per ciphertext (:mod:`veil.federated.packing`);
+- ``ckks``: TenSEAL's approximate scheme (Apache-2.0), faster for long vectors, errors around
+  1e-6;
+- ``none``: the plain baseline, float64 bytes.
+
+A scheme made from public material (:meth:`Scheme.public`) encrypts and aggregates; only the
+key holder's, made with the secret, decrypts. Every update is one ``bytes`` blob, framed and
+checked, so a truncated or tampered one fails with one line and never becomes a wrong model.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import struct
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from veil.exceptions import InputError, MissingExtraError, ParameterError, SecretError
+from veil.federated import paillier
+from veil.federated.packing import Packing
+
+#: how the parties' updates may be protected
+SCHEMES = ("paillier", "ckks", "none")
+
+
+class Scheme(ABC):
+    """One way of summing updates; see the module's doc."""
+
+    name: str
+
+    @abstractmethod
+    def encrypt(self, values: np.ndarray) -> bytes:
+        """A party's update, protected."""
+
+    @abstractmethod
+    def aggregate(self, updates: list[bytes]) -> bytes:
+        """The protected sum of the parties' protected updates (needs no secret)."""
+
+    @abstractmethod
+    def decrypt(self, aggregate: bytes, count: int, parties: int) -> np.ndarray:
+        """The sum of ``parties`` updates of ``count`` values (key holder only)."""
+
+    @abstractmethod
+    def public(self) -> bytes:
+        """What parties and server need: never the secret."""
+
+
+# ---------------------------------------------------------------------------------- plain
+class Plain(Scheme):
+    """No protection: the baseline that shows what the encryption costs."""
+
+    name = "none"
+
+    def encrypt(self, values: np.ndarray) -> bytes:
+        """The update's float64 bytes."""
+        return np.asarray(values, dtype="<f8").tobytes()
+
+    def aggregate(self, updates: list[bytes]) -> bytes:
+        """The element-wise sum."""
+        arrays = [_floats(u) for u in updates]
+        if len({len(a) for a in arrays}) > 1:
+            raise InputError("the parties' updates differ in length: their models differ")
+        return np.sum(arrays, axis=0).astype("<f8").tobytes()
+
+    def decrypt(self, aggregate: bytes, count: int, parties: int) -> np.ndarray:
+        """The sum itself."""
+        out = _floats(aggregate)
+        if len(out) != count:
+            raise InputError(f"the aggregate holds {len(out):,} values, expected {count:,}")
+        return out
+
+    def public(self) -> bytes:
+        """Nothing: there is no key."""
+        return b""
+
+
+def _floats(blob: bytes) -> np.ndarray:
+    if len(blob) % 8:
+        raise InputError(f"an update of {len(blob):,} bytes is not float64 values: truncated")
+    return np.frombuffer(blob, dtype="<f8")
+
+
+# ------------------------------------------------------------------------------- paillier
+class Paillier(Scheme):
+    """Packed Paillier (exact to ``packing.resolution`` per party)."""
+
+    name = "paillier"
+
+    def __init__(self, public: paillier.PublicKey, *, private: paillier.PrivateKey | None = None,
+                 precision: int = 24, bound: float = 64.0, max_parties: int = 64,
+                 workers: int = 1) -> None:  # fmt: skip
+        if private is not None and private.public != public:
+            raise SecretError("the private key does not belong to this public key")
+        self.key = public
+        self.private = private
+        self.packing = Packing(public.bits - 1, precision=precision, bound=bound,
+                               max_parties=max_parties)  # fmt: skip
+        self.workers = workers
+        self._encryptor: paillier.Encryptor | None = None
+
+    @classmethod
+    def generate(cls, bits: int = 2048, **options: Any) -> Paillier:
+        """A key holder's scheme with a new key pair."""
+        public, private = paillier.generate_keypair(bits)
+        return cls(public, private=private, **options)
+
+    def encrypt(self, values: np.ndarray) -> bytes:
+        """Pack, then encrypt each plaintext (with ``workers`` threads: gmpy2 releases the
+        GIL in its arithmetic only partly, so threads help little; processes are the
+        caller's choice)."""
+        if self._encryptor is None:
+            self._encryptor = paillier.Encryptor(self.key)
+        encrypt = self._encryptor.encrypt
+        plaintexts = self.packing.encode(values)
+        if self.workers > 1:
+            with concurrent.futures.ThreadPoolExecutor(self.workers) as pool:
+                ciphertexts = list(pool.map(encrypt, plaintexts))
+        else:
+            ciphertexts = [encrypt(p) for p in plaintexts]
+        return paillier.to_bytes(self.key, ciphertexts)
+
+    def aggregate(self, updates: list[bytes]) -> bytes:
+        """Ciphertexts multiplied position by position mod ``n^2``: their plaintexts added."""
+        if len(updates) > self.packing.max_parties:
+            raise ParameterError(
+                f"{len(updates)} updates exceed the packing's headroom of "
+                f"{self.packing.max_parties} parties: their sum could overflow"
+            )
+        columns = [paillier.from_bytes(self.key, u) for u in updates]
+        if len({len(c) for c in columns}) > 1:
+            raise InputError("the parties' encrypted updates differ in length: their models differ")
+        return paillier.to_bytes(self.key, [self.key.add(*cs) for cs in zip(*columns, strict=True)])
+
+    def decrypt(self, aggregate: bytes, count: int, parties: int) -> np.ndarray:
+        """Decrypt (CRT) and unpack the sum; the check slots must read ``parties``."""
+        if self.private is None:
+            raise SecretError("only the key holder can decrypt: this scheme holds no private key")
+        plaintexts = [self.private.decrypt(c) for c in paillier.from_bytes(self.key, aggregate)]
+        return self.packing.decode(plaintexts, count, parties)
+
+    def public(self) -> bytes:
+        """The public key's JSON."""
+        return self.key.to_json().encode()
+
+    def for_parties(self) -> Paillier:
+        """The same scheme without the private key (what the server and parties get)."""
+        p = self.packing
+        return Paillier(self.key, precision=p.precision, bound=p.bound,
+                        max_parties=p.max_parties, workers=self.workers)  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------- ckks
+#: CKKS parameters: 8192 slots' ring (4096 values per ciphertext), 2^40 scale
+CKKS_RING, CKKS_PRIMES, CKKS_SCALE = 8192, (60, 40, 40, 60), 2.0**40
+
+
+def _tenseal() -> Any:
+    try:
+        import tenseal
+    except ImportError as err:
+        raise MissingExtraError("CKKS needs TenSEAL: pip install 'veil[federated]'") from err
+    return tenseal
+
+
+class Ckks(Scheme):
+    """TenSEAL's CKKS: approximate (errors near 1e-6), one ciphertext per 4,096 values."""
+
+    name = "ckks"
+
+    def __init__(self, context: bytes | None = None) -> None:
+        ts = _tenseal()
+        if context is None:  # the key holder: a new secret key
+            self._context = ts.context(ts.SCHEME_TYPE.CKKS, CKKS_RING,
+                                       coeff_mod_bit_sizes=list(CKKS_PRIMES))  # fmt: skip
+            self._context.global_scale = CKKS_SCALE
+        else:
+            try:
+                self._context = ts.context_from(context)
+            except Exception as err:  # TenSEAL raises its own ValueError/RuntimeError kinds
+                raise InputError("the CKKS context is not a TenSEAL context: damaged") from err
+        self.slots = CKKS_RING // 2
+
+    def encrypt(self, values: np.ndarray) -> bytes:
+        """The update (and a check value of 1 in front) as CKKS vectors."""
+        ts = _tenseal()
+        values = np.concatenate([[1.0], np.asarray(values, dtype=float).ravel()])
+        chunks = [ts.ckks_vector(self._context, values[i : i + self.slots].tolist()).serialize()
+                  for i in range(0, len(values), self.slots)]  # fmt: skip
+        return _frame(chunks)
+
+    def aggregate(self, updates: list[bytes]) -> bytes:
+        """CKKS vectors added position by position."""
+        ts = _tenseal()
+        parts = [_unframe(u) for u in updates]
+        if len({len(p) for p in parts}) > 1:
+            raise InputError("the parties' encrypted updates differ in length: their models differ")
+        sums = []
+        for chunks in zip(*parts, strict=True):
+            total = None
+            for chunk in chunks:
+                vector = self._vector(ts, chunk)
+                total = vector if total is None else total + vector
+            assert total is not None
+            sums.append(total.serialize())
+        return _frame(sums)
+
+    def decrypt(self, aggregate: bytes, count: int, parties: int) -> np.ndarray:
+        """The decrypted sum; its check value must read ``parties``."""
+        ts = _tenseal()
+        if not self._context.has_secret_key():
+            raise SecretError("only the key holder can decrypt: this context has no secret key")
+        values = np.concatenate([np.asarray(self._vector(ts, c).decrypt())
+                                 for c in _unframe(aggregate)])  # fmt: skip
+        if len(values) != count + 1 or abs(values[0] - parties) > 1e-3:
+            raise InputError(
+                "the CKKS aggregate does not decode (wrong length or check value): a ciphertext "
+                "was tampered with, or parties used another context"
+            )
+        return values[1:]
+
+    def _vector(self, ts: Any, blob: bytes) -> Any:
+        try:
+            return ts.ckks_vector_from(self._context, blob)
+        except Exception as err:  # TenSEAL's deserializer raises several kinds
+            raise InputError(
+                "an encrypted update is not a CKKS vector: truncated or tampered"
+            ) from err
+
+    def public(self) -> bytes:
+        """The context without its secret key."""
+        return bytes(self._context.serialize(save_secret_key=False))
+
+    def secret(self) -> bytes:
+        """The context with its secret key: for the key holder's own file only."""
+        return bytes(self._context.serialize(save_secret_key=True))
+
+
+def _frame(chunks: list[bytes]) -> bytes:
+    return struct.pack("<I", len(chunks)) + b"".join(struct.pack("<Q", len(c)) + c for c in chunks)
+
+
+def _unframe(blob: bytes) -> list[bytes]:
+    try:
+        (count,) = struct.unpack_from("<I", blob, 0)
+        at, out = 4, []
+        for _ in range(count):
+            (size,) = struct.unpack_from("<Q", blob, at)
+            at += 8
+            if at + size > len(blob):
+                raise struct.error("short")
+            out.append(blob[at : at + size])
+            at += size
+    except struct.error as err:
+        raise InputError("an encrypted update is truncated (its framing is short)") from err
+    if at != len(blob):
+        raise InputError("an encrypted update has trailing bytes: tampered")
+    return out
