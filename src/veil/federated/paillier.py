@@ -17,6 +17,7 @@ in: a truncated, out-of-range or non-invertible one is refused with one line.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -227,6 +228,12 @@ class Encryptor:
             )
         # g^m = (1 + n)^m = 1 + m n mod n^2
         return int((1 + self._mpz(plaintext) * self._n) * self.randomizer() % self._n2)
+
+
+@functools.lru_cache(maxsize=4)
+def encryptor(public: PublicKey) -> Encryptor:
+    """One :class:`Encryptor` per key in this process (its table is built once)."""
+    return Encryptor(public)
 
 
 def encrypt_textbook(public: PublicKey, plaintext: int) -> int:

@@ -103,7 +103,6 @@ class Paillier(Scheme):
         self.packing = Packing(public.bits - 1, precision=precision, bound=bound,
                                max_parties=max_parties)  # fmt: skip
         self.workers = workers
-        self._encryptor: paillier.Encryptor | None = None
 
     @classmethod
     def generate(cls, bits: int = 2048, **options: Any) -> Paillier:
@@ -115,9 +114,7 @@ class Paillier(Scheme):
         """Pack, then encrypt each plaintext (with ``workers`` threads: gmpy2 releases the
         GIL in its arithmetic only partly, so threads help little; processes are the
         caller's choice)."""
-        if self._encryptor is None:
-            self._encryptor = paillier.Encryptor(self.key)
-        encrypt = self._encryptor.encrypt
+        encrypt = paillier.encryptor(self.key).encrypt
         plaintexts = self.packing.encode(values)
         if self.workers > 1:
             with concurrent.futures.ThreadPoolExecutor(self.workers) as pool:

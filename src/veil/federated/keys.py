@@ -1,0 +1,72 @@
+"""Key and model files: the key holder's secret (never printed, written owner-only and
+atomically), the public key parties are given, and the trained model."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from veil.exceptions import InputError, SecretError
+from veil.federated import secure
+from veil.federated.paillier import PrivateKey
+
+if TYPE_CHECKING:
+    from veil.federated._flower import Outcome
+
+
+def _write(path: str | Path, data: bytes, *, private: bool) -> None:
+    """Write through a temporary file and a rename (never a half-written key)."""
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    descriptor = os.open(temporary, flags, 0o600 if private else 0o644)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def write_secret(scheme: secure.Scheme, path: str | Path) -> None:
+    """The key holder's secret (Paillier private key or CKKS secret context), owner-only."""
+    if isinstance(scheme, secure.Paillier):
+        if scheme.private is None:
+            raise SecretError("this scheme holds no private key to write")
+        _write(path, scheme.private.to_json().encode(), private=True)
+    elif isinstance(scheme, secure.Ckks):
+        _write(path, b"CKKS\n" + scheme.secret(), private=True)
+    else:
+        raise SecretError("--encrypt none has no secret to keep")
+
+
+def read_secret(path: str | Path) -> secure.Scheme:
+    """The key holder's scheme, with its secret, from :func:`write_secret`'s file."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise SecretError(f"cannot read the key holder's secret {str(path)!r}: "
+                          f"{err.strerror}") from err  # fmt: skip
+    if data.startswith(b"CKKS\n"):
+        return secure.Ckks(data[5:])
+    private = PrivateKey.from_json(data.decode(errors="replace"))
+    return secure.Paillier(private.public, private=private)
+
+
+def write_model(outcome: Outcome, path: str | Path) -> None:
+    """The trained model: its weights and the spec that encodes a table for it (JSON)."""
+    body: dict[str, Any] = {"model": outcome.model, "encrypt": outcome.encrypt,
+                            "weights": [float(w) for w in outcome.weights],
+                            "spec": outcome.spec.to_dict()}  # fmt: skip
+    _write(path, json.dumps(body).encode(), private=False)
+
+
+def read_model(path: str | Path) -> dict[str, Any]:
+    """A model written by :func:`write_model`."""
+    try:
+        return dict(json.loads(Path(path).read_text()))
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot read the federated model {str(path)!r}: {err}") from err

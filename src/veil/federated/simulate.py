@@ -1,0 +1,149 @@
+"""``veil fl simulate``: every party (and the key holder) in one process, on Flower's apps
+through :class:`~veil.federated._flower.LocalGrid`, beside the centralized baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import uuid4
+
+import numpy as np
+import pandas as pd
+
+from veil.exceptions import ParameterError
+from veil.federated import _data
+from veil.federated._flower import _MEMORY, LocalGrid, Outcome, Settings, client_app, run
+from veil.federated._models import make_model
+from veil.federated.secure import SCHEMES, Ckks, Paillier
+
+
+@dataclass(frozen=True)
+class FederatedResult:
+    """A simulated run: accuracy per round, the centralized baseline, what it cost."""
+
+    encrypt: str
+    model: str
+    parties: list[str]
+    rounds: list[dict[str, Any]]
+    centralized_accuracy: float
+    weights: np.ndarray = field(repr=False)
+    spec: dict[str, Any] = field(repr=False)
+
+    @property
+    def left_out(self) -> dict[str, str]:
+        """Columns no party trained on (direct identifiers, free text, near-unique), and why."""
+        return dict(self.spec.get("left_out", {}))
+
+    @property
+    def final_accuracy(self) -> float | None:
+        """The last round's accuracy."""
+        return self.rounds[-1]["accuracy"] if self.rounds else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape ``veil fl simulate --format json`` prints."""
+        return {
+            "rounds": [{k: r[k] for k in ("round", "accuracy", "seconds", "bytes_sent")}
+                       for r in self.rounds],
+            "centralized_accuracy": self.centralized_accuracy,
+            "encrypt": self.encrypt,
+            "model": self.model,
+            "parties": self.parties,
+        }  # fmt: skip
+
+
+def partition(frame: pd.DataFrame, *, parties: int, split_by: str, seed: int = 0
+              ) -> list[tuple[str, pd.DataFrame]]:  # fmt: skip
+    """The table's rows shared among ``parties``: at random, or by a column's values (each
+    value to one party, the largest values first to the party with fewest rows; the column
+    itself is then left out, as each party holds its own values of it)."""
+    if parties < 2:
+        raise ParameterError(f"parties must be at least 2, got {parties}")
+    if split_by == "random":
+        owner = np.random.default_rng(seed).integers(0, parties, len(frame))
+        return [(f"party {i + 1}", frame[owner == i]) for i in range(parties)]
+    if split_by not in frame.columns:
+        raise ParameterError(f"--split-by must be 'random' or a column, got {split_by!r}")
+    sizes = frame[split_by].astype(str).value_counts()
+    if len(sizes) < parties:
+        raise ParameterError(f"column {split_by!r} has {len(sizes)} values: too few for "
+                             f"{parties} parties")  # fmt: skip
+    load = [0] * parties
+    groups: list[list[str]] = [[] for _ in range(parties)]
+    for value, size in sizes.items():
+        i = int(np.argmin(load))
+        groups[i].append(str(value))
+        load[i] += int(size)
+    keys = frame[split_by].astype(str)
+    out = []
+    for values in groups:
+        shown = ", ".join(values[:3]) + (f" (+{len(values) - 3})" if len(values) > 3 else "")
+        out.append((f"{split_by}={shown}", frame[keys.isin(values)].drop(columns=split_by)))
+    return out
+
+
+def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: str = "random",
+             rounds: int = 10, model: str = "logistic", encrypt: str = "paillier",
+             epochs: int = 1, key_bits: int = 2048, test_fraction: float = 0.2, seed: int = 0,
+             say: Callable[[str], None] = lambda _: None,
+             tables: list[tuple[str, pd.DataFrame]] | None = None) -> FederatedResult:  # fmt: skip
+    """Train on ``parties`` shares of ``frame`` with FedAvg on Flower's apps in this process;
+    the key holder is a node of its own (the server code never holds its key)."""
+    if encrypt not in SCHEMES:
+        raise ParameterError(f"encrypt must be one of {SCHEMES}, got {encrypt!r}")
+    if rounds < 1:
+        raise ParameterError(f"rounds must be at least 1, got {rounds}")
+    shares = (
+        tables
+        if tables is not None
+        else partition(frame, parties=parties, split_by=split_by, seed=seed)
+    )
+    tokens = []
+    configs: list[dict[str, Any]] = []
+    try:
+        for i, (name, table) in enumerate(shares):
+            token = f"memory:{uuid4()}"
+            _MEMORY[token] = _data.split(table, test_fraction, seed + i)
+            tokens.append(token)
+            configs.append({"role": "party", "party": name, "data": token})
+        if encrypt != "none":
+            token = f"memory:{uuid4()}"
+            say(f"key holder: making a {key_bits}-bit key" if encrypt == "paillier"
+                else "key holder: making a CKKS context")  # fmt: skip
+            _MEMORY[token] = Paillier.generate(key_bits) if encrypt == "paillier" else Ckks()
+            tokens.append(token)
+            configs.append({"role": "keyholder", "party": "key holder", "secret": token})
+        grid = LocalGrid(client_app, configs)
+        settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
+                            epochs=epochs, parties=len(shares))  # fmt: skip
+        outcome = run(grid, settings, say=say)
+        central = _centralized([_MEMORY[t] for t in tokens[: len(shares)]], outcome, epochs,
+                               rounds, seed)  # fmt: skip
+    finally:
+        for token in tokens:
+            _MEMORY.pop(token, None)
+    return FederatedResult(
+        encrypt, model, [name for name, _ in shares],
+        [{"round": r.round, "accuracy": r.accuracy, "seconds": r.seconds,
+          "bytes_sent": r.bytes_sent, "parties": r.parties, "timing": r.timing}
+         for r in outcome.rounds],
+        central, outcome.weights, outcome.spec.to_dict(),
+    )  # fmt: skip
+
+
+def _centralized(tables: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outcome,
+                 epochs: int, rounds: int, seed: int) -> float:  # fmt: skip
+    """The same model trained on all parties' training rows pooled, as many passes as the
+    federation made, scored on all their test rows."""
+    spec = outcome.spec
+    train = pd.concat([t for t, _ in tables])
+    test = pd.concat([t for _, t in tables])
+    model = make_model(outcome.model, classes=len(spec.classes), width=spec.width,
+                       epochs=epochs * rounds)  # fmt: skip
+    x, y = _data.encode(train, spec)
+    weights = model.fit(model.initial(), x, y, seed=seed)
+    right, rows = model.correct(weights, *_data.encode(test, spec))
+    return right / max(rows, 1)
+
+
+__all__ = ["FederatedResult", "partition", "simulate"]

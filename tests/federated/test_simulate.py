@@ -1,0 +1,195 @@
+"""Federated averaging on Flower's apps in one process: encrypted equals plain within the
+packing's precision, FedAvg near centralized training, personal columns never leave a party,
+and every bad input or fault stops with one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from uuid import uuid4
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.cli import main
+from veil.exceptions import InputError, SecretError
+from veil.federated import _data, secure
+from veil.federated._flower import _MEMORY, LocalGrid, Settings, client_app, run
+from veil.federated.simulate import partition, simulate
+
+ADULT = Path(__file__).resolve().parents[1] / "data" / "arx_adult" / "adult.csv.gz"
+
+
+@pytest.fixture(scope="module")
+def adult() -> pd.DataFrame:
+    return pd.read_csv(ADULT, sep=";").sample(6_000, random_state=0).reset_index(drop=True)
+
+
+def test_encrypted_runs_give_the_plain_model_within_precision(adult: pd.DataFrame) -> None:
+    options = {"target": "salary-class", "parties": 3, "rounds": 3, "seed": 1}
+    plain = simulate(adult, encrypt="none", **options)
+    packed = simulate(adult, encrypt="paillier", key_bits=1024, **options)
+    ckks = simulate(adult, encrypt="ckks", **options)
+    # each round's sum is off by at most parties * 2^-25 per weight (the packing's rounding);
+    # over 3 rounds of 3 parties, with a factor 2 for what local training does with it
+    resolution = 2.0**-25
+    assert np.abs(packed.weights - plain.weights).max() < 3 * 3 * resolution * 2
+    assert np.abs(ckks.weights - plain.weights).max() < 1e-5
+    assert [r["accuracy"] for r in packed.rounds] == pytest.approx(
+        [r["accuracy"] for r in plain.rounds], abs=1e-3
+    )
+    assert packed.rounds[0]["bytes_sent"] > 0
+    assert plain.to_dict().keys() == {"rounds", "centralized_accuracy", "encrypt", "model",
+                                      "parties"}  # fmt: skip
+
+
+def test_fedavg_comes_within_two_points_of_centralized_training(adult: pd.DataFrame) -> None:
+    result = simulate(adult, target="salary-class", parties=3, rounds=5, encrypt="paillier",
+                      key_bits=1024, split_by="race")  # fmt: skip
+    final = result.final_accuracy
+    assert final is not None
+    assert final > 0.75  # above the majority class (0.75)
+    assert abs(final - result.centralized_accuracy) <= 0.02
+    assert "race" not in result.spec["categories"]  # the split column is each party's own
+
+
+def test_identifiers_and_free_text_never_leave_a_party(adult: pd.DataFrame) -> None:
+    frame = adult.head(900).copy()
+    frame["email"] = [f"person{i}@example.com" for i in range(len(frame))]
+    frame["client_ref"] = [f"CL-{i:07d}" for i in range(len(frame))]
+    description = _data.describe(frame, party="a", target="salary-class")
+    assert "email" in description.left_out
+    assert "client_ref" in description.left_out
+    assert "email" not in description.categories
+    result = simulate(frame, target="salary-class", rounds=1, encrypt="none")
+    assert {"email", "client_ref"} <= set(result.left_out)
+
+
+def _grid(tables: list[tuple[str, pd.DataFrame]], encrypt: str = "paillier"
+          ) -> tuple[LocalGrid, list[str]]:  # fmt: skip
+    tokens, configs = [], []
+    for i, (name, table) in enumerate(tables):
+        token = f"memory:{uuid4()}"
+        _MEMORY[token] = _data.split(table, 0.2, i)
+        tokens.append(token)
+        configs.append({"role": "party", "party": name, "data": token})
+    if encrypt != "none":
+        token = f"memory:{uuid4()}"
+        _MEMORY[token] = secure.Paillier.generate(1024)
+        tokens.append(token)
+        configs.append({"role": "keyholder", "secret": token})
+    return LocalGrid(client_app, configs), tokens
+
+
+def test_bad_parties_get_one_line_naming_party_and_column(adult: pd.DataFrame) -> None:
+    a, b, c = (t for _, t in partition(adult, parties=3, split_by="random"))
+    cases = [
+        ([("a", a), ("b", b.drop(columns="occupation")), ("c", c)],
+         r"party 'b' lacks column 'occupation'"),
+        ([("a", a), ("b", b.assign(sex=b["sex"].map({"Male": "M", "Female": "F"}))), ("c", c)],
+         r"party 'b'.s column 'sex' holds 'F'.*code 'sex' differently"),
+        ([("a", a), ("b", b.head(0)), ("c", c)], r"party 'b' has 0 rows"),
+        ([("a", a), ("b", b.assign(age=b["age"].astype(str) + " years")), ("c", c)],
+         r"column 'age' is categories at party 'b' but numbers at party 'a'"),
+    ]  # fmt: skip
+    for tables, message in cases:
+        grid, tokens = _grid(tables, encrypt="none")
+        try:
+            with pytest.raises(InputError, match=message):
+                run(grid, Settings(target="salary-class", rounds=1, encrypt="none"))
+        finally:
+            for t in tokens:
+                _MEMORY.pop(t, None)
+
+
+class DroppingGrid(LocalGrid):
+    """A party that stops answering after its first training round."""
+
+    def push_messages(self, messages):  # type: ignore[no-untyped-def]
+        messages = list(messages)
+        if any(m.metadata.message_type == "train" for m in messages):
+            self.trained = getattr(self, "trained", 0) + 1
+            if self.trained == 2:
+                self.dropped.add(2)
+        return super().push_messages(messages)
+
+
+def test_a_party_that_drops_out_leaves_the_round_to_the_rest(adult: pd.DataFrame) -> None:
+    tables = partition(adult, parties=3, split_by="random")
+    grid, tokens = _grid(tables)
+    grid.__class__ = DroppingGrid
+    try:
+        outcome = run(grid, Settings(target="salary-class", rounds=3, timeout=5))
+    finally:
+        for t in tokens:
+            _MEMORY.pop(t, None)
+    assert [r.parties for r in outcome.rounds] == [3, 2, 2]
+    assert all(r.accuracy is not None and r.accuracy > 0.7 for r in outcome.rounds)
+
+
+def test_too_few_parties_or_a_tampered_sum_stop_the_run(
+    adult: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tables = partition(adult, parties=3, split_by="random")
+    grid, tokens = _grid(tables)
+    grid.dropped.update({1, 2})
+    try:
+        with pytest.raises(InputError, match="nodes connected"):
+            run(grid, Settings(target="salary-class", rounds=1, timeout=1))
+    finally:
+        for t in tokens:
+            _MEMORY.pop(t, None)
+
+    real = secure.Paillier.aggregate
+
+    def tampered(self, updates):  # type: ignore[no-untyped-def]
+        out = bytearray(real(self, updates))
+        out[7] ^= 0x10
+        return bytes(out)
+
+    monkeypatch.setattr(secure.Paillier, "aggregate", tampered)
+    with pytest.raises(InputError, match="key holder could not decrypt.*tampered"):
+        simulate(adult, target="salary-class", rounds=1, key_bits=1024)
+
+
+def test_only_the_key_holder_decrypts_and_a_wrong_public_key_is_refused(
+    adult: pd.DataFrame, tmp_path: Path
+) -> None:
+    tables = partition(adult, parties=3, split_by="random")
+    grid, tokens = _grid(tables)
+    other = secure.Paillier.generate(1024)
+    key_file = tmp_path / "given.pub"
+    key_file.write_text(other.key.to_json())
+    grid.contexts[1].node_config["public-key"] = str(key_file)
+    try:
+        with pytest.raises(InputError, match="not the key this party was given"):
+            run(grid, Settings(target="salary-class", rounds=1, min_parties=3))
+        # the server's side of a run holds only the public key
+        grid.contexts[1].node_config.pop("public-key")
+        outcome = run(grid, Settings(target="salary-class", rounds=1))
+        assert outcome.rounds[0].parties == 3
+    finally:
+        for t in tokens:
+            _MEMORY.pop(t, None)
+    with pytest.raises(SecretError, match="only the key holder can decrypt"):
+        other.for_parties().decrypt(b"", 1, 1)
+
+
+def test_cli_simulate_prints_rounds_and_the_json_contract(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          adult: pd.DataFrame) -> None:  # fmt: skip
+    source = tmp_path / "adult.csv"
+    adult.head(3_000).to_csv(source, index=False)
+    code = main(["fl", "simulate", str(source), "--target", "salary-class", "--rounds", "2",
+                 "--encrypt", "paillier", "--key-bits", "1024", "--format", "json"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    result = json.loads(printed)
+    assert [r["round"] for r in result["rounds"]] == [1, 2]
+    assert set(result["rounds"][0]) == {"round", "accuracy", "seconds", "bytes_sent"}
+    assert result["encrypt"] == "paillier"
+    assert 0.5 < result["centralized_accuracy"] <= 1
+    code = main(["fl", "simulate", str(source), "--target", "salary-class", "--encrypt", "rsa"])
+    assert code == 2
+    assert "encrypt must be one of" in capsys.readouterr().err
