@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from veil.cli._common import Format, Sep, _check_format, _progress, _read_options, out
+from veil.exceptions import InputError, ParameterError
+
+Rounds = Annotated[int, typer.Option("--rounds", help="Federated rounds.")]
+Model = Annotated[str, typer.Option("--model", help="logistic")]
+Encrypt = Annotated[
+    str, typer.Option("--encrypt", help="paillier (exact), ckks (approximate) or none.")
+]
+Epochs = Annotated[int, typer.Option("--epochs", help="Local passes per round.")]
+KeyBits = Annotated[int, typer.Option("--key-bits", help="Paillier key: 2048 or 3072.")]
 
 fl_app = typer.Typer(
     help="Federated learning: parties train one model without sharing rows; the server only "
@@ -29,13 +40,11 @@ def simulate_command(
             "party (the column is then left out of the features).",
         ),
     ] = "random",
-    rounds: Annotated[int, typer.Option("--rounds", help="Federated rounds.")] = 10,
-    model: Annotated[str, typer.Option("--model", help="logistic")] = "logistic",
-    encrypt: Annotated[
-        str, typer.Option("--encrypt", help="paillier (exact), ckks (approximate) or none.")
-    ] = "paillier",
-    epochs: Annotated[int, typer.Option("--epochs", help="Local passes per round.")] = 1,
-    key_bits: Annotated[int, typer.Option("--key-bits", help="Paillier key: 2048 or 3072.")] = 2048,
+    rounds: Rounds = 10,
+    model: Model = "logistic",
+    encrypt: Encrypt = "paillier",
+    epochs: Epochs = 1,
+    key_bits: KeyBits = 2048,
     seed: Annotated[int, typer.Option("--seed", help="Split and training seed.")] = 0,
     fmt: Format = "text",
     sep: Sep = None,
@@ -64,6 +73,133 @@ def simulate_command(
         out.print(f"  round {r['round']:>3}: accuracy {accuracy}  {r['seconds']:.2f} s  "
                   f"{r['bytes_sent']:,} bytes sent")  # fmt: skip
     out.print(f"centralized (all rows in one place): accuracy {result.centralized_accuracy:.4f}")
+
+
+@fl_app.command("server")
+def server_command(
+    target: Annotated[str, typer.Option("--target", help="The column to predict.")],
+    parties: Annotated[int, typer.Option("--parties", help="Parties to wait for.")] = 3,
+    rounds: Rounds = 10,
+    model: Model = "logistic",
+    encrypt: Encrypt = "paillier",
+    epochs: Epochs = 1,
+    port: Annotated[int, typer.Option("--port", help="The SuperLink's port.")] = 9091,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the trained model (JSON).")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for any party's answer.")
+    ] = 600.0,
+) -> None:
+    """Run the server: a Flower SuperLink and veil's ServerApp. It only adds protected
+    updates; the key holder (veil fl keyholder) decrypts their sum."""
+    from veil.federated.deploy import serve
+    from veil.federated.secure import SCHEMES
+
+    if encrypt not in SCHEMES:
+        raise ParameterError(f"--encrypt must be one of {SCHEMES}, got {encrypt!r}")
+    config: dict[str, object] = {"target": target, "parties": parties, "rounds": rounds,
+                                 "model": model, "encrypt": encrypt, "epochs": epochs,
+                                 "timeout": timeout}  # fmt: skip
+    if output is not None:
+        from veil.io import check_output
+
+        check_output(output, inputs=[], force=False)
+        config["output"] = str(output.resolve())
+    serve(config, port=port, say=out.print)
+    if output is not None:
+        out.print(f"wrote the model to {output}")
+
+
+@fl_app.command("client")
+def client_command(
+    data: Annotated[Path, typer.Argument(help="This party's table (it never leaves).")],
+    server: Annotated[str, typer.Option("--server", help="The SuperLink, HOST:PORT.")],
+    party: Annotated[str | None, typer.Option("--party", help="This party's name.")] = None,
+    public_key: Annotated[
+        Path | None,
+        typer.Option(
+            "--public-key",
+            help="The key holder's public key, to check the one the "
+            "server relays (an update is never sent under another).",
+        ),
+    ] = None,
+    test_fraction: Annotated[
+        float, typer.Option("--test-fraction", help="Rows kept for this party's evaluation.")
+    ] = 0.2,
+    seed: Annotated[int, typer.Option("--seed", help="The test split's seed.")] = 0,
+) -> None:
+    """Run one party: a Flower SuperNode with veil's ClientApp, until stopped."""
+    from veil.federated.deploy import supernode
+    from veil.federated.paillier import read_public_key
+    from veil.io import read
+
+    read(str(data)).head(1)  # unreadable data fails here, in one line, not in a round
+    settings: dict[str, object] = {"role": "party", "party": party or data.stem,
+                                   "data": str(data.resolve()), "test-fraction": test_fraction,
+                                   "seed": seed}  # fmt: skip
+    if public_key is not None:
+        read_public_key(public_key)
+        settings["public-key"] = str(public_key.resolve())
+    _run_node(supernode(server, settings), f"party {settings['party']} connected to {server}")
+
+
+@fl_app.command("keyholder")
+def keyholder_command(
+    server: Annotated[str, typer.Option("--server", help="The SuperLink, HOST:PORT.")],
+    secret: Annotated[
+        Path,
+        typer.Option(
+            "--secret",
+            help="The key holder's secret file (made if missing, "
+            "owner-only; never give it to the server).",
+        ),
+    ],
+    public_key: Annotated[
+        Path | None, typer.Option("--public-key", help="Also write the public key here.")
+    ] = None,
+    encrypt: Annotated[str, typer.Option("--encrypt", help="paillier or ckks.")] = "paillier",
+    key_bits: KeyBits = 2048,
+) -> None:
+    """Run the key holder: it makes (or reads) the key pair and decrypts only the sums the
+    server sends it, as a Flower SuperNode of its own."""
+    from veil.federated import keys, secure
+    from veil.federated.deploy import supernode
+
+    if secret.exists():
+        scheme = keys.read_secret(secret)
+        out.print(f"using the key in {secret}")
+    else:
+        if encrypt == "paillier":
+            scheme = secure.Paillier.generate(key_bits)
+        elif encrypt == "ckks":
+            scheme = secure.Ckks()
+        else:
+            raise ParameterError(f"--encrypt must be paillier or ckks, got {encrypt!r}")
+        keys.write_secret(scheme, secret)
+        out.print(f"made a new {scheme.name} key; its secret is in {secret} (owner-only)")
+    if public_key is not None:
+        from veil.io import check_output
+
+        check_output(public_key, inputs=[str(secret)], force=True)
+        keys.write_public(scheme, public_key)
+        out.print(f"wrote the public key to {public_key}: give it to the parties")
+    _run_node(supernode(server, {"role": "keyholder", "party": "key holder",
+                                 "secret": str(secret.resolve())}),
+              f"key holder connected to {server}")  # fmt: skip
+
+
+def _run_node(process: subprocess.Popen[bytes], started: str) -> None:
+    """Wait for a SuperNode until it ends or the user stops it."""
+    out.print(f"{started} (Ctrl-C to stop)")
+    try:
+        code = process.wait()
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=10)
+    if code not in (0, -15):
+        raise InputError(f"the Flower SuperNode exited with code {code}")
 
 
 def register(app: typer.Typer) -> None:

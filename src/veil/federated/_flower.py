@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from logging import WARNING
@@ -207,9 +208,11 @@ def _train(message: Message, context: Context) -> Message:
     config = _record(message, "config")
     train, spec, weights, model = _setup(message, context)
     x, y = _data.encode(train, spec)
-    local = model.fit(
-        weights, x, y, seed=int(config["server-round"]) * 7919 + context.node_id % 7919
-    )
+    # the shuffle's seed from the party's name and the round, not Flower's random node id:
+    # the same parties train the same model in one process and across machines
+    name = str(context.node_config.get("party", context.node_id))
+    seed = zlib.crc32(f"{name}/{config['server-round']}".encode())
+    local = model.fit(weights, x, y, seed=seed)
     return _reply(message, update=_weighted(message, context, "update", len(train),
                                             local - weights),
                   metrics=MetricRecord({"num-examples": len(train)}))  # fmt: skip
@@ -494,18 +497,29 @@ server_app = ServerApp()
 
 @server_app.main()
 def _main(grid: Grid, context: Context) -> None:
-    config = context.run_config
-    settings = Settings(target=str(config["target"]), rounds=int(config.get("rounds", 10)),
-                        model=str(config.get("model", "logistic")),
-                        encrypt=str(config.get("encrypt", "paillier")),
-                        parties=int(config.get("parties", 3)),
-                        timeout=float(config.get("timeout", 600)))  # fmt: skip
-    outcome = run(grid, settings, say=print)
-    out = str(config.get("output", ""))
-    if out:
-        from veil.federated.keys import write_model
+    from veil.exceptions import VeilError
+    from veil.federated.deploy import DONE, FAILED
 
-        write_model(outcome, out)
+    config = dict(context.run_config)
+    try:
+        settings = Settings(target=str(config["target"]), rounds=int(config.get("rounds", 10)),
+                            model=str(config.get("model", "logistic")),
+                            encrypt=str(config.get("encrypt", "paillier")),
+                            epochs=int(config.get("epochs", 1)),
+                            parties=int(config.get("parties", 3)),
+                            min_parties=int(config.get("min-parties", 2)),
+                            timeout=float(config.get("timeout", 600)))  # fmt: skip
+        outcome = run(grid, settings, say=print)
+        out = str(config.get("output", ""))
+        if out:
+            from veil.federated.keys import write_model
+
+            write_model(outcome, out)
+    except VeilError as err:
+        print(f"{FAILED}{err}", flush=True)
+        raise
+    final = outcome.rounds[-1].accuracy if outcome.rounds else None
+    print(f"{DONE}: {len(outcome.rounds)} rounds, final accuracy {final}", flush=True)
 
 
 # ------------------------------------------------------------------------------- local grid

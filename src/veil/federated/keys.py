@@ -43,6 +43,11 @@ def write_secret(scheme: secure.Scheme, path: str | Path) -> None:
         raise SecretError("--encrypt none has no secret to keep")
 
 
+def write_public(scheme: secure.Scheme, path: str | Path) -> None:
+    """The public key (or CKKS public context): for the parties."""
+    _write(path, scheme.public(), private=False)
+
+
 def read_secret(path: str | Path) -> secure.Scheme:
     """The key holder's scheme, with its secret, from :func:`write_secret`'s file."""
     try:

@@ -1,0 +1,198 @@
+"""Real processes, as Flower deploys them: the server is a SuperLink with veil's ServerApp
+submitted to it (``flwr run``), each party and the key holder a SuperNode running veil's
+ClientApp with its own node settings. One process per party (and per machine in production).
+
+``veil fl server`` starts the SuperLink, writes the Flower App (a ``pyproject.toml`` naming
+veil's apps and the run's settings) and runs it, streaming its lines; ``veil fl client`` and
+``veil fl keyholder`` start SuperNodes. The key holder's secret stays in its own file, read
+only by its own ClientApp processes: the server is never given its path.
+
+Transport here is Flower's insecure mode (no TLS, the SuperLink warns): on one machine or a
+private network. Across the internet, put Flower's certificates in front (its
+``--ssl-certfile`` options), which veil passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from veil.exceptions import InputError, ParameterError
+
+#: what veil's ServerApp prints when the run ends well, and before a one-line error
+DONE, FAILED = "veil: federated run finished", "veil: error: "
+
+
+def flower_environment(home: Path) -> dict[str, str]:
+    """Flower's processes find each other (``flower-superexec``) on PATH, keep their state
+    in ``home``, and send no telemetry."""
+    bin_dir = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "FLWR_HOME": str(home), "FLWR_TELEMETRY_ENABLED": "0"}  # fmt: skip
+
+
+def _tool(name: str) -> str:
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        from veil.exceptions import MissingExtraError
+
+        raise MissingExtraError(f"{name} is missing: pip install 'veil[federated]'")
+    return str(path)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(host: str, port: int, timeout: float, process: subprocess.Popen[Any] | None
+                  = None) -> None:  # fmt: skip
+    """Until something listens on ``host:port`` (or the process died, or the time is up)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise InputError(f"the Flower process exited (code {process.returncode}) before "
+                             f"listening on {host}:{port}")  # fmt: skip
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex((host, port)) == 0:
+                return
+        time.sleep(0.2)
+    raise InputError(f"nothing listens on {host}:{port} after {timeout:.0f} s")
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``HOST:PORT``, checked."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ParameterError(f"--server must be HOST:PORT, got {address!r}")
+    return host, int(port)
+
+
+def _node_config(settings: dict[str, Any]) -> str:
+    parts = []
+    for key, value in settings.items():
+        if isinstance(value, str):
+            if "'" in value or "\n" in value:
+                raise ParameterError(f"{key} must not contain quotes or newlines, got {value!r}")
+            parts.append(f"{key}='{value}'")
+        else:
+            parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def supernode(server: str, settings: dict[str, Any], *, home: Path | None = None,
+              log: Any = None) -> subprocess.Popen[Any]:  # fmt: skip
+    """A SuperNode connected to the SuperLink at ``server``, running veil's ClientApp with
+    ``settings`` as its node config (``role``, ``party``, ``data``, ``secret``...)."""
+    parse_address(server)
+    home = home or Path(tempfile.mkdtemp(prefix="veil-flower-node-"))
+    command = [_tool("flower-supernode"), "--insecure", "--superlink", server,
+               "--port", str(free_port()), "--node-config", _node_config(settings)]  # fmt: skip
+    return subprocess.Popen(command, env=flower_environment(home), stdout=log or subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT)  # fmt: skip
+
+
+APP = """[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "veil-federated"
+version = "1.0.0"
+description = "veil's federated averaging with protected updates"
+license = "Apache-2.0"
+dependencies = []
+
+[tool.hatch.build.targets.wheel]
+packages = ["."]
+
+[tool.flwr.app]
+publisher = "veil"
+
+[tool.flwr.app.components]
+serverapp = "veil.federated._flower:server_app"
+clientapp = "veil.federated._flower:client_app"
+
+[tool.flwr.app.config]
+{config}
+"""
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+@contextmanager
+def superlink(port: int, *, home: Path, log: Any = None,
+              timeout: float = 60.0) -> Iterator[subprocess.Popen[Any]]:  # fmt: skip
+    """A SuperLink on ``port`` (all its APIs on it, as Flower 1.41 serves them), stopped on
+    the way out."""
+    process = subprocess.Popen([_tool("flower-superlink"), "--insecure", "--port", str(port)],
+                               env=flower_environment(home), stdout=log or subprocess.DEVNULL,
+                               stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        wait_for_port("127.0.0.1", port, timeout, process)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def serve(run_config: dict[str, Any], *, port: int, say: Callable[[str], None] = print,
+          home: Path | None = None, timeout: float = 3600.0) -> None:  # fmt: skip
+    """Start a SuperLink, submit veil's ServerApp with ``run_config`` and stream its lines
+    until the run ends; a failed run raises with the ServerApp's one line."""
+    home = home or Path(tempfile.mkdtemp(prefix="veil-flower-server-"))
+    app = home / "app"
+    app.mkdir(parents=True, exist_ok=True)
+    body = "\n".join(f"{key} = {_toml_value(value)}" for key, value in run_config.items())
+    (app / "pyproject.toml").write_text(APP.format(config=body))
+    (home / "config.toml").write_text(
+        f'[superlink]\ndefault = "veil"\n\n[superlink.veil]\naddress = "127.0.0.1:{port}"\n'
+        "insecure = true\n"
+    )
+    with (home / "superlink.log").open("w") as log, superlink(port, home=home, log=log):
+        say(f"SuperLink listening on port {port}; waiting for {run_config.get('parties')} "
+            "parties and the key holder")  # fmt: skip
+        command = [_tool("flwr"), "run", str(app), "veil", "--stream"]
+        process = subprocess.Popen(command, env=flower_environment(home), cwd=app, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+        failure, done = None, False
+        deadline = time.monotonic() + timeout
+        assert process.stdout is not None
+        for line in process.stdout:
+            text = line.rstrip()
+            if text.startswith(FAILED):
+                failure = text[len(FAILED) :]
+            elif text.startswith(DONE):
+                done = True
+            if text.startswith(("veil:", "round ")) or "parties" in text:
+                say(text.removeprefix("veil: "))
+            if time.monotonic() > deadline:
+                process.kill()
+                raise InputError(f"the federated run took longer than {timeout:.0f} s")
+        process.wait()
+    if failure:
+        raise InputError(failure)
+    if not done:
+        raise InputError(f"the federated run did not finish (flwr run exited with "
+                         f"{process.returncode}); see {home / 'superlink.log'}")  # fmt: skip
