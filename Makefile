@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-privacy bench-dp bench-report bench-load bench-startup
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-federated bench-privacy bench-dp bench-report bench-load bench-startup
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -95,6 +95,9 @@ $(ANONYMETER)/.installed:
 bench-synth: $(VENV)/.installed-test $(ANONYMETER)/.installed
 	$(BIN)/python bench/bench_synth.py --anonymeter-python $(ANONYMETER)/bin/python
 
+bench-federated: $(VENV)/.installed-test $(PHE)/.installed
+	$(BIN)/python bench/bench_federated.py --phe-python $(PHE)/bin/python
+
 bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
 	$(BIN)/python bench/bench_privacy.py
 
@@ -118,7 +121,7 @@ bench-load: $(VENV)/.installed
 bench-startup: $(VENV)/.installed
 	$(BIN)/python bench/bench_startup.py
 
-bench: bench-io bench-scan bench-accuracy bench-synth bench-privacy bench-dp bench-report bench-load bench-startup
+bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-privacy bench-dp bench-report bench-load bench-startup
 
 clean:
-	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(YDATA) $(ANONYMETER) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

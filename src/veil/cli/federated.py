@@ -46,6 +46,9 @@ def simulate_command(
     epochs: Epochs = 1,
     key_bits: KeyBits = 2048,
     seed: Annotated[int, typer.Option("--seed", help="Split and training seed.")] = 0,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Draw accuracy per round to this PNG.")
+    ] = None,
     fmt: Format = "text",
     sep: Sep = None,
 ) -> None:
@@ -55,11 +58,19 @@ def simulate_command(
     from veil.io import read
 
     _check_format(fmt)
+    if plot is not None:
+        from veil.io import check_output
+
+        check_output(plot, inputs=[data], force=True)
     frame = read(data, **_read_options(None, sep=sep))
     with _progress() as say:
         result = simulate(frame, target=target, parties=parties, split_by=split_by,
                           rounds=rounds, model=model, encrypt=encrypt, epochs=epochs,
                           key_bits=key_bits, seed=seed, say=say)  # fmt: skip
+    if plot is not None:
+        from veil.federated.simulate import plot_convergence
+
+        plot_convergence([result], plot, title=f"{data}: {target}")
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
         return

@@ -4,7 +4,6 @@ atomically), the public key parties are given, and the trained model."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,18 +16,12 @@ if TYPE_CHECKING:
 
 
 def _write(path: str | Path, data: bytes, *, private: bool) -> None:
-    """Write through a temporary file and a rename (never a half-written key)."""
-    target = Path(path)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-    descriptor = os.open(temporary, flags, 0o600 if private else 0o644)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    """Through a temporary file and a rename (never a half-written key), owner-only when
+    ``private``."""
+    from veil.io import atomic_open
+
+    with atomic_open(path, "wb", permissions=0o600 if private else None) as handle:
+        handle.write(data)
 
 
 def write_secret(scheme: secure.Scheme, path: str | Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
@@ -131,6 +132,34 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
     )  # fmt: skip
 
 
+def plot_convergence(results: list[FederatedResult], path: str | Path, *,
+                     title: str = "") -> None:  # fmt: skip
+    """Accuracy per round for each run (by how its updates were protected), with each run's
+    centralized accuracy as a dashed line: a PNG written atomically."""
+    from veil.io import atomic_open
+    from veil.plotting import AFTER, BEFORE, WARN, canvas, render
+
+    figure, (ax,) = canvas(6.4, 3.6)
+    colours = {"none": BEFORE, "paillier": AFTER, "ckks": WARN}
+    for result in results:
+        rounds = [r["round"] for r in result.rounds]
+        accuracy = [r["accuracy"] for r in result.rounds]
+        how = "in the clear" if result.encrypt == "none" else f"encrypted ({result.encrypt})"
+        ax.plot(rounds, accuracy, marker="o", color=colours.get(result.encrypt, AFTER),
+                label=f"FedAvg, updates {how}")  # fmt: skip
+    if results:
+        ax.axhline(results[0].centralized_accuracy, color="#444444", linestyle="--",
+                   label="centralized (all rows in one place)")  # fmt: skip
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("round", fontsize=8)
+    ax.set_ylabel("accuracy on the parties' test rows", fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=8)
+    with atomic_open(path, "wb") as handle:
+        handle.write(render(figure))
+
+
 def _centralized(tables: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outcome,
                  epochs: int, rounds: int, seed: int) -> float:  # fmt: skip
     """The same model trained on all parties' training rows pooled, as many passes as the
@@ -146,4 +175,4 @@ def _centralized(tables: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outco
     return right / max(rows, 1)
 
 
-__all__ = ["FederatedResult", "partition", "simulate"]
+__all__ = ["FederatedResult", "partition", "plot_convergence", "simulate"]
