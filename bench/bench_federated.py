@@ -32,9 +32,9 @@ import pandas as pd
 
 os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")
 
-from veil.federated import paillier  # noqa: E402
-from veil.federated.secure import Ckks, Paillier, Plain, Scheme  # noqa: E402
-from veil.federated.simulate import plot_convergence, simulate  # noqa: E402
+from veil.federated import paillier
+from veil.federated.secure import Ckks, Paillier, Plain, Scheme
+from veil.federated.simulate import plot_convergence, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"
