@@ -64,8 +64,9 @@ def throughput(phe_python: str) -> None:
     print(f"  phe 1.5.0 (one value per ciphertext): encrypt {phe['encrypt_per_s']:,.0f} values/s, "
           f"decrypt {phe['decrypt_per_s']:,.0f} values/s, {phe['bytes_per_value']} bytes per "
           f"value")  # fmt: skip
+    fewer = phe["bytes_per_value"] / (len(blob) / len(values))
     print(f"  veil / phe: encrypt {encrypt / phe['encrypt_per_s']:,.0f}x, decrypt "
-          f"{decrypt / phe['decrypt_per_s']:,.0f}x, bytes {phe['bytes_per_value'] / (len(blob) / len(values)):,.0f}x fewer")  # fmt: skip
+          f"{decrypt / phe['decrypt_per_s']:,.0f}x, bytes {fewer:,.0f}x fewer")  # fmt: skip
 
 
 def _phe(python: str, count: int) -> dict[str, float]:

@@ -30,7 +30,7 @@ print(
             "decrypt_per_s": count / decrypt_seconds,
             "add_seconds": add_seconds,
             "bytes_per_value": size,
-            "max_error": max(abs(a - b) for a, b in zip(values, decrypted)),
+            "max_error": max(abs(a - b) for a, b in zip(values, decrypted, strict=True)),
         }
     )
 )
