@@ -130,8 +130,12 @@ class ColumnSample:
         if worded < 0.3 or not (self.is_free_text or self.mean_length >= 12):
             return False
         counts = self.series.value_counts()
-        # a note written once is a singleton: more than one in a thousand rows, and it is text
-        return len(counts) > 200 or int((counts == 1).sum()) > 0.001 * self.n_valid
+        # a note written once is a singleton of a few words, in more than one row in a
+        # thousand; a rare category ("Armed-Forces" once in 500 rows) is a singleton too, but
+        # shaped like the other categories
+        singles = counts.index[counts == 1][:2_000]
+        written = sum(len(str(v).split()) >= 3 for v in singles)
+        return len(counts) > 200 or written > 0.001 * self.n_valid
 
     @cached_property
     def dates(self) -> pd.Series | None:
