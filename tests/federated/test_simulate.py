@@ -40,7 +40,7 @@ def test_encrypted_runs_give_the_plain_model_within_precision(adult: pd.DataFram
         [r["accuracy"] for r in plain.rounds], abs=1e-3
     )
     assert packed.rounds[0]["bytes_sent"] > 0
-    assert plain.to_dict().keys() == {"rounds", "centralized_accuracy", "encrypt", "model",
+    assert plain.to_dict().keys() == {"rounds", "centralized_accuracy", "encrypt", "model", "dp",
                                       "parties"}  # fmt: skip
 
 

@@ -9,7 +9,16 @@ from typing import Annotated
 
 import typer
 
-from veil.cli._common import Format, Sep, _check_format, _progress, _read_options, out
+from veil.cli._common import (
+    Format,
+    Ledger,
+    Sep,
+    _check_format,
+    _ledger,
+    _progress,
+    _read_options,
+    out,
+)
 from veil.exceptions import InputError, ParameterError
 
 Rounds = Annotated[int, typer.Option("--rounds", help="Federated rounds.")]
@@ -19,6 +28,19 @@ Encrypt = Annotated[
 ]
 Epochs = Annotated[int, typer.Option("--epochs", help="Local passes per round.")]
 KeyBits = Annotated[int, typer.Option("--key-bits", help="Paillier key: 2048 or 3072.")]
+
+DpEpsilon = Annotated[
+    float | None,
+    typer.Option(
+        "--dp-epsilon",
+        help="Client-level DP: the whole run's epsilon, charged to "
+        "each party's privacy budget (each clips its update, adds Gaussian noise).",
+    ),
+]
+DpDelta = Annotated[float, typer.Option("--dp-delta", help="The run's delta.")]
+DpClip = Annotated[
+    float, typer.Option("--dp-clip", help="L2 norm each party's update is clipped to.")
+]
 
 fl_app = typer.Typer(
     help="Federated learning: parties train one model without sharing rows; the server only "
@@ -49,6 +71,10 @@ def simulate_command(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Draw accuracy per round to this PNG.")
     ] = None,
+    dp_epsilon: DpEpsilon = None,
+    dp_delta: DpDelta = 1e-6,
+    dp_clip: DpClip = 1.0,
+    ledger: Ledger = None,
     fmt: Format = "text",
     sep: Sep = None,
 ) -> None:
@@ -62,11 +88,17 @@ def simulate_command(
         from veil.io import check_output
 
         check_output(plot, inputs=[data], force=True)
+    accountant = None
+    if dp_epsilon is not None:
+        from veil.dp import Accountant
+
+        accountant = Accountant(_ledger(ledger))
     frame = read(data, **_read_options(None, sep=sep))
     with _progress() as say:
         result = simulate(frame, target=target, parties=parties, split_by=split_by,
                           rounds=rounds, model=model, encrypt=encrypt, epochs=epochs,
-                          key_bits=key_bits, seed=seed, say=say)  # fmt: skip
+                          key_bits=key_bits, seed=seed, say=say, dp_epsilon=dp_epsilon or 0.0,
+                          dp_delta=dp_delta, dp_clip=dp_clip, accountant=accountant)  # fmt: skip
     if plot is not None:
         from veil.federated.simulate import plot_convergence
 
@@ -84,6 +116,12 @@ def simulate_command(
         out.print(f"  round {r['round']:>3}: accuracy {accuracy}  {r['seconds']:.2f} s  "
                   f"{r['bytes_sent']:,} bytes sent")  # fmt: skip
     out.print(f"centralized (all rows in one place): accuracy {result.centralized_accuracy:.4f}")
+    if result.privacy is not None:
+        p = result.privacy
+        out.print(f"client-level DP: epsilon {p['epsilon']:.3g}, delta {p['delta']:g} over "
+                  f"{p['rounds']:.0f} rounds ({p['epsilon_per_round']:.3g} a round alone; noise "
+                  f"sigma {p['sigma']:.3g} on updates clipped to {p['clip']:g}); charged to "
+                  f"{accountant.path if accountant else 'the ledger'}")  # fmt: skip
 
 
 @fl_app.command("server")
@@ -101,6 +139,9 @@ def server_command(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for any party's answer.")
     ] = 600.0,
+    dp_epsilon: DpEpsilon = None,
+    dp_delta: DpDelta = 1e-6,
+    dp_clip: DpClip = 1.0,
 ) -> None:
     """Run the server: a Flower SuperLink and veil's ServerApp. It only adds protected
     updates; the key holder (veil fl keyholder) decrypts their sum."""
@@ -112,6 +153,11 @@ def server_command(
     config: dict[str, object] = {"target": target, "parties": parties, "rounds": rounds,
                                  "model": model, "encrypt": encrypt, "epochs": epochs,
                                  "timeout": timeout}  # fmt: skip
+    if dp_epsilon is not None:
+        from veil.federated._dp import ClientDP
+
+        ClientDP(dp_epsilon, dp_delta, rounds, dp_clip)  # checked here, not in round 1
+        config.update({"dp-epsilon": dp_epsilon, "dp-delta": dp_delta, "dp-clip": dp_clip})
     if output is not None:
         from veil.io import check_output
 
@@ -139,6 +185,14 @@ def client_command(
         float, typer.Option("--test-fraction", help="Rows kept for this party's evaluation.")
     ] = 0.2,
     seed: Annotated[int, typer.Option("--seed", help="The test split's seed.")] = 0,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            "--ledger",
+            help="This party's privacy budget: a run with client-level DP "
+            "is charged to it before the first noisy update (default: veil's).",
+        ),
+    ] = None,
 ) -> None:
     """Run one party: a Flower SuperNode with veil's ClientApp, until stopped."""
     from veil.federated.deploy import supernode
@@ -152,6 +206,9 @@ def client_command(
     if public_key is not None:
         read_public_key(public_key)
         settings["public-key"] = str(public_key.resolve())
+    budget = _ledger(ledger)
+    if budget.exists():
+        settings["ledger"] = str(budget.resolve())
     _run_node(supernode(server, settings), f"party {settings['party']} connected to {server}")
 
 

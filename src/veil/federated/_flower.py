@@ -38,6 +38,7 @@ import pandas as pd
 
 from veil.exceptions import InputError, ParameterError, SecretError
 from veil.federated import _data, secure
+from veil.federated._dp import ClientDP, charged, privatize
 from veil.federated._models import make_model
 
 os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")
@@ -212,10 +213,47 @@ def _train(message: Message, context: Context) -> Message:
     # the same parties train the same model in one process and across machines
     name = str(context.node_config.get("party", context.node_id))
     seed = zlib.crc32(f"{name}/{config['server-round']}".encode())
-    local = model.fit(weights, x, y, seed=seed)
-    return _reply(message, update=_weighted(message, context, "update", len(train),
-                                            local - weights),
+    update = model.fit(weights, x, y, seed=seed) - weights
+    privacy = _client_dp(config)
+    if privacy is not None:
+        if not str(context.node_config.get("data", "")).startswith("memory:"):
+            _charge(context, privacy, int(config["server-round"]))  # (simulate charges once)
+        update = privatize(update, privacy, bound=secure.Paillier.DEFAULT_BOUND)
+    return _reply(message, update=_weighted(message, context, "update", len(train), update),
                   metrics=MetricRecord({"num-examples": len(train)}))  # fmt: skip
+
+
+def _client_dp(config: Any) -> ClientDP | None:
+    if float(config.get("dp-epsilon", 0.0)) <= 0:
+        return None
+    return ClientDP(float(config["dp-epsilon"]), float(config["dp-delta"]),
+                    int(config["rounds"]), float(config["dp-clip"]))  # fmt: skip
+
+
+def _charge(context: Context, privacy: ClientDP, server_round: int) -> None:
+    """A party with its own ledger (``ledger`` node setting) reserves the whole run's
+    (epsilon, delta) before its first noisy update: a budget too small stops it there."""
+    ledger = str(context.node_config.get("ledger", ""))
+    if not ledger:
+        raise InputError(
+            "the run asks for client-level DP but this party has no privacy budget to charge: "
+            "create one (`veil budget init DATA --epsilon E --delta D`) and pass --ledger"
+        )
+    if server_round != 1:
+        return
+    from veil.dp.budget import Accountant
+
+    epsilon, _ = charged(privacy)
+    with Accountant(ledger).spend(epsilon, privacy.delta, what=dp_what(privacy)):
+        pass
+
+
+def dp_what(privacy: ClientDP) -> str:
+    """The ledger's line for a run."""
+    return (
+        f"federated learning: {privacy.rounds} rounds, client-level DP (Gaussian, clip "
+        f"{privacy.clip:g}, epsilon {privacy.epsilon_per_round:.3g} per round, zCDP total)"
+    )
 
 
 @client_app.evaluate()
@@ -391,6 +429,15 @@ class Settings:
     parties: int = 3
     min_parties: int = 2
     timeout: float = 600.0
+    dp_epsilon: float = 0.0  # > 0: client-level DP over the whole run
+    dp_delta: float = 1e-6
+    dp_clip: float = 1.0
+
+    def privacy(self) -> ClientDP | None:
+        """The run's client-level DP, if asked for."""
+        if self.dp_epsilon <= 0:
+            return None
+        return ClientDP(self.dp_epsilon, self.dp_delta, self.rounds, self.dp_clip)
 
 
 @dataclass
@@ -403,6 +450,7 @@ class Outcome:
     encrypt: str
     model: str
     timing: dict[str, float] = field(default_factory=dict)
+    privacy: dict[str, float] | None = None
 
 
 def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: None) -> Outcome:
@@ -430,8 +478,13 @@ def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: N
     total = sum(d.rows for d in descriptions)
     say(f"{len(parties)} parties, {total:,} training rows, {spec.width} features; "
         f"updates protected by {settings.encrypt}")  # fmt: skip
-    base: dict[str, Any] = {"encrypt": settings.encrypt, "public": public, "total-rows": total,
-            "model": settings.model, "epochs": settings.epochs}  # fmt: skip
+    base: dict[str, Any] = {"encrypt": settings.encrypt, "public": public,
+                            "total-rows": total, "model": settings.model,
+                            "epochs": settings.epochs, "rounds": settings.rounds}  # fmt: skip
+    privacy = settings.privacy()
+    if privacy is not None:
+        base.update({"dp-epsilon": privacy.epsilon, "dp-delta": privacy.delta,
+                     "dp-clip": privacy.clip})  # fmt: skip
 
     # the common scaling, summed under encryption
     record = ConfigRecord({**base, "spec": json.dumps(spec.to_dict())})
@@ -455,7 +508,14 @@ def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: N
         result = strategy.start(grid, ArrayRecord({"weights": _np_record(model.initial())}),
                                 num_rounds=settings.rounds, timeout=settings.timeout)  # fmt: skip
     weights = _numpy(result.arrays, "weights") if result.arrays else model.initial()
-    return Outcome(strategy.rounds, weights, spec, settings.encrypt, settings.model)
+    spent = None
+    if privacy is not None:
+        epsilon, rho = charged(privacy)  # by OpenDP's own privacy map
+        spent = {"epsilon": epsilon, "delta": privacy.delta, "rho": rho, "sigma": privacy.sigma,
+                 "clip": privacy.clip, "rounds": privacy.rounds,
+                 "epsilon_per_round": privacy.epsilon_per_round}  # fmt: skip
+    return Outcome(strategy.rounds, weights, spec, settings.encrypt, settings.model,
+                   privacy=spent)  # fmt: skip
 
 
 def _wait_for_nodes(grid: Grid, count: int, timeout: float) -> list[int]:
@@ -508,7 +568,10 @@ def _main(grid: Grid, context: Context) -> None:
                             epochs=int(config.get("epochs", 1)),
                             parties=int(config.get("parties", 3)),
                             min_parties=int(config.get("min-parties", 2)),
-                            timeout=float(config.get("timeout", 600)))  # fmt: skip
+                            timeout=float(config.get("timeout", 600)),
+                            dp_epsilon=float(config.get("dp-epsilon", 0.0)),
+                            dp_delta=float(config.get("dp-delta", 1e-6)),
+                            dp_clip=float(config.get("dp-clip", 1.0)))  # fmt: skip
         outcome = run(grid, settings, say=print)
         out = str(config.get("output", ""))
         if out:

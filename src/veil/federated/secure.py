@@ -92,9 +92,11 @@ class Paillier(Scheme):
     """Packed Paillier (exact to ``packing.resolution`` per party)."""
 
     name = "paillier"
+    #: the largest magnitude of an update value (DP updates are clipped to it)
+    DEFAULT_BOUND = 64.0
 
     def __init__(self, public: paillier.PublicKey, *, private: paillier.PrivateKey | None = None,
-                 precision: int = 24, bound: float = 64.0, max_parties: int = 64,
+                 precision: int = 24, bound: float = DEFAULT_BOUND, max_parties: int = 64,
                  workers: int = 1) -> None:  # fmt: skip
         if private is not None and private.public != public:
             raise SecretError("the private key does not belong to this public key")

@@ -3,8 +3,9 @@ through :class:`~veil.federated._flower.LocalGrid`, beside the centralized basel
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -30,6 +31,7 @@ class FederatedResult:
     centralized_accuracy: float
     weights: np.ndarray = field(repr=False)
     spec: dict[str, Any] = field(repr=False)
+    privacy: dict[str, float] | None = None
 
     @property
     def left_out(self) -> dict[str, str]:
@@ -50,6 +52,7 @@ class FederatedResult:
             "encrypt": self.encrypt,
             "model": self.model,
             "parties": self.parties,
+            "dp": self.privacy,
         }  # fmt: skip
 
 
@@ -86,10 +89,42 @@ def partition(frame: pd.DataFrame, *, parties: int, split_by: str, seed: int = 0
 def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: str = "random",
              rounds: int = 10, model: str = "logistic", encrypt: str = "paillier",
              epochs: int = 1, key_bits: int = 2048, test_fraction: float = 0.2, seed: int = 0,
-             say: Callable[[str], None] = lambda _: None,
+             dp_epsilon: float = 0.0, dp_delta: float = 1e-6, dp_clip: float = 1.0,
+             accountant: Any = None, say: Callable[[str], None] = lambda _: None,
              tables: list[tuple[str, pd.DataFrame]] | None = None) -> FederatedResult:  # fmt: skip
     """Train on ``parties`` shares of ``frame`` with FedAvg on Flower's apps in this process;
-    the key holder is a node of its own (the server code never holds its key)."""
+    the key holder is a node of its own (the server code never holds its key).
+
+    ``dp_epsilon > 0``: client-level DP (each party clips its update to ``dp_clip`` and adds
+    OpenDP's Gaussian noise); the run's (epsilon, delta) is charged to ``accountant`` (a
+    ``veil.dp.Accountant``, required then) before any row is read for training.
+    """
+    settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
+                        epochs=epochs, parties=parties, dp_epsilon=dp_epsilon,
+                        dp_delta=dp_delta, dp_clip=dp_clip)  # fmt: skip
+    privacy = settings.privacy()
+    charge: Any = contextlib.nullcontext()
+    if privacy is not None:
+        if accountant is None:
+            raise ParameterError("--dp-epsilon needs a privacy budget (a ledger) to charge")
+        from veil.dp.budget import dataset_id
+        from veil.federated._dp import charged
+        from veil.federated._flower import dp_what
+
+        # reserved before a row is read for training; spent even if the run fails
+        charge = accountant.spend(charged(privacy)[0], privacy.delta, what=dp_what(privacy),
+                                  dataset=dataset_id(frame))  # fmt: skip
+    with charge:
+        return _simulate(frame, settings, parties=parties, split_by=split_by,
+                         key_bits=key_bits, test_fraction=test_fraction, seed=seed, say=say,
+                         tables=tables)  # fmt: skip
+
+
+def _simulate(frame: pd.DataFrame, settings: Settings, *, parties: int, split_by: str,
+              key_bits: int, test_fraction: float, seed: int, say: Callable[[str], None],
+              tables: list[tuple[str, pd.DataFrame]] | None) -> FederatedResult:  # fmt: skip
+    encrypt, rounds, model, epochs = (settings.encrypt, settings.rounds, settings.model,
+                                      settings.epochs)  # fmt: skip
     if encrypt not in SCHEMES:
         raise ParameterError(f"encrypt must be one of {SCHEMES}, got {encrypt!r}")
     if rounds < 1:
@@ -115,8 +150,7 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
             tokens.append(token)
             configs.append({"role": "keyholder", "party": "key holder", "secret": token})
         grid = LocalGrid(client_app, configs)
-        settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
-                            epochs=epochs, parties=len(shares))  # fmt: skip
+        settings = replace(settings, parties=len(shares))
         outcome = run(grid, settings, say=say)
         central = _centralized([_MEMORY[t] for t in tokens[: len(shares)]], outcome, epochs,
                                rounds, seed)  # fmt: skip
@@ -128,7 +162,7 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
         [{"round": r.round, "accuracy": r.accuracy, "seconds": r.seconds,
           "bytes_sent": r.bytes_sent, "parties": r.parties, "timing": r.timing}
          for r in outcome.rounds],
-        central, outcome.weights, outcome.spec.to_dict(),
+        central, outcome.weights, outcome.spec.to_dict(), outcome.privacy,
     )  # fmt: skip
 
 
