@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dp,federated]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dp,federated,ml]'
 	@touch $@ $(VENV)/.installed
 
 # DEMO_FLAGS=--force replaces an earlier demo's files (its budget ledger is kept)

@@ -183,6 +183,11 @@ def accuracy(rounds: int) -> None:
         for encrypt in ("paillier", "ckks"):
             gap = np.abs(results[encrypt].weights - plain.weights).max()
             print(f"  {encrypt} model vs plain model: largest weight difference {gap:.2e}")
+        if label == "adult":
+            mlp = simulate(frame, target=target, parties=3, split_by=split_by, rounds=rounds,
+                           encrypt="paillier", model="mlp")  # fmt: skip
+            curve = " ".join(f"{r['accuracy']:.4f}" for r in mlp.rounds)
+            print(f"  mlp (torch), paillier: {curve}; centralized {mlp.centralized_accuracy:.4f}")
         path = OUT / f"federated_convergence_{label}.png"
         plot_convergence(list(results.values()), path,
                          title=f"{label}: FedAvg by protection vs centralized")  # fmt: skip

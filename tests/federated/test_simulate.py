@@ -193,3 +193,15 @@ def test_cli_simulate_prints_rounds_and_the_json_contract(tmp_path: Path,
     code = main(["fl", "simulate", str(source), "--target", "salary-class", "--encrypt", "rsa"])
     assert code == 2
     assert "encrypt must be one of" in capsys.readouterr().err
+
+
+def test_a_torch_mlp_averages_too_and_encrypted_equals_plain() -> None:
+    adult = pd.read_csv(ADULT, sep=";")
+    options = {"target": "salary-class", "rounds": 4, "model": "mlp", "split_by": "race"}
+    plain = simulate(adult, encrypt="none", **options)
+    packed = simulate(adult, encrypt="paillier", key_bits=1024, **options)
+    assert np.abs(packed.weights - plain.weights).max() < 4 * 3 * 2.0**-25 * 2
+    final = plain.final_accuracy
+    assert final is not None
+    assert final > 0.8  # well above the majority class (0.75)
+    assert abs(final - plain.centralized_accuracy) <= 0.02

@@ -22,7 +22,9 @@ from veil.cli._common import (
 from veil.exceptions import InputError, ParameterError
 
 Rounds = Annotated[int, typer.Option("--rounds", help="Federated rounds.")]
-Model = Annotated[str, typer.Option("--model", help="logistic")]
+Model = Annotated[
+    str, typer.Option("--model", help="logistic, or mlp (a torch network; veil[ml]).")
+]
 Encrypt = Annotated[
     str, typer.Option("--encrypt", help="paillier (exact), ckks (approximate) or none.")
 ]
