@@ -190,6 +190,14 @@ def test_cli_simulate_prints_rounds_and_the_json_contract(tmp_path: Path,
     assert set(result["rounds"][0]) == {"round", "accuracy", "seconds", "bytes_sent"}
     assert result["encrypt"] == "paillier"
     assert 0.5 < result["centralized_accuracy"] <= 1
+    report, plot = tmp_path / "run.html", tmp_path / "run.png"
+    code = main(["fl", "simulate", str(source), "--target", "salary-class", "--rounds", "2",
+                 "--encrypt", "none", "--report", str(report), "--plot", str(plot)])  # fmt: skip
+    assert code == 0
+    page = report.read_text()
+    assert "Federated learning: one model, no rows shared" in page
+    assert "in the clear: the server saw every party" in page
+    assert plot.read_bytes().startswith(b"\x89PNG")
     code = main(["fl", "simulate", str(source), "--target", "salary-class", "--encrypt", "rsa"])
     assert code == 2
     assert "encrypt must be one of" in capsys.readouterr().err

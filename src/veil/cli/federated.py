@@ -17,6 +17,7 @@ from veil.cli._common import (
     _ledger,
     _progress,
     _read_options,
+    _report_format,
     out,
 )
 from veil.exceptions import InputError, ParameterError
@@ -73,6 +74,9 @@ def simulate_command(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Draw accuracy per round to this PNG.")
     ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Write an HTML (or .json) report of the run.")
+    ] = None,
     dp_epsilon: DpEpsilon = None,
     dp_delta: DpDelta = 1e-6,
     dp_clip: DpClip = 1.0,
@@ -86,10 +90,11 @@ def simulate_command(
     from veil.io import read
 
     _check_format(fmt)
-    if plot is not None:
-        from veil.io import check_output
+    from veil.io import check_output
 
-        check_output(plot, inputs=[data], force=True)
+    for path in (plot, report):
+        if path is not None:
+            check_output(path, inputs=[data], force=True)
     accountant = None
     if dp_epsilon is not None:
         from veil.dp import Accountant
@@ -105,6 +110,13 @@ def simulate_command(
         from veil.federated.simulate import plot_convergence
 
         plot_convergence([result], plot, title=f"{data}: {target}")
+    if report is not None:
+        from veil.io import atomic_open
+        from veil.report.sections.federated import build_federated_report
+
+        built = build_federated_report(result, title=f"veil federated run: {data}")
+        with atomic_open(report) as handle:
+            handle.write(built.render(_report_format(report)))
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
         return

@@ -11,16 +11,26 @@ from veil._version import __version__
 from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
 from veil.evaluate import Evaluation
+from veil.federated.result import FederatedResult
 from veil.privacy.certificate import Certificate, Release
 from veil.report.model import Fact, Report
-from veil.report.sections import columns, dp, evaluation, policy, privacy, scan, utility
+from veil.report.sections import (
+    columns,
+    dp,
+    evaluation,
+    federated,
+    policy,
+    privacy,
+    scan,
+    utility,
+)
 from veil.report.sections._common import Curve, Inputs, Progress
 from veil.scan import ScanResult
 
 #: The sections, in the order a reader meets them: what is personal, what was done, how
 #: private the release is, what analysts keep, what attacks still learn, each column,
 #: differential privacy.
-SECTIONS = (scan, policy, privacy, utility, evaluation, columns, dp)
+SECTIONS = (scan, policy, privacy, utility, evaluation, federated, columns, dp)
 
 
 def _headline(cert: Certificate) -> tuple[list[Fact], str]:
@@ -59,6 +69,7 @@ def build_report(
     dp_releases: Sequence[DPResult] = (),
     curves: Sequence[Curve] = (),
     evaluation: Evaluation | None = None,
+    federated: FederatedResult | None = None,
     title: str = "veil release report",
     risk_threshold: float = 0.2,
     random_state: int = 0,
@@ -71,11 +82,13 @@ def build_report(
     and column profiles; ``aligned`` says the release's index points at the original's rows
     (true for a release made in this process); ``target`` adds a model trained on each table;
     ``accountant`` (a ``veil.dp.Accountant``), ``dp_releases`` and ``curves`` the DP section;
-    ``evaluation`` (``veil.evaluate.evaluate_release``) the evaluation section.
+    ``evaluation`` (``veil.evaluate.evaluate_release``) the evaluation section; ``federated``
+    (``veil.federated.simulate``) the federated section.
     """
     inputs = Inputs(
         release, original=original, scan_result=scan_result, aligned=aligned, target=target,
         accountant=accountant, dp_releases=dp_releases, curves=curves, evaluation=evaluation,
+        federated=federated,
         risk_threshold=risk_threshold, random_state=random_state,
         progress=progress or (lambda _message: None),
     )  # fmt: skip

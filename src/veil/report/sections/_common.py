@@ -11,6 +11,7 @@ import pandas as pd
 from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
 from veil.evaluate import Evaluation
+from veil.federated.result import FederatedResult
 from veil.privacy.certificate import Certificate, Release
 from veil.scan import ScanResult
 
@@ -44,6 +45,7 @@ class Inputs:
     dp_releases: Sequence[DPResult] = ()
     curves: Sequence[Curve] = ()
     evaluation: Evaluation | None = None  # veil.evaluate's measures of the release
+    federated: FederatedResult | None = None  # a federated run (veil.federated.simulate)
     risk_threshold: float = 0.2
     random_state: int = 0
     progress: Progress = field(default=lambda _message: None)
