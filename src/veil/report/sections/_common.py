@@ -8,11 +8,13 @@ from typing import Any
 
 import pandas as pd
 
+from veil._version import __version__
 from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
 from veil.evaluate import Evaluation
 from veil.federated.result import FederatedResult
 from veil.privacy.certificate import Certificate, Release
+from veil.report.model import Report, Section
 from veil.scan import ScanResult
 
 Progress = Callable[[str], None]
@@ -78,3 +80,19 @@ def column_steps(cert: Certificate) -> tuple[dict[str, list[str]], list[Any]]:
         else:
             table_steps.append(step)
     return per_column, table_steps
+
+
+def standalone(measured: Section, *, title: str, headline: str, notice: str,
+               created: str = "") -> Report:  # fmt: skip
+    """A whole report of one section (``veil evaluate --report``, ``veil fl simulate
+    --report``): its first three facts up top, red when one of them is."""
+    return Report(
+        title=title,
+        veil_version=__version__,
+        created=created or pd.Timestamp.now(tz="UTC").strftime("%Y-%m-%d %H:%M UTC"),
+        headline=(headline,),
+        facts=measured.facts[:3],
+        sections=(measured,),
+        verdict="bad" if any(f.status == "bad" for f in measured.facts[:3]) else "",
+        notice=notice,
+    )

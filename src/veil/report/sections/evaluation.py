@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil._version import __version__
 from veil.evaluate import Evaluation
 from veil.plotting import AFTER, BEFORE, canvas, render
 from veil.report.model import Fact, Figure, Report, Section, Table
-from veil.report.sections._common import Inputs
+from veil.report.sections._common import Inputs, standalone
 
 ATTACKS = {
     "singling_out": "singling out",
@@ -218,11 +217,10 @@ def build_evaluation_report(
 ) -> Report:
     """A report of ``evaluation`` alone (``veil evaluate --report``)."""
     measured = section(evaluation)
-    bad = any(f.status == "bad" for f in measured.facts[:3])
-    return Report(
+    return standalone(
+        measured,
         title=title,
-        veil_version=__version__,
-        created=created or pd.Timestamp.now(tz="UTC").strftime("%Y-%m-%d %H:%M UTC"),
+        created=created,
         headline=(
             f"{evaluation.rows['release']:,} release rows measured against "
             f"{evaluation.rows['train']:,} rows they were made from"
@@ -231,11 +229,8 @@ def build_evaluation_report(
                 if evaluation.rows.get("holdout")
                 else " (no holdout rows: no attacks)"
             )
-            + f", on {len(evaluation.compared)} columns, in {evaluation.seconds:.1f} s.",
+            + f", on {len(evaluation.compared)} columns, in {evaluation.seconds:.1f} s."
         ),
-        facts=measured.facts[:3],
-        sections=(measured,),
-        verdict="bad" if bad else "",
         notice=(
             "Internal: this report shows statistics of the original data (distributions, "
             "associations). Share it as you would the original's aggregates."

@@ -8,13 +8,10 @@ what differential privacy spent, and which columns never left the parties.
 
 from __future__ import annotations
 
-import pandas as pd
-
-from veil._version import __version__
 from veil.federated.result import FederatedResult, convergence_figure
 from veil.plotting import render
 from veil.report.model import Fact, Figure, Report, Section, Table
-from veil.report.sections._common import Inputs
+from veil.report.sections._common import Inputs, standalone
 
 PROTECTION = {
     "paillier": "Paillier-encrypted (exact to 2^-24 per value); the server only multiplied "
@@ -87,17 +84,13 @@ def build(inputs: Inputs) -> Section | None:
 def build_federated_report(result: FederatedResult, *, title: str = "veil federated report",
                            created: str = "") -> Report:  # fmt: skip
     """A report of one federated run (``veil fl simulate --report``)."""
-    measured = section(result)
-    return Report(
+    return standalone(
+        section(result),
         title=title,
-        veil_version=__version__,
-        created=created or pd.Timestamp.now(tz="UTC").strftime("%Y-%m-%d %H:%M UTC"),
+        created=created,
         headline=(
             f"{len(result.parties)} parties, {len(result.rounds)} rounds of federated "
-            f"averaging, updates {result.encrypt}.",
+            f"averaging, updates {result.encrypt}."
         ),
-        facts=measured.facts[:3],
-        sections=(measured,),
-        verdict="bad" if any(f.status == "bad" for f in measured.facts[:3]) else "",
         notice="This report shows accuracies and costs of a federated run; no row of any party.",
     )
