@@ -1,6 +1,8 @@
 # The two set-up commands of the README: `make demo` and `make test`. Both create .venv and
 # install veil into it; nothing needs to be installed by hand beyond Python >= 3.11.
 PYTHON ?= python3
+# Flower (the federated extra) sends no usage telemetry from anything make runs
+export FLWR_TELEMETRY_ENABLED := 0
 VENV   := .venv
 BIN    := $(VENV)/bin
 

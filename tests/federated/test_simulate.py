@@ -44,9 +44,11 @@ def test_encrypted_runs_give_the_plain_model_within_precision(adult: pd.DataFram
                                       "parties"}  # fmt: skip
 
 
-def test_fedavg_comes_within_two_points_of_centralized_training(adult: pd.DataFrame) -> None:
+@pytest.mark.parametrize("model", ["logistic", "linear"])
+def test_fedavg_comes_within_two_points_of_centralized_training(adult: pd.DataFrame,
+                                                                model: str) -> None:  # fmt: skip
     result = simulate(adult, target="salary-class", parties=3, rounds=5, encrypt="paillier",
-                      key_bits=1024, split_by="race")  # fmt: skip
+                      key_bits=1024, split_by="race", model=model)  # fmt: skip
     final = result.final_accuracy
     assert final is not None
     assert final > 0.75  # above the majority class (0.75)
@@ -213,3 +215,24 @@ def test_a_torch_mlp_averages_too_and_encrypted_equals_plain() -> None:
     assert final is not None
     assert final > 0.8  # well above the majority class (0.75)
     assert abs(final - plain.centralized_accuracy) <= 0.02
+
+
+def test_many_classes_and_the_key_holders_role_are_kept(adult: pd.DataFrame) -> None:
+    from flwr.app import ConfigRecord, Context, Message, RecordDict
+
+    from veil.federated._flower import _decrypt, _party_scheme
+
+    result = simulate(adult, target="marital-status", rounds=2, key_bits=1024)
+    classes = len(result.spec["classes"])
+    assert classes == adult["marital-status"].nunique()
+    assert len(result.weights) == classes * (len(result.weights) // classes)
+    assert result.final_accuracy is not None
+    assert result.final_accuracy > adult["marital-status"].value_counts(normalize=True).iloc[0]
+    party = Context(run_id=1, node_id=1, node_config={"role": "party"}, state=RecordDict(),
+                    run_config={})  # fmt: skip
+    asked = Message(RecordDict({"config": ConfigRecord({"encrypt": "paillier", "public": b""})}),
+                    dst_node_id=1, message_type="query.decrypt")  # fmt: skip
+    with pytest.raises(SecretError, match="only the key holder decrypts"):
+        _decrypt(asked, party)
+    with pytest.raises(SecretError, match="no public key arrived"):
+        _party_scheme(asked, party, "update")

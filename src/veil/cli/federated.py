@@ -24,7 +24,7 @@ from veil.exceptions import InputError, ParameterError
 
 Rounds = Annotated[int, typer.Option("--rounds", help="Federated rounds.")]
 Model = Annotated[
-    str, typer.Option("--model", help="logistic, or mlp (a torch network; veil[ml]).")
+    str, typer.Option("--model", help="logistic, linear (SVM), or mlp (a torch network; veil[ml]).")
 ]
 Encrypt = Annotated[
     str, typer.Option("--encrypt", help="paillier (exact), ckks (approximate) or none.")

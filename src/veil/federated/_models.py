@@ -3,6 +3,7 @@ averages.
 
 - ``logistic``: scikit-learn's ``SGDClassifier`` with the log loss (logistic regression,
   binary or one-vs-rest), a few epochs of ``partial_fit`` per round from the global weights;
+- ``linear``: the same with the hinge loss (a linear support-vector classifier);
 - ``mlp``: a small torch network (one hidden layer of 32 ReLU units, softmax output), SGD
   with momentum on mini-batches; its weights flattened with torch's own
   ``parameters_to_vector`` (``veil[ml]``: torch 2.13.0, CPU build).
@@ -19,7 +20,7 @@ import numpy as np
 from veil.exceptions import MissingExtraError, ParameterError
 
 #: the models ``veil fl`` trains
-MODELS = ("logistic", "mlp")
+MODELS = ("logistic", "linear", "mlp")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Logistic:
     epochs: int = 2
     alpha: float = 1e-4
     learning_rate: float = 0.01
+    loss: str = "log_loss"  # or "hinge": a linear SVM
 
     @property
     def outputs(self) -> int:
@@ -49,7 +51,7 @@ class Logistic:
     def _estimator(self, weights: np.ndarray, seed: int) -> object:
         from sklearn.linear_model import SGDClassifier
 
-        model = SGDClassifier(loss="log_loss", alpha=self.alpha, learning_rate="constant",
+        model = SGDClassifier(loss=self.loss, alpha=self.alpha, learning_rate="constant",
                               eta0=self.learning_rate, random_state=seed)  # fmt: skip
         k = self.outputs
         model.coef_ = weights[: k * self.width].reshape(k, self.width).copy()
@@ -170,4 +172,4 @@ def make_model(name: str, *, classes: int, width: int, epochs: int = 2) -> Logis
         raise ParameterError(f"model must be one of {MODELS}, got {name!r}")
     if name == "mlp":
         return MLP(classes, width, epochs=epochs)
-    return Logistic(classes, width, epochs=epochs)
+    return Logistic(classes, width, epochs=epochs, loss="hinge" if name == "linear" else "log_loss")
