@@ -236,3 +236,10 @@ def test_many_classes_and_the_key_holders_role_are_kept(adult: pd.DataFrame) -> 
         _decrypt(asked, party)
     with pytest.raises(SecretError, match="no public key arrived"):
         _party_scheme(asked, party, "update")
+    holder = Context(run_id=1, node_id=2, node_config={"role": "keyholder"}, state=RecordDict(),
+                     run_config={})  # fmt: skip
+    lone = Message(RecordDict({"config": ConfigRecord({"parties": 1, "purpose": "update",
+                                                       "count": 3})}),
+                   dst_node_id=2, message_type="query.decrypt")  # fmt: skip
+    with pytest.raises(SecretError, match="sums of at least 2 parties"):
+        _decrypt(lone, holder)

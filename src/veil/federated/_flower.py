@@ -269,6 +269,12 @@ def _decrypt(message: Message, context: Context) -> Message:
     if str(context.node_config.get("role", "party")) != "keyholder":
         raise SecretError("only the key holder decrypts, and this node is a party")
     config = _record(message, "config")
+    # a sum of one is one party's update: the key holder never opens it (the check slot
+    # makes the count true: each update adds 1 there)
+    least = int(context.node_config.get("min-parties", 2))
+    if int(config["parties"]) < least:
+        raise SecretError(f"the key holder decrypts sums of at least {least} parties, and was "
+                          f"sent one of {config['parties']}")  # fmt: skip
     name, public, secret = _keyholder_secret(context)
     scheme = scheme_for(name, public, purpose=str(config["purpose"]), secret=secret)
     total = scheme.decrypt(_blob(_record(message, "arrays"), "aggregate"),
