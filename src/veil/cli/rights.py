@@ -1,0 +1,103 @@
+"""``veil rights``: data-subject rights across the stores of a data map (retrieve, audit)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from veil.cli._common import Format, _check_format, out
+from veil.exceptions import CheckFailedError
+
+if TYPE_CHECKING:
+    from veil.rights import AuditLog, DataMap
+
+rights_app = typer.Typer(
+    help="Data-subject rights: everything held about a person, across the stores of a data "
+    "map, with a tamper-evident audit log.",
+    no_args_is_help=True,
+)
+
+MapOption = Annotated[Path, typer.Option("--map", help="The data map (YAML).")]
+
+
+def _audit(map_path: Path, data_map: DataMap) -> tuple[AuditLog, bytes]:
+    """The map's audit log, keyed with the key the map names (never printed)."""
+    from veil.keys import load_key
+    from veil.rights._audit import open_log
+
+    key = load_key(key_env=data_map.key_env, key_file=data_map.key_file)
+    return open_log(data_map.audit_path(map_path), key), key
+
+
+@rights_app.command("retrieve")
+def retrieve_command(
+    map_path: MapOption,
+    subject: Annotated[str, typer.Option("--subject", help="KEY=VALUE, e.g. national_id=12345678")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the export (JSON) here.")
+    ] = None,
+    fmt: Format = "text",
+) -> None:
+    """Everything the map's stores hold about one person (right of access and portability)."""
+    from veil.rights import load_map, parse_subject, retrieve, subject_hash
+
+    _check_format(fmt)
+    data_map = load_map(map_path)
+    who = parse_subject(subject, data_map)
+    log, key = _audit(map_path, data_map)
+    if output is not None:
+        from veil.io import check_output
+
+        check_output(output, inputs=[str(map_path)], force=False)
+    found = retrieve(data_map, who)
+    log.append("retrieve", subject=subject_hash(key, who), stores=list(found.stores),
+               counts=found.counts)  # fmt: skip
+    data = found.to_dict()
+    if output is not None:
+        from veil.io import atomic_open
+
+        with atomic_open(output, force=False, inputs=[str(map_path)]) as handle:
+            handle.write(json.dumps(data, indent=2, ensure_ascii=False))
+    if fmt == "json":
+        out.print_json(json.dumps(data))
+        return
+    if not found.total:
+        out.print(f"nothing is held about {next(iter(who))}=… in {len(data_map.stores)} stores "
+                  "(the request is in the audit log)")  # fmt: skip
+        return
+    for table, count in found.counts.items():
+        out.print(f"  {table}: {count} rows")
+    out.print(f"{found.total} rows in {len(found.stores)} stores"
+              + (f"; written to {output}" if output is not None else ""))  # fmt: skip
+
+
+@rights_app.command("audit")
+def audit_command(
+    map_path: MapOption,
+    verify: Annotated[bool, typer.Option("--verify", help="Check the hash chain.")] = False,
+) -> None:
+    """The audit log: ``--verify`` checks that no entry was edited, deleted, inserted,
+    reordered or cut off (exit 1 naming the first bad entry)."""
+    from veil.rights import load_map
+
+    data_map = load_map(map_path)
+    log, _ = _audit(map_path, data_map)
+    count = log.verify()
+    if verify:
+        out.print(f"{log.path}: {count} entries, intact")
+        return
+    for entry in log.entries():
+        counts = ", ".join(f"{t} {n}" for t, n in entry["counts"].items()) or "nothing found"
+        out.print(f"{entry['seq']:>5}  {entry['at']}  {entry['actor']}  {entry['action']}  "
+                  f"{counts}")  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``veil rights`` to ``app``."""
+    app.add_typer(rights_app, name="rights")
+
+
+__all__ = ["CheckFailedError", "register"]

@@ -1,0 +1,21 @@
+"""Data-subject rights across real stores: a data map (SQL databases, folders of files, S3
+object storage), the right of access (``retrieve``), and a tamper-evident audit log of every
+request.
+
+    >>> from veil.rights import DataMap
+    >>> data_map = DataMap.model_validate({"subject_keys": ["national_id"], "stores": {
+    ...     "core": {"kind": "sql", "url": "sqlite:///insurer.db", "tables": {
+    ...         "clients": {"subject_keys": {"national_id": "national_id"}},
+    ...         "claims": {"links": {"client_id": "clients.id"}}}}}})
+    >>> sorted(data_map.stores["core"].tables)
+    ['claims', 'clients']
+"""
+
+from __future__ import annotations
+
+from veil.rights._audit import AuditLog, subject_hash
+from veil.rights._map import DataMap, RetentionClass, Store, TableMap, dump_map, load_map
+from veil.rights.retrieve import Retrieval, parse_subject, retrieve
+
+__all__ = ["AuditLog", "DataMap", "RetentionClass", "Retrieval", "Store", "TableMap",
+           "dump_map", "load_map", "parse_subject", "retrieve", "subject_hash"]  # fmt: skip

@@ -1,0 +1,158 @@
+"""The audit log: append-only JSON lines, each entry chained to the one before by a keyed
+hash (HMAC-SHA256 with veil's key), the subject only ever as a keyed hash of its identity.
+
+An edited entry no longer matches its hash; a deleted, inserted or reordered one breaks the
+chain (``seq`` and ``prev``); entries cut off the end are caught by the head file beside the
+log (``LOG.head``: the count and last hash, keyed too). Without the key nobody can forge a
+consistent chain; with it, the entries still cannot change without the head and every later
+hash changing, which a copy of the head kept elsewhere exposes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import hmac
+import json
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from veil.exceptions import CheckFailedError, InputError
+
+GENESIS = "0" * 64
+
+
+def subject_hash(key: bytes, subject: dict[str, str]) -> str:
+    """The subject's keyed hash: the same person gives the same hash, the hash gives nobody."""
+    text = "\n".join(f"{k}={v}" for k, v in sorted(subject.items()))
+    return hmac.new(key, b"subject\n" + text.encode(), hashlib.sha256).hexdigest()
+
+
+def _digest(key: bytes, entry: dict[str, Any]) -> str:
+    body = json.dumps({k: v for k, v in entry.items() if k != "hash"}, sort_keys=True,
+                      separators=(",", ":"), default=str)  # fmt: skip
+    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+
+
+class AuditLog:
+    """The log at ``path`` (created on first append), keyed with ``key``."""
+
+    def __init__(self, path: str | Path, key: bytes) -> None:
+        self.path = Path(path)
+        self.head = self.path.with_name(self.path.name + ".head")
+        self._key = key
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _entries(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise CheckFailedError(f"audit log {self.path}: line {number} is not an entry "
+                                       "(edited or truncated)") from err  # fmt: skip
+        return out
+
+    def append(self, action: str, *, subject: str | None, stores: list[str],
+               counts: dict[str, int], actor: str | None = None,
+               detail: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        """Add one entry (under a lock, flushed to disk) and return it."""
+        with self._locked():
+            entries = self._entries()
+            previous = entries[-1]["hash"] if entries else GENESIS
+            entry: dict[str, Any] = {
+                "seq": len(entries) + 1,
+                "at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "actor": actor or _actor(),
+                "action": action,
+                "subject": subject,
+                "stores": stores,
+                "counts": counts,
+                "detail": detail or {},
+                "prev": previous,
+            }
+            entry["hash"] = _digest(self._key, entry)
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, sort_keys=True, default=str) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            self._write_head(entry["seq"], entry["hash"])
+        return entry
+
+    def _write_head(self, count: int, last: str) -> None:
+        body = {"entries": count, "last": last}
+        body["hash"] = _digest(self._key, body)
+        temporary = self.head.with_name(self.head.name + ".tmp")
+        temporary.write_text(json.dumps(body), encoding="utf-8")
+        os.replace(temporary, self.head)
+
+    def verify(self) -> int:
+        """The number of entries, if the log is intact; else ``CheckFailedError`` naming the
+        first bad entry."""
+        entries = self._entries()
+        previous = GENESIS
+        for index, entry in enumerate(entries, 1):
+            if not isinstance(entry, dict) or "hash" not in entry:
+                raise CheckFailedError(f"audit log {self.path}: entry {index} is malformed")
+            if entry.get("seq") != index or entry.get("prev") != previous:
+                raise CheckFailedError(
+                    f"audit log {self.path}: entry {index} (seq {entry.get('seq')}) does not "
+                    f"follow entry {index - 1}: an entry was deleted, inserted or reordered here"
+                )
+            if not hmac.compare_digest(str(entry["hash"]), _digest(self._key, entry)):
+                raise CheckFailedError(
+                    f"audit log {self.path}: entry {index} (seq {entry['seq']}) was edited: its "
+                    "hash does not match"
+                )
+            previous = entry["hash"]
+        if not entries and not self.head.exists():
+            return 0
+        try:
+            head = json.loads(self.head.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as err:
+            raise CheckFailedError(f"audit log {self.path}: its head file {self.head.name} is "
+                                   "missing or damaged") from err  # fmt: skip
+        if not hmac.compare_digest(str(head.get("hash")), _digest(self._key, head)):
+            raise CheckFailedError(f"audit log {self.path}: its head file was edited")
+        if head.get("entries") != len(entries) or head.get("last") != previous:
+            raise CheckFailedError(
+                f"audit log {self.path}: the head records {head.get('entries')} entries, the "
+                f"log holds {len(entries)}: entries after {len(entries)} were cut off"
+            )
+        return len(entries)
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every entry (verify first to trust them)."""
+        return self._entries()
+
+
+def _actor() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no user name in a container
+        return f"uid {os.getuid()}"
+
+
+def open_log(path: str | Path, key: bytes) -> AuditLog:
+    """The audit log at ``path``; a folder in the way is one clear line."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"audit_log {str(target)!r} is a folder; name a file")
+    return AuditLog(target, key)

@@ -1,0 +1,110 @@
+"""Right of access and portability: everything about one person, in every store of the map,
+found from their identity and followed along links breadth-first (a client's policies, a
+policy's claims, a claim's payments), as data a program reads and a person can check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from veil.exceptions import InputError
+from veil.rights import _sql
+from veil.rights._files import retrieve_store
+from veil.rights._map import DataMap, Store, children_first
+from veil.rights._objects import retrieve_objects
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What the map's stores hold about one subject."""
+
+    subject: dict[str, str]
+    stores: dict[str, dict[str, list[dict[str, Any]]]]
+    retention: dict[str, str | None] = field(default_factory=dict)  # "store.table" -> class
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Rows per table (``store.table`` when two stores share a table name)."""
+        names = [t for tables in self.stores.values() for t in tables]
+        return {(t if names.count(t) == 1 else f"{s}.{t}"): len(rows)
+                for s, tables in self.stores.items() for t, rows in tables.items()}  # fmt: skip
+
+    @property
+    def total(self) -> int:
+        """Rows found in all."""
+        return sum(self.counts.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"subject", "stores": {STORE: {TABLE: [rows]}}, "counts": {TABLE: n}}``."""
+        return {
+            "subject": self.subject,
+            "stores": {s: {t: [{k: _sql.jsonable(v) for k, v in r.items()} for r in rows]
+                           for t, rows in tables.items()} for s, tables in self.stores.items()},
+            "counts": self.counts,
+        }  # fmt: skip
+
+
+def parse_subject(text: str, data_map: DataMap) -> dict[str, str]:
+    """``KEY=VALUE`` with a key the map knows."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key or not value:
+        raise InputError(f"--subject must read KEY=VALUE (such as national_id=12345678), got "
+                         f"{text!r}")  # fmt: skip
+    if key not in data_map.subject_keys:
+        raise InputError(f"subject key {key!r} is not in the map; known keys: "
+                         f"{', '.join(data_map.subject_keys)}")  # fmt: skip
+    return {key: value}
+
+
+def retrieve(data_map: DataMap, subject: dict[str, str]) -> Retrieval:
+    """Every row about ``subject`` in every store."""
+    stores: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    retention: dict[str, str | None] = {}
+    for name, store in data_map.stores.items():
+        if store.kind == "sql":
+            found = retrieve_sql(name, store, subject)
+        elif store.kind == "files":
+            found = retrieve_store(name, store, subject)
+        else:
+            found = retrieve_objects(name, store, subject)
+        stores[name] = {t: rows for t, rows in found.items() if rows}
+        retention.update({f"{name}.{t}": store.tables[t].retention for t in stores[name]})
+    return Retrieval(subject, stores, retention)
+
+
+def retrieve_sql(name: str, store: Store, subject: dict[str, str]
+                 ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+    """One SQL store: the rows the subject's keys find, then the rows linking to them,
+    parents before children (one pass: the links form no cycle)."""
+    assert store.url is not None
+    engine = _sql.connect(store.url, store=name)
+    try:
+        metadata = _sql.reflect(engine, store.tables, store=name)
+        found: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in store.tables}
+        with engine.connect() as connection:
+            for table_name in reversed(children_first(store)):
+                table = metadata.tables[table_name]
+                spec = store.tables[table_name]
+                where = f"store {name!r}, table {table_name!r}"
+                for key, column in spec.subject_keys.items():
+                    if key in subject:
+                        _column(table, column, where)
+                        for row in _sql.fetch(connection, table, column, [subject[key]],
+                                              where=where):  # fmt: skip
+                            found[table_name][_sql.row_key(table, row)] = row
+                for column, target in spec.links.items():
+                    parent, parent_column = target.split(".")
+                    _column(table, column, where)
+                    values = {r[parent_column] for r in found[parent].values()}
+                    if values:
+                        for row in _sql.fetch(connection, table, column, values, where=where):
+                            found[table_name][_sql.row_key(table, row)] = row
+        return {t: list(rows.values()) for t, rows in found.items()}
+    finally:
+        engine.dispose()
+
+
+def _column(table: Any, column: str, where: str) -> None:
+    if column not in table.c:
+        raise InputError(f"{where} has no column {column!r}: fix the map")

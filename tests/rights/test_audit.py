@@ -1,0 +1,90 @@
+"""The audit log's hash chain: every kind of tampering is found, and the first bad entry is
+named; the subject is never written, only its keyed hash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from veil.exceptions import CheckFailedError
+from veil.rights import AuditLog, subject_hash
+
+KEY = b"0123456789abcdef0123456789abcdef"
+
+
+def _log(tmp_path: Path, entries: int = 5) -> AuditLog:
+    log = AuditLog(tmp_path / "audit.jsonl", KEY)
+    for i in range(entries):
+        log.append("retrieve", subject=subject_hash(KEY, {"national_id": f"2000000{i}"}),
+                   stores=["core"], counts={"clients": 1, "claims": i})  # fmt: skip
+    return log
+
+
+def _lines(log: AuditLog) -> list[str]:
+    return log.path.read_text().splitlines()
+
+
+def _write(log: AuditLog, lines: list[str]) -> None:
+    log.path.write_text("".join(line + "\n" for line in lines))
+
+
+def test_an_intact_log_verifies_and_holds_no_raw_subject(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    assert log.verify() == 5
+    text = log.path.read_text()
+    assert "20000003" not in text
+    assert subject_hash(KEY, {"national_id": "20000003"}) in text
+    assert subject_hash(b"another key of 32 bytes, really.", {"national_id": "20000003"}) \
+        not in text  # fmt: skip
+    assert AuditLog(tmp_path / "empty.jsonl", KEY).verify() == 0
+
+
+@pytest.mark.parametrize(
+    ("tamper", "message"),
+    [
+        ("edit", r"entry 3 \(seq 3\) was edited"),
+        ("delete", r"entry 2 \(seq 3\) does not follow entry 1"),
+        ("insert", r"entry 3 \(seq 2\) does not follow entry 2"),
+        ("reorder", r"entry 2 \(seq 3\) does not follow entry 1"),
+        ("truncate", r"the head records 5 entries, the log holds 4"),
+        ("garbage", r"line 4 is not an entry"),
+        ("head", r"head file was edited"),
+        ("rehash", r"entry 3 \(seq 3\) was edited"),
+    ],
+)
+def test_every_kind_of_tampering_names_the_first_bad_entry(tmp_path: Path, tamper: str,
+                                                           message: str) -> None:  # fmt: skip
+    log = _log(tmp_path)
+    lines = _lines(log)
+    if tamper == "edit":
+        entry = json.loads(lines[2])
+        entry["counts"]["claims"] = 0
+        lines[2] = json.dumps(entry, sort_keys=True)
+    elif tamper == "delete":
+        del lines[1]
+    elif tamper == "insert":
+        lines.insert(2, lines[1])
+    elif tamper == "reorder":
+        lines[1], lines[2] = lines[2], lines[1]
+    elif tamper == "truncate":
+        lines = lines[:4]
+    elif tamper == "garbage":
+        lines[3] = lines[3][:40]
+    elif tamper == "head":
+        head = json.loads(log.head.read_text())
+        head["entries"] = 4
+        log.head.write_text(json.dumps(head))
+    elif tamper == "rehash":  # without the key, a recomputed plain hash does not pass
+        import hashlib
+
+        entry = json.loads(lines[2])
+        entry["actor"] = "someone else"
+        body = json.dumps({k: v for k, v in entry.items() if k != "hash"}, sort_keys=True,
+                          separators=(",", ":"))  # fmt: skip
+        entry["hash"] = hashlib.sha256(body.encode()).hexdigest()
+        lines[2] = json.dumps(entry, sort_keys=True)
+    _write(log, lines)
+    with pytest.raises(CheckFailedError, match=message):
+        log.verify()
