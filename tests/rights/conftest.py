@@ -135,3 +135,14 @@ def write_exports(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
     for i, part in enumerate((clients.iloc[:half], clients.iloc[half:])):
         part[["national_id", "email", "name"]].rename(columns={"national_id": "NationalID"}) \
             .to_csv(folder / f"export_{i}.csv", index=False)  # fmt: skip
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    else:
+        # veil's rights extra talks to PostgreSQL through psycopg 3
+        url = request.getfixturevalue("postgres_url").replace("+pg8000", "+psycopg")
+    build_insurer(url, clients=120)
+    return url

@@ -38,20 +38,9 @@ def _oracle(url: str, national_id: str) -> dict[str, set[int]]:
     return out
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'insurer.db'}"
-    else:
-        # veil's rights extra talks to PostgreSQL through psycopg 3
-        url = request.getfixturevalue("postgres_url").replace("+pg8000", "+psycopg")
-    build_insurer(url)
-    return url
-
-
 def test_retrieve_finds_every_linked_row_and_nothing_else(database: str) -> None:
     data_map = DataMap.model_validate(insurer_map(database))
-    for national_id in ("20000007", "20000042", "20000199"):
+    for national_id in ("20000007", "20000042", "20000119"):
         found = retrieve(data_map, {"national_id": national_id})
         truth = _oracle(database, national_id)
         for table, ids in truth.items():

@@ -74,6 +74,66 @@ def retrieve_command(
               + (f"; written to {output}" if output is not None else ""))  # fmt: skip
 
 
+@rights_app.command("erase")
+def erase_command(
+    map_path: MapOption,
+    subject: Annotated[str, typer.Option("--subject", help="KEY=VALUE, e.g. national_id=12345678")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would go; change nothing.")
+    ] = False,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            help="delete (legal holds anonymize) or anonymize (keep "
+            "every row, identifiers replaced).",
+        ),
+    ] = "delete",
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="The date holds are counted to (default: today).")
+    ] = None,
+    fmt: Format = "text",
+) -> None:
+    """Erase one person from every store (right to erasure), then check that retrieve finds
+    nothing: exit 0 only then. Interrupted, the same command finishes the job."""
+    import pandas as pd
+
+    from veil.rights import load_map, parse_subject, subject_hash
+    from veil.rights.erase import erase
+
+    _check_format(fmt)
+    data_map = load_map(map_path)
+    who = parse_subject(subject, data_map)
+    log, key = _audit(map_path, data_map)
+    identity = subject_hash(key, who)
+    journal = map_path.with_name(map_path.stem + ".journal")
+    when = pd.Timestamp(as_of) if as_of else None
+    result = erase(data_map, who, subject_id=identity, journal=journal, mode=mode,
+                   dry_run=dry_run, as_of=when)  # fmt: skip
+    counts = {**result.removed, **{f"{t} (anonymized)": n for t, n in result.anonymized.items()}}
+    log.append("erase (dry run)" if dry_run else "erase", subject=identity,
+               stores=list(data_map.stores), counts=counts,
+               detail={"mode": mode, "verified": result.verified, "left": result.left,
+                       "resumed": result.resumed})  # fmt: skip
+    if fmt == "json":
+        out.print_json(json.dumps(result.to_dict()))
+    else:
+        verb = "would remove" if dry_run else "removed"
+        for table, n in result.removed.items():
+            out.print(f"  {table}: {verb} {n} rows")
+        for table, n in result.anonymized.items():
+            out.print(f"  {table}: {'would keep' if dry_run else 'kept'} {n} rows under a legal "
+                      "hold or --mode anonymize, identifying columns replaced")  # fmt: skip
+        if dry_run:
+            out.print("dry run: nothing was changed")
+        elif result.verified:
+            resumed = " (an interrupted erasure was finished)" if result.resumed else ""
+            out.print(f"verified: retrieve finds nothing about this person any more{resumed}")
+    if not dry_run and not result.verified:
+        left = ", ".join(f"{t} {n}" for t, n in result.left.items() if n)
+        raise CheckFailedError(f"erasure not verified: retrieve still finds {left}")
+
+
 @rights_app.command("audit")
 def audit_command(
     map_path: MapOption,

@@ -36,6 +36,16 @@ def matches(frame: pd.DataFrame, column: str, value: str, *, where: str) -> pd.S
     return frame[column].astype(str).str.strip() == value.strip()
 
 
+def subject_rows(frame: pd.DataFrame, columns: dict[str, str], subject: dict[str, str], *,
+                 where: str) -> pd.Series:  # fmt: skip
+    """Rows holding any of the subject's keys the table maps (``columns``: key -> column)."""
+    hit = pd.Series(False, index=frame.index)
+    for key, column in columns.items():
+        if key in subject:
+            hit |= matches(frame, column, subject[key], where=where)
+    return hit
+
+
 def retrieve_store(name: str, store: Store, subject: dict[str, str]
                    ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     """Rows about ``subject`` in every file of the store, with the file they came from."""
@@ -45,10 +55,7 @@ def retrieve_store(name: str, store: Store, subject: dict[str, str]
         for path in files_of(name, store, pattern):
             frame = read_file(path)
             where = f"store {name!r}, file {path.name!r}"
-            hit = pd.Series(False, index=frame.index)
-            for key, column in spec.subject_keys.items():
-                if key in subject:
-                    hit |= matches(frame, column, subject[key], where=where)
+            hit = subject_rows(frame, spec.subject_keys, subject, where=where)
             rows.extend({"_file": path.name, **{str(k): v for k, v in r.items()}}
                         for r in frame[hit].to_dict("records"))  # fmt: skip
         out[pattern] = rows

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from veil.exceptions import InputError, MissingExtraError
-from veil.rights._files import matches
+from veil.rights._files import subject_rows
 from veil.rights._map import Store
 
 
@@ -57,11 +57,8 @@ def retrieve_objects(name: str, store: Store, subject: dict[str, str]
         rows: list[dict[str, Any]] = []
         for key in objects_of(s3, name, store, prefix):
             frame = read_object(s3, store, key)
-            hit = pd.Series(False, index=frame.index)
-            for subject_key, column in spec.subject_keys.items():
-                if subject_key in subject:
-                    hit |= matches(frame, column, subject[subject_key],
-                                   where=f"store {name!r}, object {key!r}")  # fmt: skip
+            hit = subject_rows(frame, spec.subject_keys, subject,
+                               where=f"store {name!r}, object {key!r}")  # fmt: skip
             rows.extend({"_object": key, **{str(k): v for k, v in r.items()}}
                         for r in frame[hit].to_dict("records"))  # fmt: skip
         out[prefix] = rows

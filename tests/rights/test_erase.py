@@ -1,0 +1,200 @@
+"""Right to erasure on SQLite, PostgreSQL, files and S3: exactly the subject's rows go,
+everyone else's rows stay row for row (tables) and byte for byte (files); legal holds keep
+rows with identifiers replaced; a killed erasure finishes when run again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+import yaml
+
+from tests.rights.conftest import build_insurer, insurer_map, write_exports
+from tests.rights.test_retrieve import _oracle
+from veil.cli import main
+from veil.exceptions import InputError
+from veil.rights import DataMap, retrieve
+from veil.rights.erase import erase
+
+TABLES = ("clients", "policies", "claims", "payments", "contacts")
+
+
+def _snapshot(url: str) -> dict[str, pd.DataFrame]:
+    engine = sa.create_engine(url)
+    with engine.connect() as connection:
+        out = {t: pd.read_sql(sa.text(f"SELECT * FROM {t} ORDER BY id"), connection)
+               for t in TABLES}  # fmt: skip
+    engine.dispose()
+    return out
+
+
+def _busy(url: str) -> str:
+    """A client with rows in every table (so every step of the walk is exercised)."""
+    for i in range(200):
+        national_id = f"{20000000 + i}"
+        if all(_oracle(url, national_id).values()):
+            return national_id
+    raise AssertionError("no client has rows in every table")
+
+
+def test_erase_removes_exactly_the_subjects_rows(database: str, tmp_path: Path) -> None:
+    data_map = DataMap.model_validate(insurer_map(database))
+    before = _snapshot(database)
+    busy = _busy(database)
+    doomed = _oracle(database, busy)
+    plan = erase(data_map, {"national_id": busy}, subject_id="s11",
+                 journal=tmp_path / "journal", dry_run=True)  # fmt: skip
+    assert plan.removed == {f"core.{t}": len(ids) for t, ids in doomed.items()}
+    assert _snapshot(database)["payments"].equals(before["payments"])  # a dry run changes nothing
+    result = erase(data_map, {"national_id": busy}, subject_id="s11",
+                   journal=tmp_path / "journal")  # fmt: skip
+    assert result.verified
+    assert result.removed == {f"core.{t}": len(ids) for t, ids in doomed.items()}
+    after = _snapshot(database)
+    for table in TABLES:  # everyone else's rows, row for row
+        kept = before[table][~before[table]["id"].isin(doomed[table])].reset_index(drop=True)
+        pd.testing.assert_frame_equal(after[table], kept)
+    assert retrieve(data_map, {"national_id": busy}).total == 0
+    again = erase(data_map, {"national_id": busy}, subject_id="s11",
+                  journal=tmp_path / "journal")  # fmt: skip
+    assert again.verified
+    assert again.removed == {}  # idempotent
+    assert not (tmp_path / "journal" / "s11.json").exists()
+
+
+def test_a_legal_hold_keeps_rows_with_identifiers_replaced(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=60)
+    spec = insurer_map(url, retention={"insurance_record": {"hold": "7 years"}})
+    spec["stores"]["core"]["tables"]["claims"]["retention"] = "insurance_record"
+    data_map = DataMap.model_validate(spec)
+    busy = _busy(url)
+    doomed = _oracle(url, busy)
+    before = _snapshot(url)
+    result = erase(data_map, {"national_id": busy}, subject_id="s5",
+                   journal=tmp_path / "journal")  # fmt: skip
+    assert result.verified
+    after = _snapshot(url)
+    # claims are held; the policies and the client they point at are kept too, anonymized
+    assert set(after["claims"]["id"]) == set(before["claims"]["id"])
+    client = after["clients"].set_index("id").loc[next(iter(doomed["clients"]))]
+    assert client["national_id"].startswith("erased-")
+    assert client["email"].startswith("erased-")
+    assert client["name"].startswith("erased-")  # veil's scan reads it as a person's name
+    assert result.anonymized["core.clients"] == 1
+    assert result.removed.get("core.payments", 0) == len(doomed["payments"])
+    assert not set(after["payments"]["id"]) & doomed["payments"]
+    untouched = after["clients"][~after["clients"]["id"].isin(doomed["clients"])]
+    pd.testing.assert_frame_equal(
+        untouched.reset_index(drop=True),
+        before["clients"][~before["clients"]["id"].isin(doomed["clients"])].reset_index(drop=True),
+    )
+    expired = erase(DataMap.model_validate(spec), {"national_id": "20000006"}, subject_id="s6",
+                    journal=tmp_path / "journal", as_of=pd.Timestamp("2040-01-01"))  # fmt: skip
+    assert expired.verified
+
+
+def test_files_lose_only_the_subjects_lines_byte_for_byte(tmp_path: Path,
+                                                          s3_endpoint: str) -> None:  # fmt: skip
+    import boto3
+
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    tables = build_insurer(url, clients=40)
+    folder = tmp_path / "exports"
+    write_exports(folder, tables)
+    original = (folder / "export_0.csv").read_bytes()
+    other = (folder / "export_1.csv").read_bytes()
+    s3 = boto3.client("s3", endpoint_url=s3_endpoint)
+    bucket = "veil-erase-test"
+    s3.create_bucket(Bucket=bucket)
+    body = b'national_id,note\r\n20000003,"two\r\nlines"\r\n20000004,kept\r\n'
+    s3.put_object(Bucket=bucket, Key="crm/a.csv", Body=body)
+    spec = insurer_map(url)
+    spec["stores"]["exports"] = {"kind": "files", "path": str(folder), "tables": {
+        "export_*.csv": {"subject_keys": {"national_id": "NationalID"}}}}  # fmt: skip
+    crm = {"crm/": {"subject_keys": {"national_id": "national_id"}}}
+    spec["stores"]["lake"] = {"kind": "s3", "bucket": bucket, "endpoint_url": s3_endpoint,
+                              "tables": crm}  # fmt: skip
+    result = erase(DataMap.model_validate(spec), {"national_id": "20000003"}, subject_id="s3",
+                   journal=tmp_path / "journal")  # fmt: skip
+    assert result.verified
+    lines = original.splitlines(keepends=True)
+    expected = b"".join(line for line in lines if not line.startswith(b"20000003,"))
+    assert (folder / "export_0.csv").read_bytes() == expected
+    assert (folder / "export_1.csv").read_bytes() == other
+    assert s3.get_object(Bucket=bucket, Key="crm/a.csv")["Body"].read() == \
+        b"national_id,note\r\n20000004,kept\r\n"  # fmt: skip
+    assert not list(folder.glob(".*veil-tmp"))
+
+
+def test_a_killed_erasure_finishes_when_run_again(tmp_path: Path, key: bytes) -> None:
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    tables = build_insurer(url, clients=300)
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    part = tables["clients"].iloc[:150][["national_id", "name"]]
+    for i in range(40):  # many files: the kill lands between them
+        part.to_csv(folder / f"f{i:02d}.csv", index=False)
+    spec = insurer_map(url)
+    files = {"f*.csv": {"subject_keys": {"national_id": "national_id"}}}
+    spec["stores"]["exports"] = {"kind": "files", "path": str(folder), "tables": files}
+    map_path = tmp_path / "insurer.yaml"
+    map_path.write_text(yaml.safe_dump(spec))
+    command = [sys.executable, "-m", "veil", "rights", "erase", "--map", str(map_path),
+               "--subject", "national_id=20000009"]  # fmt: skip
+    env = {**os.environ, "VEIL_KEY": key.decode()}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    journal = tmp_path / "insurer.journal"
+    deadline = time.monotonic() + 60
+    while not journal.exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.005)
+    time.sleep(0.05)
+    assert process.poll() is None, "the erasure ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    assert list(journal.glob("*.json")), "killed mid-way, the journal must remain"
+    touched = [p for p in sorted(folder.glob("f*.csv")) if len(pd.read_csv(p)) == 149]
+    assert len(touched) < 40, "killed mid-way, some files must still hold the subject"
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified" in done.stdout
+    assert retrieve(DataMap.model_validate(spec), {"national_id": "20000009"}).total == 0
+    for path in sorted(folder.glob("f*.csv")):
+        frame = pd.read_csv(path, dtype=str)
+        assert len(frame) == 149, path.name  # the subject's line, and only it
+    assert not list(journal.glob("*.json"))
+
+
+def test_bad_requests_get_one_line(tmp_path: Path, key: bytes,
+                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=20)
+    spec: dict[str, Any] = insurer_map(url)
+    spec["stores"]["core"]["read_only"] = True
+    with pytest.raises(InputError, match="store 'core' is read-only"):
+        erase(DataMap.model_validate(spec), {"national_id": "20000001"}, subject_id="x",
+              journal=tmp_path / "j")  # fmt: skip
+    down = insurer_map("postgresql+psycopg://veil@127.0.0.1:1/none")
+    with pytest.raises(InputError, match="cannot be reached.*journal .* keeps the request"):
+        erase(DataMap.model_validate(down), {"national_id": "1"}, subject_id="y",
+              journal=tmp_path / "j")  # fmt: skip
+    map_path = tmp_path / "insurer.yaml"
+    map_path.write_text(yaml.safe_dump(insurer_map(url)))
+    code = main(["rights", "erase", "--map", str(map_path), "--subject", "national_id=99999999",
+                 "--format", "json"])  # fmt: skip
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["removed"] == {}
+    assert main(["rights", "erase", "--map", str(map_path), "--subject", "national_id=20000002",
+                 "--mode", "shred"]) == 2  # fmt: skip
+    assert "--mode must be one of" in capsys.readouterr().err
+    assert main(["rights", "audit", "--map", str(map_path), "--verify"]) == 0
