@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from veil.cli._common import Format, _check_format, out
+from veil.cli._common import Format, _check_format, _progress, out
 from veil.exceptions import CheckFailedError
 
 if TYPE_CHECKING:
@@ -30,6 +30,55 @@ def _audit(map_path: Path, data_map: DataMap) -> tuple[AuditLog, bytes]:
 
     key = load_key(key_env=data_map.key_env, key_file=data_map.key_file)
     return open_log(data_map.audit_path(map_path), key), key
+
+
+@rights_app.command("map")
+def map_command(
+    urls: Annotated[
+        list[str] | None, typer.Argument(help="Database URLs (SQLAlchemy) to map.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the new map (YAML) here.")
+    ] = None,
+    scan: Annotated[
+        bool, typer.Option("--scan/--no-scan", help="Find subject keys with veil's scan.")
+    ] = True,
+    check: Annotated[
+        Path | None, typer.Option("--check", help="Check this map against the live stores.")
+    ] = None,
+) -> None:
+    """Build a first data map from databases (tables, foreign keys, subject keys found by the
+    scan) for you to edit, or ``--check MAP`` against the live stores (exit 1 on an error;
+    warnings, such as a key column without an index, are printed)."""
+    from veil.rights import dump_map, load_map
+    from veil.rights.mapper import build_map, check_map
+
+    if check is not None:
+        errors, warnings = check_map(load_map(check))
+        for line in warnings:
+            out.print(f"warning: {line}")
+        for line in errors:
+            out.print(f"error: {line}")
+        if errors:
+            raise CheckFailedError(f"{check}: {len(errors)} errors; first: {errors[0]}")
+        out.print(f"{check}: every table, column and link is there"
+                  + (f" ({len(warnings)} warnings)" if warnings else ""))  # fmt: skip
+        return
+    if not urls:
+        raise typer.BadParameter("give database URLs to map, or --check MAP")
+    if output is None:
+        raise typer.BadParameter("-o MAP.yaml: where to write the map")
+    from veil.io import atomic_open, check_output
+
+    check_output(output, inputs=[], force=False)
+    with _progress() as say:
+        data_map = build_map(urls, scan=scan, progress=say)
+    with atomic_open(output, force=False) as handle:
+        handle.write(dump_map(data_map))
+    tables = sum(len(s.tables) for s in data_map.stores.values())
+    out.print(f"wrote {output}: {len(data_map.stores)} stores, {tables} tables, subject keys "
+              f"{', '.join(data_map.subject_keys)}; edit it, then `veil rights map --check "
+              f"{output}`")  # fmt: skip
 
 
 @rights_app.command("retrieve")

@@ -1,0 +1,61 @@
+"""Building a first map from a live database (reflection and veil's scan) and checking a map
+against the stores: missing tables and columns are errors, unindexed keys and unreachable
+tables warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+import yaml
+
+from tests.rights.conftest import build_insurer, insurer_map
+from veil.cli import main
+from veil.rights import DataMap, load_map, retrieve
+from veil.rights.mapper import build_map, check_map
+
+
+def test_a_map_built_from_the_database_retrieves_like_the_hand_written_one(database: str) -> None:
+    built = build_map([database])
+    store = next(iter(built.stores.values()))
+    assert store.tables["claims"].links == {"policy_id": "policies.id"}
+    assert store.tables["payments"].links == {"claim_id": "claims.id"}
+    assert store.tables["clients"].subject_keys.get("email") == "email"
+    assert "national_id" in built.subject_keys
+    hand = retrieve(DataMap.model_validate(insurer_map(database)), {"national_id": "20000042"})
+    auto = retrieve(built, {"national_id": "20000042"})
+    assert auto.counts == hand.counts
+    errors, _ = check_map(built)
+    assert errors == []
+
+
+def test_check_names_missing_columns_unindexed_keys_and_unreachable_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=10)
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE notes (id INTEGER PRIMARY KEY, phone TEXT)"))
+    engine.dispose()
+    spec = insurer_map(url)
+    spec["stores"]["core"]["tables"]["clients"]["subject_keys"]["email"] = "name"  # no index
+    spec["stores"]["core"]["tables"]["notes"] = {}
+    path = tmp_path / "map.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    errors, warnings = check_map(load_map(path))
+    assert errors == []
+    assert any("core.clients.name has no index" in w for w in warnings)
+    assert any("core.notes: no subject key and no link" in w for w in warnings)
+    spec["stores"]["core"]["tables"]["claims"]["links"] = {"policy": "policies.id"}
+    spec["stores"]["core"]["tables"]["gone"] = {"links": {"claim_id": "claims.id"}}
+    path.write_text(yaml.safe_dump(spec))
+    errors, _ = check_map(load_map(path))
+    assert "core.claims: no column 'policy'" in errors
+    assert "core.gone: no such table" in errors
+    assert main(["rights", "map", "--check", str(path)]) == 1
+    assert "error: core.gone: no such table" in capsys.readouterr().out
+    out = tmp_path / "new.yaml"
+    assert main(["rights", "map", url, "-o", str(out)]) == 0
+    assert "clients" in load_map(out).stores["insurer"].tables
