@@ -183,6 +183,49 @@ def erase_command(
         raise CheckFailedError(f"erasure not verified: retrieve still finds {left}")
 
 
+@rights_app.command("retention")
+def retention_command(
+    map_path: MapOption,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would move or go; change nothing.")
+    ] = False,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="The date ages are counted to (default: today).")
+    ] = None,
+    fmt: Format = "text",
+) -> None:
+    """Apply the map's retention classes: archive or delete rows older than their class
+    keeps them (and the rows linking to them); legal holds keep rows, anonymized."""
+    import pandas as pd
+
+    from veil.rights import load_map
+    from veil.rights.retention import apply_retention
+
+    _check_format(fmt)
+    data_map = load_map(map_path)
+    log, _ = _audit(map_path, data_map)
+    result = apply_retention(data_map, as_of=pd.Timestamp(as_of) if as_of else None,
+                             dry_run=dry_run)  # fmt: skip
+    counts = {**{f"{t} (deleted)": n for t, n in result.deleted.items()},
+              **{f"{t} (archived)": n for t, n in result.archived.items()},
+              **{f"{t} (kept, held)": n for t, n in result.kept.items()}}  # fmt: skip
+    action = "retention (dry run)" if dry_run else "retention"
+    log.append(action, subject=None, stores=list(data_map.stores), counts=counts,
+               detail={"as_of": result.as_of})  # fmt: skip
+    if fmt == "json":
+        out.print_json(json.dumps(result.to_dict()))
+        return
+    verb = "would " if dry_run else ""
+    for table, n in result.archived.items():
+        out.print(f"  {table}: {verb}archive {n} rows")
+    for table, n in result.deleted.items():
+        out.print(f"  {table}: {verb}delete {n} rows")
+    for table, n in result.kept.items():
+        out.print(f"  {table}: {verb}keep {n} rows under a legal hold, identifiers replaced")
+    if not (result.archived or result.deleted or result.kept):
+        out.print(f"nothing is older than its class keeps it (as of {result.as_of})")
+
+
 @rights_app.command("audit")
 def audit_command(
     map_path: MapOption,

@@ -167,6 +167,7 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
 
 
 Rows = list[dict[str, Any]]
+Counts = tuple[dict[str, int], dict[str, int]]
 
 
 def _keeps(data_map: DataMap, store: Store, name: str, table: str, rows: Rows,
@@ -203,9 +204,13 @@ def _identifying(table: sa.Table, spec_columns: set[str], link_columns: set[str]
 
 
 def _erase_sql(data_map: DataMap, name: str, store: Store, subject: dict[str, str],
-               now: pd.Timestamp, mode: str) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
+               now: pd.Timestamp, mode: str, *,
+               found: dict[str, Rows] | None = None) -> Counts:  # fmt: skip
+    """Delete (or keep, anonymized) the subject's rows of one SQL store, or the rows
+    ``found`` (retention's aged rows and what links to them)."""
     assert store.url is not None
-    found = retrieve_sql(name, store, subject)
+    if found is None:
+        found = retrieve_sql(name, store, subject)
     engine = _sql.connect(store.url, store=name)
     removed: dict[str, int] = {}
     anonymized: dict[str, int] = {}
@@ -330,9 +335,6 @@ def _erase_text(data: bytes, where: str, columns: dict[str, str], subject: dict[
                 .writerow(row.tolist())  # fmt: skip
             out.append(buffer.getvalue())
     return "".join(out).encode("utf-8"), int(hit.sum()) * (not held), int(hit.sum()) * held
-
-
-Counts = tuple[dict[str, int], dict[str, int]]
 
 
 def _erase_files(data_map: DataMap, name: str, store: Store, subject: dict[str, str],

@@ -4,8 +4,11 @@ policy's claims, a claim's payments), as data a program reads and a person can c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import sqlalchemy as sa
 
 from veil.exceptions import InputError
 from veil.rights import _sql
@@ -73,11 +76,16 @@ def retrieve(data_map: DataMap, subject: dict[str, str]) -> Retrieval:
     return Retrieval(subject, stores, retention)
 
 
-def retrieve_sql(name: str, store: Store, subject: dict[str, str]
-                 ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
-    """One SQL store: the rows the subject's keys find, then the rows linking to them,
-    parents before children (one pass: the links form no cycle)."""
+Seed = Callable[[sa.Connection, str, sa.Table], list[dict[str, Any]]]
+
+
+def retrieve_sql(name: str, store: Store, subject: dict[str, str] | None = None, *,
+                 seed: Seed | None = None) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+    """One SQL store: the rows the subject's keys find (or ``seed`` gives: retention's aged
+    rows), then the rows linking to them, parents before children (one pass: the links form
+    no cycle)."""
     assert store.url is not None
+    subject = subject or {}
     engine = _sql.connect(store.url, store=name)
     try:
         metadata = _sql.reflect(engine, store.tables, store=name)
@@ -87,6 +95,8 @@ def retrieve_sql(name: str, store: Store, subject: dict[str, str]
                 table = metadata.tables[table_name]
                 spec = store.tables[table_name]
                 where = f"store {name!r}, table {table_name!r}"
+                for row in seed(connection, table_name, table) if seed else []:
+                    found[table_name][_sql.row_key(table, row)] = row
                 for key, column in spec.subject_keys.items():
                     if key in subject:
                         _column(table, column, where)
