@@ -59,3 +59,66 @@ def test_check_names_missing_columns_unindexed_keys_and_unreachable_tables(
     out = tmp_path / "new.yaml"
     assert main(["rights", "map", url, "-o", str(out)]) == 0
     assert "clients" in load_map(out).stores["insurer"].tables
+
+
+FIDES = """
+dataset:
+  - fides_key: insurer
+    name: Insurer core database
+    collections:
+      - name: clients
+        fields:
+          - name: id
+            data_categories: [system.operations]
+            fides_meta: {primary_key: true}
+          - name: national_id
+            data_categories: [user.government_id.national_identification_number]
+            fides_meta: {identity: national_id, data_type: string}
+          - name: email
+            data_categories: [user.contact.email]
+            fides_meta: {identity: email, data_type: string}
+      - name: policies
+        fields:
+          - name: client_id
+            fides_meta:
+              references: [{dataset: insurer, field: clients.id, direction: from}]
+      - name: claims
+        fields:
+          - name: policy_id
+            fides_meta:
+              references: [{dataset: insurer, field: policies.id, direction: from}]
+      - name: payments
+        fields:
+          - name: claim_id
+      - name: contacts
+        fields:
+          - name: client_id
+            fides_meta:
+              references: [{dataset: insurer, field: clients.id, direction: from}]
+"""
+
+
+def test_a_fides_dataset_becomes_a_map_that_retrieves_the_same(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=60)
+    fides = FIDES.replace("          - name: claim_id\n", "          - name: claim_id\n"
+                          "            fides_meta:\n              references: [{dataset: insurer,"
+                          " field: claims.id, direction: from}]\n")  # fmt: skip
+    path = tmp_path / "fides.yml"
+    path.write_text(fides)
+    out = tmp_path / "map.yaml"
+    assert main(["rights", "map", "--from-fides", str(path), "--url", f"insurer={url}", "-o",
+                 str(out)]) == 0  # fmt: skip
+    data_map = load_map(out)
+    assert data_map.stores["insurer"].tables["payments"].links == {"claim_id": "claims.id"}
+    hand = retrieve(DataMap.model_validate(insurer_map(url)), {"national_id": "20000021"})
+    assert retrieve(data_map, {"national_id": "20000021"}).counts == {
+        t.replace("core.", ""): n for t, n in hand.counts.items()}  # fmt: skip
+    from veil.exceptions import PolicyError
+    from veil.rights.fides import from_fides
+
+    with pytest.raises(PolicyError, match="has no database URL: pass --url insurer=URL"):
+        from_fides(path, {})
+    path.write_text(FIDES.replace("fides_key: insurer", "fides_key: 'bad key!'"))
+    with pytest.raises(PolicyError, match="Fides dataset 'bad key!'"):
+        from_fides(path, {"bad key!": url})

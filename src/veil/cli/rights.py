@@ -46,6 +46,16 @@ def map_command(
     check: Annotated[
         Path | None, typer.Option("--check", help="Check this map against the live stores.")
     ] = None,
+    fides: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-fides",
+            help="Make the map from a Fides dataset YAML instead (URLs: --url DATASET=URL).",
+        ),
+    ] = None,
+    url: Annotated[
+        list[str] | None, typer.Option("--url", help="DATASET=URL for --from-fides.")
+    ] = None,
 ) -> None:
     """Build a first data map from databases (tables, foreign keys, subject keys found by the
     scan) for you to edit, or ``--check MAP`` against the live stores (exit 1 on an error;
@@ -64,15 +74,21 @@ def map_command(
         out.print(f"{check}: every table, column and link is there"
                   + (f" ({len(warnings)} warnings)" if warnings else ""))  # fmt: skip
         return
-    if not urls:
-        raise typer.BadParameter("give database URLs to map, or --check MAP")
+    if not urls and fides is None:
+        raise typer.BadParameter("give database URLs to map, --from-fides FILE, or --check MAP")
     if output is None:
         raise typer.BadParameter("-o MAP.yaml: where to write the map")
     from veil.io import atomic_open, check_output
 
-    check_output(output, inputs=[], force=False)
-    with _progress() as say:
-        data_map = build_map(urls, scan=scan, progress=say)
+    check_output(output, inputs=[str(fides)] if fides else [], force=False)
+    if fides is not None:
+        from veil.rights.fides import from_fides
+
+        pairs = [u.partition("=") for u in url or []]
+        data_map = from_fides(fides, {k: v for k, _, v in pairs})
+    else:
+        with _progress() as say:
+            data_map = build_map(urls or [], scan=scan, progress=say)
     with atomic_open(output, force=False) as handle:
         handle.write(dump_map(data_map))
     tables = sum(len(s.tables) for s in data_map.stores.values())
