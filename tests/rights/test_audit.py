@@ -88,3 +88,16 @@ def test_every_kind_of_tampering_names_the_first_bad_entry(tmp_path: Path, tampe
     _write(log, lines)
     with pytest.raises(CheckFailedError, match=message):
         log.verify()
+
+
+def test_the_rights_demo_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    from veil.cli import main
+
+    monkeypatch.setenv("VEIL_KEY", KEY.decode())
+    assert main(["rights", "demo", "--out", str(tmp_path / "demo")]) == 0
+    printed = capsys.readouterr().out
+    assert "3. retrieve again: 0 rows" in printed
+    assert "hash chain intact" in printed
+    assert main(["rights", "audit", "--map", str(tmp_path / "demo" / "insurer.yaml"),
+                 "--verify"]) == 0  # fmt: skip

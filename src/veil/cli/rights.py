@@ -263,6 +263,22 @@ def audit_command(
                   f"{counts}")  # fmt: skip
 
 
+@rights_app.command("demo")
+def demo_command(
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Folder for the demo's database, map and audit log.")
+    ] = Path("veil-rights-demo"),
+) -> None:
+    """A small insurer from the bundled sample: retrieve one client, erase them, retrieve
+    again (nothing), verify the audit log."""
+    from veil.keys import load_key
+    from veil.rights.demo import run_demo
+
+    key = load_key()
+    if not run_demo(out_dir, key, say=out.print):
+        raise CheckFailedError("the demo's erasure was not verified")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``veil rights`` to ``app``."""
     app.add_typer(rights_app, name="rights")
