@@ -198,3 +198,24 @@ def test_bad_requests_get_one_line(tmp_path: Path, key: bytes,
                  "--mode", "shred"]) == 2  # fmt: skip
     assert "--mode must be one of" in capsys.readouterr().err
     assert main(["rights", "audit", "--map", str(map_path), "--verify"]) == 0
+
+
+def test_a_batch_erasure_removes_every_subjects_rows_at_once(database: str,
+                                                             tmp_path: Path) -> None:  # fmt: skip
+    from veil.rights.erase import erase_many
+
+    data_map = DataMap.model_validate(insurer_map(database))
+    before = _snapshot(database)
+    batch = [f"{20000000 + i}" for i in range(0, 120, 7)]
+    doomed: dict[str, set[int]] = {t: set() for t in TABLES}
+    for national_id in batch:
+        for table, ids in _oracle(database, national_id).items():
+            doomed[table] |= ids
+    result = erase_many(data_map, "national_id", batch, subject_id="batch",
+                        journal=tmp_path / "journal")  # fmt: skip
+    assert result.verified
+    assert result.removed == {f"core.{t}": len(ids) for t, ids in doomed.items() if ids}
+    after = _snapshot(database)
+    for table in TABLES:
+        kept = before[table][~before[table]["id"].isin(doomed[table])].reset_index(drop=True)
+        pd.testing.assert_frame_equal(after[table], kept)

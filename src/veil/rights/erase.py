@@ -170,6 +170,57 @@ Rows = list[dict[str, Any]]
 Counts = tuple[dict[str, int], dict[str, int]]
 
 
+def erase_many(data_map: DataMap, key: str, values: list[str], *, subject_id: str,
+               journal: Path, mode: str = "delete",
+               as_of: pd.Timestamp | None = None) -> Erasure:  # fmt: skip
+    """Erase a batch of subjects by one key, set-based: each SQL store finds all their rows
+    with ``IN`` queries and deletes them in one transaction (a retention sweep or a bulk
+    request); files and objects are handled subject by subject. ``subject_id``: the batch's
+    keyed hash (its journal's name)."""
+    if key not in data_map.subject_keys:
+        raise InputError(f"subject key {key!r} is not in the map")
+    now = as_of if as_of is not None else pd.Timestamp.now()
+    log = Journal(journal, subject_id, mode)
+    log.save()
+    for name, store in data_map.stores.items():
+        if log.done(name):
+            continue
+        if store.kind == "sql":
+            found = retrieve_sql(name, store, seed=_by_values(store, key, values))
+            removed, anonymized = _erase_sql(data_map, name, store, {}, now, mode, found=found)
+        else:
+            removed, anonymized = {}, {}
+            for value in values:
+                gone, kept = _erase_files(data_map, name, store, {key: value}, now, mode)
+                for target, counts in ((removed, gone), (anonymized, kept)):
+                    for table, n in counts.items():
+                        target[table] = target.get(table, 0) + n
+        log.record(name, removed, anonymized)
+    left: dict[str, int] = {}
+    for name, store in data_map.stores.items():
+        if store.kind == "sql":
+            again = retrieve_sql(name, store, seed=_by_values(store, key, values))
+            left.update({f"{name}.{t}": len(r) for t, r in again.items() if r})
+    result = Erasure(subject_id, mode, False, dict(log.state["removed"]),
+                     dict(log.state["anonymized"]), left, log.resumed)  # fmt: skip
+    if result.verified:
+        log.close()
+    return result
+
+
+def _by_values(store: Store, key: str, values: list[str]) -> Any:
+    """The seed: rows holding any of ``values`` in the key's column."""
+
+    def seed(connection: sa.Connection, table_name: str, table: sa.Table) -> Rows:
+        column = store.tables[table_name].subject_keys.get(key)
+        if column is None:
+            return []
+        return _sql.fetch(connection, table, column, values,
+                          where=f"table {table_name!r}")  # fmt: skip
+
+    return seed
+
+
 def _keeps(data_map: DataMap, store: Store, name: str, table: str, rows: Rows,
            now: pd.Timestamp, mode: str, found: dict[str, Rows]) -> list[bool]:  # fmt: skip
     """Which of a table's rows are kept (anonymized) rather than deleted."""
@@ -407,4 +458,4 @@ def _replace(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
-__all__ = ["MODES", "Erasure", "erase", "read_file"]
+__all__ = ["MODES", "Erasure", "erase", "erase_many", "read_file"]
