@@ -6,7 +6,7 @@ export FLWR_TELEMETRY_ENABLED := 0
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-federated bench-privacy bench-dp bench-report bench-load bench-startup
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-privacy bench-dp bench-report bench-load bench-startup
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -100,6 +100,9 @@ bench-synth: $(VENV)/.installed-test $(ANONYMETER)/.installed
 bench-federated: $(VENV)/.installed-test $(PHE)/.installed
 	$(BIN)/python bench/bench_federated.py --phe-python $(PHE)/bin/python
 
+bench-rights: $(VENV)/.installed-test
+	$(BIN)/python bench/bench_rights.py
+
 bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
 	$(BIN)/python bench/bench_privacy.py
 
@@ -123,7 +126,7 @@ bench-load: $(VENV)/.installed
 bench-startup: $(VENV)/.installed
 	$(BIN)/python bench/bench_startup.py
 
-bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-privacy bench-dp bench-report bench-load bench-startup
+bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-privacy bench-dp bench-report bench-load bench-startup
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -100,6 +101,14 @@ def _postgres_bin(name: str) -> str:
 def postgres_url() -> Iterator[str]:
     """A real PostgreSQL server of the tests' own, in a temporary folder on a free port
     (pg8000 driver). PostgreSQL refuses to run as root: as root, it runs as nobody."""
+    with start_postgres() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def start_postgres() -> Iterator[str]:
+    """A PostgreSQL server in a temporary folder on a free port, stopped on the way out (the
+    tests' fixture, and bench/bench_rights.py)."""
     import shutil
     import socket
     import subprocess
