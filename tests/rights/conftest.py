@@ -142,7 +142,21 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'insurer.db'}"
     else:
-        # veil's rights extra talks to PostgreSQL through psycopg 3
-        url = request.getfixturevalue("postgres_url").replace("+pg8000", "+psycopg")
+        # a database of its own on the tests' server (other tests own theirs), reached
+        # through psycopg 3 as veil's rights extra does
+        server = request.getfixturevalue("postgres_url").replace("+pg8000", "+psycopg")
+        url = fresh_database(server)
     build_insurer(url, clients=120)
     return url
+
+
+def fresh_database(server_url: str) -> str:
+    """A new, empty database on the server at ``server_url``; its URL."""
+    import uuid
+
+    name = f"rights_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(sa.text(f"CREATE DATABASE {name}"))
+    engine.dispose()
+    return sa.engine.make_url(server_url).set(database=name).render_as_string(hide_password=False)

@@ -97,9 +97,11 @@ class Journal:
                           "started": datetime.now(UTC).isoformat(timespec="seconds")}  # fmt: skip
 
     def done(self, store: str) -> bool:
+        """Whether ``store`` was finished by an earlier run of this request."""
         return bool(self.state["stores"].get(store) == "done")
 
     def record(self, store: str, removed: dict[str, int], anonymized: dict[str, int]) -> None:
+        """Mark ``store`` done, with what its step removed and kept."""
         self.state["stores"][store] = "done"
         for target, counts in (("removed", removed), ("anonymized", anonymized)):
             for table, n in counts.items():
@@ -107,12 +109,14 @@ class Journal:
         self.save()
 
     def save(self) -> None:
+        """Write the journal (temporary file, then rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(self.path.name + ".tmp")
         temporary.write_text(json.dumps(self.state, indent=1), encoding="utf-8")
         os.replace(temporary, self.path)
 
     def close(self) -> None:
+        """The request is done and verified: the journal goes."""
         self.path.unlink(missing_ok=True)
 
 
