@@ -30,11 +30,11 @@ def connect(url: str, *, store: str) -> sa.Engine:
         raise InputError(f"store {store!r}: {url.split('@')[-1]!r} is not a SQLAlchemy "
                          "URL") from err  # fmt: skip
     except sa.exc.SQLAlchemyError as err:
-        raise InputError(f"store {store!r} cannot be reached: {_first_line(err)}") from err
+        raise InputError(f"store {store!r} cannot be reached: {first_line(err)}") from err
     return engine
 
 
-def _first_line(err: Exception) -> str:
+def first_line(err: Exception) -> str:
     text = str(getattr(err, "orig", None) or err)
     return text.strip().splitlines()[0] if text.strip() else type(err).__name__
 

@@ -61,7 +61,8 @@ class Erasure:
                 "verified": self.verified, "resumed": self.resumed}  # fmt: skip
 
 
-def _age(text: str) -> pd.DateOffset:
+def parse_age(text: str) -> pd.DateOffset:
+    """``"10 months"``, ``"5 years"``, ``"30 days"`` as an offset to subtract from a date."""
     number, _, unit = text.strip().partition(" ")
     unit = unit.rstrip("s") + "s"
     if unit not in ("days", "months", "years") or not number.isdigit():
@@ -78,7 +79,7 @@ def _held(data_map: DataMap, store: Store, table: str, rows: list[dict[str, Any]
         return [False] * len(rows)
     if spec.date_column is None:
         return [True] * len(rows)  # held with no date to count from: kept
-    limit = as_of - _age(rule.hold)
+    limit = as_of - parse_age(rule.hold)
     return [pd.isna(r.get(spec.date_column)) or pd.Timestamp(r[spec.date_column]) > limit
             for r in rows]  # fmt: skip
 
@@ -152,7 +153,7 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
             continue
         try:
             if store.kind == "sql":
-                removed, anonymized = _erase_sql(data_map, name, store, subject, now, mode)
+                removed, anonymized = erase_sql(data_map, name, store, subject, now, mode)
             else:
                 removed, anonymized = _erase_files(data_map, name, store, subject, now, mode)
         except InputError as err:
@@ -191,7 +192,7 @@ def erase_many(data_map: DataMap, key: str, values: list[str], *, subject_id: st
             continue
         if store.kind == "sql":
             found = retrieve_sql(name, store, seed=_by_values(store, key, values))
-            removed, anonymized = _erase_sql(data_map, name, store, {}, now, mode, found=found)
+            removed, anonymized = erase_sql(data_map, name, store, {}, now, mode, found=found)
         else:
             removed, anonymized = {}, {}
             for value in values:
@@ -258,7 +259,7 @@ def _identifying(table: sa.Table, spec_columns: set[str], link_columns: set[str]
     return [c.name for c in table.columns if c.name in spec_columns and c.name not in keys]
 
 
-def _erase_sql(data_map: DataMap, name: str, store: Store, subject: dict[str, str],
+def erase_sql(data_map: DataMap, name: str, store: Store, subject: dict[str, str],
                now: pd.Timestamp, mode: str, *,
                found: dict[str, Rows] | None = None) -> Counts:  # fmt: skip
     """Delete (or keep, anonymized) the subject's rows of one SQL store, or the rows
@@ -305,7 +306,7 @@ def _erase_sql(data_map: DataMap, name: str, store: Store, subject: dict[str, st
                     anonymized[f"{name}.{table_name}"] = len(kept)
     except sa.exc.SQLAlchemyError as err:
         raise InputError(f"store {name!r} refused the erasure (nothing of it was changed): "
-                         f"{_sql._first_line(err)}") from err  # fmt: skip
+                         f"{_sql.first_line(err)}") from err  # fmt: skip
     finally:
         engine.dispose()
     return removed, anonymized

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from veil.exceptions import InputError
 from veil.rights import _sql
 from veil.rights._map import DataMap, Store
-from veil.rights.erase import _age, _erase_sql
+from veil.rights.erase import erase_sql, parse_age
 from veil.rights.retrieve import retrieve_sql
 
 
@@ -48,7 +48,7 @@ def apply_retention(data_map: DataMap, *, as_of: pd.Timestamp | None = None,
     for class_name, rule in data_map.retention.items():
         if rule.keep is None:
             continue
-        cutoff = now - _age(rule.keep)
+        cutoff = now - parse_age(rule.keep)
         for name, store in data_map.stores.items():
             tables = [t for t, s in store.tables.items() if s.retention == class_name]
             if not tables:
@@ -76,7 +76,7 @@ def apply_retention(data_map: DataMap, *, as_of: pd.Timestamp | None = None,
                     )
                 _archive(data_map.stores[rule.archive_to], rule.archive_to or "", found)
                 archived.update(count)
-            gone, held = _erase_sql(data_map, name, store, {}, now, "delete", found=found)
+            gone, held = erase_sql(data_map, name, store, {}, now, "delete", found=found)
             if rule.then != "archive":
                 deleted.update(gone)
             kept.update(held)
