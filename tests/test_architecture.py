@@ -25,7 +25,7 @@ LAYERS = [
         "veil.keys",
         "veil.plotting",
     },
-    {"veil.io", "veil.schema", "veil.hierarchy", "veil.frequency", "veil.criteria"},
+    {"veil.io", "veil.schema", "veil.hierarchy", "veil.frequency", "veil.criteria", "veil.data"},
     {"veil.scan", "veil.transforms", "veil.dp", "veil.policy", "veil.suggest"},
     {"veil.privacy", "veil.learn", "veil.synth", "veil.evaluate", "veil.federated", "veil.rights"},
     {"veil.report"},

@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from veil.data import SAMPLE, sample
 from veil.dp.budget import Accountant, dataset_id
 from veil.dp.stats import DPResult
 from veil.exceptions import MissingExtraError, OutputError
-from veil.io import TEXT_FORMATS, OutputSet, atomic_open, read, write_table
+from veil.io import TEXT_FORMATS, OutputSet, atomic_open, write_table
 from veil.keys import DEFAULT_KEY_ENV, generate_key
 from veil.policy import Policy
 from veil.privacy import Release, anonymize
@@ -23,7 +24,7 @@ from veil.report import Curve, Report, build_report
 from veil.scan import ScanResult, scan
 from veil.suggest import suggest_policy_yaml
 
-DEMO_DATA = "kenya_insurance.csv"
+DEMO_DATA = SAMPLE
 KEY_FILE = "demo.key"
 TARGET = "Account_withdrawal"  # the utility model predicts whether a client withdraws
 DP_BUDGET = 1.0
@@ -48,8 +49,7 @@ class DemoResult:
 
 def demo_data() -> pd.DataFrame:
     """The bundled sample: 1001 synthetic Kenyan insurance clients with IDs and KRA PINs (CC0)."""
-    with resources.as_file(resources.files("veil.data") / DEMO_DATA) as path:
-        return read(path)
+    return sample()
 
 
 def ensure_key_file(path: Path) -> None:

@@ -13,6 +13,7 @@ import pandas as pd
 import sqlalchemy as sa
 import yaml
 
+from veil.data import sample as bundled_sample
 from veil.rights._audit import open_log, subject_hash
 from veil.rights._map import load_map
 from veil.rights.erase import erase
@@ -21,10 +22,8 @@ from veil.rights.retrieve import retrieve
 
 def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
     """The insurer's tables from the bundled sample; returns the clients."""
-    from veil.demo import demo_data
-
     rng = np.random.default_rng(seed)
-    sample = demo_data()
+    sample = bundled_sample()
     clients = pd.DataFrame({
         "id": np.arange(1, len(sample) + 1), "national_id": sample["ID_number"].astype(str),
         "kra_pin": sample["Tax_id"].astype(str), "county": sample["County"],
