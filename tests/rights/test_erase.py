@@ -194,6 +194,9 @@ def test_bad_requests_get_one_line(tmp_path: Path, key: bytes,
                  "--format", "json"])  # fmt: skip
     assert code == 0
     assert json.loads(capsys.readouterr().out)["removed"] == {}
+    assert main(["rights", "erase", "--map", str(map_path), "--subject",
+                 "national_id=99999999"]) == 0  # fmt: skip
+    assert "nothing is held about this person" in capsys.readouterr().out
     assert main(["rights", "erase", "--map", str(map_path), "--subject", "national_id=20000002",
                  "--mode", "shred"]) == 2  # fmt: skip
     assert "--mode must be one of" in capsys.readouterr().err

@@ -189,7 +189,10 @@ def erase_command(
         for table, n in result.anonymized.items():
             out.print(f"  {table}: {'would keep' if dry_run else 'kept'} {n} rows under a legal "
                       "hold or --mode anonymize, identifying columns replaced")  # fmt: skip
-        if dry_run:
+        if not result.removed and not result.anonymized and not any(result.left.values()):
+            out.print("nothing is held about this person: nothing to erase (the request is "
+                      "in the audit log)")  # fmt: skip
+        elif dry_run:
             out.print("dry run: nothing was changed")
         elif result.verified:
             resumed = " (an interrupted erasure was finished)" if result.resumed else ""
