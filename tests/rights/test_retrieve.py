@@ -141,13 +141,27 @@ def test_cli_retrieve_exports_json_and_records_the_request(
     assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
                  "national_id=20000003", "-o", str(export)]) == 0  # fmt: skip
     assert json.loads(export.read_text())["counts"] == data["counts"]
+    bundle = tmp_path / "export.zip"
+    assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
+                 "national_id=20000003", "-o", str(bundle)]) == 0  # fmt: skip
+    import zipfile
+
+    with zipfile.ZipFile(bundle) as archive:
+        assert sorted(archive.namelist()) == ["core.json", "summary.html"]
+        page = archive.read("summary.html").decode()
+        core = json.loads(archive.read("core.json"))
+    assert "What is held about you" in page
+    assert "Client 3" in page
+    assert len(core["tables"]["clients"]) == 1
+    assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
+                 "national_id=20000003", "-o", str(bundle)]) == 2  # never overwrites  # fmt: skip
     assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
                  "national_id=99999999"]) == 0  # fmt: skip
     assert "nothing is held" in capsys.readouterr().out
     log = tmp_path / "insurer.audit.jsonl"
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [e["action"] for e in entries] == ["retrieve"] * 3
-    assert entries[2]["counts"] == {}
+    assert [e["action"] for e in entries] == ["retrieve"] * 4  # the refused export: none
+    assert entries[3]["counts"] == {}
     assert all("20000003" not in line for line in log.read_text().splitlines())
     assert main(["rights", "audit", "--map", str(map_path), "--verify"]) == 0
-    assert "3 entries, intact" in capsys.readouterr().out
+    assert "4 entries, intact" in capsys.readouterr().out

@@ -102,7 +102,13 @@ def retrieve_command(
     map_path: MapOption,
     subject: Annotated[str, typer.Option("--subject", help="KEY=VALUE, e.g. national_id=12345678")],
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the export (JSON) here.")
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the export: .json, or .zip (a JSON file per "
+            "store and a readable summary.html).",
+        ),
     ] = None,
     fmt: Format = "text",
 ) -> None:
@@ -122,10 +128,9 @@ def retrieve_command(
                counts=found.counts)  # fmt: skip
     data = found.to_dict()
     if output is not None:
-        from veil.io import atomic_open
+        from veil.rights.retrieve import write_export
 
-        with atomic_open(output, force=False, inputs=[str(map_path)]) as handle:
-            handle.write(json.dumps(data, indent=2, ensure_ascii=False))
+        write_export(found, output)
     if fmt == "json":
         out.print_json(json.dumps(data))
         return

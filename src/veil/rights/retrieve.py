@@ -4,8 +4,10 @@ policy's claims, a claim's payments), as data a program reads and a person can c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -37,6 +39,9 @@ class Retrieval:
         """Rows found in all."""
         return sum(self.counts.values())
 
+    def _repr_html_(self) -> str:
+        return summary_html(self)
+
     def to_dict(self) -> dict[str, Any]:
         """``{"subject", "stores": {STORE: {TABLE: [rows]}}, "counts": {TABLE: n}}``."""
         return {
@@ -45,6 +50,51 @@ class Retrieval:
                            for t, rows in tables.items()} for s, tables in self.stores.items()},
             "counts": self.counts,
         }  # fmt: skip
+
+
+def summary_html(found: Retrieval) -> str:
+    """A page a person can read: what is held about them, where, under which retention class,
+    then every row (values escaped)."""
+    from veil._html import card
+
+    overview = [
+        (store, table, str(len(rows)), found.retention.get(f"{store}.{table}") or "-")
+        for store, tables in found.stores.items()
+        for table, rows in tables.items()
+    ]
+    parts = [card("What is held about you", headers=("store", "table", "rows", "retention class"),
+                  rows=overview or [("-", "-", "0", "-")],
+                  lines=[f"{found.total} rows in {len(found.stores)} stores"])]  # fmt: skip
+    for store, tables in found.stores.items():
+        for table, rows in tables.items():
+            columns = list(rows[0]) if rows else []
+            cells = [[str(_sql.jsonable(r.get(c, ""))) for c in columns] for r in rows[:500]]
+            more = [f"... and {len(rows) - 500} more rows in the JSON"] if len(rows) > 500 else []
+            parts.append(card(f"{store}: {table}", headers=columns, rows=cells, lines=more))
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>Your data</title></head>"
+            f"<body>{''.join(parts)}</body></html>")  # fmt: skip
+
+
+def write_export(found: Retrieval, path: str | Path) -> None:
+    """The export: ``.json`` (the whole retrieval), or ``.zip`` (a JSON file per store and a
+    readable ``summary.html``), written through a temporary file and a rename."""
+    import zipfile
+
+    from veil.io import atomic_path
+
+    target = Path(path)
+    data = found.to_dict()
+    with atomic_path(target, force=False) as temporary:
+        if target.suffix.lower() == ".zip":
+            with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
+                for store, tables in data["stores"].items():
+                    body = {"subject": data["subject"], "store": store, "tables": tables}
+                    archive.writestr(f"{store}.json", json.dumps(body, indent=1,
+                                                                 ensure_ascii=False))  # fmt: skip
+                archive.writestr("summary.html", summary_html(found))
+        else:
+            Path(temporary).write_text(json.dumps(data, indent=2, ensure_ascii=False),
+                                       encoding="utf-8")  # fmt: skip
 
 
 def parse_subject(text: str, data_map: DataMap) -> dict[str, str]:
