@@ -97,9 +97,10 @@ class AuditLog:
     def _write_head(self, count: int, last: str) -> None:
         body = {"entries": count, "last": last}
         body["hash"] = _digest(self._key, body)
-        temporary = self.head.with_name(self.head.name + ".tmp")
-        temporary.write_text(json.dumps(body), encoding="utf-8")
-        os.replace(temporary, self.head)
+        from veil.io import atomic_open
+
+        with atomic_open(self.head) as handle:
+            handle.write(json.dumps(body))
 
     def verify(self) -> int:
         """The number of entries, if the log is intact; else ``CheckFailedError`` naming the

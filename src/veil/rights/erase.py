@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,8 +28,9 @@ import pandas as pd
 import sqlalchemy as sa
 
 from veil.exceptions import InputError, ParameterError
+from veil.io import atomic_open
 from veil.rights import _sql
-from veil.rights._files import files_of, read_file, subject_rows
+from veil.rights._files import subject_rows, units
 from veil.rights._map import DataMap, Store, children_first
 from veil.rights.retrieve import retrieve, retrieve_sql
 
@@ -112,9 +112,8 @@ class Journal:
     def save(self) -> None:
         """Write the journal (temporary file, then rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_text(json.dumps(self.state, indent=1), encoding="utf-8")
-        os.replace(temporary, self.path)
+        with atomic_open(self.path) as handle:
+            handle.write(json.dumps(self.state, indent=1))
 
     def close(self) -> None:
         """The request is done and verified: the journal goes."""
@@ -395,43 +394,22 @@ def _erase_text(data: bytes, where: str, columns: dict[str, str], subject: dict[
 
 def _erase_files(data_map: DataMap, name: str, store: Store, subject: dict[str, str],
                  now: pd.Timestamp, mode: str) -> Counts:  # fmt: skip
+    """Rewrite each file or object of the store that holds the subject (held rows kept)."""
     removed: dict[str, int] = {}
     anonymized: dict[str, int] = {}
-    s3 = None
-    if store.kind == "s3":
-        from veil.rights._objects import client
-
-        s3 = client(name, store)
     for pattern, spec in store.tables.items():
         rule = data_map.retention.get(spec.retention or "")
         held = mode == "anonymize" or (rule is not None and rule.hold is not None)
-        if s3 is not None:
-            from veil.rights._objects import objects_of
-
-            units: list[Any] = objects_of(s3, name, store, pattern)
-        else:
-            units = files_of(name, store, pattern)
-        for unit in units:
-            where = f"store {name!r}, {'object' if s3 is not None else 'file'} {str(unit)!r}"
-            if s3 is not None:
-                data = s3.get_object(Bucket=store.bucket, Key=unit)["Body"].read()
-            else:
-                data = Path(unit).read_bytes()
-            if str(unit).lower().endswith(".parquet"):
-                new, gone, kept = _erase_parquet(data, where, spec.subject_keys, subject, held)
-            else:
-                new, gone, kept = _erase_text(data, where, spec.subject_keys, subject, held)
-            if not gone and not kept:
-                continue
-            if s3 is not None:
-                s3.put_object(Bucket=store.bucket, Key=unit, Body=new)
-            else:
-                _replace(Path(unit), new)
-            label = f"{name}.{pattern}"
-            if gone:
-                removed[label] = removed.get(label, 0) + gone
-            if kept:
-                anonymized[label] = anonymized.get(label, 0) + kept
+        label = f"{name}.{pattern}"
+        for unit in units(name, store, pattern):
+            rewrite = _erase_parquet if unit.label.lower().endswith(".parquet") else _erase_text
+            new, gone, kept = rewrite(unit.read(), unit.where(name), spec.subject_keys, subject,
+                                      held)  # fmt: skip
+            if gone or kept:
+                unit.write(new)
+            for target, count in ((removed, gone), (anonymized, kept)):
+                if count:
+                    target[label] = target.get(label, 0) + count
     return removed, anonymized
 
 
@@ -453,14 +431,4 @@ def _erase_parquet(data: bytes, where: str, columns: dict[str, str], subject: di
     return buffer.getvalue(), int(hit.sum()) * (not held), int(hit.sum()) * held
 
 
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` over ``path`` through a temporary file and a rename."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.veil-tmp")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-
-
-__all__ = ["MODES", "Erasure", "erase", "erase_many", "read_file"]
+__all__ = ["MODES", "Erasure", "erase", "erase_many"]

@@ -150,21 +150,14 @@ def _check_sql(name: str, store: Store, errors: list[str], warnings: list[str]) 
 
 
 def _check_files(name: str, store: Store, errors: list[str]) -> None:
-    from veil.rights._files import files_of, read_file
-    from veil.rights._objects import client, objects_of, read_object
+    from veil.rights._files import units
 
     for pattern, spec in store.tables.items():
-        units: list[Any]
-        if store.kind == "files":
-            units = files_of(name, store, pattern)
-            frames = [read_file(u).head(0) for u in units[:3]]
-        else:
-            s3 = client(name, store)
-            units = objects_of(s3, name, store, pattern)
-            frames = [read_object(s3, store, k).head(0) for k in units[:3]]
-        if not units:
+        found = units(name, store, pattern)
+        if not found:
             errors.append(f"{name}: {pattern!r} matches nothing")
-        for frame in frames:
+        for unit in found[:3]:
+            header = unit.table().columns
             for column in spec.subject_keys.values():
-                if column not in frame.columns:
-                    errors.append(f"{name}: {pattern!r} has no column {column!r}")
+                if column not in header:
+                    errors.append(f"{name}: {unit.label!r} has no column {column!r}")

@@ -16,7 +16,6 @@ from veil.exceptions import InputError
 from veil.rights import _sql
 from veil.rights._files import retrieve_store
 from veil.rights._map import DataMap, Store, children_first
-from veil.rights._objects import retrieve_objects
 
 
 @dataclass(frozen=True)
@@ -117,10 +116,8 @@ def retrieve(data_map: DataMap, subject: dict[str, str]) -> Retrieval:
     for name, store in data_map.stores.items():
         if store.kind == "sql":
             found = retrieve_sql(name, store, subject)
-        elif store.kind == "files":
-            found = retrieve_store(name, store, subject)
         else:
-            found = retrieve_objects(name, store, subject)
+            found = retrieve_store(name, store, subject)
         stores[name] = {t: rows for t, rows in found.items() if rows}
         retention.update({f"{name}.{t}": store.tables[t].retention for t in stores[name]})
     return Retrieval(subject, stores, retention)
