@@ -6,7 +6,6 @@ on (the key holder's process, where they are, is the search's positive control).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -163,7 +162,7 @@ def test_server_keyholder_and_three_clients_as_separate_processes(
     text = "\n".join(lines)
     assert "3 parties" in text
     assert re.search(r"round 2: accuracy 0\.[78]\d", text), text
-    deployed = json.loads(model_path.read_text())
+    deployed = keys.read_model(model_path)
     assert deployed["encrypt"] == "paillier"
     # the same parties (same files, names, splits) in one process: the same model
     configs = [{"role": "party", "party": p.stem, "data": str(p.resolve()), "test-fraction": 0.2,

@@ -61,6 +61,10 @@ def test_a_dp_run_charges_the_ledger_once_and_a_small_budget_stops_it(
     with pytest.raises(BudgetExceededError, match="only epsilon 3"):
         simulate(adult, target="salary-class", rounds=3, dp_epsilon=5.0, accountant=ledger)
     assert len(ledger.entries()) == 1  # refused before anything was spent
+    for bad in ({"encrypt": "rsa"}, {"rounds": 0}, {"model": "forest"}, {"parties": 1}):
+        with pytest.raises(ParameterError):
+            simulate(adult, target="salary-class", dp_epsilon=0.1, accountant=ledger, **bad)
+    assert len(ledger.entries()) == 1  # a bad parameter never costs budget
     with pytest.raises(ParameterError, match="needs a privacy budget"):
         simulate(adult, target="salary-class", rounds=3, dp_epsilon=1.0)
     with pytest.raises(ParameterError, match="--dp-clip must be positive"):

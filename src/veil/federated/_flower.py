@@ -455,7 +455,6 @@ class Outcome:
     spec: _data.Spec
     encrypt: str
     model: str
-    timing: dict[str, float] = field(default_factory=dict)
     privacy: dict[str, float] | None = None
 
 

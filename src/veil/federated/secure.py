@@ -15,7 +15,6 @@ checked, so a truncated or tampered one fails with one line and never becomes a 
 
 from __future__ import annotations
 
-import concurrent.futures
 import struct
 from abc import ABC, abstractmethod
 from typing import Any
@@ -96,15 +95,14 @@ class Paillier(Scheme):
     DEFAULT_BOUND = 64.0
 
     def __init__(self, public: paillier.PublicKey, *, private: paillier.PrivateKey | None = None,
-                 precision: int = 24, bound: float = DEFAULT_BOUND, max_parties: int = 64,
-                 workers: int = 1) -> None:  # fmt: skip
+                 precision: int = 24, bound: float = DEFAULT_BOUND,
+                 max_parties: int = 64) -> None:  # fmt: skip
         if private is not None and private.public != public:
             raise SecretError("the private key does not belong to this public key")
         self.key = public
         self.private = private
         self.packing = Packing(public.bits - 1, precision=precision, bound=bound,
                                max_parties=max_parties)  # fmt: skip
-        self.workers = workers
 
     @classmethod
     def generate(cls, bits: int = 2048, **options: Any) -> Paillier:
@@ -113,17 +111,10 @@ class Paillier(Scheme):
         return cls(public, private=private, **options)
 
     def encrypt(self, values: np.ndarray) -> bytes:
-        """Pack, then encrypt each plaintext (with ``workers`` threads: gmpy2 releases the
-        GIL in its arithmetic only partly, so threads help little; processes are the
-        caller's choice)."""
+        """Pack, then encrypt each plaintext (parties encrypt in parallel on their own
+        machines; within one, a process pool is the caller's choice, as the bench shows)."""
         encrypt = paillier.encryptor(self.key).encrypt
-        plaintexts = self.packing.encode(values)
-        if self.workers > 1:
-            with concurrent.futures.ThreadPoolExecutor(self.workers) as pool:
-                ciphertexts = list(pool.map(encrypt, plaintexts))
-        else:
-            ciphertexts = [encrypt(p) for p in plaintexts]
-        return paillier.to_bytes(self.key, ciphertexts)
+        return paillier.to_bytes(self.key, [encrypt(p) for p in self.packing.encode(values)])
 
     def aggregate(self, updates: list[bytes]) -> bytes:
         """Ciphertexts multiplied position by position mod ``n^2``: their plaintexts added."""
@@ -152,7 +143,7 @@ class Paillier(Scheme):
         """The same scheme without the private key (what the server and parties get)."""
         p = self.packing
         return Paillier(self.key, precision=p.precision, bound=p.bound,
-                        max_parties=p.max_parties, workers=self.workers)  # fmt: skip
+                        max_parties=p.max_parties)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------- ckks

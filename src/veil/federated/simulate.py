@@ -54,8 +54,8 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
              rounds: int = 10, model: str = "logistic", encrypt: str = "paillier",
              epochs: int = 1, key_bits: int = 2048, test_fraction: float = 0.2, seed: int = 0,
              dp_epsilon: float = 0.0, dp_delta: float = 1e-6, dp_clip: float = 1.0,
-             accountant: Any = None, say: Callable[[str], None] = lambda _: None,
-             tables: list[tuple[str, pd.DataFrame]] | None = None) -> FederatedResult:  # fmt: skip
+             accountant: Any = None,
+             say: Callable[[str], None] = lambda _: None) -> FederatedResult:  # fmt: skip
     """Train on ``parties`` shares of ``frame`` with FedAvg on Flower's apps in this process;
     the key holder is a node of its own (the server code never holds its key).
 
@@ -63,6 +63,13 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
     OpenDP's Gaussian noise); the run's (epsilon, delta) is charged to ``accountant`` (a
     ``veil.dp.Accountant``, required then) before any row is read for training.
     """
+    if encrypt not in SCHEMES:  # every parameter checked before a budget is charged
+        raise ParameterError(f"encrypt must be one of {SCHEMES}, got {encrypt!r}")
+    if rounds < 1:
+        raise ParameterError(f"rounds must be at least 1, got {rounds}")
+    if parties < 2:
+        raise ParameterError(f"parties must be at least 2, got {parties}")
+    make_model(model, classes=2, width=1)  # an unknown model name: one line, now
     settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
                         epochs=epochs, parties=parties, dp_epsilon=dp_epsilon,
                         dp_delta=dp_delta, dp_clip=dp_clip)  # fmt: skip
@@ -80,24 +87,16 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
                                   dataset=dataset_id(frame))  # fmt: skip
     with charge:
         return _simulate(frame, settings, parties=parties, split_by=split_by,
-                         key_bits=key_bits, test_fraction=test_fraction, seed=seed, say=say,
-                         tables=tables)  # fmt: skip
+                         key_bits=key_bits, test_fraction=test_fraction, seed=seed,
+                         say=say)  # fmt: skip
 
 
 def _simulate(frame: pd.DataFrame, settings: Settings, *, parties: int, split_by: str,
-              key_bits: int, test_fraction: float, seed: int, say: Callable[[str], None],
-              tables: list[tuple[str, pd.DataFrame]] | None) -> FederatedResult:  # fmt: skip
+              key_bits: int, test_fraction: float, seed: int,
+              say: Callable[[str], None]) -> FederatedResult:  # fmt: skip
     encrypt, rounds, model, epochs = (settings.encrypt, settings.rounds, settings.model,
                                       settings.epochs)  # fmt: skip
-    if encrypt not in SCHEMES:
-        raise ParameterError(f"encrypt must be one of {SCHEMES}, got {encrypt!r}")
-    if rounds < 1:
-        raise ParameterError(f"rounds must be at least 1, got {rounds}")
-    shares = (
-        tables
-        if tables is not None
-        else partition(frame, parties=parties, split_by=split_by, seed=seed)
-    )
+    shares = partition(frame, parties=parties, split_by=split_by, seed=seed)
     tokens = []
     configs: list[dict[str, Any]] = []
     try:
