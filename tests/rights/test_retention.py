@@ -49,6 +49,13 @@ def test_old_clients_and_their_rows_move_to_the_archive(tmp_path: Path, key: byt
         archived_clients = pd.read_sql(sa.text("SELECT * FROM clients ORDER BY id"), connection)
     engine.dispose()
     assert set(archived_clients["id"]) == old
+    columns = [(c["name"], str(c["type"])) for c in sa.inspect(engine).get_columns("clients")]
+    source = sa.create_engine(url)
+    assert columns == [
+        (c["name"], str(c["type"])) for c in sa.inspect(source).get_columns("clients")
+    ]  # the source's definition
+    assert sa.inspect(engine).get_foreign_keys("policies")[0]["referred_table"] == "clients"
+    source.dispose()
     for table in TABLES:  # what is younger stays row for row
         assert len(after[table]) + done.archived.get(f"core.{table}", 0) == len(before[table])
     again = apply_retention(data_map, as_of=as_of)  # nothing left to move

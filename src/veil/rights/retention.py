@@ -74,7 +74,8 @@ def apply_retention(data_map: DataMap, *, as_of: pd.Timestamp | None = None,
                         f"retention class {class_name!r} archives to {rule.archive_to!r}, "
                         "which is not a store of the map"
                     )
-                _archive(data_map.stores[rule.archive_to], rule.archive_to or "", found)
+                _archive(data_map.stores[rule.archive_to], rule.archive_to or "", found,
+                         name, store)  # fmt: skip
                 archived.update(count)
             gone, held = erase_sql(data_map, name, store, {}, now, "delete", found=found)
             if rule.then != "archive":
@@ -96,26 +97,29 @@ def _aged(store: Store, tables: list[str], cutoff: pd.Timestamp) -> Any:
     return seed
 
 
-def _archive(archive: Store, name: str, found: dict[str, list[dict[str, Any]]]) -> None:
-    """Copy the rows into the archive store's same tables (made if missing); rows already
-    there (a re-run after an interruption) are not copied twice."""
-    if archive.kind != "sql" or archive.url is None:
+def _archive(archive: Store, name: str, found: dict[str, list[dict[str, Any]]],
+             source_name: str, source: Store) -> None:  # fmt: skip
+    """Copy the rows into the archive store's same tables, made if missing with the source
+    tables' own definitions (types, keys, links); rows already there (a re-run after an
+    interruption) are not copied twice."""
+    if archive.kind != "sql" or archive.url is None or source.url is None:
         raise InputError(f"archive store {name!r} must be a SQL store in this version")
+    engine = _sql.connect(source.url, store=source_name)
+    try:
+        definitions = _sql.reflect(engine, source.tables, store=source_name)
+    finally:
+        engine.dispose()
+    target = sa.MetaData()
+    for table in definitions.sorted_tables:
+        table.to_metadata(target)
     engine = _sql.connect(archive.url, store=name)
     try:
         with engine.begin() as connection:
-            for table_name, rows in found.items():
+            target.create_all(connection, checkfirst=True)
+            for table in target.sorted_tables:  # parents first, as the links need
+                rows = found.get(table.name, [])
                 if not rows:
                     continue
-                metadata = sa.MetaData()
-                present = sa.inspect(connection).has_table(table_name)
-                if present:
-                    table = sa.Table(table_name, metadata, autoload_with=connection)
-                else:
-                    table = sa.Table(table_name, metadata,
-                                     *(sa.Column(k, _kind(v), primary_key=(k == "id"))
-                                       for k, v in rows[0].items()))  # fmt: skip
-                    metadata.create_all(connection)
                 identity = [c.name for c in table.primary_key.columns] or list(rows[0])
                 there = {tuple(r) for r in connection.execute(
                     sa.select(*(table.c[c] for c in identity)))}  # fmt: skip
@@ -124,22 +128,3 @@ def _archive(archive: Store, name: str, found: dict[str, list[dict[str, Any]]]) 
                     connection.execute(table.insert(), fresh)
     finally:
         engine.dispose()
-
-
-def _kind(value: Any) -> Any:
-    import datetime as dt
-    import decimal
-
-    if isinstance(value, bool):
-        return sa.Boolean
-    if isinstance(value, int):
-        return sa.BigInteger
-    if isinstance(value, float):
-        return sa.Float
-    if isinstance(value, decimal.Decimal):
-        return sa.Numeric(20, 6)
-    if isinstance(value, dt.datetime):
-        return sa.DateTime
-    if isinstance(value, dt.date):
-        return sa.Date
-    return sa.Text
