@@ -54,7 +54,7 @@ def test_check_names_missing_columns_unindexed_keys_and_unreachable_tables(
     errors, _ = check_map(load_map(path))
     assert "core.claims: no column 'policy'" in errors
     assert "core.gone: no such table" in errors
-    assert main(["rights", "map", "--check", str(path)]) == 1
+    assert main(["rights", "map", "--map", str(path), "--check"]) == 1
     assert "error: core.gone: no such table" in capsys.readouterr().out
     out = tmp_path / "new.yaml"
     assert main(["rights", "map", url, "-o", str(out)]) == 0

@@ -43,9 +43,12 @@ def map_command(
     scan: Annotated[
         bool, typer.Option("--scan/--no-scan", help="Find subject keys with veil's scan.")
     ] = True,
-    check: Annotated[
-        Path | None, typer.Option("--check", help="Check this map against the live stores.")
+    map_path: Annotated[
+        Path | None, typer.Option("--map", help="The data map, for --check.")
     ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Check --map against the live stores.")
+    ] = False,
     fides: Annotated[
         Path | None,
         typer.Option(
@@ -63,19 +66,23 @@ def map_command(
     from veil.rights import dump_map, load_map
     from veil.rights.mapper import build_map, check_map
 
-    if check is not None:
-        errors, warnings = check_map(load_map(check))
+    if check:
+        if map_path is None:
+            raise typer.BadParameter("--check needs --map MAP.yaml, the map to check")
+        errors, warnings = check_map(load_map(map_path))
         for line in warnings:
             out.print(f"warning: {line}")
         for line in errors:
             out.print(f"error: {line}")
         if errors:
-            raise CheckFailedError(f"{check}: {len(errors)} errors; first: {errors[0]}")
-        out.print(f"{check}: every table, column and link is there"
+            raise CheckFailedError(f"{map_path}: {len(errors)} errors; first: {errors[0]}")
+        out.print(f"{map_path}: every table, column and link is there"
                   + (f" ({len(warnings)} warnings)" if warnings else ""))  # fmt: skip
         return
     if not urls and fides is None:
-        raise typer.BadParameter("give database URLs to map, --from-fides FILE, or --check MAP")
+        raise typer.BadParameter(
+            "give database URLs to map, --from-fides FILE, or --map MAP --check"
+        )
     if output is None:
         raise typer.BadParameter("-o MAP.yaml: where to write the map")
     from veil.io import atomic_open, check_output
@@ -93,8 +100,8 @@ def map_command(
         handle.write(dump_map(data_map))
     tables = sum(len(s.tables) for s in data_map.stores.values())
     out.print(f"wrote {output}: {len(data_map.stores)} stores, {tables} tables, subject keys "
-              f"{', '.join(data_map.subject_keys)}; edit it, then `veil rights map --check "
-              f"{output}`")  # fmt: skip
+              f"{', '.join(data_map.subject_keys)}; edit it, then `veil rights map --map {output} "
+              "--check`")  # fmt: skip
 
 
 @rights_app.command("retrieve")
