@@ -243,3 +243,18 @@ def test_many_classes_and_the_key_holders_role_are_kept(adult: pd.DataFrame) -> 
                    dst_node_id=2, message_type="query.decrypt")  # fmt: skip
     with pytest.raises(SecretError, match="sums of at least 2 parties"):
         _decrypt(lone, holder)
+
+
+def test_a_value_only_one_region_holds_is_data_not_a_coding_mismatch() -> None:
+    def party(name: str, countries: list[str]) -> _data.Description:
+        return _data.Description(name, 100, {"country": "category", "y": "category"},
+                                 {"country": countries, "y": ["no", "yes"]},
+                                 {"country": countries, "y": ["no", "yes"]})  # fmt: skip
+
+    asia = party("asia", ["China", "India", "United-States"])
+    americas = party("americas", ["Mexico", "United-States"])
+    spec = _data.agree([asia, americas], target="y")
+    assert spec.categories["country"] == ["China", "India", "Mexico", "United-States"]
+    coded = party("coded", ["CN", "US"])
+    with pytest.raises(InputError, match="party 'coded'.s column 'country' .* code 'country'"):
+        _data.agree([asia, americas, coded], target="y")

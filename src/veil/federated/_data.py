@@ -21,8 +21,8 @@ import pandas as pd
 from veil.exceptions import InputError
 from veil.schema import ColumnRole, as_numbers, is_continuous
 
-#: a category at least this share of a party's rows that no other party holds means the
-#: parties code the column differently (a rare one is just rare)
+#: a party's common categories (this share of its rows or more): when none of them is held
+#: by another party, the parties code the column differently
 COMMON_SHARE = 0.05
 
 
@@ -161,13 +161,17 @@ def agree(descriptions: list[Description], *, target: str) -> Spec:
             continue
         for d in descriptions:
             others = set().union(*(o.categories.get(name, []) for o in descriptions if o is not d))
-            foreign = [v for v in d.common.get(name, []) if v not in others]
-            if foreign and len(descriptions) > 1:
+            common = d.common.get(name, [])
+            # a party split off by region holds values the others lack (China, in a party
+            # of Asian countries): that is data, not coding; none of its common values
+            # held anywhere else ('M'/'F' against 'Male'/'Female') is coding
+            if common and len(descriptions) > 1 and not set(common) & others:
                 held = ", ".join(map(repr, sorted(others)[:6]))
                 raise InputError(
-                    f"party {d.party!r}'s column {name!r} holds {foreign[0]!r} in 5% or more of "
-                    f"its rows and no other party holds it (they hold {held}): the parties code "
-                    f"{name!r} differently; recode it the same way everywhere"
+                    f"party {d.party!r}'s column {name!r} holds {common[0]!r} in 5% or more of "
+                    f"its rows, and none of its common values is held by another party (they "
+                    f"hold {held}): the parties code {name!r} differently; recode it the same "
+                    "way everywhere"
                 )
         categories[name] = sorted(set().union(*(d.categories.get(name, []) for d in descriptions)))
     classes = categories.pop(target)
