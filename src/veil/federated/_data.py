@@ -64,7 +64,7 @@ def describe(frame: pd.DataFrame, *, party: str, target: str) -> Description:
         if name in left_out:
             continue
         series = frame[name]
-        if name != target and _is_number(series):
+        if name != target and is_continuous(series.dropna()):  # dates too
             kinds[str(name)] = "number"
             continue
         present = series.dropna().astype(str)
@@ -89,13 +89,6 @@ def personal_columns(frame: pd.DataFrame) -> dict[str, str]:
         elif found.role is ColumnRole.IDENTIFIER:
             out[found.name] = f"a direct identifier ({found.entity or 'unique key'})"
     return out
-
-
-def _is_number(series: pd.Series) -> bool:
-    if pd.api.types.is_datetime64_any_dtype(series):
-        return True
-    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-    return bool(numeric and is_continuous(series.dropna()))
 
 
 @dataclass(frozen=True)
