@@ -96,6 +96,20 @@ def test_bad_maps_and_subjects_get_one_line(tmp_path: Path) -> None:
     dangling = insurer_map(url)
     dangling["stores"]["core"]["tables"]["claims"]["links"] = {"policy_id": "policy.id"}
     cases.append((dangling, "names a table the store does not map"))
+    archived = insurer_map(url, retention={"old": {"keep": "1 year", "then": "archive",
+                                                   "archive_to": "cold"}})  # fmt: skip
+    archived["stores"]["core"]["tables"]["policies"]["retention"] = "old"
+    archived["stores"]["cold"] = {"kind": "sql", "url": url.replace("insurer", "cold"),
+                                  "tables": {"policies": {}}}  # fmt: skip
+    # claims and payments link to policies: archived with them, so the archive must map them
+    cases.append((archived, "archives to 'cold', which does not map claims, payments: map "
+                            "them there too"))  # fmt: skip
+    elsewhere = insurer_map(url, retention={"old": {"keep": "1 year", "then": "archive",
+                                                    "archive_to": "files"}})  # fmt: skip
+    elsewhere["stores"]["core"]["tables"]["contacts"]["retention"] = "old"
+    elsewhere["stores"]["files"] = {"kind": "files", "path": str(tmp_path),
+                                    "tables": {"contacts": {}}}  # fmt: skip
+    cases.append((elsewhere, "the archive must be another sql store"))
     for spec, message in cases:
         path = tmp_path / "map.yaml"
         import yaml

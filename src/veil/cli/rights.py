@@ -225,8 +225,9 @@ def retention_command(
     ] = None,
     fmt: Format = "text",
 ) -> None:
-    """Apply the map's retention classes: archive or delete rows older than their class
-    keeps them (and the rows linking to them); legal holds keep rows, anonymized."""
+    """Apply the map's retention classes: archive or delete rows, files and objects older
+    than their class keeps them (and the rows linking to them); legal holds keep rows,
+    anonymized. Interrupted, the same command finishes the run."""
     import pandas as pd
 
     from veil.rights import load_map
@@ -235,14 +236,15 @@ def retention_command(
     _check_format(fmt)
     data_map = load_map(map_path)
     log, _ = _audit(map_path, data_map)
-    result = apply_retention(data_map, as_of=pd.Timestamp(as_of) if as_of else None,
-                             dry_run=dry_run)  # fmt: skip
+    journal = map_path.with_name(map_path.stem + ".journal")
+    result = apply_retention(data_map, journal=journal, dry_run=dry_run,
+                             as_of=pd.Timestamp(as_of) if as_of else None)  # fmt: skip
     counts = {**{f"{t} (deleted)": n for t, n in result.deleted.items()},
               **{f"{t} (archived)": n for t, n in result.archived.items()},
               **{f"{t} (kept, held)": n for t, n in result.kept.items()}}  # fmt: skip
     action = "retention (dry run)" if dry_run else "retention"
     log.append(action, subject=None, stores=list(data_map.stores), counts=counts,
-               detail={"as_of": result.as_of})  # fmt: skip
+               detail={"as_of": result.as_of, "resumed": result.resumed})  # fmt: skip
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
         return
@@ -255,6 +257,8 @@ def retention_command(
         out.print(f"  {table}: {verb}keep {n} rows under a legal hold, identifiers replaced")
     if not (result.archived or result.deleted or result.kept):
         out.print(f"nothing is older than its class keeps it (as of {result.as_of})")
+    if result.resumed:
+        out.print(f"an interrupted run (as of {result.as_of}) was finished")
 
 
 @rights_app.command("audit")

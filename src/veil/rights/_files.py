@@ -2,12 +2,17 @@
 moto's server or MinIO by ``endpoint_url``). A table of the map is a file name pattern
 (``claims_*.csv``) or an object key prefix (``exports/claims/``); each file or object is a
 :class:`Unit` that is read and rewritten whole; its subject keys are columns whose values
-compare as text, as they are written in a file."""
+compare as text, as they are written in a file.
+
+Rewriting keeps everyone else's bytes: a CSV record that is neither removed nor anonymized is
+written back exactly as it was read (quoting, line ends and multi-line fields included)."""
 
 from __future__ import annotations
 
+import csv
 import io
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,17 +20,22 @@ from typing import Any
 import pandas as pd
 
 from veil.exceptions import InputError, MissingExtraError
-from veil.rights._map import Store
+from veil.rights._map import Store, TableMap
+
+TOKEN = "erased-"
+
+
+def token() -> str:
+    """A random value that replaces an identifying one (drawn, never derived: irreversible)."""
+    return f"{TOKEN}{secrets.token_hex(8)}"
 
 
 @dataclass(frozen=True)
 class Unit:
-    """One file or object: its name, how to read its bytes and how to replace them."""
+    """One file or object of a store: read, replaced, removed whole."""
 
-    label: str  # the file's name or the object's key
-    marker: str  # the column a retrieved row names it in: "_file" or "_object"
-    read: Callable[[], bytes]
-    write: Callable[[bytes], None]
+    label: str  # the file's name (relative to the store's folder) or the object's key
+    marker = "_file"  # the column a retrieved row names it in
 
     def where(self, store: str) -> str:
         """How messages name it."""
@@ -35,44 +45,146 @@ class Unit:
         """Its rows, every value as text (a key ``00123`` stays ``00123``)."""
         return parse(self.read(), self.label)
 
+    def read(self) -> bytes:
+        """Its bytes."""
+        raise NotImplementedError
+
+    def peek(self) -> bytes | None:
+        """Its bytes, or None when it does not exist."""
+        raise NotImplementedError
+
+    def write(self, data: bytes) -> None:
+        """Replace it whole (a reader sees the old bytes or the new, never a mix)."""
+        raise NotImplementedError
+
+    def delete(self) -> None:
+        """Remove it (no error when it is gone already)."""
+        raise NotImplementedError
+
+    def modified(self) -> pd.Timestamp:
+        """When it was last written (UTC, without a zone), its age when rows carry no date."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class FileUnit(Unit):
+    """A file in a store's folder."""
+
+    folder: Path = Path()
+
+    @property
+    def path(self) -> Path:
+        return self.folder / self.label
+
+    def read(self) -> bytes:
+        return self.path.read_bytes()
+
+    def peek(self) -> bytes | None:
+        return self.read() if self.path.is_file() else None
+
+    def write(self, data: bytes) -> None:
+        from veil.io import atomic_open
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(self.path, "wb") as handle:  # a temporary file, then a rename
+            handle.write(data)
+
+    def delete(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def modified(self) -> pd.Timestamp:
+        return pd.Timestamp(self.path.stat().st_mtime, unit="s")
+
+
+@dataclass(frozen=True)
+class ObjectUnit(Unit):
+    """An object in a store's bucket (a PUT replaces it atomically)."""
+
+    marker = "_object"
+    s3: Any = None
+    bucket: str = ""
+
+    def read(self) -> bytes:
+        return bytes(self.s3.get_object(Bucket=self.bucket, Key=self.label)["Body"].read())
+
+    def peek(self) -> bytes | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            return self.read()
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return None
+            raise
+
+    def write(self, data: bytes) -> None:
+        self.s3.put_object(Bucket=self.bucket, Key=self.label, Body=data)
+
+    def delete(self) -> None:
+        self.s3.delete_object(Bucket=self.bucket, Key=self.label)
+
+    def modified(self) -> pd.Timestamp:
+        stamp = self.s3.head_object(Bucket=self.bucket, Key=self.label)["LastModified"]
+        return pd.Timestamp(stamp).tz_convert("UTC").tz_localize(None)
+
 
 def parse(data: bytes, name: str) -> pd.DataFrame:
     """A CSV or Parquet file's bytes as a table of text."""
-    if name.lower().endswith(".parquet"):
+    if _parquet(name):
         return pd.read_parquet(io.BytesIO(data)).astype("string")
     return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+
+
+def _parquet(name: str) -> bool:
+    return name.lower().endswith(".parquet")
+
+
+def unit(name: str, store: Store, label: str) -> Unit:
+    """The file or object ``label`` of the store, whether or not it exists yet."""
+    if store.kind == "s3":
+        return ObjectUnit(label, s3=client(name, store), bucket=str(store.bucket))
+    return FileUnit(label, folder=Path(str(store.path)))
 
 
 def units(name: str, store: Store, pattern: str) -> list[Unit]:
     """The files (or objects) of the store a table names, in a stable order."""
     if store.kind == "s3":
         s3 = client(name, store)
-        return [Unit(key, "_object", _getter(s3, store, key), _putter(s3, store, key))
+        return [ObjectUnit(key, s3=s3, bucket=str(store.bucket))
                 for key in objects_of(s3, name, store, pattern)]  # fmt: skip
     assert store.path is not None
     folder = Path(store.path)
     if not folder.is_dir():
         raise InputError(f"store {name!r}: folder {str(folder)!r} does not exist")
-    return [Unit(p.name, "_file", p.read_bytes, _rewriter(p))
+    return [FileUnit(p.relative_to(folder).as_posix(), folder=folder)
             for p in sorted(folder.glob(pattern)) if p.is_file()]  # fmt: skip
 
 
-def _rewriter(path: Path) -> Callable[[bytes], None]:
-    def write(data: bytes) -> None:
-        from veil.io import atomic_open
+@dataclass(frozen=True)
+class Opened:
+    """A unit read for a step of a request: its table's map, its bytes, its rows as text."""
 
-        with atomic_open(path, "wb") as handle:  # a temporary file, then a rename
-            handle.write(data)
+    pattern: str
+    spec: TableMap
+    unit: Unit
+    step: str  # its journal step
+    data: bytes
+    frame: pd.DataFrame
+    where: str
 
-    return write
 
-
-def _getter(s3: Any, store: Store, key: str) -> Callable[[], bytes]:
-    return lambda: bytes(s3.get_object(Bucket=store.bucket, Key=key)["Body"].read())
-
-
-def _putter(s3: Any, store: Store, key: str) -> Callable[[bytes], None]:
-    return lambda data: s3.put_object(Bucket=store.bucket, Key=key, Body=data)
+def opened(name: str, store: Store, patterns: Iterable[str], step: str,
+           skip: Callable[[str], bool]) -> Iterator[Opened]:  # fmt: skip
+    """Each file or object of ``patterns``, read, but for those whose journal step (``step/
+    label``) ``skip`` says an earlier run finished."""
+    for pattern in patterns:
+        for item in units(name, store, pattern):
+            part = f"{step}/{item.label}"
+            if skip(part):
+                continue
+            data = item.read()
+            yield Opened(pattern, store.tables[pattern], item, part, data,
+                         parse(data, item.label), item.where(name))  # fmt: skip
 
 
 def client(name: str, store: Store) -> Any:
@@ -125,10 +237,93 @@ def retrieve_store(name: str, store: Store, subject: dict[str, str]
     out: dict[str, list[dict[str, Any]]] = {}
     for pattern, spec in store.tables.items():
         rows: list[dict[str, Any]] = []
-        for unit in units(name, store, pattern):
-            frame = unit.table()
-            hit = subject_rows(frame, spec.subject_keys, subject, where=unit.where(name))
-            rows.extend({unit.marker: unit.label, **{str(k): v for k, v in r.items()}}
+        for item in units(name, store, pattern):
+            frame = item.table()
+            hit = subject_rows(frame, spec.subject_keys, subject, where=item.where(name))
+            rows.extend({item.marker: item.label, **{str(k): v for k, v in r.items()}}
                         for r in frame[hit].to_dict("records"))  # fmt: skip
         out[pattern] = rows
     return out
+
+
+# ------------------------------------------------------------------------------ rewriting
+def _records(data: bytes, where: str, rows: int) -> tuple[str, list[str]]:
+    """A CSV's header line and each record's raw text (quoted newlines kept)."""
+    text = data.decode("utf-8")
+    lines = text.splitlines(keepends=True)
+    records: list[str] = []
+    if lines:
+        reader = csv.reader(io.StringIO(text))
+        next(reader, None)
+        start = reader.line_num
+        for _ in reader:
+            records.append("".join(lines[start : reader.line_num]))
+            start = reader.line_num
+    if len(records) != rows:
+        raise InputError(f"{where}: its rows could not be told apart (blank lines?): left as "
+                         "it is")  # fmt: skip
+    return "".join(lines[:1]), records
+
+
+def tokens_only(frame: pd.DataFrame, columns: Collection[str]) -> pd.Series:
+    """Rows whose ``columns`` hold only tokens or nothing (anonymized already)."""
+    done = pd.Series(True, index=frame.index)
+    for column in columns:
+        text = frame[column].astype("string").fillna("")
+        done &= text.str.startswith(TOKEN) | (text == "")
+    return done
+
+
+def rewritten(data: bytes, label: str, where: str, *, drop: pd.Series, anonymize: pd.Series,
+              columns: Collection[str]) -> bytes:  # fmt: skip
+    """The file without the rows in ``drop`` and with ``columns`` of the rows in
+    ``anonymize`` replaced by tokens (masks over its rows in order)."""
+    if _parquet(label):
+        frame = pd.read_parquet(io.BytesIO(data))
+        mask, held = drop.to_numpy(), anonymize.to_numpy()
+        for column in columns:
+            frame[column] = frame[column].astype(object)
+            frame.loc[held, column] = [token() for _ in range(int(held.sum()))]
+        packed = io.BytesIO()
+        frame[~mask].to_parquet(packed, index=False)
+        return packed.getvalue()
+    frame = parse(data, label)
+    header, records = _records(data, where, len(frame))
+    out = [header]
+    for i, record in enumerate(records):
+        if drop.iloc[i]:
+            continue
+        if not anonymize.iloc[i]:
+            out.append(record)
+            continue
+        row = frame.iloc[i].copy()
+        for column in columns:
+            row[column] = token()
+        buffer = io.StringIO()
+        ending = record[len(record.rstrip("\r\n")) :] or "\n"
+        csv.writer(buffer, lineterminator=ending).writerow(row.tolist())
+        out.append(buffer.getvalue())
+    return "".join(out).encode("utf-8")
+
+
+def selected(data: bytes, label: str, where: str, rows: pd.Series) -> bytes:
+    """The file with only the rows in ``rows`` (a CSV's header and records as they were)."""
+    return rewritten(data, label, where, drop=~rows, anonymize=rows & False, columns=())
+
+
+def appended(existing: bytes | None, addition: bytes, label: str, where: str) -> bytes:
+    """``addition``'s rows after ``existing``'s (same columns, or one clear line)."""
+    if existing is None:
+        return addition
+    old, new = parse(existing, label), parse(addition, label)
+    if list(old.columns) != list(new.columns):
+        raise InputError(f"{where} holds columns {list(old.columns)}, the rows to add "
+                         f"{list(new.columns)}: archive them elsewhere")  # fmt: skip
+    if _parquet(label):
+        buffer = io.BytesIO()
+        frames = [pd.read_parquet(io.BytesIO(existing)), pd.read_parquet(io.BytesIO(addition))]
+        pd.concat(frames, ignore_index=True).to_parquet(buffer, index=False)
+        return buffer.getvalue()
+    _, records = _records(addition, where, len(new))
+    head = existing if existing.endswith(b"\n") or not existing else existing + b"\n"
+    return head + "".join(records).encode("utf-8")

@@ -106,11 +106,34 @@ class DataMap(_Strict):
                 if table.retention is not None and table.retention not in self.retention:
                     raise ValueError(f"{where}: retention class {table.retention!r} is not "
                                      f"defined under retention")  # fmt: skip
+                self._archivable(store_name, store, table_name, table.retention)
             cycle = _cycle(store)
             if cycle:
                 raise ValueError(f"store {store_name!r}: links form a cycle: "
                                  f"{' -> '.join(cycle)}")  # fmt: skip
         return self
+
+    def _archivable(self, store_name: str, store: Store, table: str,
+                    class_name: str | None) -> None:  # fmt: skip
+        """A table archived by its class goes to a store of its kind that maps it (and, in a
+        database, the tables linking to it): retrieve and erase must reach archived rows."""
+        rule = self.retention.get(class_name or "")
+        if rule is None or rule.then != "archive":
+            return
+        where = f"store {store_name!r}, table {table!r}: retention class {class_name!r}"
+        if rule.archive_to is None or rule.archive_to not in self.stores:
+            raise ValueError(f"{where} archives to {rule.archive_to!r}, which is not a store of "
+                             "the map: name one with archive_to")  # fmt: skip
+        archive = self.stores[rule.archive_to]
+        if rule.archive_to == store_name or archive.kind != store.kind:
+            raise ValueError(f"{where} archives to {rule.archive_to!r}: the archive must be "
+                             f"another {store.kind} store")  # fmt: skip
+        needed = [table, *_linking(store, table)] if store.kind == "sql" else [table]
+        missing = [t for t in needed if t not in archive.tables]
+        if missing:
+            raise ValueError(f"{where} archives to {rule.archive_to!r}, which does not map "
+                             f"{', '.join(missing)}: map them there too, so that retrieve and "
+                             "erase reach archived rows")  # fmt: skip
 
     def audit_path(self, map_path: str | Path) -> Path:
         """Where the audit log lives (relative paths: beside the map)."""
@@ -145,6 +168,23 @@ def _cycle(store: Store) -> list[str]:
         if node not in state and (found := visit(node)):
             return found
     return []
+
+
+def _linking(store: Store, table: str) -> list[str]:
+    """The tables whose rows link to ``table``'s, directly or through others."""
+    out: list[str] = []
+    todo = [table]
+    while todo:
+        parent = todo.pop()
+        for child, spec in store.tables.items():
+            if (
+                child not in out
+                and child != table
+                and any(v.split(".")[0] == parent for v in spec.links.values())
+            ):
+                out.append(child)
+                todo.append(child)
+    return sorted(out)
 
 
 def children_first(store: Store) -> list[str]:

@@ -15,12 +15,9 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +25,10 @@ import pandas as pd
 import sqlalchemy as sa
 
 from veil.exceptions import InputError, ParameterError
-from veil.io import atomic_open
 from veil.rights import _sql
-from veil.rights._files import subject_rows, units
+from veil.rights._files import opened, rewritten, subject_rows
+from veil.rights._files import token as make_token
+from veil.rights._journal import Journal
 from veil.rights._map import DataMap, Store, children_first
 from veil.rights.retrieve import retrieve, retrieve_sql
 
@@ -80,44 +78,9 @@ def _held(data_map: DataMap, store: Store, table: str, rows: list[dict[str, Any]
     if spec.date_column is None:
         return [True] * len(rows)  # held with no date to count from: kept
     limit = as_of - parse_age(rule.hold)
-    return [pd.isna(r.get(spec.date_column)) or pd.Timestamp(r[spec.date_column]) > limit
-            for r in rows]  # fmt: skip
-
-
-class Journal:
-    """The erasure's progress on disk, written atomically after every store."""
-
-    def __init__(self, folder: Path, subject: str, mode: str) -> None:
-        self.path = folder / f"{subject}.json"
-        self.resumed = self.path.exists()
-        if self.resumed:
-            self.state = json.loads(self.path.read_text(encoding="utf-8"))
-        else:
-            self.state = {"subject": subject, "mode": mode, "stores": {}, "removed": {},
-                          "anonymized": {},
-                          "started": datetime.now(UTC).isoformat(timespec="seconds")}  # fmt: skip
-
-    def done(self, store: str) -> bool:
-        """Whether ``store`` was finished by an earlier run of this request."""
-        return bool(self.state["stores"].get(store) == "done")
-
-    def record(self, store: str, removed: dict[str, int], anonymized: dict[str, int]) -> None:
-        """Mark ``store`` done, with what its step removed and kept."""
-        self.state["stores"][store] = "done"
-        for target, counts in (("removed", removed), ("anonymized", anonymized)):
-            for table, n in counts.items():
-                self.state[target][table] = self.state[target].get(table, 0) + n
-        self.save()
-
-    def save(self) -> None:
-        """Write the journal (temporary file, then rename)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(self.path) as handle:
-            handle.write(json.dumps(self.state, indent=1))
-
-    def close(self) -> None:
-        """The request is done and verified: the journal goes."""
-        self.path.unlink(missing_ok=True)
+    dates = pd.to_datetime(pd.Series([r.get(spec.date_column) for r in rows], dtype=object),
+                           errors="coerce", format="mixed")  # fmt: skip
+    return [bool(pd.isna(d) or d > limit) for d in dates]  # no date that reads: held
 
 
 def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journal: Path,
@@ -145,26 +108,28 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
                 if len(rows) - sum(keep):
                     removed[f"{name}.{table}"] = len(rows) - sum(keep)
         return Erasure(subject_id, mode, True, removed, anonymized, dict(plan.counts))
-    log = Journal(journal, subject_id, mode)
+    log = Journal(journal, subject_id, subject=subject_id, mode=mode)
     log.save()
     for name, store in data_map.stores.items():
         if log.done(name):
             continue
         try:
             if store.kind == "sql":
-                removed, anonymized = erase_sql(data_map, name, store, subject, now, mode)
+                removed, anonymized = erase_sql(data_map, name, store, subject, now, mode,
+                                                before_commit=log.noter(name))  # fmt: skip
+                log.finish(name, removed=removed, anonymized=anonymized)
             else:
-                removed, anonymized = _erase_files(data_map, name, store, subject, now, mode)
+                _erase_files(data_map, name, store, subject, now, mode, log=log)
+                log.record(name)
         except InputError as err:
             finished = [s for s in data_map.stores if log.done(s)]
             raise InputError(
                 f"{err}; stores done: {', '.join(finished) or 'none'}; the journal {log.path} "
                 "keeps the request: run the same command again"
             ) from err
-        log.record(name, removed, anonymized)
     left = retrieve(data_map, subject)
-    result = Erasure(subject_id, mode, False, dict(log.state["removed"]),
-                     dict(log.state["anonymized"]), dict(left.counts), log.resumed)  # fmt: skip
+    result = Erasure(subject_id, mode, False, log.counts("removed"),
+                     log.counts("anonymized"), dict(left.counts), log.resumed)  # fmt: skip
     if result.verified:
         log.close()
     return result
@@ -184,7 +149,7 @@ def erase_many(data_map: DataMap, key: str, values: list[str], *, subject_id: st
     if key not in data_map.subject_keys:
         raise InputError(f"subject key {key!r} is not in the map")
     now = as_of if as_of is not None else pd.Timestamp.now()
-    log = Journal(journal, subject_id, mode)
+    log = Journal(journal, subject_id, subject=subject_id, mode=mode)
     log.save()
     for name, store in data_map.stores.items():
         if log.done(name):
@@ -199,14 +164,14 @@ def erase_many(data_map: DataMap, key: str, values: list[str], *, subject_id: st
                 for target, counts in ((removed, gone), (anonymized, kept)):
                     for table, n in counts.items():
                         target[table] = target.get(table, 0) + n
-        log.record(name, removed, anonymized)
+        log.record(name, removed=removed, anonymized=anonymized)
     left: dict[str, int] = {}
     for name, store in data_map.stores.items():
         if store.kind == "sql":
             again = retrieve_sql(name, store, seed=_by_values(store, key, values))
             left.update({f"{name}.{t}": len(r) for t, r in again.items() if r})
-    result = Erasure(subject_id, mode, False, dict(log.state["removed"]),
-                     dict(log.state["anonymized"]), left, log.resumed)  # fmt: skip
+    result = Erasure(subject_id, mode, False, log.counts("removed"),
+                     log.counts("anonymized"), left, log.resumed)  # fmt: skip
     if result.verified:
         log.close()
     return result
@@ -247,10 +212,6 @@ def _keeps(data_map: DataMap, store: Store, name: str, table: str, rows: Rows,
     return keep
 
 
-def _token() -> str:
-    return f"erased-{secrets.token_hex(8)}"
-
-
 def _identifying(table: sa.Table, spec_columns: set[str], link_columns: set[str]) -> list[str]:
     """The columns to replace in a kept row: the subject keys and what veil's scan reads as
     direct identifiers or quasi-identifiers in text, never a key other rows link by."""
@@ -259,10 +220,12 @@ def _identifying(table: sa.Table, spec_columns: set[str], link_columns: set[str]
 
 
 def erase_sql(data_map: DataMap, name: str, store: Store, subject: dict[str, str],
-               now: pd.Timestamp, mode: str, *,
-               found: dict[str, Rows] | None = None) -> Counts:  # fmt: skip
+               now: pd.Timestamp, mode: str, *, found: dict[str, Rows] | None = None,
+               before_commit: Callable[[dict[str, dict[str, int]]], None] | None = None
+               ) -> Counts:  # fmt: skip
     """Delete (or keep, anonymized) the subject's rows of one SQL store, or the rows
-    ``found`` (retention's aged rows and what links to them)."""
+    ``found`` (retention's aged rows and what links to them). ``before_commit`` sees the
+    counts inside the transaction (a journal notes them there)."""
     assert store.url is not None
     if found is None:
         found = retrieve_sql(name, store, subject)
@@ -303,6 +266,8 @@ def erase_sql(data_map: DataMap, name: str, store: Store, subject: dict[str, str
                     connection.execute(sa.update(table).where(where).values(values))
                 if kept:
                     anonymized[f"{name}.{table_name}"] = len(kept)
+            if before_commit is not None and (removed or anonymized):
+                before_commit({"removed": removed, "anonymized": anonymized})
     except sa.exc.SQLAlchemyError as err:
         raise InputError(f"store {name!r} refused the erasure (nothing of it was changed): "
                          f"{_sql.first_line(err)}") from err  # fmt: skip
@@ -312,22 +277,9 @@ def erase_sql(data_map: DataMap, name: str, store: Store, subject: dict[str, str
 
 
 def _scan_identifying(connection: sa.Connection, table: sa.Table, spec: Any) -> set[str]:
-    """Subject-key columns, and the columns veil's scan reads as identifying in a sample of
-    the table (names, phones, e-mails, addresses, birth dates, ID numbers)."""
-    out = set(spec.subject_keys.values())
+    """:func:`identifying` over a sample of a SQL table."""
     sample = [dict(r._mapping) for r in connection.execute(sa.select(table).limit(1_000))]
-    if sample:
-        from veil.scan import scan
-        from veil.schema import ColumnRole
-
-        frame = pd.DataFrame(sample)
-        for found in scan(frame).columns:
-            if found.role is ColumnRole.IDENTIFIER or (
-                found.role is ColumnRole.QUASI_IDENTIFIER and found.entity in
-                {"PERSON", "PHONE_NUMBER", "EMAIL", "ADDRESS", "DATE_OF_BIRTH"}
-            ):  # fmt: skip
-                out.add(found.name)
-    return out
+    return identifying(pd.DataFrame(sample), set(spec.subject_keys.values()))
 
 
 def _replacement(column: sa.Column[Any]) -> Any:
@@ -338,7 +290,7 @@ def _replacement(column: sa.Column[Any]) -> Any:
         kind = str
     if kind is str:
         length = getattr(column.type, "length", None)
-        token = _token()
+        token = make_token()
         return token[:length] if length else token
     if column.nullable:
         return None
@@ -351,84 +303,66 @@ def _replacement(column: sa.Column[Any]) -> Any:
 
 
 # ---------------------------------------------------------------------------- files, S3
-def _split_records(text: str) -> tuple[str, list[str]]:
-    """A CSV's header line and each record's raw text (quoted newlines kept)."""
-    lines = text.splitlines(keepends=True)
-    if not lines:
-        return "", []
-    reader = csv.reader(io.StringIO(text))
-    next(reader, None)
-    records, start = [], reader.line_num
-    for _ in reader:
-        records.append("".join(lines[start : reader.line_num]))
-        start = reader.line_num
-    return "".join(lines[: 1 if lines else 0]), records
+def identifying(frame: pd.DataFrame, keys: set[str]) -> set[str]:
+    """The columns to replace in a kept row: the subject keys, and what veil's scan reads as
+    identifying in (a sample of) the table: names, phones, e-mails, addresses, birth dates,
+    ID numbers."""
+    out = set(keys)
+    if len(frame):
+        from veil.scan import scan
+        from veil.schema import ColumnRole
+
+        for found in scan(frame.head(1_000)).columns:
+            if found.role is ColumnRole.IDENTIFIER or (
+                found.role is ColumnRole.QUASI_IDENTIFIER and found.entity in
+                {"PERSON", "PHONE_NUMBER", "EMAIL", "ADDRESS", "DATE_OF_BIRTH"}
+            ):  # fmt: skip
+                out.add(str(found.name))
+    return out
 
 
-def _erase_text(data: bytes, where: str, columns: dict[str, str], subject: dict[str, str],
-                held: bool) -> tuple[bytes, int, int]:  # fmt: skip
-    """The CSV without the subject's records (or with their identifying fields replaced when
-    held); everyone else's bytes unchanged."""
-    text = data.decode("utf-8")
-    header, records = _split_records(text)
-    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    if len(frame) != len(records):
-        raise InputError(f"{where}: its rows could not be told apart (blank lines?): not erased")
-    hit = subject_rows(frame, columns, subject, where=where)
-    if not hit.any():
-        return data, 0, 0
-    out = [header]
-    for i, record in enumerate(records):
-        if not hit.iloc[i]:
-            out.append(record)
-        elif held:
-            row = frame.iloc[i].copy()
-            for column in columns.values():
-                row[column] = _token()
-            buffer = io.StringIO()
-            csv.writer(buffer, lineterminator=record[len(record.rstrip("\r\n")):] or "\n") \
-                .writerow(row.tolist())  # fmt: skip
-            out.append(buffer.getvalue())
-    return "".join(out).encode("utf-8"), int(hit.sum()) * (not held), int(hit.sum()) * held
+def held_rows(data_map: DataMap, store: Store, table: str, frame: pd.DataFrame,
+              now: pd.Timestamp, mode: str) -> pd.Series:  # fmt: skip
+    """Which of a file's rows are kept (anonymized) rather than deleted."""
+    if mode == "anonymize":
+        return pd.Series(True, index=frame.index)
+    rows = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
+    return pd.Series(_held(data_map, store, table, rows, now),
+                     index=frame.index, dtype=bool)  # fmt: skip
 
 
 def _erase_files(data_map: DataMap, name: str, store: Store, subject: dict[str, str],
-                 now: pd.Timestamp, mode: str) -> Counts:  # fmt: skip
-    """Rewrite each file or object of the store that holds the subject (held rows kept)."""
+                 now: pd.Timestamp, mode: str, *,
+                 log: Journal | None = None) -> Counts:  # fmt: skip
+    """Rewrite each file or object of the store that holds the subject (held rows kept,
+    their identifying fields replaced; everyone else's bytes unchanged). With ``log``, each
+    file is a journal step that notes its counts before it is rewritten."""
     removed: dict[str, int] = {}
     anonymized: dict[str, int] = {}
-    for pattern, spec in store.tables.items():
-        rule = data_map.retention.get(spec.retention or "")
-        held = mode == "anonymize" or (rule is not None and rule.hold is not None)
-        label = f"{name}.{pattern}"
-        for unit in units(name, store, pattern):
-            rewrite = _erase_parquet if unit.label.lower().endswith(".parquet") else _erase_text
-            new, gone, kept = rewrite(unit.read(), unit.where(name), spec.subject_keys, subject,
-                                      held)  # fmt: skip
-            if gone or kept:
-                unit.write(new)
-            for target, count in ((removed, gone), (anonymized, kept)):
-                if count:
-                    target[label] = target.get(label, 0) + count
+    skip = log.done if log is not None else (lambda step: False)
+    for got in opened(name, store, store.tables, name, skip):
+        label = f"{name}.{got.pattern}"
+        hit = subject_rows(got.frame, got.spec.subject_keys, subject, where=got.where)
+        if not hit.any():
+            if log is not None and log.noted(got.step):  # rewritten by a killed run
+                log.finish(got.step)
+            continue
+        held = hit & held_rows(data_map, store, got.pattern, got.frame, now, mode)
+        columns = identifying(got.frame, set(got.spec.subject_keys.values())) \
+            if held.any() else set()  # fmt: skip
+        counts = {"removed": {label: int((hit & ~held).sum())},
+                  "anonymized": {label: int(held.sum())}}  # fmt: skip
+        counts = {k: v for k, v in counts.items() if v[label]}
+        if log is not None:
+            log.note(got.step, plan=counts)
+        got.unit.write(rewritten(got.data, got.unit.label, got.where, drop=hit & ~held,
+                                 anonymize=held, columns=sorted(columns)))  # fmt: skip
+        if log is not None:
+            log.record(got.step, **counts)
+        for kind, target in (("removed", removed), ("anonymized", anonymized)):
+            for table, n in counts.get(kind, {}).items():
+                target[table] = target.get(table, 0) + n
     return removed, anonymized
-
-
-def _erase_parquet(data: bytes, where: str, columns: dict[str, str], subject: dict[str, str],
-                   held: bool) -> tuple[bytes, int, int]:  # fmt: skip
-    frame = pd.read_parquet(io.BytesIO(data))
-    hit = subject_rows(frame.astype("string"), columns, subject, where=where)
-    if not hit.any():
-        return data, 0, 0
-    if held:
-        for column in columns.values():
-            frame[column] = frame[column].astype(object)
-            frame.loc[hit, column] = [_token() for _ in range(int(hit.sum()))]
-        out = frame
-    else:
-        out = frame[~hit]
-    buffer = io.BytesIO()
-    out.to_parquet(buffer, index=False)
-    return buffer.getvalue(), int(hit.sum()) * (not held), int(hit.sum()) * held
 
 
 __all__ = ["MODES", "Erasure", "erase", "erase_many"]

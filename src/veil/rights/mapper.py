@@ -158,6 +158,7 @@ def _check_files(name: str, store: Store, errors: list[str]) -> None:
             errors.append(f"{name}: {pattern!r} matches nothing")
         for unit in found[:3]:
             header = unit.table().columns
-            for column in spec.subject_keys.values():
+            dated = [spec.date_column] if spec.date_column else []
+            for column in [*spec.subject_keys.values(), *dated]:
                 if column not in header:
                     errors.append(f"{name}: {unit.label!r} has no column {column!r}")
