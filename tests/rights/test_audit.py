@@ -101,3 +101,49 @@ def test_the_rights_demo_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.Mon
     assert "hash chain intact" in printed
     assert main(["rights", "audit", "--map", str(tmp_path / "demo" / "insurer.yaml"),
                  "--verify"]) == 0  # fmt: skip
+
+
+def test_an_erasure_confirmation_comes_from_the_verified_log(
+    tmp_path: Path, key: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After `erase`, `audit --subject ... -o` writes the person's confirmation: the entry's
+    number and hash as they stand in the log, the counts erase printed, no raw identifier; a
+    person never erased, or a log tampered with, gets none (exit 1)."""
+    import yaml
+
+    from tests.rights.conftest import build_insurer, insurer_map
+    from veil.cli import main
+
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=30)
+    map_path = tmp_path / "insurer.yaml"
+    map_path.write_text(yaml.safe_dump(insurer_map(url)))
+    base = ["rights", "audit", "--map", str(map_path)]
+    subject = ["--subject", "national_id=20000004"]
+    assert main(["rights", "retrieve", "--map", str(map_path), *subject]) == 0
+    assert main([*base, *subject, "-o", str(tmp_path / "early.json")]) == 1
+    assert "no verified erasure of this person" in capsys.readouterr().err
+    assert main(["rights", "erase", "--map", str(map_path), *subject, "--format", "json"]) == 0
+    erased = json.loads(capsys.readouterr().out)
+    assert main([*base, *subject, "-o", str(tmp_path / "confirmation.json")]) == 0
+    body = json.loads((tmp_path / "confirmation.json").read_text())
+    entries = [
+        json.loads(line) for line in (tmp_path / "insurer.audit.jsonl").read_text().splitlines()
+    ]
+    entry = entries[body["audit"]["entry"] - 1]
+    assert entry["action"] == "erase"
+    assert body["audit"]["hash"] == entry["hash"]
+    assert body["counts"] == erased["removed"]
+    assert [r["action"] for r in body["requests"]] == ["retrieve", "erase"]
+    assert main([*base, *subject, "-o", str(tmp_path / "confirmation.html")]) == 0
+    page = (tmp_path / "confirmation.html").read_text()
+    assert "Your data was erased" in page
+    for text in (page, (tmp_path / "confirmation.json").read_text()):
+        assert "20000004" not in text
+    assert main([*base, "--subject", "national_id=20000005", "-o", str(tmp_path / "x.json")]) == 1
+    lines = (tmp_path / "insurer.audit.jsonl").read_text().splitlines()
+    lines[0] = lines[0].replace('"retrieve"', '"erase"')
+    (tmp_path / "insurer.audit.jsonl").write_text("\n".join(lines) + "\n")
+    assert main([*base, *subject, "-o", str(tmp_path / "again.json")]) == 1
+    assert "entry 1 (seq 1) was edited" in capsys.readouterr().err
+    assert not (tmp_path / "again.json").exists()

@@ -247,3 +247,19 @@ def test_a_batch_erasure_removes_every_subjects_rows_at_once(database: str,
     for table in TABLES:
         kept = before[table][~before[table]["id"].isin(doomed[table])].reset_index(drop=True)
         pd.testing.assert_frame_equal(after[table], kept)
+
+
+def test_an_interrupted_erasure_resumes_only_in_its_own_mode(tmp_path: Path) -> None:
+    from functools import partial
+
+    from tests.rights.faults import killed_at
+
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=20)
+    data_map = DataMap.model_validate(insurer_map(url))
+    subject = {"national_id": _busy(url)}
+    run = partial(erase, data_map, subject, subject_id="m", journal=tmp_path / "j")
+    assert killed_at(run, 2)  # the journal written, the database not yet committed
+    with pytest.raises(InputError, match="with --mode delete is in .*: finish it in that mode"):
+        erase(data_map, subject, subject_id="m", journal=tmp_path / "j", mode="anonymize")
+    assert run().verified

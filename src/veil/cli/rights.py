@@ -265,14 +265,35 @@ def retention_command(
 def audit_command(
     map_path: MapOption,
     verify: Annotated[bool, typer.Option("--verify", help="Check the hash chain.")] = False,
+    subject: Annotated[
+        str | None,
+        typer.Option(
+            "--subject",
+            help="KEY=VALUE: this person's requests, and their erasure confirmation with -o.",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the erasure confirmation for --subject: .json or .html."
+        ),
+    ] = None,
+    fmt: Format = "text",
 ) -> None:
     """The audit log: ``--verify`` checks that no entry was edited, deleted, inserted,
-    reordered or cut off (exit 1 naming the first bad entry)."""
+    reordered or cut off (exit 1 naming the first bad entry); ``--subject`` lists one
+    person's requests and, with ``-o``, writes the confirmation of their erasure."""
     from veil.rights import load_map
 
+    _check_format(fmt)
     data_map = load_map(map_path)
-    log, _ = _audit(map_path, data_map)
+    log, key = _audit(map_path, data_map)
     count = log.verify()
+    if subject is not None:
+        _confirm(log, key, data_map, subject, output, fmt)
+        return
+    if output is not None:
+        raise CheckFailedError("-o writes a person's erasure confirmation: give --subject too")
     if verify:
         out.print(f"{log.path}: {count} entries, intact")
         return
@@ -280,6 +301,39 @@ def audit_command(
         counts = ", ".join(f"{t} {n}" for t, n in entry["counts"].items()) or "nothing found"
         out.print(f"{entry['seq']:>5}  {entry['at']}  {entry['actor']}  {entry['action']}  "
                   f"{counts}")  # fmt: skip
+
+
+def _confirm(log: AuditLog, key: bytes, data_map: DataMap, subject: str, output: Path | None,
+             fmt: str) -> None:  # fmt: skip
+    """One person's requests; with ``output``, their erasure confirmation."""
+    from veil.rights import parse_subject, subject_hash
+    from veil.rights._audit import confirmation, confirmation_html
+
+    identity = subject_hash(key, parse_subject(subject, data_map))
+    if output is None:
+        mine = [e for e in log.entries() if e.get("subject") == identity]
+        if fmt == "json":
+            out.print_json(json.dumps({"subject": identity, "entries": mine}))
+        elif not mine:
+            out.print("no request about this person is in the audit log")
+        for entry in mine if fmt != "json" else []:
+            counts = ", ".join(f"{t} {n}" for t, n in entry["counts"].items()) or "nothing found"
+            out.print(f"{entry['seq']:>5}  {entry['at']}  {entry['action']}  {counts}")
+        return
+    from veil.io import atomic_open, check_output
+
+    if output.suffix.lower() not in (".json", ".html"):
+        raise CheckFailedError(f"-o {output}: write the confirmation as .json or .html")
+    check_output(output, force=False)
+    body = confirmation(log, identity)
+    with atomic_open(output, force=False) as handle:
+        handle.write(confirmation_html(body) if output.suffix.lower() == ".html"
+                     else json.dumps(body, indent=1))  # fmt: skip
+    if fmt == "json":
+        out.print_json(json.dumps(body))
+    else:
+        out.print(f"erasure of {body['erased_at']} confirmed by audit entry "
+                  f"{body['audit']['entry']} (chain intact); written to {output}")  # fmt: skip
 
 
 @rights_app.command("demo")

@@ -157,3 +157,69 @@ def open_log(path: str | Path, key: bytes) -> AuditLog:
     if target.is_dir():
         raise InputError(f"audit_log {str(target)!r} is a folder; name a file")
     return AuditLog(target, key)
+
+
+def confirmation(log: AuditLog, subject_id: str) -> dict[str, Any]:
+    """What a data subject is sent after an erasure: taken from the log (verified first), their
+    last erasure that retrieve then found nothing after, with the entry's number and hash so
+    anyone holding the log can check it; every request about them, by time. The subject
+    appears as their keyed hash only."""
+    total = log.verify()
+    mine = [e for e in log.entries() if e.get("subject") == subject_id]
+    done = [e for e in mine if e["action"] == "erase" and e["detail"].get("verified")]
+    if not done:
+        raise CheckFailedError("no verified erasure of this person is in the audit log: erase "
+                               "first (a dry run does not count)")  # fmt: skip
+    last = done[-1]
+    return {
+        "confirmation": "erasure",
+        "subject": subject_id,
+        "erased_at": last["at"],
+        "mode": last["detail"].get("mode"),
+        "stores": last["stores"],
+        "counts": last["counts"],
+        "verified": True,
+        "audit": {
+            "log": log.path.name,
+            "entry": last["seq"],
+            "hash": last["hash"],
+            "entries": total,
+        },
+        "requests": [{"at": e["at"], "action": e["action"], "entry": e["seq"]} for e in mine],
+    }
+
+
+def confirmation_html(body: dict[str, Any]) -> str:
+    """The confirmation as a page a person reads."""
+    from veil._html import card
+
+    rows = [(table, str(n)) for table, n in body["counts"].items()]
+    audit = body["audit"]
+    parts = [
+        card(
+            "Your data was erased",
+            headers=("where", "rows"),
+            rows=rows,
+            lines=[
+                f"Erased on {body['erased_at']} (mode: {body['mode']}); afterwards a search of "
+                f"every store ({', '.join(body['stores'])}) found nothing about you.",
+                "Rows the law requires keeping, if any, are marked anonymized: kept with every "
+                "identifying value replaced by a random one.",
+            ],
+        ),
+        card(
+            "Your requests",
+            headers=("when", "what", "audit entry"),
+            rows=[(r["at"], r["action"], str(r["entry"])) for r in body["requests"]],
+        ),
+        card(
+            "How to check this",
+            lines=[
+                f"Entry {audit['entry']} of the audit log {audit['log']} "
+                f"({audit['entries']} entries, hash chain intact), hash {audit['hash']}.",
+                f"You appear in it only as the keyed hash {body['subject']}.",
+            ],
+        ),
+    ]
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>Erasure confirmation"
+            f"</title></head><body>{''.join(parts)}</body></html>")  # fmt: skip

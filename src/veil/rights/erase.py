@@ -109,6 +109,10 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
                     removed[f"{name}.{table}"] = len(rows) - sum(keep)
         return Erasure(subject_id, mode, True, removed, anonymized, dict(plan.counts))
     log = Journal(journal, subject_id, subject=subject_id, mode=mode)
+    if log.resumed and log.state.get("mode") != mode:
+        raise InputError(f"an interrupted erasure of this person with --mode "
+                         f"{log.state.get('mode')} is in {log.path}: finish it in that "
+                         "mode")  # fmt: skip
     log.save()
     for name, store in data_map.stores.items():
         if log.done(name):
