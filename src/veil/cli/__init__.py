@@ -17,7 +17,7 @@ import click
 import typer
 
 from veil._version import __version__
-from veil.cli import _common, check, dp, federated, release, rights, scan, tools
+from veil.cli import _common, check, dp, federated, latent, release, rights, scan, tools
 from veil.cli._common import out
 from veil.cli._errors import (
     _STOPPED_BY,
@@ -43,7 +43,7 @@ app = typer.Typer(
 )
 
 #: The command groups, in the order ``veil --help`` lists them.
-GROUPS = (scan, release, check, dp, federated, rights, tools)
+GROUPS = (scan, release, check, dp, federated, latent, rights, tools)
 
 
 def _print_version(value: bool) -> None:

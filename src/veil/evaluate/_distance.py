@@ -10,6 +10,7 @@ about two seconds on one core.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,12 +62,8 @@ def category_codes(values: pd.Series, table: dict[str, int]) -> np.ndarray:
                     dtype=np.int32)  # fmt: skip
 
 
-def nearest(query: Encoded, reference: Encoded) -> tuple[np.ndarray, np.ndarray]:
-    """For each query row, the Gower distance to its nearest reference row and that row's
-    index."""
-    columns = query.numbers.shape[1] + query.codes.shape[1]
-    distances = np.empty(len(query))
-    indices = np.empty(len(query), dtype=np.int64)
+def _blocks(query: Encoded, reference: Encoded) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(start, stop, summed per-column distances) for each block of query rows."""
     for start in range(0, len(query), _BLOCK):
         stop = min(start + _BLOCK, len(query))
         total = np.zeros((stop - start, len(reference)), dtype=np.float32)
@@ -75,7 +72,28 @@ def nearest(query: Encoded, reference: Encoded) -> tuple[np.ndarray, np.ndarray]
             total += np.minimum(gap, 1.0)
         for j in range(query.codes.shape[1]):
             total += query.codes[start:stop, j, None] != reference.codes[None, :, j]
+        yield start, stop, total
+
+
+def nearest(query: Encoded, reference: Encoded) -> tuple[np.ndarray, np.ndarray]:
+    """For each query row, the Gower distance to its nearest reference row and that row's
+    index."""
+    columns = query.numbers.shape[1] + query.codes.shape[1]
+    distances = np.empty(len(query))
+    indices = np.empty(len(query), dtype=np.int64)
+    for start, stop, total in _blocks(query, reference):
         best = total.argmin(axis=1)
         indices[start:stop] = best
         distances[start:stop] = total[np.arange(stop - start), best] / max(columns, 1)
     return distances, indices
+
+
+def unique_nearest(query: Encoded, reference: Encoded) -> np.ndarray:
+    """For each query row, the index of the one reference row nearest to it, or -1 when two
+    or more are equally near (a link an attacker cannot tell from another)."""
+    out = np.empty(len(query), dtype=np.int64)
+    for start, stop, total in _blocks(query, reference):
+        best = total.min(axis=1, keepdims=True)
+        at_best = np.count_nonzero(total <= best + 1e-6, axis=1)
+        out[start:stop] = np.where(at_best == 1, total.argmin(axis=1), -1)
+    return out

@@ -1,0 +1,358 @@
+"""``mask_latent``: a table released as latent codes (an autoencoder's or PCA's), with the
+utility kept and what the codes still reveal measured side by side."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.exceptions import ParameterError
+from veil.learn.latent import _attacks
+from veil.learn.latent._codec import TableCodec
+from veil.learn.latent._network import Training
+from veil.progress import Progress
+
+METHODS = ("autoencoder", "pca")
+INVERTIBLE_RECOVERY = 0.5  # mean share of the way from the marginals to the truth
+INVERTIBLE_LINKS = 0.05  # share of rows re-identified (and at least twice the baseline)
+
+
+@dataclass
+class LatentRelease:
+    """The release (codes, the target, the columns kept) and what was measured about it."""
+
+    data: pd.DataFrame
+    method: str
+    dim: int
+    utility: dict[str, Any]
+    attacks: dict[str, Any]
+    invertible: bool
+    epsilon: float | None
+    delta: float | None
+    quasi_identifiers: list[str]
+    rows: dict[str, int]
+    notes: list[str] = field(default_factory=list)
+    training: Training | None = None
+    explained_variance: float | None = None
+    seconds: float = 0.0
+    embeddings: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract of ``veil mask-latent --format json``."""
+        training = None
+        if self.training is not None:
+            t = self.training
+            training = {"epochs": t.epochs, "stopped_early": t.stopped_early,
+                        "seconds": round(t.seconds, 2), "noise_multiplier": t.noise_multiplier,
+                        "max_grad_norm": t.max_grad_norm}  # fmt: skip
+        return {
+            "method": self.method,
+            "dim": self.dim,
+            "utility": self.utility,
+            "attacks": self.attacks,
+            "invertible": self.invertible,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "quasi_identifiers": self.quasi_identifiers,
+            "rows": self.rows,
+            "explained_variance": self.explained_variance,
+            "training": training,
+            "notes": self.notes,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def _identifiers(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Direct identifiers (never encoded: a code would carry them) and quasi-identifiers, as
+    veil's scan reads the table."""
+    from veil.scan import scan
+    from veil.schema import ColumnRole
+
+    found = scan(frame).columns
+    direct = [str(c.name) for c in found if c.role is ColumnRole.IDENTIFIER]
+    quasi = [str(c.name) for c in found if c.role is ColumnRole.QUASI_IDENTIFIER]
+    return direct, quasi
+
+
+def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencoder",
+                target: str | None = None, keep: Sequence[str] = (),
+                quasi_identifiers: Sequence[str] | None = None, epsilon: float | None = None,
+                delta: float | None = None, accountant: Any = None,
+                holdout_fraction: float = 0.2, insider_share: float = 0.01, seed: int = 0,
+                epochs: int | None = None,
+                progress: Progress | None = None) -> LatentRelease:  # fmt: skip
+    """Release ``frame`` as ``dim`` latent columns (plus ``target`` and the ``keep`` columns
+    as they are), fitted on all but ``holdout_fraction`` of the rows; the held-out rows
+    measure utility and membership. ``epsilon`` trains the autoencoder with DP-SGD, charged
+    with ``delta`` (default 1 / (10 n)) to ``accountant``."""
+    start = time.perf_counter()
+    if method not in METHODS:
+        raise ParameterError(f"--method must be one of {METHODS}, got {method!r}")
+    for name, given in (("--target", [target] if target else []), ("--keep", list(keep)),
+                        ("--quasi-identifiers", list(quasi_identifiers or []))):  # fmt: skip
+        missing = [c for c in given if c not in frame.columns]
+        if missing:
+            raise ParameterError(f"{name}: {missing[0]!r} is not a column of the data; columns: "
+                                 f"{', '.join(map(str, frame.columns))}")  # fmt: skip
+    if epsilon is not None and method != "autoencoder":
+        raise ParameterError("--epsilon trains the autoencoder with DP-SGD; --method pca has no "
+                             "DP training here (veil.dp.models.PCA is DP PCA)")  # fmt: skip
+    if epsilon is not None and accountant is None:
+        raise ParameterError("a DP-trained release is charged to a budget: give an accountant")
+    if not 0 <= holdout_fraction < 1:
+        raise ParameterError(f"--holdout-fraction must be in [0, 1), got {holdout_fraction}")
+    direct, scanned = _identifiers(frame)
+    notes: list[str] = []
+    inputs = [c for c in frame.columns if c != target and c not in keep and c not in direct]
+    left_out = [c for c in direct if c != target and c not in keep]
+    if left_out:
+        notes.append(f"direct identifiers left out (never encoded): {', '.join(left_out)}")
+    if not inputs:
+        raise ParameterError("no numeric or categorical features are left to encode (the "
+                             "target, --keep and direct identifiers removed)")  # fmt: skip
+    qis = [c for c in (quasi_identifiers or scanned) if c in inputs] or list(inputs)
+    clear = [c for c in (quasi_identifiers or scanned) if c in keep]
+    if clear:
+        notes.append(f"quasi-identifiers released in clear by --keep: {', '.join(clear)}; "
+                     "re-identification uses them as they are")  # fmt: skip
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(frame))
+    cut = round(len(frame) * holdout_fraction)
+    train = frame.iloc[np.sort(order[cut:])]
+    holdout = frame.iloc[np.sort(order[:cut])]
+    codec = TableCodec.fit(train[inputs])
+    width = len(inputs) if method == "autoencoder" else codec.one_hot(train.head(1)).shape[1]
+    size = _dimension(dim, width, method)
+    fitted = _fit(method, codec, train[inputs], size, seed=seed, epochs=epochs, epsilon=epsilon,
+                  delta=delta if delta is not None else 1 / (10 * len(train)),
+                  accountant=accountant, progress=progress)  # fmt: skip
+    codes = fitted.encode(train[inputs])
+    names = [f"latent{i + 1}" for i in range(codes.shape[1])]
+    data = pd.DataFrame(codes, index=train.index, columns=names)
+    for column in [target, *keep] if target else list(keep):
+        data[column] = train[column]
+    utility = _utility(train, holdout, inputs, target, codes, fitted, seed)
+    attacks = _measure(train, holdout, qis, clear, codec, codes, fitted, insider_share, seed)
+    base_links = attacks["reidentification_baseline"]
+    invertible = bool(attacks["recovery"] >= INVERTIBLE_RECOVERY or (
+        attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links)))  # fmt: skip
+    if epsilon is not None:
+        notes.append("epsilon covers the encoder's weights (DP-SGD); each released code is "
+                     "still computed from its own row, so the attacks above measure what the "
+                     "codes reveal")  # fmt: skip
+        notes.append("Opacus draws DP-SGD's noise from torch's generator, not a "
+                     "cryptographically secure one (its secure_mode needs torchcsprng, which "
+                     "has no build for torch 2.13)")  # fmt: skip
+    return LatentRelease(
+        data, method, codes.shape[1], utility, attacks, invertible,
+        fitted.training.epsilon if fitted.training else None,
+        fitted.training.delta if fitted.training else None, qis,
+        {"released": len(train), "holdout": len(holdout), "features": len(inputs)}, notes,
+        fitted.training, fitted.explained_variance, time.perf_counter() - start,
+        fitted.embeddings(),
+    )  # fmt: skip
+
+
+def _dimension(dim: int | str, width: int, method: str) -> int:
+    if dim == "all":
+        if method != "pca":
+            raise ParameterError("--dim all keeps every principal component: it applies to "
+                                 "--method pca")  # fmt: skip
+        return width
+    try:
+        size = int(dim)
+    except ValueError as err:
+        raise ParameterError(f"--dim must be a whole number or 'all', got {dim!r}") from err
+    if not 1 <= size < width:
+        what = "columns" if method == "autoencoder" else "one-hot columns"
+        also = " or --dim all" if method == "pca" else ""
+        raise ParameterError(f"--dim {size}: the data has {width} features to encode ({what}); "
+                             f"a latent of as many or more keeps everything; choose 1 to "
+                             f"{width - 1}{also}")  # fmt: skip
+    return size
+
+
+class _Fitted:
+    """An encoder and its decoder (what a white-box attacker holds)."""
+
+    training: Training | None = None
+    explained_variance: float | None = None
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        raise NotImplementedError
+
+    def decode(self, codes: np.ndarray) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def embeddings(self) -> dict[str, tuple[list[str], np.ndarray]]:
+        return {}
+
+
+class _PCA(_Fitted):
+    def __init__(self, codec: TableCodec, frame: pd.DataFrame, size: int, seed: int) -> None:
+        from veil.transforms import PCAMask
+
+        self.codec = codec
+        design = codec.one_hot(frame)
+        self.mask = PCAMask(columns=list(design.columns), n_components=size, prefix="latent",
+                            random_state=seed).fit(design)  # fmt: skip
+        self.explained_variance = float(np.sum(self.mask.explained_variance_ratio_))
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        design = self.codec.one_hot(frame)
+        return self.mask.transform(design)[self.mask.component_names()].to_numpy()
+
+    def decode(self, codes: np.ndarray) -> pd.DataFrame:
+        matrix = self.mask.scaler_.inverse_transform(self.mask.pca_.inverse_transform(codes))
+        return self.codec.from_one_hot(matrix)
+
+
+class _Autoencoder(_Fitted):
+    def __init__(self, codec: TableCodec, frame: pd.DataFrame, size: int, seed: int,
+                 epochs: int | None, dp: tuple[float, float] | None,
+                 progress: Progress | None) -> None:  # fmt: skip
+        from veil.learn.latent._network import build, seeded, torch_module, train
+
+        self.torch = torch_module()
+        self.codec = codec
+        with seeded(seed):
+            self.model = build(codec.cardinalities, len(codec.numeric), size)
+            self.training = train(self.model, codec.codes(frame), codec.numbers(frame), seed=seed,
+                                  epochs=epochs or (20 if dp else 60), dp=dp,
+                                  progress=progress)  # fmt: skip
+
+    def encode(self, frame: pd.DataFrame) -> np.ndarray:
+        torch = self.torch
+        with torch.no_grad():
+            code, _ = self.model.encode(torch.as_tensor(self.codec.codes(frame)),
+                                        torch.as_tensor(self.codec.numbers(frame)))  # fmt: skip
+        return np.asarray(code.numpy(), dtype=np.float64)
+
+    def decode(self, codes: np.ndarray) -> pd.DataFrame:
+        torch = self.torch
+        with torch.no_grad():
+            logits, numbers = self.model.decode(torch.as_tensor(codes, dtype=torch.float32))
+        return self.codec.decode([x.argmax(dim=1).numpy() for x in logits], numbers.numpy())
+
+    def embeddings(self) -> dict[str, tuple[list[str], np.ndarray]]:
+        return {name: (self.codec.categories[name],
+                       self.model.embeddings[j].weight.detach().numpy().copy())
+                for j, name in enumerate(self.codec.categorical)}  # fmt: skip
+
+
+def _fit(method: str, codec: TableCodec, frame: pd.DataFrame, size: int, *, seed: int,
+         epochs: int | None, epsilon: float | None, delta: float, accountant: Any,
+         progress: Progress | None) -> _Fitted:  # fmt: skip
+    if method == "pca":
+        return _PCA(codec, frame, size, seed)
+    if epsilon is None:
+        return _Autoencoder(codec, frame, size, seed, epochs, None, progress)
+    from veil.dp.budget import check_epsilon_delta, dataset_id
+
+    check_epsilon_delta(epsilon, delta)
+    what = f"mask-latent: autoencoder trained with DP-SGD (dim {size})"
+    with accountant.spend(epsilon, delta, what=what, dataset=dataset_id(frame)):
+        return _Autoencoder(codec, frame, size, seed, epochs, (epsilon, delta), progress)
+
+
+def _utility(train: pd.DataFrame, holdout: pd.DataFrame, inputs: list[str], target: str | None,
+             codes: np.ndarray, fitted: _Fitted, seed: int) -> dict[str, Any]:  # fmt: skip
+    """The same classifier (scikit-learn's histogram gradient boosting) on the raw features
+    and on the codes, trained on the released rows, scored on the held-out ones."""
+    if target is None:
+        return {"metric": None, "raw": None, "latent": None, "reason": "no --target"}
+    if len(holdout) < 10:
+        return {"metric": None, "raw": None, "latent": None,
+                "reason": "too few held-out rows: raise --holdout-fraction"}  # fmt: skip
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
+
+    from veil.learn.utility import _task
+
+    task = _task(train[target])
+    codec = TableCodec.fit(train[inputs])
+
+    def raw(frame: pd.DataFrame) -> np.ndarray:
+        return np.column_stack([codec.numbers(frame), codec.codes(frame)])
+
+    categorical = [False] * len(codec.numeric) + [n <= 255 for n in codec.cardinalities]
+    out: dict[str, Any] = {}
+    for name, x_train, x_test, mask in (
+        ("raw", raw(train), raw(holdout), categorical),
+        ("latent", codes, fitted.encode(holdout[inputs]), None),
+    ):
+        if task == "regression":
+            model: Any = HistGradientBoostingRegressor(random_state=seed, categorical_features=mask)
+            model.fit(x_train, train[target].astype(float))
+            out["metric"], out[name] = "r2", float(r2_score(holdout[target].astype(float),
+                                                            model.predict(x_test)))  # fmt: skip
+            continue
+        y_train = train[target].astype(str).to_numpy()
+        y_test = holdout[target].astype(str).to_numpy()
+        model = HistGradientBoostingClassifier(random_state=seed, categorical_features=mask)
+        model.fit(x_train, y_train)
+        if len(model.classes_) == 2 and len(set(y_test)) == 2:
+            positive = model.predict_proba(x_test)[:, 1]
+            out["metric"] = "roc_auc"
+            out[name] = float(roc_auc_score(y_test == model.classes_[1], positive))
+        else:
+            out["metric"] = "accuracy"
+            out[name] = float(accuracy_score(y_test, model.predict(x_test)))
+    return out
+
+
+def _measure(train: pd.DataFrame, holdout: pd.DataFrame, qis: list[str], clear: list[str],
+             codec: TableCodec, codes: np.ndarray, fitted: _Fitted, insider_share: float,
+             seed: int) -> dict[str, Any]:  # fmt: skip
+    rng = np.random.default_rng(seed + 1)
+    truth = train[qis].reset_index(drop=True)
+    numeric = [c for c in qis if c in codec.numeric]
+    white = fitted.decode(codes)[qis]
+    known = rng.choice(len(train), max(10, round(insider_share * len(train))),
+                       replace=False)  # fmt: skip
+    unknown = np.setdiff1d(np.arange(len(train)), known)
+    inside = _attacks.insider(codes, truth, numeric, known, seed)
+    base = _attacks.baseline(truth, truth.iloc[unknown], numeric)  # public marginals
+    hidden = truth.iloc[unknown].reset_index(drop=True)
+    white_scores = _attacks.scores(hidden, white.iloc[unknown].reset_index(drop=True), numeric)
+    inside_scores = _attacks.scores(hidden, inside.iloc[unknown].reset_index(drop=True), numeric)
+    linked = [*qis, *clear]
+    everyone = train[linked].reset_index(drop=True)
+    rows = np.sort(rng.choice(unknown, min(_attacks.SAMPLE, len(unknown)), replace=False))
+
+    def with_clear(guess: pd.DataFrame) -> pd.DataFrame:
+        out = guess.reset_index(drop=True).copy()
+        for column in clear:
+            out[column] = everyone[column]
+        return out[linked]
+
+    numeric_linked = [c for c in linked if c in numeric or (c in clear and
+                      pd.api.types.is_numeric_dtype(train[c]))]  # fmt: skip
+    rates = {name: _attacks.reidentification(everyone, with_clear(guess), numeric_linked, rows)
+             for name, guess in (("white_box", white), ("insider", inside))}  # fmt: skip
+    guesses = _attacks.marginal_guesses(truth, len(truth), rng)
+    random_rate = _attacks.reidentification(everyone, with_clear(guesses), numeric_linked, rows)
+    membership = None
+    if len(holdout) >= 10:
+        picked = rng.choice(len(codes), min(len(codes), len(holdout)), replace=False)
+        members = fitted.encode(train.iloc[np.sort(picked)])  # the attacker encodes them
+        others = fitted.encode(holdout)
+        membership = _attacks.membership_advantage(codes, members, others)
+    recovery = max(_attacks.recovery(white_scores, base, numeric),
+                   _attacks.recovery(inside_scores, base, numeric))  # fmt: skip
+    return {
+        "reconstruction": {"white_box": white_scores, "insider": inside_scores, "baseline": base,
+                           "metric": {c: "mae" if c in numeric else "accuracy" for c in qis}},
+        "recovery": recovery,
+        "reidentification_rate": max(rates.values()),
+        "reidentification": rates,
+        "reidentification_baseline": random_rate,
+        "uniqueness": _attacks.uniqueness(everyone),
+        "membership_advantage": membership,
+        "insider_rows": len(known),
+    }  # fmt: skip
