@@ -6,7 +6,7 @@ export FLWR_TELEMETRY_ENABLED := 0
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-privacy bench-dp bench-report bench-load bench-startup
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -103,6 +103,9 @@ bench-federated: $(VENV)/.installed-test $(PHE)/.installed
 bench-rights: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_rights.py
 
+bench-latent: $(VENV)/.installed-test
+	$(BIN)/python bench/bench_latent.py
+
 bench-privacy: $(VENV)/.installed $(PYCANON)/.installed
 	$(BIN)/python bench/bench_privacy.py
 
@@ -126,7 +129,7 @@ bench-load: $(VENV)/.installed
 bench-startup: $(VENV)/.installed
 	$(BIN)/python bench/bench_startup.py
 
-bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-privacy bench-dp bench-report bench-load bench-startup
+bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -69,6 +69,13 @@ def mask_latent_command(
         int | None, typer.Option("--epochs", help="At most this many epochs.", min=1)
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seeds training and the attacks.")] = 0,
+    supervised: Annotated[
+        bool,
+        typer.Option(
+            "--supervised/--unsupervised",
+            help="With --target, the autoencoder also learns to predict it from the code.",
+        ),
+    ] = True,
     ledger: Ledger = None,
     fmt: Format = "text",
     force: Force = False,
@@ -95,7 +102,7 @@ def mask_latent_command(
             frame, dim=dim, method=method, target=target, keep=_columns(keep),
             quasi_identifiers=_columns(quasi_identifiers) or None, epsilon=epsilon, delta=delta,
             accountant=accountant, holdout_fraction=holdout_fraction, epochs=epochs, seed=seed,
-            progress=say,
+            supervised=supervised, progress=say,
         )  # fmt: skip
     write(release.data, output, force=force, inputs=[data], escape_formulas=escape_formulas)
     if fmt == "json":

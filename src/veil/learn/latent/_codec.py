@@ -1,5 +1,7 @@
 """A table as a network (or PCA) reads it, and back: categories as integer codes (missing is
-a category of its own), numbers and dates standardized (missing: the mean). ``decode`` turns
+a category of its own), numbers and dates as normal scores of their ranks (a piecewise-linear
+map through 1,001 quantiles, exact both ways between them: a column that is 0 for most rows
+and large for a few no longer drowns the others' error; missing: the median). ``decode`` turns
 a network's outputs (or PCA's inverse) into values of the original columns, which is what a
 reconstruction attack compares with the truth."""
 
@@ -22,8 +24,7 @@ class TableCodec:
     numeric: list[str] = field(default_factory=list)
     categorical: list[str] = field(default_factory=list)
     categories: dict[str, list[str]] = field(default_factory=dict)  # code -> value
-    mean: dict[str, float] = field(default_factory=dict)
-    std: dict[str, float] = field(default_factory=dict)
+    knots: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # x -> z
     dates: set[str] = field(default_factory=set)
     integers: set[str] = field(default_factory=set)
 
@@ -36,8 +37,7 @@ class TableCodec:
             if is_continuous(series):
                 values = as_numbers(series)
                 codec.numeric.append(name)
-                codec.mean[name] = float(np.nanmean(values))
-                codec.std[name] = float(np.nanstd(values)) or 1.0
+                codec.knots[name] = _knots(values[~np.isnan(values)])
                 if pd.api.types.is_datetime64_any_dtype(series):
                     codec.dates.add(name)
                 elif pd.api.types.is_integer_dtype(series):
@@ -63,10 +63,11 @@ class TableCodec:
         return out
 
     def numbers(self, frame: pd.DataFrame) -> np.ndarray:
-        """(rows, numeric columns) float32, standardized; missing at the mean (0)."""
+        """(rows, numeric columns) float32, normal scores; missing at the median (0)."""
         out = np.zeros((len(frame), len(self.numeric)), dtype=np.float32)
         for j, name in enumerate(self.numeric):
-            values = (as_numbers(frame[name]) - self.mean[name]) / self.std[name]
+            x, z = self.knots[name]
+            values = np.interp(as_numbers(frame[name]), x, z)
             out[:, j] = np.nan_to_num(values, nan=0.0)
         return out
 
@@ -95,7 +96,8 @@ class TableCodec:
         numbers (a category code 0 reads as missing)."""
         out: dict[str, pd.Series] = {}
         for j, name in enumerate(self.numeric):
-            values = numbers[:, j].astype(float) * self.std[name] + self.mean[name]
+            x, z = self.knots[name]
+            values = np.interp(numbers[:, j].astype(float), z, x)
             if name in self.dates:
                 out[name] = pd.Series(pd.to_datetime(np.round(values * DAY_NS).astype("int64")))
             elif name in self.integers:
@@ -107,3 +109,20 @@ class TableCodec:
             values = table[np.asarray(codes[j])]
             out[name] = pd.Series(np.where(values == MISSING, None, values), dtype=object)
         return pd.DataFrame({c: out[c].to_numpy() for c in [*self.numeric, *self.categorical]})
+
+
+def _knots(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Increasing (value, normal score) pairs: each distinct quantile of ``values`` at the
+    normal score of the mean level it stands for (a value held by many rows is one knot)."""
+    from scipy.stats import norm
+
+    if len(values) == 0:
+        return np.array([0.0, 1.0]), np.array([-1.0, 1.0])
+    levels = np.linspace(0, 1, 1001)
+    quantiles = np.quantile(values, levels)
+    x, inverse = np.unique(quantiles, return_inverse=True)
+    level = np.bincount(inverse, weights=levels) / np.bincount(inverse)
+    z = norm.ppf(np.clip(level, 5e-4, 1 - 5e-4))
+    if len(x) == 1:  # one value: a flat column
+        return np.array([x[0], x[0] + 1.0]), np.array([0.0, 1e-9])
+    return x, z

@@ -37,8 +37,10 @@ def torch_module() -> Any:
 
 
 def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[int, ...] =
-          (128, 64), variational: bool = False) -> Any:  # fmt: skip
-    """A fresh network (parameters drawn from torch's seeded generator)."""
+          (128, 64), variational: bool = False, target: int = 0) -> Any:  # fmt: skip
+    """A fresh network (parameters drawn from torch's seeded generator). ``target``: 0, or a
+    head on the code predicting the target too (1: a number; 2 or more: its classes), a
+    supervised autoencoder whose code keeps what predicts it."""
     torch = torch_module()
     nn = torch.nn
 
@@ -64,6 +66,9 @@ def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[
             self.decoder = nn.Sequential(*layers)
             self.heads = nn.ModuleList([nn.Linear(width, n) for n in cardinalities])
             self.numbers = nn.Linear(width, max(numeric, 1))
+            self.target = nn.Linear(latent, target) if target else None
+            # the target weighs as much as all the columns together: the code keeps it
+            self.target_weight = float(len(cardinalities) + (1 if numeric else 0))
 
         def encode(self, codes: Any, numbers: Any) -> tuple[Any, Any]:
             parts = [e(codes[:, j]) for j, e in enumerate(self.embeddings)]
@@ -89,11 +94,11 @@ def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[
     return TabularAutoencoder()
 
 
-def loss_of(model: Any, batch: tuple[Any, Any], reduction: str = "mean") -> Any:
+def loss_of(model: Any, batch: tuple[Any, ...], reduction: str = "mean") -> Any:
     """Cross-entropy per categorical column plus squared error of the numbers (plus the KL
-    term for the VAE), summed over columns."""
+    term for the VAE, plus the target's error for a supervised one), summed over columns."""
     torch = torch_module()
-    codes, numbers = batch
+    codes, numbers = batch[0], batch[1]
     logits, predicted, mean, log_var = model(codes, numbers)
     functional = torch.nn.functional
     total = torch.zeros((), dtype=torch.float32)
@@ -102,6 +107,15 @@ def loss_of(model: Any, batch: tuple[Any, Any], reduction: str = "mean") -> Any:
     if numbers.shape[1]:
         error = ((predicted - numbers) ** 2).sum(dim=1)
         total = total + (error.mean() if reduction == "mean" else error.sum())
+    network = getattr(model, "_module", model)
+    if network.target is not None and len(batch) > 2:
+        guess = network.target(mean)
+        if guess.shape[1] == 1:
+            error = (guess[:, 0] - batch[2].float()) ** 2
+            term = error.mean() if reduction == "mean" else error.sum()
+        else:
+            term = functional.cross_entropy(guess, batch[2].long(), reduction=reduction)
+        total = total + network.target_weight * term
     if log_var is not None:
         kl = -0.5 * (1 + log_var - mean**2 - log_var.exp()).sum(dim=1)
         total = total + (kl.mean() if reduction == "mean" else kl.sum())
@@ -137,6 +151,7 @@ def seeded(seed: int) -> Iterator[None]:
 
 
 def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epochs: int = 60,
+          labels: np.ndarray | None = None,
           batch_size: int = 256, learning_rate: float = 2e-3, validation: float = 0.1,
           patience: int = 5, dp: tuple[float, float] | None = None, max_grad_norm: float = 1.0,
           progress: Progress | None = None) -> Training:  # fmt: skip
@@ -150,7 +165,8 @@ def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epoc
     order = rng.permutation(len(codes))
     held = 0 if dp is not None else max(1, int(len(codes) * validation)) if len(codes) > 20 else 0
     valid, fit_rows = order[:held], order[held:]
-    tensors = (torch.as_tensor(codes), torch.as_tensor(numbers))
+    tensors = (torch.as_tensor(codes), torch.as_tensor(numbers),
+               *([torch.as_tensor(labels)] if labels is not None else []))  # fmt: skip
     dataset = torch.utils.data.TensorDataset(*(t[fit_rows] for t in tensors))
     generator = torch.Generator().manual_seed(seed)
     loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
@@ -181,7 +197,7 @@ def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epoc
             if len(batch[0]) == 0:  # Poisson sampling can draw an empty batch
                 continue
             optimizer.zero_grad()
-            loss = loss_of(wrapped, (batch[0], batch[1]))
+            loss = loss_of(wrapped, tuple(batch))
             with warnings.catch_warnings():  # Opacus' hooks on inputs that need no gradient
                 warnings.simplefilter("ignore", UserWarning)
                 loss.backward()
@@ -193,7 +209,7 @@ def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epoc
         if held:
             model.eval()
             with torch.no_grad():
-                value = float(loss_of(model, (tensors[0][valid], tensors[1][valid])))
+                value = float(loss_of(model, tuple(t[valid] for t in tensors)))
             result.validation_loss.append(value)
             if value < best - 1e-4:
                 best, waited = value, 0

@@ -84,12 +84,14 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
                 quasi_identifiers: Sequence[str] | None = None, epsilon: float | None = None,
                 delta: float | None = None, accountant: Any = None,
                 holdout_fraction: float = 0.2, insider_share: float = 0.01, seed: int = 0,
-                epochs: int | None = None,
+                epochs: int | None = None, supervised: bool = True,
                 progress: Progress | None = None) -> LatentRelease:  # fmt: skip
     """Release ``frame`` as ``dim`` latent columns (plus ``target`` and the ``keep`` columns
     as they are), fitted on all but ``holdout_fraction`` of the rows; the held-out rows
     measure utility and membership. ``epsilon`` trains the autoencoder with DP-SGD, charged
-    with ``delta`` (default 1 / (10 n)) to ``accountant``."""
+    with ``delta`` (default 1 / (10 n)) to ``accountant``. With a ``target`` (and
+    ``supervised``), the autoencoder also learns to predict it from the code, so the code
+    keeps what predicts the target (which is released anyway)."""
     start = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"--method must be one of {METHODS}, got {method!r}")
@@ -130,7 +132,8 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     size = _dimension(dim, width, method)
     fitted = _fit(method, codec, train[inputs], size, seed=seed, epochs=epochs, epsilon=epsilon,
                   delta=delta if delta is not None else 1 / (10 * len(train)),
-                  accountant=accountant, progress=progress)  # fmt: skip
+                  accountant=accountant, progress=progress,
+                  labels=train[target] if target and supervised else None)  # fmt: skip
     codes = fitted.encode(train[inputs])
     names = [f"latent{i + 1}" for i in range(codes.shape[1])]
     data = pd.DataFrame(codes, index=train.index, columns=names)
@@ -141,6 +144,9 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     base_links = attacks["reidentification_baseline"]
     invertible = bool(attacks["recovery"] >= INVERTIBLE_RECOVERY or (
         attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links)))  # fmt: skip
+    if target and supervised and method == "autoencoder":
+        notes.append(f"the autoencoder learned to predict {target!r} from the code too (a "
+                     "supervised autoencoder): the code keeps what predicts it")  # fmt: skip
     if epsilon is not None:
         notes.append("epsilon covers the encoder's weights (DP-SGD); each released code is "
                      "still computed from its own row, so the attacks above measure what the "
@@ -214,16 +220,24 @@ class _PCA(_Fitted):
 
 class _Autoencoder(_Fitted):
     def __init__(self, codec: TableCodec, frame: pd.DataFrame, size: int, seed: int,
-                 epochs: int | None, dp: tuple[float, float] | None,
+                 epochs: int | None, dp: tuple[float, float] | None, labels: pd.Series | None,
                  progress: Progress | None) -> None:  # fmt: skip
         from veil.learn.latent._network import build, seeded, torch_module, train
+        from veil.learn.utility import _task
 
         self.torch = torch_module()
         self.codec = codec
+        target, outputs = None, 0
+        if labels is not None and _task(labels) == "classification":
+            _, target = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
+            outputs = int(target.max()) + 1
+        elif labels is not None:
+            target = TableCodec.fit(labels.to_frame()).numbers(labels.to_frame())[:, 0]
+            outputs = 1
         with seeded(seed):
-            self.model = build(codec.cardinalities, len(codec.numeric), size)
+            self.model = build(codec.cardinalities, len(codec.numeric), size, target=outputs)
             self.training = train(self.model, codec.codes(frame), codec.numbers(frame), seed=seed,
-                                  epochs=epochs or (20 if dp else 60), dp=dp,
+                                  labels=target, epochs=epochs or (20 if dp else 60), dp=dp,
                                   progress=progress)  # fmt: skip
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
@@ -247,17 +261,18 @@ class _Autoencoder(_Fitted):
 
 def _fit(method: str, codec: TableCodec, frame: pd.DataFrame, size: int, *, seed: int,
          epochs: int | None, epsilon: float | None, delta: float, accountant: Any,
+         labels: pd.Series | None,
          progress: Progress | None) -> _Fitted:  # fmt: skip
     if method == "pca":
         return _PCA(codec, frame, size, seed)
     if epsilon is None:
-        return _Autoencoder(codec, frame, size, seed, epochs, None, progress)
+        return _Autoencoder(codec, frame, size, seed, epochs, None, labels, progress)
     from veil.dp.budget import check_epsilon_delta, dataset_id
 
     check_epsilon_delta(epsilon, delta)
     what = f"mask-latent: autoencoder trained with DP-SGD (dim {size})"
     with accountant.spend(epsilon, delta, what=what, dataset=dataset_id(frame)):
-        return _Autoencoder(codec, frame, size, seed, epochs, (epsilon, delta), progress)
+        return _Autoencoder(codec, frame, size, seed, epochs, (epsilon, delta), labels, progress)
 
 
 def _utility(train: pd.DataFrame, holdout: pd.DataFrame, inputs: list[str], target: str | None,
