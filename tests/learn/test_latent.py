@@ -144,3 +144,18 @@ def test_bad_input_is_one_line(heart: pd.DataFrame, tmp_path: Path,
     assert code == 2
     assert "--dim 0" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_the_figures_render(adult: pd.DataFrame) -> None:
+    from veil.learn.latent._figures import dp_curve_figure, embedding_map_figure
+    from veil.plotting import render
+
+    release = mask_latent(adult, dim=2, target="salary-class", epochs=3)
+    names, vectors = release.embeddings["education"]
+    assert len(names) == vectors.shape[0] == adult["education"].nunique() + 1  # and missing
+    page = render(embedding_map_figure(release.embeddings, columns=["education", "sex"]))
+    assert page.startswith(b"\x89PNG")
+    curve = pd.DataFrame({"epsilon": [1.0, 3.0], "utility_raw": [0.9, 0.9],
+                          "utility_latent": [0.7, 0.8], "recovery": [0.4, 0.6],
+                          "reidentification": [0.01, 0.02]})  # fmt: skip
+    assert render(dp_curve_figure(curve)).startswith(b"\x89PNG")

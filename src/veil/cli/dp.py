@@ -197,8 +197,8 @@ def synth_command(
         str | None,
         typer.Option(
             "--method",
-            help="marginals, copula (Gaussian copula) or mst (differentially private, needs "
-            "--epsilon).",
+            help="marginals, copula (Gaussian copula), tvae (a variational autoencoder; the ml "
+            "extra) or mst (differentially private, needs --epsilon).",
         ),
     ] = None,
     dp_flag: Annotated[bool, typer.Option("--dp", help="Same as --method mst.")] = False,

@@ -4,6 +4,8 @@
 - ``Marginals``: each column from its own fitted distribution (frequencies; the best scipy
   distribution among stated candidates by AIC or KS; dates as dates; missing rates kept).
 - ``GaussianCopula``: those marginals joined by a Gaussian copula of the rank correlations.
+- ``TVAE``: a variational autoencoder (``veil.learn.latent``'s network) sampled from its
+  prior; needs the ``ml`` extra (torch).
 - ``MST``: differentially private (``veil.dp.synth``), charged to the privacy-budget ledger.
 - ``from_schema``: test data from a schema alone (Faker, distributions, scikit-learn's
   ``make_classification`` / ``make_blobs``), no real rows.
@@ -26,16 +28,19 @@ from veil.exceptions import ParameterError
 from veil.synth._copula import GaussianCopula
 from veil.synth._marginals import ColumnModel, Marginals
 from veil.synth._schema import from_schema, load_schema
+from veil.synth._tvae import TVAE
 
-__all__ = ["METHODS", "ColumnModel", "GaussianCopula", "Marginals", "from_schema", "load_schema",
-           "make"]  # fmt: skip
+__all__ = ["METHODS", "TVAE", "ColumnModel", "GaussianCopula", "Marginals", "from_schema",
+           "load_schema", "make"]  # fmt: skip
 
 #: the non-DP methods by their CLI name (``mst`` is ``veil.dp.synth``: it needs a ledger)
-METHODS: dict[str, type[Marginals]] = {"marginals": Marginals, "copula": GaussianCopula}
+METHODS: dict[str, type[Marginals]] = {"marginals": Marginals, "copula": GaussianCopula,
+                                       "tvae": TVAE}  # fmt: skip
 
 
 def make(method: str, **options: Any) -> Marginals:
-    """The synthesizer called ``method`` (``marginals`` or ``copula``) with ``options``."""
+    """The synthesizer called ``method`` (``marginals``, ``copula`` or ``tvae``) with
+    ``options``."""
     if method not in METHODS:
         raise ParameterError(
             f"method must be one of {sorted(METHODS)} (or mst, with --epsilon), got {method!r}"
