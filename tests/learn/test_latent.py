@@ -152,10 +152,33 @@ def test_the_figures_render(adult: pd.DataFrame) -> None:
 
     release = mask_latent(adult, dim=2, target="salary-class", epochs=3)
     names, vectors = release.embeddings["education"]
-    assert len(names) == vectors.shape[0] == adult["education"].nunique() + 1  # and missing
+    assert len(names) == vectors.shape[0] == adult["education"].nunique()  # none missing
     page = render(embedding_map_figure(release.embeddings, columns=["education", "sex"]))
     assert page.startswith(b"\x89PNG")
     curve = pd.DataFrame({"epsilon": [1.0, 3.0], "utility_raw": [0.9, 0.9],
                           "utility_latent": [0.7, 0.8], "recovery": [0.4, 0.6],
                           "reidentification": [0.01, 0.02]})  # fmt: skip
     assert render(dp_curve_figure(curve)).startswith(b"\x89PNG")
+
+
+def test_an_invertible_release_says_so_in_the_output_certificate_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import hashlib
+
+    out, report, certificate = (tmp_path / n for n in ("pca.csv", "report.html", "cert.json"))
+    code = main(["mask-latent", str(HEART), "--method", "pca", "--dim", "all", "--target",
+                 "target", "-o", str(out), "--report", str(report), "--certificate",
+                 str(certificate)])  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "INVERTIBLE" in printed
+    body = json.loads(certificate.read_text())
+    assert body["invertible"] is True
+    assert body["label"].startswith("INVERTIBLE")
+    assert body["release"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    page = report.read_text()
+    assert "INVERTIBLE" in page
+    for text in (printed, page, certificate.read_text()):
+        assert text.lower().count("anonymized") == text.lower().count("not anonymized")
+    assert "63,1,3,145" not in page  # no row of the data

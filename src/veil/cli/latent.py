@@ -19,8 +19,11 @@ from veil.cli._common import (
     _ledger,
     _progress,
     _read_options,
+    _report_format,
+    _source,
     out,
 )
+from veil.exceptions import ParameterError
 
 if TYPE_CHECKING:
     from veil.learn.latent import LatentRelease
@@ -76,6 +79,13 @@ def mask_latent_command(
             help="With --target, the autoencoder also learns to predict it from the code.",
         ),
     ] = True,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Write an HTML (or .json) report.")
+    ] = None,
+    certificate: Annotated[
+        Path | None,
+        typer.Option("--certificate", help="Write the certificate (JSON): measures and label."),
+    ] = None,
     ledger: Ledger = None,
     fmt: Format = "text",
     force: Force = False,
@@ -89,7 +99,11 @@ def mask_latent_command(
     from veil.learn.latent import mask_latent
 
     _check_format(fmt)
-    check_output(output, inputs=[data], force=force)
+    outputs = [p for p in (output, report, certificate) if p is not None]
+    if len(set(outputs)) != len(outputs):
+        raise ParameterError("--output, --report and --certificate must be different files")
+    for path in outputs:
+        check_output(path, inputs=[data], force=force)
     frame = read(data, **_read_options(None, sep=sep))
     accountant = None
     if epsilon is not None:
@@ -105,10 +119,32 @@ def mask_latent_command(
             supervised=supervised, progress=say,
         )  # fmt: skip
     write(release.data, output, force=force, inputs=[data], escape_formulas=escape_formulas)
+    _documents(release, output, report, certificate, data, force)
     if fmt == "json":
         out.print_json(json.dumps(release.to_dict(), default=float))
         return
     _print(release, output)
+
+
+def _documents(release: LatentRelease, output: Path, report: Path | None,
+               certificate: Path | None, data: str, force: bool) -> None:  # fmt: skip
+    """The report and the certificate, each written whole or not at all."""
+    import hashlib
+
+    from veil.io import atomic_open
+    from veil.report.sections.latent import build_latent_report
+
+    if report is not None:
+        built = build_latent_report(release, title=f"veil latent release: {_source(data)}")
+        with atomic_open(report, force=force, inputs=[data]) as handle:
+            handle.write(built.render(_report_format(report)))
+    if certificate is not None:
+        digest = hashlib.sha256(output.read_bytes()).hexdigest()
+        body = {**release.to_dict(), "release": {
+            "file": output.name, "sha256": digest, "rows": len(release.data),
+            "columns": list(map(str, release.data.columns))}}  # fmt: skip
+        with atomic_open(certificate, force=force, inputs=[data]) as handle:
+            handle.write(json.dumps(body, indent=1, default=float) + "\n")
 
 
 def _print(release: LatentRelease, output: Path) -> None:
@@ -141,11 +177,7 @@ def _print(release: LatentRelease, output: Path) -> None:
         out.print(
             f"membership advantage (encoder published): {attacks['membership_advantage']:.3f}"
         )
-    if release.invertible:
-        out.print("INVERTIBLE: the codes give the quasi-identifiers back; this "
-                  "release is not anonymized")  # fmt: skip
-    else:
-        out.print("not inverted by these attacks (measured here, not a guarantee)")
+    out.print(release.label)
     for note in release.notes:
         out.print(f"  {note}")
 

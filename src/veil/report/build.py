@@ -12,6 +12,7 @@ from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
 from veil.evaluate import Evaluation
 from veil.federated.result import FederatedResult
+from veil.learn.latent import LatentRelease
 from veil.privacy.certificate import Certificate, Release
 from veil.report.model import Fact, Report
 from veil.report.sections import (
@@ -19,6 +20,7 @@ from veil.report.sections import (
     dp,
     evaluation,
     federated,
+    latent,
     policy,
     privacy,
     scan,
@@ -30,7 +32,7 @@ from veil.scan import ScanResult
 #: The sections, in the order a reader meets them: what is personal, what was done, how
 #: private the release is, what analysts keep, what attacks still learn, each column,
 #: differential privacy.
-SECTIONS = (scan, policy, privacy, utility, evaluation, federated, columns, dp)
+SECTIONS = (scan, policy, privacy, utility, evaluation, federated, latent, columns, dp)
 
 
 def _headline(cert: Certificate) -> tuple[list[Fact], str]:
@@ -70,6 +72,7 @@ def build_report(
     curves: Sequence[Curve] = (),
     evaluation: Evaluation | None = None,
     federated: FederatedResult | None = None,
+    latent: LatentRelease | None = None,
     title: str = "veil release report",
     risk_threshold: float = 0.2,
     random_state: int = 0,
@@ -83,12 +86,13 @@ def build_report(
     (true for a release made in this process); ``target`` adds a model trained on each table;
     ``accountant`` (a ``veil.dp.Accountant``), ``dp_releases`` and ``curves`` the DP section;
     ``evaluation`` (``veil.evaluate.evaluate_release``) the evaluation section; ``federated``
-    (``veil.federated.simulate``) the federated section.
+    (``veil.federated.simulate``) the federated section; ``latent``
+    (``veil.learn.latent.mask_latent``) the latent-release section.
     """
     inputs = Inputs(
         release, original=original, scan_result=scan_result, aligned=aligned, target=target,
         accountant=accountant, dp_releases=dp_releases, curves=curves, evaluation=evaluation,
-        federated=federated,
+        federated=federated, latent=latent,
         risk_threshold=risk_threshold, random_state=random_state,
         progress=progress or (lambda _message: None),
     )  # fmt: skip

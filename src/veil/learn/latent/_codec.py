@@ -27,6 +27,7 @@ class TableCodec:
     knots: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # x -> z
     dates: set[str] = field(default_factory=set)
     integers: set[str] = field(default_factory=set)
+    blanks: set[str] = field(default_factory=set)  # categorical columns with missing values
 
     @classmethod
     def fit(cls, frame: pd.DataFrame) -> TableCodec:
@@ -44,6 +45,8 @@ class TableCodec:
                     codec.integers.add(name)
             else:
                 codec.categorical.append(name)
+                if series.isna().any():
+                    codec.blanks.add(name)
                 seen = series.dropna().astype(str).value_counts().index.tolist()
                 codec.categories[name] = [MISSING, *sorted(seen)]
         return codec

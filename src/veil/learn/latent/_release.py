@@ -42,6 +42,13 @@ class LatentRelease:
     seconds: float = 0.0
     embeddings: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict, repr=False)
 
+    @property
+    def label(self) -> str:
+        """What the release is called wherever it is shown: never "anonymized"."""
+        if self.invertible:
+            return "INVERTIBLE: the codes give the quasi-identifiers back; not anonymized"
+        return "not inverted by the attacks measured (a measurement, not a guarantee)"
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract of ``veil mask-latent --format json``."""
         training = None
@@ -56,6 +63,7 @@ class LatentRelease:
             "utility": self.utility,
             "attacks": self.attacks,
             "invertible": self.invertible,
+            "label": self.label,
             "epsilon": self.epsilon,
             "delta": self.delta,
             "quasi_identifiers": self.quasi_identifiers,
@@ -254,9 +262,12 @@ class _Autoencoder(_Fitted):
         return self.codec.decode([x.argmax(dim=1).numpy() for x in logits], numbers.numpy())
 
     def embeddings(self) -> dict[str, tuple[list[str], np.ndarray]]:
-        return {name: (self.codec.categories[name],
-                       self.model.embeddings[j].weight.detach().numpy().copy())
-                for j, name in enumerate(self.codec.categorical)}  # fmt: skip
+        out = {}
+        for j, name in enumerate(self.codec.categorical):
+            first = 0 if name in self.codec.blanks else 1  # "(missing)" only where it occurred
+            weights = self.model.embeddings[j].weight.detach().numpy()[first:].copy()
+            out[name] = (self.codec.categories[name][first:], weights)
+        return out
 
 
 def _fit(method: str, codec: TableCodec, frame: pd.DataFrame, size: int, *, seed: int,

@@ -13,6 +13,7 @@ from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
 from veil.evaluate import Evaluation
 from veil.federated.result import FederatedResult
+from veil.learn.latent import LatentRelease
 from veil.privacy.certificate import Certificate, Release
 from veil.report.model import Report, Section
 from veil.scan import ScanResult
@@ -48,6 +49,7 @@ class Inputs:
     curves: Sequence[Curve] = ()
     evaluation: Evaluation | None = None  # veil.evaluate's measures of the release
     federated: FederatedResult | None = None  # a federated run (veil.federated.simulate)
+    latent: LatentRelease | None = None  # a latent release (veil.learn.latent.mask_latent)
     risk_threshold: float = 0.2
     random_state: int = 0
     progress: Progress = field(default=lambda _message: None)

@@ -1,0 +1,88 @@
+"""A latent release for the people who must sign it off: the utility the codes kept, and,
+beside it, what an attacker gets back from them, with the verdict in words: a release whose
+codes give the quasi-identifiers back is invertible, never called anonymized.
+
+``build_latent_report(release)`` makes a whole report of it (``veil mask-latent --report``);
+``build_report(..., latent=...)`` adds it as a section.
+"""
+
+from __future__ import annotations
+
+from veil.learn.latent import LatentRelease
+from veil.plotting import render
+from veil.report.model import Fact, Figure, Report, Section, Table
+from veil.report.sections._common import Inputs, standalone
+
+ATTACKERS = {"white_box": "white-box (holds the decoder)", "insider": "insider (knows 1% of rows)"}
+
+
+def section(release: LatentRelease) -> Section:
+    """The latent-release section."""
+    attacks, utility = release.attacks, release.utility
+    facts = [Fact("invertible" if release.invertible else "not inverted", release.label,
+                  "bad" if release.invertible else "good")]  # fmt: skip
+    if utility.get("metric"):
+        gap = utility["raw"] - utility["latent"]
+        facts.append(Fact(f"{utility['latent']:.3f}", f"{utility['metric']} on the codes (raw "
+                          f"features: {utility['raw']:.3f})",
+                          "good" if gap <= 0.02 else "bad"))  # fmt: skip
+    facts.append(Fact(f"{attacks['reidentification_rate']:.1%}", "rows re-identified from "
+                      "what the codes give back (guesses from the marginals: "
+                      f"{attacks['reidentification_baseline']:.1%})",
+                      "bad" if release.invertible else ""))  # fmt: skip
+    if attacks.get("membership_advantage") is not None:
+        facts.append(Fact(f"{attacks['membership_advantage']:.2f}", "membership advantage of "
+                          "someone holding the encoder (0: none, 1: certain)"))  # fmt: skip
+    if release.epsilon is not None:
+        facts.append(Fact(f"ε {release.epsilon:.3g}", f"DP-SGD (δ {release.delta:.2g}), from "
+                          "Opacus' accountant, charged to the privacy budget"))  # fmt: skip
+    how = (
+        "an autoencoder (an embedding per category, an MLP to the code and back, one head "
+        "per column)"
+        if release.method == "autoencoder"
+        else "PCA of the one-hot table"
+    )
+    text = [
+        f"{release.rows['released']:,} rows released as {release.dim} numbers each, computed "
+        f"by {how}; {release.rows['holdout']:,} rows were held out to measure.",
+        "Attackers: a white-box one holding the published decoder (or components), and an "
+        f"insider who knows {attacks['insider_rows']} people's rows with their codes and fits "
+        "an inverse map (nearest neighbours); both against a guess from the marginals alone.",
+        *release.notes,
+    ]
+    rec = attacks["reconstruction"]
+    rows = tuple(
+        (column, "accuracy" if metric == "accuracy" else "mean abs. error",
+         *(round(rec[k][column], 3) for k in ("white_box", "insider", "baseline")))
+        for column, metric in rec["metric"].items()
+    )  # fmt: skip
+    tables = [Table("What each attacker recovers, per quasi-identifier",
+                    ("column", "measure", ATTACKERS["white_box"], ATTACKERS["insider"],
+                     "marginals only"), rows)]  # fmt: skip
+    figures = []
+    if release.embeddings:
+        from veil.learn.latent._figures import embedding_map_figure
+
+        figures.append(Figure(
+            id="latent-embeddings", title="The categories as the network learned them",
+            caption="Each category's learned embedding, mapped to two dimensions by t-SNE; "
+                    "categories the network treats alike lie near each other.",
+            png=render(embedding_map_figure(release.embeddings)), wide=True,
+        ))  # fmt: skip
+    return Section("latent", "Latent release: utility kept, and what the codes reveal",
+                   tuple(text), tuple(facts), tuple(figures), tuple(tables))  # fmt: skip
+
+
+def build(inputs: Inputs) -> Section | None:
+    """The section, when the report was given a latent release."""
+    return section(inputs.latent) if inputs.latent is not None else None
+
+
+def build_latent_report(release: LatentRelease, *, title: str = "veil latent release",
+                        created: str = "") -> Report:  # fmt: skip
+    """A report of one latent release (``veil mask-latent --report``)."""
+    return standalone(
+        section(release), title=title, created=created,
+        headline=f"{release.method}, {release.dim} dimensions: {release.label}.",
+        notice="This report shows measures of the release and of the attacks; no row.",
+    )  # fmt: skip
