@@ -156,8 +156,10 @@ def _print(release: LatentRelease, output: Path) -> None:
                  if release.epsilon is not None else "") + ")")  # fmt: skip
     utility = release.utility
     if utility.get("metric"):
-        out.print(f"utility ({utility['metric']}, {release.rows['holdout']:,} held-out rows): raw "
-                  f"{utility['raw']:.3f}, latent {utility['latent']:.3f}")  # fmt: skip
+        out.print(f"utility ({utility['metric']}, {release.rows['holdout']:,} held-out rows): "
+                  f"gradient boosting raw {utility['raw']:.3f}, latent {utility['latent']:.3f}; "
+                  f"linear model raw {utility['linear']['raw']:.3f}, latent "
+                  f"{utility['linear']['latent']:.3f}")  # fmt: skip
     attacks = release.attacks
     grid = Table("quasi-identifier", "measure", "white-box", "insider", "marginals only",
                  title="what an attacker recovers", title_justify="left")  # fmt: skip

@@ -288,48 +288,63 @@ def _fit(method: str, codec: TableCodec, frame: pd.DataFrame, size: int, *, seed
 
 def _utility(train: pd.DataFrame, holdout: pd.DataFrame, inputs: list[str], target: str | None,
              codes: np.ndarray, fitted: _Fitted, seed: int) -> dict[str, Any]:  # fmt: skip
-    """The same classifier (scikit-learn's histogram gradient boosting) on the raw features
-    and on the codes, trained on the released rows, scored on the held-out ones."""
+    """The same classifier on the raw features and on the codes, trained on the released rows,
+    scored on the held-out ones: gradient boosting (scikit-learn's, categories split natively
+    on the raw side), and a linear model beside it (one-hot raw features; codes scaled)."""
     if target is None:
         return {"metric": None, "raw": None, "latent": None, "reason": "no --target"}
     if len(holdout) < 10:
         return {"metric": None, "raw": None, "latent": None,
                 "reason": "too few held-out rows: raise --holdout-fraction"}  # fmt: skip
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-    from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
     from veil.learn.utility import _task
 
     task = _task(train[target])
     codec = TableCodec.fit(train[inputs])
+    test_codes = fitted.encode(holdout[inputs])
 
     def raw(frame: pd.DataFrame) -> np.ndarray:
         return np.column_stack([codec.numbers(frame), codec.codes(frame)])
 
     categorical = [False] * len(codec.numeric) + [n <= 255 for n in codec.cardinalities]
-    out: dict[str, Any] = {}
-    for name, x_train, x_test, mask in (
-        ("raw", raw(train), raw(holdout), categorical),
-        ("latent", codes, fitted.encode(holdout[inputs]), None),
-    ):
-        if task == "regression":
-            model: Any = HistGradientBoostingRegressor(random_state=seed, categorical_features=mask)
-            model.fit(x_train, train[target].astype(float))
-            out["metric"], out[name] = "r2", float(r2_score(holdout[target].astype(float),
-                                                            model.predict(x_test)))  # fmt: skip
-            continue
-        y_train = train[target].astype(str).to_numpy()
-        y_test = holdout[target].astype(str).to_numpy()
-        model = HistGradientBoostingClassifier(random_state=seed, categorical_features=mask)
-        model.fit(x_train, y_train)
-        if len(model.classes_) == 2 and len(set(y_test)) == 2:
-            positive = model.predict_proba(x_test)[:, 1]
-            out["metric"] = "roc_auc"
-            out[name] = float(roc_auc_score(y_test == model.classes_[1], positive))
-        else:
-            out["metric"] = "accuracy"
-            out[name] = float(accuracy_score(y_test, model.predict(x_test)))
-    return out
+    boosted = HistGradientBoostingRegressor if task == "regression" else \
+        HistGradientBoostingClassifier  # fmt: skip
+    linear = Ridge() if task == "regression" else LogisticRegression(max_iter=2_000)
+    model = boosted(random_state=seed, categorical_features=categorical)
+    metric, raw_score = _score(model, raw(train), raw(holdout), train[target], holdout[target],
+                               task)  # fmt: skip
+    _, latent_score = _score(boosted(random_state=seed), codes, test_codes, train[target],
+                             holdout[target], task)  # fmt: skip
+    scaled = make_pipeline(StandardScaler(), linear)
+    linear_raw = _score(scaled, codec.one_hot(train).to_numpy(), codec.one_hot(holdout).to_numpy(),
+                        train[target], holdout[target], task)[1]  # fmt: skip
+    linear_latent = _score(scaled, codes, test_codes, train[target], holdout[target], task)[1]
+    return {"metric": metric, "raw": raw_score, "latent": latent_score,
+            "model": "gradient boosting",
+            "linear": {"raw": linear_raw, "latent": linear_latent}}  # fmt: skip
+
+
+def _score(model: Any, x_train: np.ndarray, x_test: np.ndarray, y_train: pd.Series,
+           y_test: pd.Series, task: str) -> tuple[str, float]:  # fmt: skip
+    """(metric, value) of ``model`` fitted on the training rows, on the test rows: R² for a
+    number, ROC-AUC for two classes, else accuracy."""
+    from sklearn.base import clone
+    from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
+
+    model = clone(model)
+    if task == "regression":
+        model.fit(x_train, y_train.astype(float))
+        return "r2", float(r2_score(y_test.astype(float), model.predict(x_test)))
+    truth = y_test.astype(str).to_numpy()
+    model.fit(x_train, y_train.astype(str).to_numpy())
+    if len(model.classes_) == 2 and len(set(truth)) == 2:
+        positive = model.predict_proba(x_test)[:, 1]
+        return "roc_auc", float(roc_auc_score(truth == model.classes_[1], positive))
+    return "accuracy", float(accuracy_score(truth, model.predict(x_test)))
 
 
 def _measure(train: pd.DataFrame, holdout: pd.DataFrame, qis: list[str], clear: list[str],

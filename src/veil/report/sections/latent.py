@@ -23,8 +23,9 @@ def section(release: LatentRelease) -> Section:
                   "bad" if release.invertible else "good")]  # fmt: skip
     if utility.get("metric"):
         gap = utility["raw"] - utility["latent"]
-        facts.append(Fact(f"{utility['latent']:.3f}", f"{utility['metric']} on the codes (raw "
-                          f"features: {utility['raw']:.3f})",
+        facts.append(Fact(f"{utility['latent']:.3f}", f"{utility['metric']} of gradient boosting "
+                          f"on the codes (raw features: {utility['raw']:.3f}; a linear model: "
+                          f"{utility['linear']['latent']:.3f} vs {utility['linear']['raw']:.3f})",
                           "good" if gap <= 0.02 else "bad"))  # fmt: skip
     facts.append(Fact(f"{attacks['reidentification_rate']:.1%}", "rows re-identified from "
                       "what the codes give back (guesses from the marginals: "
