@@ -189,7 +189,7 @@ def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epoc
     best, best_state, waited = math.inf, None, 0
     if progress is not None:
         progress.step("training the autoencoder" + (" with DP-SGD" if dp else ""))
-        progress.expect(epochs)
+        progress.expect(epochs * len(fit_rows))  # rows seen: an epoch is every row once
     for epoch in range(epochs):
         wrapped.train()
         total, seen = 0.0, 0
@@ -217,7 +217,7 @@ def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epoc
             else:
                 waited += 1
         if progress is not None:
-            progress.advance(1)
+            progress.advance(len(fit_rows))
         if held and waited >= patience:
             result.stopped_early = True
             break
