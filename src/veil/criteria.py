@@ -151,11 +151,6 @@ class Criterion(BaseModel):
         sensitive values) can meet the model, said before searching; None if it may."""
         return None
 
-    @property
-    def measurable(self) -> bool:
-        """Whether the release's rows alone measure it (hierarchical t needs the hierarchy)."""
-        return True
-
 
 class KAnonymity(Criterion):
     """Every record shares its quasi-identifiers with at least k - 1 others (Sweeney 2002)."""
@@ -339,16 +334,17 @@ class TCloseness(Criterion):
     def goal(self) -> str:
         return f"t <= {self.t:g} ({self.distance} distance)"
 
-    @property
-    def measurable(self) -> bool:
-        return self.distance != "hierarchical"
-
     def prepare(self, values: Sequence[str]) -> None:
         self._values = list(values)
 
     def use_hierarchy(self, hierarchy: Hierarchy | None) -> None:
         """The sensitive column's hierarchy, for hierarchical distance."""
         self._hierarchy = hierarchy
+
+    @property
+    def hierarchy(self) -> Hierarchy | None:
+        """The hierarchy given for hierarchical distance (None for the other distances)."""
+        return self._hierarchy if self.distance == "hierarchical" else None
 
     def distances(
         self, histograms: np.ndarray | None, released: np.ndarray | None = None

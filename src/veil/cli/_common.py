@@ -52,6 +52,17 @@ Force = Annotated[
     bool, typer.Option("--force", help="Overwrite existing output files (never the input).")
 ]
 Format = Annotated[str, typer.Option("--format", help="Output: text or json.")]
+# the table is a sample: what it was drawn from (veil.population's estimates)
+Population = Annotated[
+    float | None, typer.Option("--population", help="DATA is a sample of this many people.")
+]
+SamplingFraction = Annotated[
+    float | None,
+    typer.Option("--sampling-fraction", help="DATA is this share of the population."),
+]
+Weights = Annotated[
+    str | None, typer.Option("--weights", help="A column of sampling weights (people per row).")
+]
 EscapeFormulas = Annotated[
     bool,
     typer.Option(

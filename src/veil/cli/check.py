@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,6 +15,8 @@ from veil.cli._common import (
     KGoal,
     LGoal,
     ModelGoals,
+    Population,
+    SamplingFraction,
     Sensitive,
     Sep,
     Sheet,
@@ -22,6 +24,7 @@ from veil.cli._common import (
     SqlTable,
     TDistance,
     TGoal,
+    Weights,
     _check_format,
     _model_specs,
     _progress,
@@ -47,6 +50,16 @@ def check_command(
     risk_threshold: Annotated[
         float, typer.Option("--risk-threshold", help="Risk above which a record is at risk.")
     ] = 0.2,
+    population: Population = None,
+    sampling_fraction: SamplingFraction = None,
+    weights: Weights = None,
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option(
+            "--hierarchies",
+            help="Folder with the sensitive column's hierarchy (for --t-distance hierarchical).",
+        ),
+    ] = None,
     fmt: Format = "text",
     sep: Sep = None,
     encoding: Encoding = None,
@@ -67,7 +80,9 @@ def check_command(
         raise ParameterError("--quasi-identifiers must name a column at least, e.g. -q Age,County")
     result = check(
         frame, columns, sensitive=sensitive, k=k, l=l_value, t=t_value, t_distance=t_distance,
-        risk_threshold=risk_threshold, models=specs,
+        risk_threshold=risk_threshold, models=specs, population=population,
+        sampling_fraction=sampling_fraction, weights=weights,
+        hierarchies=_trees(hierarchies),
     )  # fmt: skip
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
@@ -84,13 +99,32 @@ def check_command(
             f"{r.records_at_risk:.2%} of records above {r.threshold}; "
             f"{r.sample_uniques:.2%} unique"
         )
+        for line in result.population.lines() if result.population is not None else []:
+            out.print(f"  {line}")
     if result.failed:
         raise CheckFailedError(f"{data}: does not meet {', '.join(result.failed)}")
+
+
+def _trees(folder: Path | None) -> dict[str, Any] | None:
+    """The hierarchies in ``folder`` by column (``<stem>_hierarchy_<column>.csv`` or
+    ``<column>.csv``)."""
+    if folder is None:
+        return None
+    from veil.hierarchy import load_hierarchy_dir
+
+    return dict(load_hierarchy_dir(folder))
 
 
 def verify_command(
     release: Annotated[str, typer.Argument(help="The released file.")],
     certificate: Annotated[Path, typer.Option("--certificate", help="Its certificate (JSON).")],
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option(
+            "--hierarchies",
+            help="The sensitive hierarchy, for a certificate made before veil kept it.",
+        ),
+    ] = None,
     fmt: Format = "text",
     sep: Sep = None,
 ) -> None:
@@ -106,7 +140,7 @@ def verify_command(
     except json.JSONDecodeError as e:
         raise InputError(f"{certificate}: not a JSON certificate ({e})") from e
     frame = read(release, **_read_options(None, sep=sep))
-    result = verify(frame, claims)
+    result = verify(frame, claims, hierarchies=_trees(hierarchies))
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -20,6 +20,8 @@ from veil.cli._common import (
     KGoal,
     LGoal,
     ModelGoals,
+    Population,
+    SamplingFraction,
     Sensitive,
     Sep,
     Sheet,
@@ -28,6 +30,7 @@ from veil.cli._common import (
     Target,
     TDistance,
     TGoal,
+    Weights,
     _check_format,
     _model_specs,
     _progress,
@@ -51,6 +54,9 @@ def anonymize(
         Path | None, typer.Option("--certificate", help="Also write the certificate (JSON).")
     ] = None,
     target: Target = None,
+    population: Population = None,
+    sampling_fraction: SamplingFraction = None,
+    weights: Weights = None,
     hierarchies: Annotated[
         Path | None,
         typer.Option("--hierarchies", help="Folder of `<data stem>_hierarchy_<column>.csv` files."),
@@ -166,7 +172,13 @@ def anonymize(
         if report is not None:
             name = f"veil release of {Path(data).name}"
             built = build_report(
-                release, original=frame, aligned=True, target=target, title=name, progress=say
+                release,
+                original=frame,
+                aligned=True,
+                target=target,
+                title=name,
+                progress=say,
+                sampling=_sampling(population, sampling_fraction, weights),
             )
         # the run's files are one set: all of them appear, or none (disk full, SIGTERM)
         say(f"writing {output}")
@@ -210,6 +222,9 @@ def report_command(
         ),
     ] = None,
     target: Target = None,
+    population: Population = None,
+    sampling_fraction: SamplingFraction = None,
+    weights: Weights = None,
     ledger: Annotated[
         Path | None, typer.Option("--budget", help="A privacy-budget ledger: adds the DP section.")
     ] = None,
@@ -266,6 +281,7 @@ def report_command(
             target=target,
             accountant=accountant,
             progress=say,
+            sampling=_sampling(population, sampling_fraction, weights),
             title=title or f"veil release report: {Path(release).name}",
         )
         with outputs:
@@ -273,6 +289,13 @@ def report_command(
     out.print(f"wrote {output}")
     for line in built.headline:
         out.print(f"  {line}")
+
+
+def _sampling(population: float | None, fraction: float | None,
+              weights: str | None) -> dict[str, Any] | None:  # fmt: skip
+    """What the original is a sample of, for the report's scan (None: the whole population)."""
+    given = {"population": population, "sampling_fraction": fraction, "weights": weights}
+    return {k: v for k, v in given.items() if v is not None} or None
 
 
 def register(app: typer.Typer) -> None:

@@ -16,10 +16,13 @@ from veil.cli._common import (
     Dayfirst,
     Encoding,
     Force,
+    Population,
+    SamplingFraction,
     Sep,
     Sheet,
     SqlQuery,
     SqlTable,
+    Weights,
     _progress,
     _read_options,
     _source,
@@ -74,8 +77,12 @@ def scan(
     sheet: Sheet = None,
     table: SqlTable = None,
     query: SqlQuery = None,
+    population: Population = None,
+    sampling_fraction: SamplingFraction = None,
+    weights: Weights = None,
 ) -> None:
-    """Find the personal data in DATA, column by column, with evidence."""
+    """Find the personal data in DATA, column by column, with evidence (and, for a sample,
+    the population-uniqueness estimates)."""
     from veil.io import OutputSet, read
     from veil.scan import scan as run
     from veil.suggest import suggest_policy_yaml
@@ -93,7 +100,8 @@ def scan(
     with _progress() as say:
         say(f"reading {_source(data)}")
         frame = read(data, **options)
-        result = run(frame, sample_size=sample_size, progress=say)
+        result = run(frame, sample_size=sample_size, progress=say, population=population,
+                     sampling_fraction=sampling_fraction, weights=weights)  # fmt: skip
     if suggest is not None:
         text = suggest_policy_yaml(result, frame, source=Path(data).name)
         with outputs:

@@ -66,6 +66,14 @@ def criteria_for(
     return models or [KAnonymity(k=1)]
 
 
+def sensitive_tree(models: Sequence[Criterion]) -> list[list[str]] | None:
+    """The hierarchy hierarchical t-closeness measured with, as the certificate keeps it."""
+    for model in models:
+        if isinstance(model, TCloseness) and model.hierarchy is not None:
+            return [list(row) for row in model.hierarchy.table]
+    return None
+
+
 Outcome = tuple[pd.DataFrame, dict[str, Any], StepRecord]
 
 
@@ -264,7 +272,11 @@ def anonymize(
             for q in quasi
         ]
         target = sensitive[0] if sensitive else None
-        models = criteria_for(privacy, target, given)
+        trees = dict(given)
+        if target is not None and target not in trees and target in specs:
+            # the sensitive column's own tree, named per column, for hierarchical t
+            trees[target] = hierarchy_from_spec(target, specs[target], frame[target], base=base)
+        models = criteria_for(privacy, target, trees)
         if not any(m.needs_sensitive for m in models):
             target = None
         _reachable(frame, models, target, rows_in=len(data))
@@ -302,6 +314,7 @@ def anonymize(
         decisions=decisions,
         warnings=tuple(empty_victories(data, frame, quasi, search_info, len(data))),
         release_sha256=content,
+        sensitive_hierarchy=sensitive_tree(models) if privacy is not None and quasi else None,
     )
     # The goals are measured once, by the independent re-check that also guards the write.
     report.step("verifying the release against its certificate")

@@ -17,10 +17,13 @@ from veil.criteria import (
     EntropyLDiversity,
     KAnonymity,
     RecursiveCLDiversity,
+    TCloseness,
     build,
 )
 from veil.exceptions import ParameterError
 from veil.frequency import class_sizes, histograms
+from veil.hierarchy import Hierarchy
+from veil.population import PopulationRisk, beyond
 from veil.privacy.risk import Risk, risk
 from veil.schema import require_columns
 
@@ -39,6 +42,7 @@ class CheckResult:
     t: float | None = None
     t_distance: str | None = None
     failed: tuple[str, ...] = field(default_factory=tuple)  # thresholds asked for, not met
+    population: PopulationRisk | None = None  # with a population size, fraction or weights
 
     def to_dict(self) -> dict[str, Any]:
         """The measures as JSON values: what ``veil check --format json`` prints."""
@@ -52,7 +56,10 @@ class CheckResult:
             "l_entropy": self.l_entropy,
             "t": self.t,
             "t_distance": self.t_distance,
-            "risk": self.risk.to_dict(),
+            "risk": {
+                **self.risk.to_dict(),
+                **(self.population.to_dict() if self.population is not None else {}),
+            },
             "failed": list(self.failed),
         }
         if self.l_recursive_c is not None:
@@ -72,6 +79,10 @@ def check(
     risk_threshold: float = 0.2,
     exclude: pd.Series | None = None,
     models: Sequence[Criterion | Mapping[str, Any]] = (),
+    population: float | None = None,
+    sampling_fraction: float | None = None,
+    weights: str | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> CheckResult:
     """Measure ``frame``; thresholds given (``k``, ``l``, ``t``) that do not hold are listed in
     ``failed``. Rows where ``exclude`` is true (suppressed records) are left out.
@@ -87,12 +98,18 @@ def check(
     k, l, t : optional
         Thresholds to test (k >= 1, l >= 1, t in [0, 1]).
     t_distance : str, optional
-        ``equal``, ``ordered`` or ``hierarchical`` (default: ordered for numbers).
+        ``equal``, ``ordered`` or ``hierarchical`` (default: ordered for numbers);
+        hierarchical needs the sensitive column's hierarchy in ``hierarchies``.
     risk_threshold : float
         Prosecutor risk above which a record counts as at risk.
     models : list of privacy models, optional
         Further goals to test, as ``veil.criteria`` models or their mappings, e.g.
         ``{"model": "entropy_l_diversity", "l": 2}``.
+    population, sampling_fraction, weights : optional
+        The table is a sample: of ``population`` people, or ``sampling_fraction`` of them, or
+        each row stands for ``weights`` (a column of sampling weights) people. Adds the
+        population-uniqueness estimates and the journalist risk that follows (see
+        ``veil.population``).
 
     Returns
     -------
@@ -120,11 +137,15 @@ def check(
         )
     ):
         raise ParameterError(f"risk_threshold must be in [0, 1], got {risk_threshold!r}")
-    if t_distance not in {None, "equal", "ordered"}:
+    if t_distance not in {None, "equal", "ordered", "hierarchical"}:
         raise ParameterError(
-            f"t_distance must be equal or ordered, got {t_distance!r}: check measures t from "
-            "the rows alone (hierarchical distance needs the sensitive hierarchy, which "
-            "anonymize uses in its search)"
+            f"t_distance must be equal, ordered or hierarchical, got {t_distance!r}"
+        )
+    tree = (hierarchies or {}).get(sensitive or "")
+    if t_distance == "hierarchical" and tree is None:
+        raise ParameterError(
+            f"hierarchical t-closeness needs the sensitive column's hierarchy: give a folder "
+            f"with {sensitive or 'the sensitive column'!r}'s (--hierarchies DIR)"
         )
     shorthand: list[tuple[str, dict[str, Any]]] = [
         ("k_anonymity", {"k": k}),
@@ -145,7 +166,8 @@ def check(
             f"{needing[0]} is measured on a sensitive column: name it (--sensitive COLUMN)"
         )
     qis = list(quasi_identifiers)
-    require_columns(frame, [*qis, *([sensitive] if sensitive else [])], where="check")
+    require_columns(frame, [*qis, *([sensitive] if sensitive else []),
+                            *([weights] if weights else [])], where="check")  # fmt: skip
     data = frame if exclude is None else frame.loc[~exclude.to_numpy(dtype=bool)]
     klass, sizes = class_sizes(data, qis)
     result: dict[str, Any] = {}
@@ -161,6 +183,11 @@ def check(
             for i, m in enumerate(asked)
         ]  # fmt: skip
         for model in [closeness, *asked]:
+            if isinstance(model, TCloseness) and model.distance == "hierarchical":
+                if tree is None:
+                    raise ParameterError(f"{model.name} needs the sensitive column's hierarchy "
+                                         "(--hierarchies DIR)")  # fmt: skip
+                model.use_hierarchy(tree)
             model.prepare(values)
         effective = EntropyLDiversity(l=1).measure(sizes, hist) or 0.0  # exp(least entropy)
         result = {
@@ -184,5 +211,14 @@ def check(
         k=KAnonymity(k=1).measure(sizes, None),
         risk=risk(sizes, threshold=risk_threshold),
         failed=tuple(failed),
+        population=beyond(
+            data,
+            klass,
+            sizes,
+            population=population,
+            sampling_fraction=sampling_fraction,
+            weights=weights,
+            threshold=risk_threshold,
+        ),
         **result,
     )

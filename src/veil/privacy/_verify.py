@@ -14,9 +14,10 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from veil.criteria import KAnonymity
+from veil.criteria import KAnonymity, TCloseness
 from veil.exceptions import InputError, one_line
 from veil.frequency import class_sizes, histograms
+from veil.hierarchy import Hierarchy
 from veil.io import content_sha256
 from veil.policy import PrivacySettings
 
@@ -45,11 +46,14 @@ class Verification:
 
 
 def verify(
-    release: pd.DataFrame, certificate: Mapping[str, Any], *, content: bool = True
-) -> Verification:
+    release: pd.DataFrame, certificate: Mapping[str, Any], *, content: bool = True,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> Verification:  # fmt: skip
     """Re-check ``release`` against ``certificate``. ``content=False`` skips comparing every
     cell with ``release_sha256``, for a caller that has just computed that hash from these
-    very rows (``anonymize``): hashing a large release twice is a full pass for nothing."""
+    very rows (``anonymize``): hashing a large release twice is a full pass for nothing.
+    Hierarchical t-closeness is measured with the sensitive hierarchy the certificate keeps
+    (or the one in ``hierarchies``); with neither, its claim fails: it was not measured."""
     claims: list[tuple[str, bool, str]] = []
     quasi = list(certificate.get("quasi_identifiers", []))
     missing = [c for c in quasi if c not in release.columns]
@@ -96,9 +100,14 @@ def verify(
     klass, sizes = class_sizes(release, quasi)
     hist, values = histograms(release, klass, column, len(sizes)) if column else (None, [])
     for model in settings.models:
-        if not model.measurable:  # hierarchical t: the hierarchy is not in the certificate
-            continue
         model = model.model_copy()
+        if isinstance(model, TCloseness) and model.distance == "hierarchical":
+            tree = _sensitive_tree(certificate, column, hierarchies)
+            if tree is None:
+                claims.append((model.goal, False, "not measured: the certificate keeps no "
+                               "sensitive hierarchy; give it (--hierarchies DIR)"))  # fmt: skip
+                continue
+            model.use_hierarchy(tree)
         model.prepare(values)
         value = model.measure(sizes, hist) if hist is not None or not model.needs_sensitive \
             else None  # fmt: skip
@@ -109,6 +118,17 @@ def verify(
             ("k as certified", k_measured == int(certificate["k"]), f"measured {k_measured}")
         )
     return Verification(tuple(claims))
+
+
+def _sensitive_tree(certificate: Mapping[str, Any], column: str | None,
+                   hierarchies: Mapping[str, Hierarchy] | None) -> Hierarchy | None:  # fmt: skip
+    """The sensitive column's hierarchy: given, else the certificate's."""
+    if column is not None and hierarchies and column in hierarchies:
+        return hierarchies[column]
+    rows = certificate.get("sensitive_hierarchy")
+    if column is None or not rows:
+        return None
+    return Hierarchy(column, [list(map(str, row)) for row in rows])
 
 
 def _shown(value: float | None) -> str:

@@ -64,6 +64,9 @@ class Certificate:
     warnings: tuple[str, ...] = ()  # goals met by wiping data, large suppression
     release_sha256: str | None = None  # every cell of the release (veil.io.content_sha256)
     escaped_cells: int = 0  # text cells given a leading apostrophe (CSV injection)
+    # the sensitive column's hierarchy, when t-closeness used hierarchical distance: verify
+    # measures t with the very tree the search used (it holds categories, not records)
+    sensitive_hierarchy: list[list[str]] | None = None
     format: int = FORMAT_VERSION
 
     @property
@@ -128,6 +131,7 @@ class Certificate:
                 warnings=tuple(data.get("warnings") or ()),
                 release_sha256=data.get("release_sha256"),
                 escaped_cells=int(data.get("escaped_cells", 0)),
+                sensitive_hierarchy=data.get("sensitive_hierarchy"),
                 format=int(data.get("format", 1)),
             )
         except KeyError as err:

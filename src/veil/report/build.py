@@ -4,6 +4,7 @@ module per section in ``veil/report/sections``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -73,6 +74,7 @@ def build_report(
     evaluation: Evaluation | None = None,
     federated: FederatedResult | None = None,
     latent: LatentRelease | None = None,
+    sampling: dict[str, Any] | None = None,
     title: str = "veil release report",
     risk_threshold: float = 0.2,
     random_state: int = 0,
@@ -87,12 +89,14 @@ def build_report(
     ``accountant`` (a ``veil.dp.Accountant``), ``dp_releases`` and ``curves`` the DP section;
     ``evaluation`` (``veil.evaluate.evaluate_release``) the evaluation section; ``federated``
     (``veil.federated.simulate``) the federated section; ``latent``
-    (``veil.learn.latent.mask_latent``) the latent-release section.
+    (``veil.learn.latent.mask_latent``) the latent-release section; ``sampling``
+    (``population``, ``sampling_fraction`` or ``weights``) the scan's estimates for the
+    population the original was sampled from.
     """
     inputs = Inputs(
         release, original=original, scan_result=scan_result, aligned=aligned, target=target,
         accountant=accountant, dp_releases=dp_releases, curves=curves, evaluation=evaluation,
-        federated=federated, latent=latent,
+        federated=federated, latent=latent, sampling=sampling,
         risk_threshold=risk_threshold, random_state=random_state,
         progress=progress or (lambda _message: None),
     )  # fmt: skip

@@ -135,6 +135,8 @@ class ScanResult:
                 f"{' + '.join(combo['columns'])} alone singles out {combo['unique_rows']:,} rows "
                 f"({combo['uniqueness']:.1%})"
             )
+        if risk.population is not None:
+            lines += risk.population.lines()
         return lines
 
     def _repr_html_(self) -> str:
@@ -332,6 +334,9 @@ def scan(
     sample_size: int = 1000,
     random_state: int = 0,
     progress: Callable[[str], None] | None = None,
+    population: float | None = None,
+    sampling_fraction: float | None = None,
+    weights: str | None = None,
 ) -> ScanResult:
     """Classify every column of ``data`` as identifier, quasi-identifier, sensitive or
     insensitive, with the entity, a confidence and the evidence; then measure how unique
@@ -349,6 +354,10 @@ def scan(
         Seed of the sample.
     progress : callable, optional
         Called with a description of each step.
+    population, sampling_fraction, weights : optional
+        The table is a sample of ``population`` people, or ``sampling_fraction`` of them, or
+        each row stands for ``weights`` (a column) people: the risk adds population-
+        uniqueness estimates and the journalist risk (``veil.population``).
 
     Returns
     -------
@@ -380,4 +389,6 @@ def scan(
     quasi = [f.name for f in findings if f.role is ColumnRole.QUASI_IDENTIFIER]
     if progress is not None:
         progress("measuring uniqueness on the quasi-identifiers")
-    return ScanResult(tuple(findings), len(data), sample_size, assess(data, quasi))
+    measured = assess(data, quasi, population=population, sampling_fraction=sampling_fraction,
+                      weights=weights)  # fmt: skip
+    return ScanResult(tuple(findings), len(data), sample_size, measured)

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from veil.frequency import CodedColumns
+from veil.population import PopulationRisk, beyond
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class RiskSummary:
     k: int  # the smallest class
     classes: int
     most_identifying: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    population: PopulationRisk | None = None  # when the table is a sample of a known population
 
     @property
     def uniqueness(self) -> float:
@@ -41,20 +43,25 @@ class RiskSummary:
             "k": self.k,
             "classes": self.classes,
             "most_identifying": [dict(c) for c in self.most_identifying],
+            **({"population": self.population.to_dict()} if self.population is not None else {}),
         }
 
 
 def assess(
-    frame: pd.DataFrame, quasi_identifiers: Sequence[str], *, top: int = 5, max_size: int = 3
-) -> RiskSummary:
+    frame: pd.DataFrame, quasi_identifiers: Sequence[str], *, top: int = 5, max_size: int = 3,
+    population: float | None = None, sampling_fraction: float | None = None,
+    weights: str | None = None,
+) -> RiskSummary:  # fmt: skip
     """Uniqueness on all ``quasi_identifiers`` and the ``top`` smallest combinations (up to
-    ``max_size`` columns) that make the most rows unique."""
+    ``max_size`` columns) that make the most rows unique; with ``population``,
+    ``sampling_fraction`` or a ``weights`` column, the estimates beyond the sample
+    (``veil.population``)."""
     rows = len(frame)
     qis = list(quasi_identifiers)
     if not qis or rows == 0:
         return RiskSummary(rows, tuple(qis), 0, rows, 1 if rows else 0)
     coded = CodedColumns.of(frame, qis)
-    _, sizes = coded.class_sizes(range(len(qis)))
+    klass, sizes = coded.class_sizes(range(len(qis)))
     unique_rows = int((sizes == 1).sum())
     combos: list[dict[str, Any]] = []
     largest = min(max_size if len(qis) <= 12 else 2, len(qis))
@@ -78,4 +85,12 @@ def assess(
         k=int(sizes.min()),
         classes=len(sizes),
         most_identifying=tuple(combos[:top]),
+        population=beyond(
+            frame,
+            klass,
+            sizes,
+            population=population,
+            sampling_fraction=sampling_fraction,
+            weights=weights,
+        ),
     )

@@ -50,6 +50,7 @@ class Inputs:
     evaluation: Evaluation | None = None  # veil.evaluate's measures of the release
     federated: FederatedResult | None = None  # a federated run (veil.federated.simulate)
     latent: LatentRelease | None = None  # a latent release (veil.learn.latent.mask_latent)
+    sampling: dict[str, Any] | None = None  # population / sampling_fraction / weights
     risk_threshold: float = 0.2
     random_state: int = 0
     progress: Progress = field(default=lambda _message: None)

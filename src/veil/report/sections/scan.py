@@ -45,6 +45,8 @@ def _section(found: ScanResult) -> Section:
         ]
         if any(share > 0 for _, share in combos):  # bars of nothing say less than the text
             figures_.append(figures.uniqueness_figure(combos))
+    if summary.population is not None:  # a sample: what it says of the population
+        text += [line[0].upper() + line[1:] + "." for line in summary.population.lines()]
     return Section(
         id="scan",
         title="What is personal: the scan",
@@ -64,5 +66,5 @@ def build(inputs: Inputs) -> Section | None:
     """The scan section (scanning the original if no scan is given), or None without either."""
     found = inputs.scan_result
     if found is None and inputs.original is not None:
-        found = scan(inputs.original, progress=inputs.progress)
+        found = scan(inputs.original, progress=inputs.progress, **(inputs.sampling or {}))
     return None if found is None else _section(found)
