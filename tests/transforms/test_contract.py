@@ -14,11 +14,13 @@ from sklearn.pipeline import Pipeline
 
 from tests.conftest import TEST_KEY
 from veil.transforms import (
+    PRAM,
     TRANSFORMS,
     ColumnTransform,
     Drop,
     Fake,
     Generalize,
+    LocalSuppression,
     Mask,
     Microaggregate,
     Noise,
@@ -52,6 +54,8 @@ CASES: dict[str, Callable[[], ColumnTransform]] = {
     "shuffle": lambda: Shuffle(["diagnosis"], random_state=6),
     "rename_columns": lambda: RenameColumns(),
     "pca_mask": lambda: PCAMask(["age", "salary"], random_state=0),
+    "pram": lambda: PRAM(["county", "gender"], random_state=7),
+    "local_suppression": lambda: LocalSuppression(["gender", "county"], k=3),
 }
 
 
@@ -77,10 +81,10 @@ def test_input_is_never_mutated(case: tuple[str, ColumnTransform], people: pd.Da
 def test_index_is_kept(case: tuple[str, ColumnTransform], people: pd.DataFrame) -> None:
     name, transform = case
     out = transform.fit_transform(people)
-    if name == "suppress_rows":  # removes rows, keeps the others' labels in order
-        assert out.index.isin(people.index).all()
+    if name in ("suppress_rows", "local_suppression"):  # may remove rows, keeps the others'
+        assert out.index.isin(people.index).all()  # labels in order
         assert list(out.index) == [i for i in people.index if i in set(out.index)]
-        assert len(out) < len(people)
+        assert len(out) < len(people) or name == "local_suppression"
     else:
         assert out.index.equals(people.index)
 
@@ -199,6 +203,8 @@ BAD_STEPS = [
     ("resample_continuous", {"criterion": "bic"}, "criterion must be a str among"),
     ("pca_mask", {"n_components": 0}, "n_components must be an int in the range [1, inf)"),
     ("shuffle", {"together": "yes"}, "together must be an instance of 'bool'"),
+    ("pram", {"pd": 1.5}, "pd must be a float in the range [0.0, 1.0], got 1.5"),
+    ("local_suppression", {"k": 1}, "k must be an int in the range [2, inf), got 1"),
 ]
 
 

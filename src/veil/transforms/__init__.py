@@ -16,14 +16,17 @@ from veil.transforms.perturb import Noise, RankSwap, Shuffle
 from veil.transforms.pseudonymize import Pseudonymize
 from veil.transforms.redact import Redact
 from veil.transforms.resample import Resample, ResampleContinuous
+from veil.transforms.sdc import PRAM, LocalSuppression
 from veil.transforms.suppress import Drop, SuppressRows
 
 __all__ = [
+    "PRAM",
     "TRANSFORMS",
     "ColumnTransform",
     "Drop",
     "Fake",
     "Generalize",
+    "LocalSuppression",
     "Mask",
     "Microaggregate",
     "Noise",
@@ -57,4 +60,6 @@ TRANSFORMS: dict[str, type[ColumnTransform]] = {
     "shuffle": Shuffle,
     "rename_columns": RenameColumns,
     "pca_mask": PCAMask,
+    "pram": PRAM,
+    "local_suppression": LocalSuppression,
 }
