@@ -60,6 +60,14 @@ def check_command(
             help="Folder with the sensitive column's hierarchy (for --t-distance hierarchical).",
         ),
     ] = None,
+    person_id: Annotated[
+        str | None,
+        typer.Option(
+            "--person-id",
+            help="A column naming each row's person (or household): "
+            "k and risk count people, not rows.",
+        ),
+    ] = None,
     fmt: Format = "text",
     sep: Sep = None,
     encoding: Encoding = None,
@@ -83,6 +91,7 @@ def check_command(
         risk_threshold=risk_threshold, models=specs, population=population,
         sampling_fraction=sampling_fraction, weights=weights,
         hierarchies=_trees(hierarchies),
+        person=person_id,
     )  # fmt: skip
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
@@ -99,6 +108,12 @@ def check_command(
             f"{r.records_at_risk:.2%} of records above {r.threshold}; "
             f"{r.sample_uniques:.2%} unique"
         )
+        if result.persons is not None:
+            pr = result.persons
+            out.print(f"  per person ({pr.people:,} people in {person_id}): k = {pr.k}; "
+                      f"prosecutor risk average {pr.prosecutor_average:.4f}, highest "
+                      f"{pr.prosecutor_max:.4f}; household risk (any of their rows) average "
+                      f"{pr.household_average:.4f}, highest {pr.household_max:.4f}")  # fmt: skip
         for line in result.population.lines() if result.population is not None else []:
             out.print(f"  {line}")
     if result.failed:

@@ -109,6 +109,17 @@ def dp_command(
         str | None,
         typer.Option("--by", help="Per group of this column: count() or mean(col) per category."),
     ] = None,
+    person_id: Annotated[
+        str | None,
+        typer.Option(
+            "--person-id",
+            help="count, sum, mean, histogram per person: epsilon "
+            "protects a person (all their rows), not a row.",
+        ),
+    ] = None,
+    max_contributions: Annotated[
+        int, typer.Option("--max-contributions", help="Rows kept per person (with --person-id).")
+    ] = 1,
     ledger: Ledger = None,
     fmt: Format = "text",
     sep: Sep = None,
@@ -129,6 +140,11 @@ def dp_command(
     cats = [c.strip() for c in categories.split(",")] if categories else None
     column = args[0] if args else None
     common: dict[str, Any] = {"epsilon": epsilon, "accountant": acc}
+    if person_id is not None or max_contributions != 1:
+        if by is not None or name not in {"count", "sum", "mean", "histogram"}:
+            raise ParameterError("--person-id bounds one person's rows in count(), sum(col), "
+                                 "mean(col) and histogram(col), without --by")  # fmt: skip
+        common.update(person=person_id, max_contributions=max_contributions)
     if by is not None:
         if cats is None:
             raise ParameterError(

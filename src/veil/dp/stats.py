@@ -160,6 +160,28 @@ def _numbers(series: pd.Series, name: str) -> np.ndarray:
     return array[~np.isnan(array)]
 
 
+def contributions(frame: pd.DataFrame, person: str | None, max_rows: int
+                  ) -> tuple[pd.DataFrame, int, str]:  # fmt: skip
+    """Contribution bounding (as OpenDP's privacy unit counts contributions): with a ``person``
+    column, keep at most ``max_rows`` rows of each person (their first in the table), so
+    that adding or removing one person changes a count by at most ``max_rows``; returns the
+    bounded rows, the multiplier of every sensitivity and what epsilon then protects."""
+    if person is None:
+        if max_rows != 1:
+            raise ParameterError("--max-contributions bounds a person's rows: give --person-id")
+        return frame, 1, NEIGHBOURS
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+        raise ParameterError(f"--max-contributions must be a whole number >= 1, got {max_rows!r}")
+    if person not in frame.columns:
+        raise ParameterError(f"--person-id {person!r} is not a column of the data")
+    # any rule that keeps at most max_rows of each person bounds what they change; the first
+    # ones in the table's order need no randomness (and veil.dp draws none outside OpenDP)
+    kept = frame[frame.groupby(person, dropna=False).cumcount().to_numpy() < max_rows]
+    unit = (f"one person ({person}) added or removed, with at most {max_rows} of their rows "
+            "(the first in the table; later ones left out)")  # fmt: skip
+    return kept, max_rows, unit
+
+
 def _scale_for(make: Callable[[float], Any], epsilon: float) -> tuple[Any, float]:
     """The smallest-noise measurement of ``make(scale)`` whose privacy loss is <= epsilon."""
     dp = opendp()
@@ -169,6 +191,11 @@ def _scale_for(make: Callable[[float], Any], epsilon: float) -> tuple[Any, float
 
 def _laplace_error(scale: float) -> float:
     return scale * math.log(1 / 0.05)  # P(|Laplace(b)| > t) = exp(-t/b)
+
+
+def _what(statistic: str, person: str | None, bound: int) -> str:
+    """The ledger's line: the statistic, and the contribution bound when people were bounded."""
+    return statistic if person is None else f"{statistic} per person ({person}, <= {bound} rows)"
 
 
 def _run(
@@ -243,31 +270,35 @@ def fixed_point_sum(values: np.ndarray, bounds: tuple[float, float]) -> tuple[in
     return int(steps.sum()), step, int(sensitivity)
 
 
-def _noisy_count(values: Any, epsilon: float) -> tuple[float, float]:
-    """Noisy number of ``values`` (or ``values`` itself when it is a count)."""
+def _noisy_count(values: Any, epsilon: float, rows: int = 1) -> tuple[float, float]:
+    """Noisy number of ``values`` (or ``values`` itself when it is a count); ``rows``: how
+    many of them one person may hold."""
     n = values if isinstance(values, int) else len(values)
-    measurement, scale = _laplace("scalar", 1, float(epsilon))
+    measurement, scale = _laplace("scalar", rows, float(epsilon))
     return float(measurement(int(n))), scale
 
 
 def _noisy_sum(
-    values: np.ndarray, bounds: tuple[float, float], epsilon: float
+    values: np.ndarray, bounds: tuple[float, float], epsilon: float, rows: int = 1
 ) -> tuple[float, float]:
     """The clamped sum with OpenDP's integer Laplace noise, and the noise scale, both in the
-    values' units (``fixed_point_sum``)."""
+    values' units (``fixed_point_sum``); ``rows``: how many values one person may hold."""
     total, step, sensitivity = fixed_point_sum(values, bounds)
-    measurement, scale = _laplace("scalar", sensitivity, float(epsilon))
+    measurement, scale = _laplace("scalar", sensitivity * rows, float(epsilon))
     return float(measurement(total)) * step, scale * step
 
 
 def count(
-    frame: pd.DataFrame, column: str | None = None, *, epsilon: float, accountant: Accountant | None
-) -> DPResult:
-    """The number of records (or of non-missing values of ``column``)."""
-    values = len(frame) if column is None else _present(_values(frame, column))
+    frame: pd.DataFrame, column: str | None = None, *, epsilon: float,
+    accountant: Accountant | None, person: str | None = None, max_contributions: int = 1,
+) -> DPResult:  # fmt: skip
+    """The number of records (or of non-missing values of ``column``); with ``person``, each
+    person counted with at most ``max_contributions`` rows (``contributions``)."""
+    rows, bound, unit = contributions(frame, person, max_contributions)
+    values = len(rows) if column is None else _present(_values(rows, column))
 
     def compute() -> DPResult:
-        noisy, scale = _noisy_count(values, epsilon)
+        noisy, scale = _noisy_count(values, epsilon, bound)
         return DPResult(
             f"count({column or ''})",
             max(round(noisy), 0),
@@ -275,9 +306,11 @@ def count(
             0.0,
             scale,
             _laplace_error(scale),
+            neighbours=unit,
         )
 
-    return _run(accountant, frame, f"count({column or ''})", epsilon, compute)
+    return _run(accountant, frame, _what(f"count({column or ''})", person, bound), epsilon,
+                compute)  # fmt: skip
 
 
 def sum(
@@ -287,6 +320,8 @@ def sum(
     bounds: tuple[float, float] | None = None,
     epsilon: float,
     accountant: Accountant | None,
+    person: str | None = None,
+    max_contributions: int = 1,
 ) -> DPResult:
     """Noisy sum of ``column`` clamped into ``bounds``, with all of ``epsilon`` (Laplace).
 
@@ -306,16 +341,24 @@ def sum(
     >>> abs(answer.value - 733_500) < 40 * answer.error95, answer.mechanism
     (True, 'laplace')
     """
-    values = _numbers(_values(frame, column), column)
+    rows, bound, unit = contributions(frame, person, max_contributions)
+    values = _numbers(_values(rows, column), column)
     lim = _bounds(frame[column], bounds, column)
 
     def compute() -> DPResult:
-        noisy, scale = _noisy_sum(values, lim, epsilon)
+        noisy, scale = _noisy_sum(values, lim, epsilon, bound)
         return DPResult(
-            f"sum({column})", noisy, epsilon, 0.0, scale, _laplace_error(scale), bounds=lim
+            f"sum({column})",
+            noisy,
+            epsilon,
+            0.0,
+            scale,
+            _laplace_error(scale),
+            bounds=lim,
+            neighbours=unit,
         )
 
-    return _run(accountant, frame, f"sum({column})", epsilon, compute)
+    return _run(accountant, frame, _what(f"sum({column})", person, bound), epsilon, compute)
 
 
 def mean(
@@ -325,6 +368,8 @@ def mean(
     bounds: tuple[float, float] | None = None,
     epsilon: float,
     accountant: Accountant | None,
+    person: str | None = None,
+    max_contributions: int = 1,
 ) -> DPResult:
     """Noisy sum over noisy count, each with half of ``epsilon``; clamped into the bounds.
 
@@ -358,12 +403,13 @@ def mean(
     >>> 18 <= answer.value <= 100, answer.epsilon, ledger.remaining().epsilon
     (True, 0.5, 0.5)
     """
-    values = _numbers(_values(frame, column), column)
+    rows, bound, unit = contributions(frame, person, max_contributions)
+    values = _numbers(_values(rows, column), column)
     lim = _bounds(frame[column], bounds, column)
 
     def compute() -> DPResult:
-        total, sum_scale = _noisy_sum(values, lim, epsilon / 2)
-        n, count_scale = _noisy_count(values, epsilon / 2)
+        total, sum_scale = _noisy_sum(values, lim, epsilon / 2, bound)
+        n, count_scale = _noisy_count(values, epsilon / 2, bound)
         n = max(n, 1.0)
         value = min(max(total / n, lim[0]), lim[1])
         # first-order error: the sum's noise over n, plus the count's noise times the mean
@@ -376,9 +422,10 @@ def mean(
             {"sum": sum_scale, "count": count_scale},
             error,
             bounds=lim,
+            neighbours=unit,
         )
 
-    return _run(accountant, frame, f"mean({column})", epsilon, compute)
+    return _run(accountant, frame, _what(f"mean({column})", person, bound), epsilon, compute)
 
 
 def variance(
@@ -489,12 +536,13 @@ def median(
     return quantile(frame, column, 0.5, bounds=bounds, epsilon=epsilon, accountant=accountant)
 
 
-def _category_counts(codes: np.ndarray, n: int, epsilon: float) -> tuple[np.ndarray, float]:
+def _category_counts(codes: np.ndarray, n: int, epsilon: float,
+                     rows: int = 1) -> tuple[np.ndarray, float]:  # fmt: skip
     """Noisy counts of ``codes`` in 0..n-1 (others are not released). Adding or removing one
-    record changes one count by one: L1 sensitivity 1."""
+    record changes one count by one: L1 sensitivity 1 (``rows`` for a person's rows)."""
     valid = codes[(codes >= 0) & (codes < n)]
     counts = np.bincount(valid, minlength=n).astype(np.int64)
-    measurement, scale = _laplace("counts", 1, float(epsilon))
+    measurement, scale = _laplace("counts", rows, float(epsilon))
     noisy = np.asarray(measurement(counts.tolist()), dtype=float)
     return np.maximum(noisy, 0), scale
 
@@ -508,10 +556,14 @@ def histogram(
     categories: Sequence[str] | None = None,
     epsilon: float,
     accountant: Accountant | None,
+    person: str | None = None,
+    max_contributions: int = 1,
 ) -> DPResult:
     """Counts per bin (numbers) or per category. The bins or ``categories`` are public:
-    inferring categories from the data would leak which values occur."""
-    series = _values(frame, column)
+    inferring categories from the data would leak which values occur. With ``person``, each
+    person counts with at most ``max_contributions`` rows (``contributions``)."""
+    rows, bound, unit = contributions(frame, person, max_contributions)
+    series = _values(rows, column)
     if categories is None and not pd.api.types.is_numeric_dtype(series):
         raise ParameterError(
             f"histogram of text column {column!r} needs its categories, from public knowledge "
@@ -543,11 +595,13 @@ def histogram(
         codes = position.astype(np.int64)
 
     def compute() -> DPResult:
-        counts, scale = _category_counts(codes, len(names), epsilon)
+        counts, scale = _category_counts(codes, len(names), epsilon, bound)
         value = dict(zip(names, counts.astype(int).tolist(), strict=True))
-        return DPResult(f"histogram({column})", value, epsilon, 0.0, scale, _laplace_error(scale))
+        return DPResult(f"histogram({column})", value, epsilon, 0.0, scale, _laplace_error(scale),
+                        neighbours=unit)  # fmt: skip
 
-    return _run(accountant, frame, f"histogram({column})", epsilon, compute)
+    return _run(accountant, frame, _what(f"histogram({column})", person, bound), epsilon,
+                compute)  # fmt: skip
 
 
 def grouped_count(

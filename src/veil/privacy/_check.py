@@ -24,7 +24,7 @@ from veil.exceptions import ParameterError
 from veil.frequency import class_sizes, histograms
 from veil.hierarchy import Hierarchy
 from veil.population import PopulationRisk, beyond
-from veil.privacy.risk import Risk, risk
+from veil.privacy.risk import PersonRisk, Risk, person_risk, risk
 from veil.schema import require_columns
 
 
@@ -43,6 +43,7 @@ class CheckResult:
     t_distance: str | None = None
     failed: tuple[str, ...] = field(default_factory=tuple)  # thresholds asked for, not met
     population: PopulationRisk | None = None  # with a population size, fraction or weights
+    persons: PersonRisk | None = None  # with a person id: classes and risk count people
 
     def to_dict(self) -> dict[str, Any]:
         """The measures as JSON values: what ``veil check --format json`` prints."""
@@ -60,6 +61,7 @@ class CheckResult:
                 **self.risk.to_dict(),
                 **(self.population.to_dict() if self.population is not None else {}),
             },
+            **({"persons": self.persons.to_dict()} if self.persons is not None else {}),
             "failed": list(self.failed),
         }
         if self.l_recursive_c is not None:
@@ -83,6 +85,7 @@ def check(
     sampling_fraction: float | None = None,
     weights: str | None = None,
     hierarchies: Mapping[str, Hierarchy] | None = None,
+    person: str | None = None,
 ) -> CheckResult:
     """Measure ``frame``; thresholds given (``k``, ``l``, ``t``) that do not hold are listed in
     ``failed``. Rows where ``exclude`` is true (suppressed records) are left out.
@@ -100,6 +103,11 @@ def check(
     t_distance : str, optional
         ``equal``, ``ordered`` or ``hierarchical`` (default: ordered for numbers);
         hierarchical needs the sensitive column's hierarchy in ``hierarchies``.
+    person : str, optional
+        A column naming the person (or household) each row belongs to, when a person has
+        several rows: ``k`` then counts the distinct people of a class, and ``persons`` holds
+        each person's risk (their riskiest row, and sdcMicro's household risk over their
+        rows); goals such as ``k >= 5`` are judged on people.
     risk_threshold : float
         Prosecutor risk above which a record counts as at risk.
     models : list of privacy models, optional
@@ -199,16 +207,22 @@ def check(
         if l is not None:
             result["l_recursive_c"] = RecursiveCLDiversity(c=1, l=l).measure(sizes, hist)
     # a goal is met only when measured: with no record left, l and t are not
-    failed = [
-        m.goal for m in asked
-        if not m.met(None if m.needs_sensitive and hist is None else m.measure(sizes, hist))
-    ]  # fmt: skip
+    people = None if person is None else person_risk(data[person], klass, len(sizes),
+                                                      threshold=risk_threshold)  # fmt: skip
+    counted = sizes if people is None else people.class_people  # k counts people when given
+
+    def measured(model: Criterion) -> Any:
+        if model.needs_sensitive and hist is None:
+            return None
+        return model.measure(counted if isinstance(model, KAnonymity) else sizes, hist)
+
+    failed = [m.goal for m in asked if not m.met(measured(m))]
     return CheckResult(
         rows=len(data),
         quasi_identifiers=tuple(qis),
         sensitive=sensitive,
         classes=len(sizes),
-        k=KAnonymity(k=1).measure(sizes, None),
+        k=KAnonymity(k=1).measure(counted, None),
         risk=risk(sizes, threshold=risk_threshold),
         failed=tuple(failed),
         population=beyond(
@@ -220,5 +234,6 @@ def check(
             weights=weights,
             threshold=risk_threshold,
         ),
+        persons=people,
         **result,
     )
