@@ -43,6 +43,9 @@ class Hierarchy:
     table: list[list[str]]
     _maps: np.ndarray | None = field(default=None, repr=False)
     _labels: list[list[str]] | None = field(default=None, repr=False)
+    # every row as the file lists it, duplicates included: ARX's Loss measures domain shares
+    # on those (a value listed twice counts twice), and so does veil's, to report ARX's loss
+    _listed: list[list[str]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.table:
@@ -62,9 +65,11 @@ class Hierarchy:
             dupes = sorted(v for v in seen if sum(r[0] == v for r in self.table) > 1)
             warnings.warn(
                 f"hierarchy of {self.name!r} lists {len(dupes)} value(s) twice (e.g. "
-                f"{dupes[:3]}); the first row of each is used",
+                f"{dupes[:3]}); the first row of each generalizes it (the Loss metric counts "
+                "every listed row, as ARX does)",
                 stacklevel=2,
             )
+            self._listed = [list(row) for row in self.table]
             self.table = list(seen.values())
 
     @property
@@ -124,12 +129,26 @@ class Hierarchy:
         lookup = np.array([index[u] for u in uniq], dtype=np.int64)
         return lookup[codes]
 
+    @property
+    def listed(self) -> int:
+        """How many rows the hierarchy lists, a value listed twice counted twice (ARX's domain
+        size for its Loss metric); ``domain_size`` without duplicates otherwise."""
+        return len(self._listed) if self._listed is not None else self.domain_size
+
     def shares(self) -> np.ndarray:
-        """``shares[level, leaf]``: the fraction of the domain the leaf's generalization covers."""
+        """``shares[level, leaf]``: the fraction of the listed rows the leaf's generalization
+        covers (ARX's materialized domain share)."""
         out = np.empty((self.height, self.domain_size))
+        if self._listed is None:
+            for level in range(self.height):
+                counts = np.bincount(self.maps[level])
+                out[level] = counts[self.maps[level]] / self.domain_size
+            return out
         for level in range(self.height):
-            counts = np.bincount(self.maps[level])
-            out[level] = counts[self.maps[level]] / self.domain_size
+            counted: dict[str, int] = {}
+            for row in self._listed:
+                counted[row[level]] = counted.get(row[level], 0) + 1
+            out[level] = [counted[row[level]] / len(self._listed) for row in self.table]
         return out
 
     def to_csv(self) -> str:

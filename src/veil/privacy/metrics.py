@@ -76,7 +76,7 @@ class LossMetric(Metric):
 
     def _normalize(self, aggregate: float, column: int) -> float:
         rows = self.table.rows
-        low = rows / self.table.hierarchies[column].domain_size
+        low = rows / self.table.hierarchies[column].listed  # ARX: rows the hierarchy lists
         value = (aggregate - low) / (rows - low) if rows > low else 0.0
         return floor10(max(value, 0.0))
 

@@ -111,7 +111,7 @@ def mondrian(
     normalized = []
     for c, h in enumerate(hierarchies):
         lost[c] += int(suppressed.sum())
-        low = total / h.domain_size
+        low = total / h.listed  # ARX: rows the hierarchy lists
         value = (lost[c] - low) / (total - low) if total > low else 0.0
         normalized.append(floor10(max(value, 0.0)))
     loss = float(geometric_mean(np.array([normalized]))[0]) if normalized else 0.0
