@@ -35,3 +35,28 @@ def test_fars_loss_is_arxs_to_the_last_digit() -> None:
     assert metric.loss(evaluation) == ARX_LOSS
     assert trees["iage"].listed == 100
     assert trees["iage"].domain_size == 99
+
+
+# ARX 3.9.2's JUnit TestAnonymizationKAnonymity, fars, monotonic DM*
+DM_STAR = [
+    (5, 0.04, 4469271.0, (0, 2, 2, 2, 1, 2, 1, 0)),
+    (100, 0.04, 5.6052481e7, (0, 2, 3, 3, 1, 2, 2, 2)),
+    (5, 0.0, 1.42377891e8, (1, 2, 3, 3, 1, 2, 1, 2)),
+    (100, 0.0, 4.36925397e8, (5, 2, 3, 3, 1, 2, 0, 2)),
+]
+
+
+def test_dm_star_finds_arxs_optima_on_fars() -> None:
+    from veil.privacy.search import search
+
+    frame = pd.read_csv(FARS / "fars_int.csv.gz", sep=";", dtype=str, keep_default_na=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trees = load_hierarchies(FARS, "fars_int")
+    columns = list(frame.columns)
+    table = FrequencyTable.build(frame, columns, [trees[c] for c in columns])
+    for k, suppression, loss, levels in DM_STAR:
+        found = search(table, [KAnonymity(k=k)], make_metric("dm*"), max_suppression=suppression)
+        assert found.loss == loss, (k, suppression)
+        assert found.levels == levels, (k, suppression)
+        assert found.optimal

@@ -161,7 +161,7 @@ def random_problem(draw_seed: int, rows: int) -> tuple[pd.DataFrame, list[Hierar
     rows=st.integers(20, 300),
     k=st.integers(2, 8),
     limit=st.sampled_from([0.0, 0.02, 0.1]),
-    metric=st.sampled_from(["loss", "entropy", "precision", "discernibility", "aecs"]),
+    metric=st.sampled_from(["loss", "entropy", "precision", "discernibility", "dm_star", "aecs"]),
     diverse=st.booleans(),
 )
 def test_search_equals_brute_force(seed, rows, k, limit, metric, diverse) -> None:

@@ -61,6 +61,8 @@ class Search:
         self._cache_sizes = np.empty(0, dtype=np.int64)
         self._cache_keys: list[tuple[int, ...]] = []
         self.evaluated = 0
+        # told of every node checked (tagging included): a metric's bound for the nodes above
+        self.on_evaluated: Callable[[Sequence[int], Evaluation], None] | None = None
         for criterion in self.criteria:
             criterion.prepare(table.sensitive_values)
 
@@ -97,6 +99,8 @@ class Search:
         """
         self.evaluated += 1
         result = check(self.groups(levels), self.criteria, self.max_outliers)
+        if self.on_evaluated is not None:
+            self.on_evaluated(levels, result)
         if result.anonymous:  # so is every node above it
             self.grid[tuple(slice(int(v), None) for v in levels)] = self.ANONYMOUS
         else:  # and every node below it fails
@@ -182,11 +186,23 @@ def optimal_search(
     totals = nodes.sum(axis=1)
     order = np.lexsort((totals, bounds))  # bound first, then total level (ARX's tie-break)
     best: tuple[float, int, Evaluation | None, tuple[int, ...]] | None = None
+    floor = bounds.astype(float).copy()  # raised by what evaluated nodes below teach
+    floor_grid = floor.reshape(tuple(table.heights))  # the same memory, as the lattice's grid
+
+    def raise_floor(levels: Sequence[int], evaluation: Evaluation) -> None:
+        above = metric.successor_bound(evaluation)
+        if above is not None:  # every node at or above ``levels``: one slice
+            region = tuple(slice(int(v), None) for v in levels)
+            np.maximum(floor_grid[region], above, out=floor_grid[region])
+
+    state.on_evaluated = raise_floor
     finished = True
     for visited, position in enumerate(_unsettled(order, state.status)):
         bound, total = float(bounds[position]), int(totals[position])
         if best is not None and (bound, total) >= (best[0], best[1]):
             break
+        if best is not None and (float(floor[position]), total) >= (best[0], best[1]):
+            continue  # a node below it already bounds it past the best
         if state.status[position] == Search.UNKNOWN:
             state.resolve(int(position))
         if state.status[position] == Search.FAILING:
@@ -197,6 +213,7 @@ def optimal_search(
         else:
             evaluation = check(state.groups(levels), criteria, max_outliers)
             loss = metric.loss(evaluation)
+            raise_floor(levels, evaluation)
         if best is None or (loss, total) < (best[0], best[1]):
             best = (loss, total, evaluation, levels)
         if progress is not None and visited % 500 == 0:

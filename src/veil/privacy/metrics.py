@@ -4,7 +4,8 @@
   over attributes, each attribute's loss floored at 1e-10 as ARX does).
 - ``entropy``: ARX's non-uniform entropy, monotonic precomputed variant (sum over attributes).
 - ``precision``: Sweeney's precision (mean generalization height share).
-- ``discernibility``: DM* (class size squared; suppressed records count the table size each).
+- ``discernibility``: ARX's discernibility (class size squared; a suppressed record costs the
+  table size); ``dm_star``: ARX's monotonic DM* (suppressed classes cost their size squared).
 - ``aecs``: average equivalence-class size.
 
 Every metric gives a lower bound per node from its levels alone; metrics whose loss *is* that
@@ -57,6 +58,11 @@ class Metric(ABC):
     @abstractmethod
     def loss(self, evaluation: Evaluation) -> float:
         """The information loss of an evaluated node (lower is better)."""
+
+    def successor_bound(self, evaluation: Evaluation) -> float | None:
+        """A lower bound of the loss of every node above an evaluated one (generalizing
+        further), when its classes give a tighter one than the levels alone; else None."""
+        return None
 
 
 class LossMetric(Metric):
@@ -181,6 +187,24 @@ class DiscernibilityMetric(Metric):
         kept = ~evaluation.failing
         return float((sizes[kept] ** 2).sum() + evaluation.suppressed * self.rows)
 
+    def successor_bound(self, evaluation: Evaluation) -> float | None:
+        """Every class's size squared, suppressed ones too (ARX's DM* bound): generalizing
+        further only merges classes, which raises the sum of squares, and charging a
+        suppressed record the table size is never less than its class's size."""
+        sizes = evaluation.groups.sizes.astype(float)
+        return float((sizes**2).sum())
+
+
+class DMStarMetric(DiscernibilityMetric):
+    """ARX's DM* (its monotonic discernibility, ``createDiscernabilityMetric(true)``): every
+    class charged its size squared, suppressed classes too, so the loss never falls as the
+    generalization rises."""
+
+    name = "dm_star"
+
+    def loss(self, evaluation: Evaluation) -> float:
+        return float((evaluation.groups.sizes.astype(float) ** 2).sum())
+
 
 class AECSMetric(Metric):
     """Average equivalence-class size (suppressed records form one class)."""
@@ -204,6 +228,7 @@ METRICS: dict[str, type[Metric]] = {
     "entropy": EntropyMetric,
     "precision": PrecisionMetric,
     "discernibility": DiscernibilityMetric,
+    "dm_star": DMStarMetric,
     "aecs": AECSMetric,
 }
 
@@ -211,8 +236,8 @@ METRICS: dict[str, type[Metric]] = {
 # Other names users know these metrics by (ARX's, the literature's).
 ALIASES = {
     "dm": "discernibility",
-    "dm*": "discernibility",
-    "dmstar": "discernibility",
+    "dm*": "dm_star",
+    "dmstar": "dm_star",
     "discernability": "discernibility",
     "non-uniform-entropy": "entropy",
     "nue": "entropy",
@@ -223,7 +248,7 @@ ALIASES = {
 
 def make_metric(name: str) -> Metric:
     """The quality model called ``name``: ``loss`` (ARX's default), ``entropy``,
-    ``precision``, ``discernibility`` or ``aecs``.
+    ``precision``, ``discernibility``, ``dm_star`` or ``aecs``.
     """
     key = ALIASES.get(name.lower(), name.lower())
     if key not in METRICS:
