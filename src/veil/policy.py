@@ -205,6 +205,8 @@ class PrivacySettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     models: list[PrivacyModel] = Field(default_factory=list)
     sensitive: list[str] = Field(default_factory=list)
+    # a column naming each row's person (or household): k then counts people, not rows
+    person_id: str | None = None
     # share of the records entering the search that it may withhold; the policy's own
     # suppress_rows steps are counted apart (default 0: the search suppresses nothing)
     max_suppression: float = Field(default=0.0, ge=0, le=1)

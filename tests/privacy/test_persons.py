@@ -53,3 +53,36 @@ def test_the_cli_judges_k_on_people(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert body["k"] == 1
     assert body["persons"]["people"] == 3
     assert body["risk"]["prosecutor_max"] == 0.5  # the rows' own figures stay beside
+
+
+def test_the_search_counts_people() -> None:
+    """A client with many claims fills a class alone at row level; on people, the search must
+    generalize further (or suppress) until every class holds k distinct clients, and verify
+    counts them again from the release."""
+    import numpy as np
+
+    from veil import anonymize
+    from veil.privacy import verify
+
+    rng = np.random.default_rng(4)
+    clients = np.repeat(np.arange(60), rng.integers(1, 9, 60))
+    people = pd.DataFrame({"client": [f"C{c:03d}" for c in clients],
+                           "age": rng.integers(20, 70, len(clients))[clients % 60],
+                           "county": rng.choice(["Nairobi", "Kisumu", "Mombasa", "Nakuru"],
+                                                len(clients))})  # fmt: skip
+    people["age"] = np.asarray(people["age"])
+    columns = {"client": {"role": "insensitive"}, "age": {"role": "quasi_identifier"},
+               "county": {"role": "quasi_identifier"}}  # fmt: skip
+    rows = anonymize(people, {"columns": columns, "privacy": {"k": 3}})
+    assert check(rows.data, ["age", "county"]).k >= 3
+    by_rows = check(rows.data, ["age", "county"], person="client").k
+    release = anonymize(people, {"columns": columns,
+                                 "privacy": {"k": 3, "person_id": "client"}})  # fmt: skip
+    assert check(release.data, ["age", "county"], person="client").k >= 3
+    assert by_rows < 3  # counting rows left classes of fewer than 3 people
+    verified = verify(release.data, release.certificate.to_dict())
+    assert verified.ok
+    assert any("(people, by client)" in claim for claim, _, _ in verified.claims)
+    gone = verify(release.data.drop(columns="client"), release.certificate.to_dict(),
+                  content=False)  # fmt: skip
+    assert not gone.ok

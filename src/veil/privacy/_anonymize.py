@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from veil._version import __version__
-from veil.criteria import Criterion, KAnonymity, TCloseness
+from veil.criteria import Criterion, DistinctLDiversity, KAnonymity, TCloseness
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
@@ -72,6 +72,26 @@ def sensitive_tree(models: Sequence[Criterion]) -> list[list[str]] | None:
         if isinstance(model, TCloseness) and model.hierarchy is not None:
             return [list(row) for row in model.hierarchy.table]
     return None
+
+
+def people_models(privacy: PrivacySettings, models: list[Criterion], target: str | None,
+                  frame: pd.DataFrame) -> tuple[list[Criterion], str | None]:  # fmt: skip
+    """With ``privacy.person_id``, the search counts people: k people in a class is k distinct
+    person ids in it, distinct l-diversity on the person column (whose histograms add up
+    exactly as classes merge)."""
+    person = privacy.person_id
+    if person is None:
+        return models, target
+    if target is not None or privacy.method == "mondrian":
+        raise PolicyError("privacy.person_id counts k on people; with l-diversity, "
+                          "t-closeness or method mondrian it is not supported yet: drop one of "
+                          "them")  # fmt: skip
+    if person not in frame.columns:
+        raise PolicyError(f"privacy.person_id {person!r} is not a column of the table the search "
+                          "sees (dropped by a step?): pseudonymize it instead, so that people "
+                          "can still be counted")  # fmt: skip
+    searched = [DistinctLDiversity(l=m.k) if isinstance(m, KAnonymity) else m for m in models]
+    return searched, person
 
 
 Outcome = tuple[pd.DataFrame, dict[str, Any], StepRecord]
@@ -279,11 +299,12 @@ def anonymize(
         models = criteria_for(privacy, target, trees)
         if not any(m.needs_sensitive for m in models):
             target = None
-        _reachable(frame, models, target, rows_in=len(data))
+        searched, target = people_models(privacy, models, target, frame)
+        _reachable(frame, searched, target, rows_in=len(data))
         report.step(f"searching generalizations of {', '.join(quasi)}")
         run = _mondrian if privacy.method == "mondrian" else _search
         entering = len(frame)
-        frame, search_info, record = run(frame, quasi, used, models, target, privacy, progress)
+        frame, search_info, record = run(frame, quasi, used, searched, target, privacy, progress)
         search_info["rows_in"] = entering
         records.append(record)
 

@@ -109,6 +109,9 @@ def verify(
                 continue
             model.use_hierarchy(tree)
         model.prepare(values)
+        if isinstance(model, KAnonymity) and settings.person_id is not None:
+            claims.append(_people_k(model, release, klass, len(sizes), settings.person_id))
+            continue
         value = model.measure(sizes, hist) if hist is not None or not model.needs_sensitive \
             else None  # fmt: skip
         claims.append((model.goal, model.met(value), f"measured {_shown(value)}"))
@@ -129,6 +132,20 @@ def _sensitive_tree(certificate: Mapping[str, Any], column: str | None,
     if column is None or not rows:
         return None
     return Hierarchy(column, [list(map(str, row)) for row in rows])
+
+
+def _people_k(model: KAnonymity, release: pd.DataFrame, klass: Any, classes: int,
+              person: str) -> tuple[str, bool, str]:  # fmt: skip
+    """k counted on the people of each class (``privacy.person_id``)."""
+    goal = f"{model.goal} (people, by {person})"
+    if person not in release.columns:
+        return (goal, False, f"not measured: the release has no column {person!r} to count "
+                "people by (pseudonymize it rather than drop it)")  # fmt: skip
+    from veil.privacy.risk import person_risk
+
+    people = person_risk(release[person], klass, classes).class_people
+    value = model.measure(people, None)
+    return (goal, model.met(value), f"measured {_shown(value)} people")
 
 
 def _shown(value: float | None) -> str:
