@@ -9,7 +9,7 @@ two searches.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +17,7 @@ import pandas as pd
 
 from veil.criteria import Criterion
 from veil.exceptions import InputError, ParameterError
-from veil.frequency import sensitive_codes
+from veil.frequency import sensitive_codes, sensitive_key
 from veil.hierarchy import Hierarchy
 
 __all__ = ["MAX_EXHAUSTIVE", "Evaluation", "FrequencyTable", "Groups", "SearchResult", "check"]
@@ -104,6 +104,68 @@ class FrequencyTable:
             histograms = flat.reshape(len(sizes), len(values))
         bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
         return cls(list(hierarchies), bottom, len(frame), entry, values)
+
+    @classmethod
+    def stream(
+        cls,
+        batches: Iterable[pd.DataFrame],
+        quasi_identifiers: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        *,
+        sensitive: str | None = None,
+    ) -> FrequencyTable:
+        """The table ``build`` makes, from batches of rows: only the distinct combinations
+        (with the sensitive value) and their counts are held, never the rows, so a table larger
+        than memory passes through in one reading. Entries and sensitive values come in the
+        order they first appear, as in ``build``; ``row_entry`` is empty (no row is kept)."""
+        if not quasi_identifiers:
+            raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
+        names = [f"q{i}" for i in range(len(quasi_identifiers))]
+        keys = [*names, "s"] if sensitive is not None else list(names)
+        running: pd.DataFrame | None = None
+        values: dict[str, int] = {}  # sensitive_key -> code, first met first
+        labels: list[str] = []
+        rows = 0
+        for batch in batches:
+            columns = zip(names, quasi_identifiers, hierarchies, strict=True)
+            part = pd.DataFrame({name: h.encode(batch[q]) for name, q, h in columns})
+            if sensitive is not None:
+                codes, seen = sensitive_codes(batch[sensitive])
+                lookup = []
+                for label in seen:
+                    key = sensitive_key(label)
+                    if key not in values:
+                        values[key] = len(labels)
+                        labels.append(label)
+                    lookup.append(values[key])
+                part["s"] = np.asarray(lookup, dtype=np.int64)[codes] if len(seen) else codes
+            part["n"] = 1
+            counted = part.groupby(keys, sort=False)["n"].sum().reset_index()
+            merged = counted if running is None else pd.concat([running, counted])
+            running = merged.groupby(keys, sort=False)["n"].sum().reset_index()
+            rows += len(batch)
+        if running is None or rows == 0:
+            raise InputError("the table has no rows to search")
+        leaf_frame = running[names]
+        entry, uniques = pd.factorize(pd.MultiIndex.from_frame(leaf_frame))
+        entry = np.asarray(entry, dtype=np.int64)
+        sizes = np.bincount(entry, weights=running["n"].to_numpy()).astype(np.int64)
+        first = np.full(len(uniques), len(entry), dtype=np.int64)
+        np.minimum.at(first, entry, np.arange(len(entry)))
+        leaves = leaf_frame.to_numpy(dtype=np.int64)[first]
+        histograms = None
+        if sensitive is not None:
+            if len(sizes) * len(labels) > _MAX_HISTOGRAM_CELLS:
+                raise InputError(
+                    f"sensitive column {sensitive!r} has {len(labels):,} distinct values over "
+                    f"{len(sizes):,} combinations; generalize it first (e.g. bins)"
+                )
+            flat = np.bincount(entry * len(labels) + running["s"].to_numpy(dtype=np.int64),
+                               weights=running["n"].to_numpy(),
+                               minlength=len(sizes) * len(labels))  # fmt: skip
+            histograms = flat.astype(np.int64).reshape(len(sizes), len(labels))
+        bottom = Groups(tuple([0] * len(hierarchies)), leaves, sizes, histograms)
+        return cls(list(hierarchies), bottom, rows, np.empty(0, dtype=np.int64), labels)
 
     @property
     def heights(self) -> list[int]:
