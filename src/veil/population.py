@@ -68,7 +68,7 @@ class PopulationRisk:
         return {
             "population": self.population,
             "sampling_fraction": self.sampling_fraction,
-            "sample_uniques": self.sample_uniques,
+            "sample_unique_records": self.sample_uniques,  # beside risk's share of them
             "population_uniques": dict(self.uniques),
             "population_uniqueness": shares,
             "dankar_model": self.dankar_model,

@@ -107,6 +107,8 @@ def test_check_prints_them_under_risk(adult: pd.DataFrame, tmp_path: Path,
     )
     assert set(risk["population_uniqueness"]) == {"pitman", "zayatz", "snb", "dankar"}
     assert risk["population"] == pytest.approx(len(adult) * 10)
+    assert 0 <= risk["sample_uniques"] <= 1  # today's key keeps its meaning (a share)
+    assert risk["sample_unique_records"] == round(risk["sample_uniques"] * len(adult))
     assert risk["journalist_average"] < risk["prosecutor_average"]  # the population hides people
     weighted = check(adult.assign(weight=10.0), QIS, weights="weight")
     assert weighted.population is not None
