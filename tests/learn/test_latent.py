@@ -74,7 +74,8 @@ def test_codes_of_pure_noise_leak_nothing_beyond_the_marginals(adult: pd.DataFra
     codec = TableCodec.fit(train[qis])
     noise = _Noise(codec, train[qis], seed=3)
     codes = noise.encode(train)
-    measured = _measure(train, holdout, qis, [], codec, codes, noise, 0.05, seed=0)
+    measured = _measure(train, qis, [], codec, codes, noise.encode(holdout), noise, 0.05,
+                        seed=0)  # fmt: skip
     assert measured["recovery"] < 0.1
     rates = measured["reidentification"]
     assert max(rates.values()) <= measured["reidentification_baseline"] + 0.01

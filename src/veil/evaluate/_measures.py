@@ -198,6 +198,13 @@ def utility(prepared: Prepared, target: str, seed: int) -> dict[str, Any]:
 
 
 # -------------------------------------------------------------------------------- privacy
+def membership_advantage(member_gap: np.ndarray, other_gap: np.ndarray) -> float:
+    """2 AUC - 1 of telling members from others by how near each lies to the release (the
+    nearer, the likelier a member): 0 when the release says nothing of who was in it."""
+    labels = np.r_[np.ones(len(member_gap)), np.zeros(len(other_gap))]
+    return 2 * float(roc_auc_score(labels, -np.r_[member_gap, other_gap])) - 1
+
+
 def distance_privacy(prepared: Prepared, seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """DCR to training vs holdout rows, exact copies, membership advantage; and the two DCR
     samples (for the histograms)."""
@@ -216,8 +223,6 @@ def distance_privacy(prepared: Prepared, seed: int) -> tuple[dict[str, Any], dic
     to_all_holdout, _ = nearest(release, holdout)
     member_gap, _ = nearest(members, release)
     other_gap, _ = nearest(others, release)
-    labels = np.r_[np.ones(m), np.zeros(m)]
-    auc = float(roc_auc_score(labels, -np.r_[member_gap, other_gap]))
     return (
         {
             "dcr": {
@@ -227,7 +232,7 @@ def distance_privacy(prepared: Prepared, seed: int) -> tuple[dict[str, Any], dic
                 "rows_compared": m,
             },
             "exact_copies": float(np.mean(to_all_train == 0)),
-            "membership_advantage": 2 * auc - 1,
+            "membership_advantage": membership_advantage(member_gap, other_gap),
         },
         {"to_training": to_train, "to_holdout": to_holdout},
     )

@@ -136,19 +136,22 @@ def marginal_guesses(known: pd.DataFrame, rows: int, rng: np.random.Generator) -
 
 def uniqueness(frame: pd.DataFrame) -> float:
     """The share of rows whose quasi-identifier combination no other row has."""
-    keys = frame.astype("string").fillna("(missing)")
-    return float((~keys.duplicated(keep=False)).mean())
+    from veil.frequency import class_sizes
+
+    klass, sizes = class_sizes(frame, list(frame.columns))
+    return float(np.mean(sizes[klass] == 1)) if len(frame) else 0.0
 
 
 def membership_advantage(released: np.ndarray, members: np.ndarray, others: np.ndarray) -> float:
-    """2 AUC - 1 of telling members from others by how near their code (from the published
-    encoder) lies to a released code (Euclidean, each dimension scaled by its spread)."""
-    from sklearn.metrics import roc_auc_score
-    from sklearn.neighbors import NearestNeighbors
+    """veil evaluate's membership advantage on codes: how near a candidate's code (from the
+    published encoder) lies to a released one, members against held-out rows."""
+    from veil.evaluate._distance import Encoder, nearest
+    from veil.evaluate._measures import membership_advantage as advantage
 
-    scale = released.std(axis=0) + 1e-12
-    index = NearestNeighbors(n_neighbors=1).fit(released / scale)
+    names = [f"c{i}" for i in range(released.shape[1])]
+    space = Encoder(pd.DataFrame(released, columns=names), dict.fromkeys(names, "numeric"))
+    target = space.encode(pd.DataFrame(released, columns=names))
     m = min(len(members), len(others))
-    gaps = [index.kneighbors(x[:m] / scale)[0][:, 0] for x in (members, others)]
-    auc = roc_auc_score(np.r_[np.ones(m), np.zeros(m)], -np.r_[gaps[0], gaps[1]])
-    return float(2 * auc - 1)
+    gaps = [nearest(space.encode(pd.DataFrame(x[:m], columns=names)), target)[0]
+            for x in (members, others)]  # fmt: skip
+    return advantage(gaps[0], gaps[1])

@@ -147,8 +147,9 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     data = pd.DataFrame(codes, index=train.index, columns=names)
     for column in [target, *keep] if target else list(keep):
         data[column] = train[column]
-    utility = _utility(train, holdout, inputs, target, codes, fitted, seed)
-    attacks = _measure(train, holdout, qis, clear, codec, codes, fitted, insider_share, seed)
+    held_codes = fitted.encode(holdout[inputs]) if len(holdout) else np.empty((0, size))
+    utility = _utility(train, holdout, codec, target, codes, held_codes, seed)
+    attacks = _measure(train, qis, clear, codec, codes, held_codes, fitted, insider_share, seed)
     base_links = attacks["reidentification_baseline"]
     invertible = bool(attacks["recovery"] >= INVERTIBLE_RECOVERY or (
         attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links)))  # fmt: skip
@@ -286,8 +287,9 @@ def _fit(method: str, codec: TableCodec, frame: pd.DataFrame, size: int, *, seed
         return _Autoencoder(codec, frame, size, seed, epochs, (epsilon, delta), labels, progress)
 
 
-def _utility(train: pd.DataFrame, holdout: pd.DataFrame, inputs: list[str], target: str | None,
-             codes: np.ndarray, fitted: _Fitted, seed: int) -> dict[str, Any]:  # fmt: skip
+def _utility(train: pd.DataFrame, holdout: pd.DataFrame, codec: TableCodec,
+             target: str | None, codes: np.ndarray, test_codes: np.ndarray,
+             seed: int) -> dict[str, Any]:  # fmt: skip
     """The same classifier on the raw features and on the codes, trained on the released rows,
     scored on the held-out ones: gradient boosting (scikit-learn's, categories split natively
     on the raw side), and a linear model beside it (one-hot raw features; codes scaled)."""
@@ -304,8 +306,6 @@ def _utility(train: pd.DataFrame, holdout: pd.DataFrame, inputs: list[str], targ
     from veil.learn.utility import _task
 
     task = _task(train[target])
-    codec = TableCodec.fit(train[inputs])
-    test_codes = fitted.encode(holdout[inputs])
 
     def raw(frame: pd.DataFrame) -> np.ndarray:
         return np.column_stack([codec.numbers(frame), codec.codes(frame)])
@@ -347,8 +347,8 @@ def _score(model: Any, x_train: np.ndarray, x_test: np.ndarray, y_train: pd.Seri
     return "accuracy", float(accuracy_score(truth, model.predict(x_test)))
 
 
-def _measure(train: pd.DataFrame, holdout: pd.DataFrame, qis: list[str], clear: list[str],
-             codec: TableCodec, codes: np.ndarray, fitted: _Fitted, insider_share: float,
+def _measure(train: pd.DataFrame, qis: list[str], clear: list[str], codec: TableCodec,
+             codes: np.ndarray, held_codes: np.ndarray, fitted: _Fitted, insider_share: float,
              seed: int) -> dict[str, Any]:  # fmt: skip
     rng = np.random.default_rng(seed + 1)
     truth = train[qis].reset_index(drop=True)
@@ -379,11 +379,10 @@ def _measure(train: pd.DataFrame, holdout: pd.DataFrame, qis: list[str], clear: 
     guesses = _attacks.marginal_guesses(truth, len(truth), rng)
     random_rate = _attacks.reidentification(everyone, with_clear(guesses), numeric_linked, rows)
     membership = None
-    if len(holdout) >= 10:
-        picked = rng.choice(len(codes), min(len(codes), len(holdout)), replace=False)
+    if len(held_codes) >= 10:
+        picked = rng.choice(len(codes), min(len(codes), len(held_codes)), replace=False)
         members = fitted.encode(train.iloc[np.sort(picked)])  # the attacker encodes them
-        others = fitted.encode(holdout)
-        membership = _attacks.membership_advantage(codes, members, others)
+        membership = _attacks.membership_advantage(codes, members, held_codes)
     recovery = max(_attacks.recovery(white_scores, base, numeric),
                    _attacks.recovery(inside_scores, base, numeric))  # fmt: skip
     return {
