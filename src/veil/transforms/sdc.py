@@ -164,8 +164,10 @@ class LocalSuppression(ColumnTransform):
         return frame
 
     def _unsafe(self, work: pd.DataFrame) -> pd.Series:
-        sizes = work.groupby(list(self.columns_), sort=False)[self.columns_[0]].transform("size")
-        return sizes < self.k
+        from veil.frequency import class_sizes  # the classes veil check counts
+
+        klass, sizes = class_sizes(work, list(self.columns_))
+        return pd.Series(sizes[klass] < self.k, index=work.index)
 
     def describe(self) -> str:
         per = ", ".join(f"{c} {n:,}" for c, n in self.blanked_per_column_.items() if n)
