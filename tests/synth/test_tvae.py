@@ -52,3 +52,11 @@ def test_veil_synth_method_tvae(adult: pd.DataFrame, tmp_path: Path) -> None:
                  "-o", str(out)]) == 0  # fmt: skip
     made = pd.read_csv(out)
     assert made.shape == (300, 9)
+
+
+def test_tvae_refuses_a_column_it_would_copy(adult: pd.DataFrame) -> None:
+    from veil.exceptions import InputError
+
+    notes = adult.head(300).assign(note=[f"visited on day {i}" for i in range(300)])
+    with pytest.raises(InputError, match="'note' has 300 distinct values"):
+        TVAE(epochs=1, identifiers=["customer"]).fit(notes)

@@ -144,6 +144,19 @@ class ColumnModel:
         )
 
 
+def refuse_copies(series: pd.Series, counts: pd.Series) -> None:
+    """A text column of mostly distinct values the scan did not call an identifier: a model
+    of its categories would hand real values back. One line naming the way out."""
+    present = int(counts.sum())
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    if not numeric and len(counts) > 0.5 * present and present >= 20:
+        raise InputError(
+            f"column {series.name!r} has {len(counts):,} distinct values in {present:,} rows "
+            "and the scan found no identifier in it: resampling it would copy real values; "
+            "name it in identifiers (new values) or leave_out"
+        )
+
+
 def in_dtype(values: pd.Series, dtype: Any) -> pd.Series:
     """Sampled categories back in the real column's dtype when they fit it (with no gaps)."""
     if values.notna().all():
@@ -237,7 +250,6 @@ class Marginals:
         name = str(series.name)
         present = series.dropna()
         is_date = pd.api.types.is_datetime64_any_dtype(series)
-        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
         if is_continuous(present):
             values = as_numbers(present)
             model = ColumnModel(name, "date" if is_date else "continuous", missing)
@@ -260,12 +272,7 @@ class Marginals:
                 )
             return model
         counts = present.value_counts()
-        if not numeric and len(counts) > 0.5 * len(present) and len(present) >= 20:
-            raise InputError(
-                f"column {name!r} has {len(counts):,} distinct values in {len(present):,} rows "
-                "and the scan found no identifier in it: resampling it would copy real values; "
-                "name it in identifiers (new values) or leave_out"
-            )
+        refuse_copies(series, counts)
         return ColumnModel(name, "category", missing,
                            categories=counts.index.to_numpy(dtype=object),
                            probabilities=(counts / counts.sum()).to_numpy())  # fmt: skip

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from veil.progress import Progress
-from veil.synth._marginals import Marginals, in_dtype
+from veil.schema import is_continuous
+from veil.synth._marginals import ColumnModel, Marginals, in_dtype, refuse_copies
 
 
 class TVAE(Marginals):
@@ -48,6 +49,14 @@ class TVAE(Marginals):
                 _, predicted = self.network_.decode(mean)
         self.noise_ = np.std(predicted.numpy() - numbers, axis=0) if numbers.shape[1] else None
         return self
+
+    def _fit_column(self, series: pd.Series, missing: float, rng: np.random.Generator
+                    ) -> ColumnModel:  # fmt: skip
+        """The network models the values: a column needs only its missing rate here (no
+        distributions fitted), and the refusal of columns that would copy real values."""
+        if not is_continuous(series.dropna()):
+            refuse_copies(series, series.dropna().value_counts())
+        return ColumnModel(str(series.name), "network", missing)
 
     def sample(self, n: int | None = None, *, seed: int | None = None) -> pd.DataFrame:
         """``n`` rows decoded from the prior; same seed, same rows."""
