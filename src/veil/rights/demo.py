@@ -4,6 +4,7 @@ retrieve, erase, retrieve again (nothing), verify the audit log."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ def run_demo(folder: Path, key: bytes, say: Callable[[str], None] = print) -> bo
     database = folder / "insurer.db"
     database.unlink(missing_ok=True)
     clients = build_database(database)
-    spec = yaml.safe_load(yaml.safe_dump(MAP))
+    spec = copy.deepcopy(MAP)
     spec["stores"]["insurer"]["url"] = f"sqlite:///{database}"
     map_path = folder / "insurer.yaml"
     map_path.write_text(yaml.safe_dump(spec, sort_keys=False))
