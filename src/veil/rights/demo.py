@@ -72,7 +72,7 @@ def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
     return clients
 
 
-MAP = {
+MAP: dict[str, Any] = {
     "subject_keys": ["national_id", "kra_pin"],
     "stores": {"insurer": {"kind": "sql", "url": "", "tables": {
         "clients": {"subject_keys": {"national_id": "national_id", "kra_pin": "kra_pin"}},
