@@ -32,7 +32,6 @@ LAYERS = [
         "veil.frequency",
         "veil.criteria",
         "veil.data",
-        "veil.population",
     },
     {"veil.scan", "veil.transforms", "veil.dp", "veil.policy", "veil.suggest"},
     {"veil.privacy", "veil.learn", "veil.synth", "veil.evaluate", "veil.federated", "veil.rights"},

@@ -15,7 +15,8 @@ import pytest
 
 from veil.cli import main
 from veil.exceptions import ParameterError
-from veil.population import (
+from veil.privacy import check
+from veil.scan.population import (
     histogram,
     individual_risk,
     pitman,
@@ -23,7 +24,6 @@ from veil.population import (
     population_risk,
     zayatz,
 )
-from veil.privacy import check
 
 ADULT = Path(__file__).parents[1] / "data" / "arx_adult" / "adult.csv.gz"
 QIS = ["sex", "age", "race", "marital-status"]

@@ -52,7 +52,7 @@ Force = Annotated[
     bool, typer.Option("--force", help="Overwrite existing output files (never the input).")
 ]
 Format = Annotated[str, typer.Option("--format", help="Output: text or json.")]
-# the table is a sample: what it was drawn from (veil.population's estimates)
+# the table is a sample: what it was drawn from (veil.scan.population's estimates)
 Population = Annotated[
     float | None, typer.Option("--population", help="DATA is a sample of this many people.")
 ]

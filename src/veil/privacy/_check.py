@@ -23,8 +23,8 @@ from veil.criteria import (
 from veil.exceptions import ParameterError
 from veil.frequency import class_sizes, histograms
 from veil.hierarchy import Hierarchy
-from veil.population import PopulationRisk, beyond
 from veil.privacy.risk import PersonRisk, Risk, person_risk, risk
+from veil.scan.population import PopulationRisk, beyond
 from veil.schema import require_columns
 
 
@@ -117,7 +117,7 @@ def check(
         The table is a sample: of ``population`` people, or ``sampling_fraction`` of them, or
         each row stands for ``weights`` (a column of sampling weights) people. Adds the
         population-uniqueness estimates and the journalist risk that follows (see
-        ``veil.population``).
+        ``veil.scan.population``).
 
     Returns
     -------

@@ -357,7 +357,7 @@ def scan(
     population, sampling_fraction, weights : optional
         The table is a sample of ``population`` people, or ``sampling_fraction`` of them, or
         each row stands for ``weights`` (a column) people: the risk adds population-
-        uniqueness estimates and the journalist risk (``veil.population``).
+        uniqueness estimates and the journalist risk (``veil.scan.population``).
 
     Returns
     -------

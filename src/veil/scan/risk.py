@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from veil.frequency import CodedColumns
-from veil.population import PopulationRisk, beyond
+from veil.scan.population import PopulationRisk, beyond
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def assess(
     """Uniqueness on all ``quasi_identifiers`` and the ``top`` smallest combinations (up to
     ``max_size`` columns) that make the most rows unique; with ``population``,
     ``sampling_fraction`` or a ``weights`` column, the estimates beyond the sample
-    (``veil.population``)."""
+    (``veil.scan.population``)."""
     rows = len(frame)
     qis = list(quasi_identifiers)
     if not qis or rows == 0:
