@@ -195,13 +195,15 @@ def optimal_search(
             region = tuple(slice(int(v), None) for v in levels)
             np.maximum(floor_grid[region], above, out=floor_grid[region])
 
-    state.on_evaluated = raise_floor
+    bounded = type(metric).successor_bound is not Metric.successor_bound
+    if bounded:  # only metrics whose classes bound the nodes above pay for it
+        state.on_evaluated = raise_floor
     finished = True
     for visited, position in enumerate(_unsettled(order, state.status)):
         bound, total = float(bounds[position]), int(totals[position])
         if best is not None and (bound, total) >= (best[0], best[1]):
             break
-        if best is not None and (float(floor[position]), total) >= (best[0], best[1]):
+        if bounded and best is not None and (float(floor[position]), total) >= (best[0], best[1]):
             continue  # a node below it already bounds it past the best
         if state.status[position] == Search.UNKNOWN:
             state.resolve(int(position))
@@ -213,7 +215,8 @@ def optimal_search(
         else:
             evaluation = check(state.groups(levels), criteria, max_outliers)
             loss = metric.loss(evaluation)
-            raise_floor(levels, evaluation)
+            if bounded:
+                raise_floor(levels, evaluation)
         if best is None or (loss, total) < (best[0], best[1]):
             best = (loss, total, evaluation, levels)
         if progress is not None and visited % 500 == 0:
