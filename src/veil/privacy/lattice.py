@@ -49,6 +49,19 @@ def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return group.astype(np.int64), first
 
 
+def _histograms(entry: np.ndarray, codes: np.ndarray, counts: np.ndarray | None, classes: int,
+                values: int, sensitive: str) -> np.ndarray:  # fmt: skip
+    """(classes, values) counts of each sensitive code per entry (``counts``: how many rows each
+    pair stands for, one when None)."""
+    if classes * values > _MAX_HISTOGRAM_CELLS:
+        raise InputError(
+            f"sensitive column {sensitive!r} has {values:,} distinct values over "
+            f"{classes:,} combinations; generalize it first (e.g. bins)"
+        )
+    flat = np.bincount(entry * values + codes, weights=counts, minlength=classes * values)
+    return flat.astype(np.int64).reshape(classes, values)
+
+
 @dataclass
 class Groups:
     """Equivalence classes at a node: one representative leaf combination per class, the class
@@ -95,13 +108,7 @@ class FrequencyTable:
         values: list[str] = []
         if sensitive is not None:
             codes, values = sensitive_codes(frame[sensitive])
-            if len(sizes) * len(values) > _MAX_HISTOGRAM_CELLS:
-                raise InputError(
-                    f"sensitive column {sensitive!r} has {len(values):,} distinct values over "
-                    f"{len(sizes):,} combinations; generalize it first (e.g. bins)"
-                )
-            flat = np.bincount(entry * len(values) + codes, minlength=len(sizes) * len(values))
-            histograms = flat.reshape(len(sizes), len(values))
+            histograms = _histograms(entry, codes, None, len(sizes), len(values), sensitive)
         bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
         return cls(list(hierarchies), bottom, len(frame), entry, values)
 
@@ -155,15 +162,9 @@ class FrequencyTable:
         leaves = leaf_frame.to_numpy(dtype=np.int64)[first]
         histograms = None
         if sensitive is not None:
-            if len(sizes) * len(labels) > _MAX_HISTOGRAM_CELLS:
-                raise InputError(
-                    f"sensitive column {sensitive!r} has {len(labels):,} distinct values over "
-                    f"{len(sizes):,} combinations; generalize it first (e.g. bins)"
-                )
-            flat = np.bincount(entry * len(labels) + running["s"].to_numpy(dtype=np.int64),
-                               weights=running["n"].to_numpy(),
-                               minlength=len(sizes) * len(labels))  # fmt: skip
-            histograms = flat.astype(np.int64).reshape(len(sizes), len(labels))
+            histograms = _histograms(entry, running["s"].to_numpy(dtype=np.int64),
+                                     running["n"].to_numpy(), len(sizes), len(labels),
+                                     sensitive)  # fmt: skip
         bottom = Groups(tuple([0] * len(hierarchies)), leaves, sizes, histograms)
         return cls(list(hierarchies), bottom, rows, np.empty(0, dtype=np.int64), labels)
 
