@@ -68,7 +68,7 @@ def test_erase_removes_exactly_the_subjects_rows(database: str, tmp_path: Path) 
                   journal=tmp_path / "journal")  # fmt: skip
     assert again.verified
     assert again.removed == {}  # idempotent
-    assert not (tmp_path / "journal" / "s11.json").exists()
+    assert not (tmp_path / "journal").exists()  # journal and its folder gone once verified
 
 
 def test_a_legal_hold_keeps_rows_with_identifiers_replaced(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ request is finished and verified. It never holds a subject's raw key, only its k
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -75,5 +76,7 @@ class Journal:
             handle.write(json.dumps(self.state, indent=1))
 
     def close(self) -> None:
-        """The request is done (and verified): the journal goes."""
+        """The request is done (and verified): the journal goes, and its folder when empty."""
         self.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # other requests' journals still in it
+            self.path.parent.rmdir()
