@@ -37,10 +37,13 @@ def torch_module() -> Any:
 
 
 def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[int, ...] =
-          (128, 64), variational: bool = False, target: int = 0) -> Any:  # fmt: skip
+          (128, 64), variational: bool = False, target: int = 0,
+          inputs: int = 0) -> Any:  # fmt: skip
     """A fresh network (parameters drawn from torch's seeded generator). ``target``: 0, or a
     head on the code predicting the target too (1: a number; 2 or more: its classes), a
-    supervised autoencoder whose code keeps what predicts it."""
+    supervised autoencoder whose code keeps what predicts it. ``inputs``: columns the encoder
+    reads besides the table's (a boosted score of the target) that the decoder does not
+    rebuild."""
     torch = torch_module()
     nn = torch.nn
 
@@ -51,8 +54,9 @@ def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[
             self.numeric = numeric
             self.latent = latent
             self.variational = variational
+            self.inputs = inputs
             self.embeddings = nn.ModuleList([nn.Embedding(n, EMBEDDING) for n in cardinalities])
-            width = EMBEDDING * len(cardinalities) + numeric
+            width = EMBEDDING * len(cardinalities) + numeric + inputs
             layers: list[Any] = []
             for size in hidden:
                 layers += [nn.Linear(width, size), nn.ReLU()]
@@ -70,9 +74,10 @@ def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[
             # the target weighs as much as all the columns together: the code keeps it
             self.target_weight = float(len(cardinalities) + (1 if numeric else 0))
 
-        def encode(self, codes: Any, numbers: Any) -> tuple[Any, Any]:
+        def encode(self, codes: Any, numbers: Any, extra: Any = None) -> tuple[Any, Any]:
             parts = [e(codes[:, j]) for j, e in enumerate(self.embeddings)]
-            hidden_state = self.encoder(torch.cat([*parts, numbers], dim=1))
+            more = [] if extra is None else [extra]
+            hidden_state = self.encoder(torch.cat([*parts, numbers, *more], dim=1))
             out = self.to_code(hidden_state)
             if not self.variational:
                 return out, None
@@ -83,8 +88,8 @@ def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[
             logits = [head(hidden_state) for head in self.heads]
             return logits, self.numbers(hidden_state)[:, : self.numeric]
 
-        def forward(self, codes: Any, numbers: Any) -> tuple[list[Any], Any, Any, Any]:
-            mean, log_var = self.encode(codes, numbers)
+        def forward(self, codes: Any, numbers: Any, extra: Any = None) -> tuple[Any, ...]:
+            mean, log_var = self.encode(codes, numbers, extra)
             code = mean
             if log_var is not None and self.training:
                 code = mean + torch.randn_like(mean) * torch.exp(0.5 * log_var)
@@ -96,10 +101,13 @@ def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[
 
 def loss_of(model: Any, batch: tuple[Any, ...], reduction: str = "mean") -> Any:
     """Cross-entropy per categorical column plus squared error of the numbers (plus the KL
-    term for the VAE, plus the target's error for a supervised one), summed over columns."""
+    term for the VAE, plus the target's error for a supervised one), summed over columns.
+    ``batch``: codes, numbers, the extra inputs if the network reads any, the labels if any."""
     torch = torch_module()
-    codes, numbers = batch[0], batch[1]
-    logits, predicted, mean, log_var = model(codes, numbers)
+    network = getattr(model, "_module", model)
+    codes, numbers, *rest = batch
+    extra = rest.pop(0) if network.inputs else None
+    logits, predicted, mean, log_var = model(codes, numbers, extra)
     functional = torch.nn.functional
     total = torch.zeros((), dtype=torch.float32)
     for j, column in enumerate(logits):
@@ -107,14 +115,13 @@ def loss_of(model: Any, batch: tuple[Any, ...], reduction: str = "mean") -> Any:
     if numbers.shape[1]:
         error = ((predicted - numbers) ** 2).sum(dim=1)
         total = total + (error.mean() if reduction == "mean" else error.sum())
-    network = getattr(model, "_module", model)
-    if network.target is not None and len(batch) > 2:
+    if network.target is not None and rest:
         guess = network.target(mean)
         if guess.shape[1] == 1:
-            error = (guess[:, 0] - batch[2].float()) ** 2
+            error = (guess[:, 0] - rest[0].float()) ** 2
             term = error.mean() if reduction == "mean" else error.sum()
         else:
-            term = functional.cross_entropy(guess, batch[2].long(), reduction=reduction)
+            term = functional.cross_entropy(guess, rest[0].long(), reduction=reduction)
         total = total + network.target_weight * term
     if log_var is not None:
         kl = -0.5 * (1 + log_var - mean**2 - log_var.exp()).sum(dim=1)
@@ -151,11 +158,12 @@ def seeded(seed: int) -> Iterator[None]:
 
 
 def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epochs: int = 60,
-          labels: np.ndarray | None = None,
+          labels: np.ndarray | None = None, extra: np.ndarray | None = None,
           batch_size: int = 256, learning_rate: float = 2e-3, validation: float = 0.1,
           patience: int = 5, dp: tuple[float, float] | None = None, max_grad_norm: float = 1.0,
           progress: Progress | None = None) -> Training:  # fmt: skip
-    """Fit ``model`` to the rows, an epoch at a time on ``progress`` (a rich bar in the CLI)."""
+    """Fit ``model`` to the rows, an epoch at a time on ``progress`` (a rich bar in the CLI);
+    ``extra``: the columns the network reads besides the table's (``build(inputs=)``)."""
     import time
 
     torch = torch_module()
@@ -166,6 +174,7 @@ def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epoc
     held = 0 if dp is not None else max(1, int(len(codes) * validation)) if len(codes) > 20 else 0
     valid, fit_rows = order[:held], order[held:]
     tensors = (torch.as_tensor(codes), torch.as_tensor(numbers),
+               *([torch.as_tensor(extra)] if extra is not None else []),
                *([torch.as_tensor(labels)] if labels is not None else []))  # fmt: skip
     dataset = torch.utils.data.TensorDataset(*(t[fit_rows] for t in tensors))
     generator = torch.Generator().manual_seed(seed)
