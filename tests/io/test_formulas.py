@@ -97,7 +97,7 @@ def test_anonymize_counts_escaped_cells_and_the_release_verifies(
     assert code == 0, stdout
     cert = json.loads((tmp_path / "c.json").read_text())
     assert cert["escaped_cells"] == 15
-    assert cert["format"] == 5
+    assert cert["format"] == 6
     assert "15 text cells that a spreadsheet would run" in stdout
     written = [row[1] for row in csv.reader((tmp_path / "r.csv").open())][1:]
     assert all(not cell.startswith(tuple("=+@")) for cell in written)

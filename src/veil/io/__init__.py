@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, shown
-from veil.io._content import content_sha256, fingerprint
+from veil.io._content import ContentHash, content_sha256, fingerprint
 from veil.io._files import (
     EXCEL_SUFFIXES,
     PARQUET_SUFFIXES,
@@ -57,6 +57,7 @@ __all__ = [
     "SPREADSHEETS",
     "SUPPORTED_OUTPUTS",
     "TEXT_FORMATS",
+    "ContentHash",
     "OutputFormat",
     "OutputSet",
     "Source",

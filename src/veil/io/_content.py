@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,56 @@ def fingerprint(frame: pd.DataFrame, *, sample: int | None = None) -> str:
     return digest.hexdigest() if sample is None else digest.hexdigest()[:16]
 
 
-def content_sha256(frame: pd.DataFrame) -> str:
-    """SHA-256 of every cell of ``frame`` (one pass, full digest), in a canonical text form
-    that survives a CSV or Parquet round trip through ``write`` and ``read``: numbers as their
-    shortest decimal (12 and 12.0 alike), dates ISO, empty text as missing. A certificate pins
-    its release with it, so ``verify`` notices any changed, added or removed cell."""
+def content_sha256(frame: pd.DataFrame, *, version: int = 2) -> str:
+    """SHA-256 of every cell of ``frame``, in a canonical text form that survives a CSV or
+    Parquet round trip through ``write`` and ``read``: numbers as their shortest decimal (12
+    and 12.0 alike), dates ISO, empty text as missing. A certificate pins its release with it,
+    so ``verify`` notices any changed, added or removed cell. Version 2 (``ContentHash``) is
+    the same whether the rows come at once or in batches; version 1 is what certificates before
+    format 6 pinned."""
+    if version == 1:
+        return _content_sha256_v1(frame)
+    return ContentHash(list(frame.columns)).update(frame).hexdigest()
+
+
+class ContentHash:
+    """``content_sha256`` of a table fed in batches of rows (a release written as it streams):
+    three running SHA-256 per column (over the cells' missing flags, their texts' lengths and
+    the texts), then one over the row count and the columns' names and digests. Any split of
+    the rows into batches gives the same digest as the whole table at once."""
+
+    def __init__(self, columns: list[Any]) -> None:
+        self.columns = list(columns)
+        self.rows = 0
+        self._digests = [[hashlib.sha256() for _ in range(3)] for _ in self.columns]
+
+    def update(self, batch: pd.DataFrame) -> ContentHash:
+        """Add ``batch``'s rows (its columns those the hash was made for, in that order)."""
+        if list(batch.columns) != self.columns:
+            raise ValueError(f"a batch has columns {list(batch.columns)}, not {self.columns}")
+        self.rows += len(batch)
+        for (flags, sizes, texts), name in zip(self._digests, batch.columns, strict=True):
+            cells = _canonical_cells(batch[name])
+            missing = cells.is_null().to_numpy(zero_copy_only=False)
+            text = pc.fill_null(cells, "")
+            flags.update(missing.astype(np.uint8).tobytes())
+            for lengths, data in _text_parts(text):
+                sizes.update(lengths)
+                texts.update(data)
+        return self
+
+    def hexdigest(self) -> str:
+        """The digest of every row fed so far."""
+        total = hashlib.sha256(f"veil-content-v2\x1f{self.rows}\x1f{len(self.columns)}".encode())
+        for name, parts in zip(self.columns, self._digests, strict=True):
+            total.update(f"\x1d{len(str(name))}:{name}\x1e".encode())
+            for part in parts:
+                total.update(part.digest())
+        return total.hexdigest()
+
+
+def _content_sha256_v1(frame: pd.DataFrame) -> str:
+    """Format 1-5 certificates' hash: column after column over the whole table."""
     digest = hashlib.sha256(f"veil-content-v1\x1f{len(frame)}\x1f{frame.shape[1]}".encode())
     for name in frame.columns:
         digest.update(f"\x1d{len(str(name))}:{name}".encode())
@@ -42,15 +88,22 @@ def content_sha256(frame: pd.DataFrame) -> str:
         missing = cells.is_null().to_numpy(zero_copy_only=False)
         text = pc.fill_null(cells, "")
         digest.update(np.packbits(missing).tobytes())
-        for chunk in text.chunks if isinstance(text, pa.ChunkedArray) else [text]:
-            chunk = chunk.cast(pa.large_string())
-            offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)
-            offsets = offsets[chunk.offset : chunk.offset + len(chunk) + 1]
-            digest.update(np.diff(offsets).tobytes())
-            data = chunk.buffers()[2]
-            if data is not None:
-                digest.update(memoryview(data)[offsets[0] : offsets[-1]])
+        for lengths, data in _text_parts(text):
+            digest.update(lengths)
+            digest.update(data)
     return digest.hexdigest()
+
+
+def _text_parts(text: pa.Array | pa.ChunkedArray) -> Iterator[tuple[bytes, memoryview | bytes]]:
+    """(the cells' lengths, their bytes) per chunk of an Arrow text column, without a Python
+    loop over the cells."""
+    for chunk in text.chunks if isinstance(text, pa.ChunkedArray) else [text]:
+        chunk = chunk.cast(pa.large_string())
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)
+        offsets = offsets[chunk.offset : chunk.offset + len(chunk) + 1]
+        data = chunk.buffers()[2]
+        yield np.diff(offsets).tobytes(), b"" if data is None else \
+            memoryview(data)[offsets[0] : offsets[-1]]  # fmt: skip
 
 
 def _canonical_cells(series: pd.Series) -> pa.Array:

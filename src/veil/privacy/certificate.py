@@ -24,8 +24,10 @@ from veil.privacy.models import ClassStats
 #: "k": 5}``, see ``veil.criteria``) where 3 wrote ``k``, ``l`` and ``t`` keys (still read).
 #: 5 counts the cells escaped against spreadsheet formulas (``escaped_cells``) and what each
 #: step counted (``steps[].counts``, e.g. the entities ``redact`` replaced).
+#: 6 pins the release with a hash that any split of its rows into batches gives alike
+#: (``veil.io.ContentHash``), so a release streamed to disk is hashed as it is written.
 #: ``verify`` refuses a certificate that pins nothing.
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 
 @dataclass(frozen=True)
