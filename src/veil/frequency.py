@@ -23,6 +23,7 @@ import pandas as pd
 from veil.schema import require_columns
 
 __all__ = [
+    "COUNT",
     "CodedColumns",
     "Frequencies",
     "class_sizes",
@@ -119,7 +120,8 @@ def histograms(
     return flat.reshape(classes, len(values)), values
 
 
-_COUNT = "__veil_count__"
+#: The count column of ``Frequencies.counts``.
+COUNT = "__veil_count__"
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ class Frequencies:
         counts = (
             data.groupby(list(data.columns), dropna=False, sort=False)
             .size()
-            .rename(_COUNT)
+            .rename(COUNT)
             .reset_index()
         )
         return cls(tuple(quasi_identifiers), sensitive, counts)
@@ -179,15 +181,15 @@ class Frequencies:
         """The table of both tables' records together."""
         if (self.quasi_identifiers, self.sensitive) != (other.quasi_identifiers, other.sensitive):
             raise ValueError("only tables over the same columns merge")
-        keys = [c for c in self.counts.columns if c != _COUNT]
+        keys = [c for c in self.counts.columns if c != COUNT]
         both = pd.concat([self.counts, other.counts], ignore_index=True)
-        merged = both.groupby(keys, dropna=False, sort=False)[_COUNT].sum().reset_index()
+        merged = both.groupby(keys, dropna=False, sort=False)[COUNT].sum().reset_index()
         return Frequencies(self.quasi_identifiers, self.sensitive, merged)
 
     @property
     def rows(self) -> int:
         """How many records the table counts."""
-        return int(self.counts[_COUNT].sum())
+        return int(self.counts[COUNT].sum())
 
     def _classes(self) -> tuple[np.ndarray, int]:
         klass, sizes = class_sizes(self.counts, list(self.quasi_identifiers))
@@ -196,7 +198,7 @@ class Frequencies:
     def sizes(self) -> np.ndarray:
         """The size of every equivalence class."""
         klass, classes = self._classes()
-        return np.bincount(klass, weights=self.counts[_COUNT], minlength=classes).astype(np.int64)
+        return np.bincount(klass, weights=self.counts[COUNT], minlength=classes).astype(np.int64)
 
     def histograms(self) -> tuple[np.ndarray, list[str]]:
         """(classes x sensitive values) counts, and the values."""
@@ -205,7 +207,7 @@ class Frequencies:
         klass, classes = self._classes()
         codes, values = pd.factorize(self.counts[self.sensitive])
         flat = np.bincount(
-            klass * len(values) + codes, weights=self.counts[_COUNT],
+            klass * len(values) + codes, weights=self.counts[COUNT],
             minlength=classes * len(values),
         )  # fmt: skip
         return flat.reshape(classes, len(values)).astype(np.int64), [str(v) for v in values]

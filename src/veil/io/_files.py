@@ -123,7 +123,7 @@ _BOMS = (
 )
 
 
-def _detect_encoding(path: Path, data: bytes) -> str:
+def _detect_encoding(path: Path, data: bytes, complete: bool = True) -> str:
     for bom, codec in _BOMS:
         if data.startswith(bom):
             return codec
@@ -133,7 +133,7 @@ def _detect_encoding(path: Path, data: bytes) -> str:
             "give Parquet files a .parquet and Excel files an .xlsx extension"
         )
     try:
-        data.decode("utf-8")
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=complete)
     except UnicodeDecodeError as err:
         from charset_normalizer import from_bytes
 
@@ -162,14 +162,13 @@ def _sniff_delimiter(text: str) -> str:
         return ","
 
 
-def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFrame:
-    """A CSV file as a DataFrame: encoding and delimiter detected unless given, every column
-    read as text and then typed (integers, floats, ISO dates; leading-zero numbers stay text),
-    and each column's text form recorded in ``frame.attrs[TEXT_FORMATS]``.
-    """
-    data = path.read_bytes()
+def csv_dialect(path: Path, data: bytes, *, sep: str | None, encoding: str | None,
+                complete: bool = True) -> tuple[str, str, list[str]]:  # fmt: skip
+    """(encoding, delimiter, header) of a CSV file whose bytes are ``data`` (only its start
+    when not ``complete``: a file streamed in batches): detected unless given, the header
+    checked (one column that holds another delimiter, empty or repeated names)."""
     if encoding is None:
-        encoding = _detect_encoding(path, data)
+        encoding = _detect_encoding(path, data, complete)
     else:
         try:
             codecs.lookup(encoding)
@@ -180,7 +179,7 @@ def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFra
     try:
         # incremental: a sample may end inside a multi-byte character, which is no error
         text_head = codecs.getincrementaldecoder(encoding)().decode(
-            data[:_SAMPLE_BYTES], final=len(data) <= _SAMPLE_BYTES
+            data[:_SAMPLE_BYTES], final=complete and len(data) <= _SAMPLE_BYTES
         )
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
@@ -188,7 +187,7 @@ def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFra
             f"{path}: line {line}: byte {data[err.start]:#04x} is not valid {encoding}; "
             "pass the file's real --encoding (e.g. cp1252, latin-1)"
         ) from err
-    if len(data) > _SAMPLE_BYTES:  # ... or inside a row
+    if len(data) > _SAMPLE_BYTES or not complete:  # ... or inside a row
         text_head = text_head.rsplit("\n", 1)[0]
     if not text_head.strip():
         raise InputError(f"{path}: holds no data (only blank lines); a table needs a header row")
@@ -203,6 +202,16 @@ def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFra
     header = [h.strip() for h in header]
     _check_separator(path, header, sep)
     _check_header(path, header)
+    return encoding, sep, header
+
+
+def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFrame:
+    """A CSV file as a DataFrame: encoding and delimiter detected unless given, every column
+    read as text and then typed (integers, floats, ISO dates; leading-zero numbers stay text),
+    and each column's text form recorded in ``frame.attrs[TEXT_FORMATS]``.
+    """
+    data = path.read_bytes()
+    encoding, sep, header = csv_dialect(path, data, sep=sep, encoding=encoding)
 
     try:
         table = _parse_csv(data, encoding, sep, header)

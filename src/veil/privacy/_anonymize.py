@@ -197,19 +197,29 @@ def generalize_release(
     return out.loc[~suppressed], suppressed
 
 
-def anonymize(
+@dataclasses.dataclass
+class Plan:
+    """What a release will do before any row is changed: the policy with a role for every
+    column (``decisions`` say by whom), the quasi-identifiers and sensitive columns, and the
+    hierarchies given (``given``) or specified (``specs``)."""
+
+    policy: Policy
+    decisions: tuple[Any, ...]
+    quasi: list[str]
+    sensitive: list[str]
+    given: dict[str, Hierarchy]
+    specs: dict[str, Any]
+
+
+def plan_release(
     data: pd.DataFrame,
-    policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None,
     *,
     hierarchies: Mapping[str, Hierarchy] | None = None,
     progress: Progress | None = None,
-) -> Release:
-    """Apply ``policy``'s steps to ``data`` (never modified) and certify the release.
-
-    Raises ``PolicyError`` when the policy does not fit the data (unknown column, untreated
-    identifier, bad step parameter: the message says where in the policy), and
-    ``CheckFailedError`` when the release misses the policy's privacy goals.
-    """
+) -> Plan:
+    """Check ``policy`` against ``data`` (the table, or a sample of it read in batches) and
+    decide every column's role: the policy's, else the scan's."""
     pol = Policy() if policy is None else _as_policy(policy)
     given = dict(hierarchies or {})
     specs: dict[str, Any] = {}
@@ -235,14 +245,58 @@ def anonymize(
     schema = pol.to_schema()
     sensitive = wanted or list(schema.sensitive)
     quasi = list(schema.quasi_identifiers)
-    privacy = pol.privacy
-    goals = _goals(privacy)
+    goals = _goals(pol.privacy)
     if goals and not quasi:
         raise PolicyError(
             f"the privacy goal(s) {', '.join(goals)} cannot be measured: no column is a "
             "quasi-identifier (the policy marks none and the scan found none); give the "
             "identifying columns role: quasi_identifier"
         )
+    return Plan(pol, tuple(decisions), quasi, sensitive, given, specs)
+
+
+def search_setup(
+    plan: Plan, frame: pd.DataFrame, quasi: list[str], sensitive: list[str]
+) -> tuple[list[Hierarchy], list[Criterion], list[Criterion], str | None]:
+    """(the quasi-identifiers' hierarchies, the policy's models, the models the search checks,
+    the column their histograms count) for ``frame`` after the policy's steps; ``frame`` may be
+    any table holding each column's distinct values (a streamed pass's counts): the automatic
+    hierarchies are made from those alone."""
+    pol, given, specs = plan.policy, plan.given, plan.specs
+    assert pol.privacy is not None
+    base = pol.resolve(".")
+    used = [
+        given.get(q) or hierarchy_from_spec(q, specs.get(q, "auto"), frame[q], base=base)
+        for q in quasi
+    ]
+    target = sensitive[0] if sensitive else None
+    trees = dict(given)
+    if target is not None and target not in trees and target in specs:
+        # the sensitive column's own tree, named per column, for hierarchical t
+        trees[target] = hierarchy_from_spec(target, specs[target], frame[target], base=base)
+    models = criteria_for(pol.privacy, target, trees)
+    if not any(m.needs_sensitive for m in models):
+        target = None
+    searched, target = people_models(pol.privacy, models, target, frame)
+    return used, models, searched, target
+
+
+def anonymize(
+    data: pd.DataFrame,
+    policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    *,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    progress: Progress | None = None,
+) -> Release:
+    """Apply ``policy``'s steps to ``data`` (never modified) and certify the release.
+
+    Raises ``PolicyError`` when the policy does not fit the data (unknown column, untreated
+    identifier, bad step parameter: the message says where in the policy), and
+    ``CheckFailedError`` when the release misses the policy's privacy goals.
+    """
+    plan = plan_release(data, policy, hierarchies=hierarchies, progress=progress)
+    pol, decisions = plan.policy, plan.decisions
+    quasi, sensitive, privacy = list(plan.quasi), list(plan.sensitive), pol.privacy
     before = class_stats(data, quasi)
 
     frame = data
@@ -286,20 +340,7 @@ def anonymize(
             "rare: in suppress_rows), or generalize the quasi-identifiers before it"
         )
     if privacy is not None and quasi:
-        base = pol.resolve(".")
-        used = [
-            given.get(q) or hierarchy_from_spec(q, specs.get(q, "auto"), frame[q], base=base)
-            for q in quasi
-        ]
-        target = sensitive[0] if sensitive else None
-        trees = dict(given)
-        if target is not None and target not in trees and target in specs:
-            # the sensitive column's own tree, named per column, for hierarchical t
-            trees[target] = hierarchy_from_spec(target, specs[target], frame[target], base=base)
-        models = criteria_for(privacy, target, trees)
-        if not any(m.needs_sensitive for m in models):
-            target = None
-        searched, target = people_models(privacy, models, target, frame)
+        used, models, searched, target = search_setup(plan, frame, quasi, sensitive)
         _reachable(frame, searched, target, rows_in=len(data))
         report.step(f"searching generalizations of {', '.join(quasi)}")
         run = _mondrian if privacy.method == "mondrian" else _search

@@ -7,16 +7,17 @@ release's classes again, counted from the rows (not from the search's lattice or
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
 from veil.criteria import KAnonymity, TCloseness
 from veil.exceptions import InputError, one_line
-from veil.frequency import class_sizes, histograms
+from veil.frequency import class_sizes, histograms, sensitive_codes
 from veil.hierarchy import Hierarchy
 from veil.io import content_sha256
 from veil.policy import PrivacySettings
@@ -54,26 +55,78 @@ def verify(
     very rows (``anonymize``): hashing a large release twice is a full pass for nothing.
     Hierarchical t-closeness is measured with the sensitive hierarchy the certificate keeps
     (or the one in ``hierarchies``); with neither, its claim fails: it was not measured."""
-    claims: list[tuple[str, bool, str]] = []
+    _require_quasi(certificate, release.columns)
+    version = 2 if int(certificate.get("format", 1)) >= 6 else 1  # 6 hashes batch by batch
+
+    def classes(settings: PrivacySettings) -> tuple[Any, Any, list[str], Any]:
+        quasi = list(certificate.get("quasi_identifiers", []))
+        column = _sensitive_column(certificate, settings)
+        klass, sizes = class_sizes(release, quasi)
+        hist, values = histograms(release, klass, column, len(sizes)) if column else (None, [])
+
+        def people(model: KAnonymity, person: str) -> tuple[str, bool, str]:
+            return _people_k(model, release, klass, len(sizes), person)
+
+        return sizes, hist, values, people
+
+    digest = (lambda: content_sha256(release, version=version)) if content else None
+    return _verified(certificate, len(release), digest, classes, hierarchies)
+
+
+def verify_counts(
+    counts: pd.DataFrame, certificate: Mapping[str, Any], *, digest: str,
+    count: str, hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> Verification:  # fmt: skip
+    """``verify`` for a release summarized as it was written (a streamed or a cluster's
+    release): ``counts`` holds one row per distinct combination of the release's
+    quasi-identifiers and sensitive value with how many rows hold it (column ``count``), and
+    ``digest`` is ``veil.io.ContentHash`` of every row written."""
+    _require_quasi(certificate, counts.columns)
+    weights = counts[count].to_numpy(dtype=np.int64)
+
+    def classes(settings: PrivacySettings) -> tuple[Any, Any, list[str], Any]:
+        if settings.person_id is not None:
+            raise InputError("people are counted (privacy.person_id) on a release in memory: "
+                             "verify it with veil verify")  # fmt: skip
+        quasi = list(certificate.get("quasi_identifiers", []))
+        column = _sensitive_column(certificate, settings)
+        klass, found = class_sizes(counts, quasi)
+        sizes = np.bincount(klass, weights=weights, minlength=len(found)).astype(np.int64)
+        hist, values = None, list[str]()
+        if column is not None:
+            codes, values = sensitive_codes(counts[column])
+            flat = np.bincount(klass * len(values) + codes, weights=weights,
+                               minlength=len(found) * len(values))  # fmt: skip
+            hist = flat.astype(np.int64).reshape(len(found), len(values))
+        return sizes, hist, values, None
+
+    return _verified(certificate, int(weights.sum()), lambda: digest, classes, hierarchies)
+
+
+def _require_quasi(certificate: Mapping[str, Any], columns: Any) -> None:
     quasi = list(certificate.get("quasi_identifiers", []))
-    missing = [c for c in quasi if c not in release.columns]
+    missing = [c for c in quasi if c not in columns]
     if missing:
         raise InputError(
             f"the release lacks the certificate's quasi-identifiers {missing}; is this the "
             "release the certificate was made for?"
         )
-    rows_out = int(certificate.get("rows_out", len(release)))
-    claims.append(
-        ("rows", len(release) == rows_out, f"{len(release):,} rows, certificate {rows_out:,}")
-    )
+
+
+def _verified(certificate: Mapping[str, Any], rows: int, digest: Callable[[], str] | None,
+              classes: Callable[[PrivacySettings], tuple[Any, Any, list[str], Any]],
+              hierarchies: Mapping[str, Hierarchy] | None) -> Verification:  # fmt: skip
+    """The claims about a release of ``rows`` rows whose content hashes to ``digest()`` (None:
+    not compared) and whose classes ``classes`` counts."""
+    claims: list[tuple[str, bool, str]] = []
+    rows_out = int(certificate.get("rows_out", rows))
+    claims.append(("rows", rows == rows_out, f"{rows:,} rows, certificate {rows_out:,}"))
     pinned = certificate.get("release_sha256")
-    if content and pinned is None:
+    if digest is not None and pinned is None:
         claims.append(("release content", False, "the certificate pins no content (made by an "
                        "older veil); make the release again to verify it"))  # fmt: skip
-    elif content:
-        # format 6 hashes batch by batch (a streamed release); older ones column by column
-        actual = content_sha256(release, version=2 if int(certificate.get("format", 1)) >= 6
-                                else 1)  # fmt: skip
+    elif digest is not None:
+        actual = digest()
         claims.append((
             "release content", actual == pinned,
             "every cell as certified (sha256)" if actual == pinned
@@ -84,8 +137,8 @@ def verify(
     if "max_suppression" in privacy:
         # the search's budget counts the records it withheld of those it was given; the
         # policy's own suppress_rows steps are not part of it
-        entering = int(search.get("rows_in", certificate.get("rows_in", len(release))))
-        share = (entering - len(release)) / max(entering, 1)
+        entering = int(search.get("rows_in", certificate.get("rows_in", rows)))
+        share = (entering - rows) / max(entering, 1)
         limit = float(privacy["max_suppression"])
         claims.append((
             f"suppressed by the search <= {limit:.1%}", share <= limit + 1e-12,
@@ -97,10 +150,22 @@ def verify(
         raise InputError(
             f"the certificate's privacy goals are not readable: {one_line(str(err))}"
         ) from err
+    sizes, hist, values, people = classes(settings)
+    claims += _model_claims(settings, certificate, sizes, hist, values, hierarchies, people)
+    return Verification(tuple(claims))
+
+
+def _sensitive_column(certificate: Mapping[str, Any], settings: PrivacySettings) -> str | None:
     sensitive = list(certificate.get("sensitive", []))
-    column = sensitive[0] if sensitive and any(m.needs_sensitive for m in settings.models) else None
-    klass, sizes = class_sizes(release, quasi)
-    hist, values = histograms(release, klass, column, len(sizes)) if column else (None, [])
+    return sensitive[0] if sensitive and any(m.needs_sensitive for m in settings.models) else None
+
+
+def _model_claims(settings: PrivacySettings, certificate: Mapping[str, Any], sizes: Any,
+                  hist: Any, values: list[str], hierarchies: Mapping[str, Hierarchy] | None,
+                  people: Any) -> list[tuple[str, bool, str]]:  # fmt: skip
+    """Each privacy model measured on the release's classes (``sizes``, ``hist``)."""
+    claims: list[tuple[str, bool, str]] = []
+    column = _sensitive_column(certificate, settings)
     for model in settings.models:
         model = model.model_copy()
         if isinstance(model, TCloseness) and model.distance == "hierarchical":
@@ -112,7 +177,7 @@ def verify(
             model.use_hierarchy(tree)
         model.prepare(values)
         if isinstance(model, KAnonymity) and settings.person_id is not None:
-            claims.append(_people_k(model, release, klass, len(sizes), settings.person_id))
+            claims.append(people(model, settings.person_id))
             continue
         value = model.measure(sizes, hist) if hist is not None or not model.needs_sensitive \
             else None  # fmt: skip
@@ -122,7 +187,7 @@ def verify(
         claims.append(
             ("k as certified", k_measured == int(certificate["k"]), f"measured {k_measured}")
         )
-    return Verification(tuple(claims))
+    return claims
 
 
 def _sensitive_tree(certificate: Mapping[str, Any], column: str | None,

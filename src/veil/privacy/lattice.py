@@ -17,7 +17,7 @@ import pandas as pd
 
 from veil.criteria import Criterion
 from veil.exceptions import InputError, ParameterError
-from veil.frequency import sensitive_codes, sensitive_key
+from veil.frequency import COUNT, Frequencies, sensitive_codes
 from veil.hierarchy import Hierarchy
 
 __all__ = ["MAX_EXHAUSTIVE", "Evaluation", "FrequencyTable", "Groups", "SearchResult", "check"]
@@ -127,46 +127,42 @@ class FrequencyTable:
         order they first appear, as in ``build``; ``row_entry`` is empty (no row is kept)."""
         if not quasi_identifiers:
             raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
-        names = [f"q{i}" for i in range(len(quasi_identifiers))]
-        keys = [*names, "s"] if sensitive is not None else list(names)
-        running: pd.DataFrame | None = None
-        values: dict[str, int] = {}  # sensitive_key -> code, first met first
-        labels: list[str] = []
-        rows = 0
-        for batch in batches:
-            columns = zip(names, quasi_identifiers, hierarchies, strict=True)
-            part = pd.DataFrame({name: h.encode(batch[q]) for name, q, h in columns})
-            if sensitive is not None:
-                codes, seen = sensitive_codes(batch[sensitive])
-                lookup = []
-                for label in seen:
-                    key = sensitive_key(label)
-                    if key not in values:
-                        values[key] = len(labels)
-                        labels.append(label)
-                    lookup.append(values[key])
-                part["s"] = np.asarray(lookup, dtype=np.int64)[codes] if len(seen) else codes
-            part["n"] = 1
-            counted = part.groupby(keys, sort=False)["n"].sum().reset_index()
-            merged = counted if running is None else pd.concat([running, counted])
-            running = merged.groupby(keys, sort=False)["n"].sum().reset_index()
-            rows += len(batch)
-        if running is None or rows == 0:
+        columns = [*quasi_identifiers, *([sensitive] if sensitive is not None else [])]
+        counted = Frequencies.of_batches((b[columns] for b in batches), columns)
+        return cls.from_counts(counted.counts, quasi_identifiers, hierarchies,
+                               sensitive=sensitive, count=COUNT)  # fmt: skip
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: pd.DataFrame,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        *,
+        sensitive: str | None = None,
+        count: str,
+    ) -> FrequencyTable:
+        """The table of the rows ``counts`` stands for: one row per distinct combination of the
+        quasi-identifiers' values (and the sensitive value), with how many rows hold it in the
+        column ``count`` (a streamed pass's or a cluster's group-by-count). Entries come in the
+        order of ``counts``' rows; ``row_entry`` is empty."""
+        if not quasi_identifiers:
+            raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
+        rows = int(counts[count].sum()) if len(counts) else 0
+        if rows == 0:
             raise InputError("the table has no rows to search")
-        leaf_frame = running[names]
-        entry, uniques = pd.factorize(pd.MultiIndex.from_frame(leaf_frame))
-        entry = np.asarray(entry, dtype=np.int64)
-        sizes = np.bincount(entry, weights=running["n"].to_numpy()).astype(np.int64)
-        first = np.full(len(uniques), len(entry), dtype=np.int64)
-        np.minimum.at(first, entry, np.arange(len(entry)))
-        leaves = leaf_frame.to_numpy(dtype=np.int64)[first]
+        weights = counts[count].to_numpy(dtype=np.int64)
+        leaves = np.column_stack([h.encode(counts[q].reset_index(drop=True)) for q, h in
+                                  zip(quasi_identifiers, hierarchies, strict=True)])  # fmt: skip
+        entry, first = _group(_combine(leaves, [h.domain_size for h in hierarchies]))
+        sizes = np.bincount(entry, weights=weights).astype(np.int64)
         histograms = None
+        values: list[str] = []
         if sensitive is not None:
-            histograms = _histograms(entry, running["s"].to_numpy(dtype=np.int64),
-                                     running["n"].to_numpy(), len(sizes), len(labels),
-                                     sensitive)  # fmt: skip
-        bottom = Groups(tuple([0] * len(hierarchies)), leaves, sizes, histograms)
-        return cls(list(hierarchies), bottom, rows, np.empty(0, dtype=np.int64), labels)
+            codes, values = sensitive_codes(counts[sensitive].reset_index(drop=True))
+            histograms = _histograms(entry, codes, weights, len(sizes), len(values), sensitive)
+        bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
+        return cls(list(hierarchies), bottom, rows, np.empty(0, dtype=np.int64), values)
 
     @property
     def heights(self) -> list[int]:

@@ -77,6 +77,16 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
     #: them, with the rules between parameters (``_validate``), when a policy loads and again
     #: in ``fit``: a bad parameter is refused before any data is read.
     _parameter_constraints: ClassVar[dict[str, Any]] = {"columns": COLUMNS}
+    #: Why the transform cannot run a batch of rows at a time, or None when it can: a table
+    #: read in batches (larger than memory) or a cluster's partitions get the rows the whole
+    #: table would. Fail closed: a new transform needs every row until it says otherwise.
+    _needs_every_row: ClassVar[str | None] = "it needs every row of the table at once"
+
+    def batchwise(self) -> str | None:
+        """None when applying the transform batch by batch (fitted on a sample of the rows,
+        since its fit learns nothing from their values) gives what the whole table would;
+        else why not and what to use instead, as one clause."""
+        return self._needs_every_row
 
     def _select(self, frame: pd.DataFrame) -> list[str]:
         if self.columns is None:

@@ -86,6 +86,8 @@ class Microaggregate(ColumnTransform):
     ``describe`` says how many were.
     """
 
+    _needs_every_row = "it groups rows of the whole table; generalize with bins instead"
+
     numeric_only = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,

@@ -17,6 +17,8 @@ class RenameColumns(ColumnTransform):
     so a release does not say what each column is. ``mapping_`` records what was done (keep it
     with the data controller, not with the release)."""
 
+    _needs_every_row = None
+
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,
         "mapping": [dict, None],

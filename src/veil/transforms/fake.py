@@ -50,6 +50,11 @@ class Fake(ColumnTransform):
     ``unique=True`` never gives two originals the same fake. Missing values stay missing.
     """
 
+    _needs_every_row = (
+        "its draws are made for the whole table at once (batch by batch they would repeat); "
+        "pseudonymize or drop instead"
+    )
+
     treats_identifiers = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,

@@ -76,6 +76,14 @@ class Generalize(ColumnTransform):
     A value outside the fitted bins raises instead of silently becoming missing.
     """
 
+    def batchwise(self) -> str | None:
+        if self._mode() == "bins" and isinstance(self.bins, str | int):
+            return (
+                "its bins come from the whole column; give the edges as a list "
+                "(bins: [0, 18, 65, 120])"
+            )
+        return None
+
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,
         "bins": [Interval(Integral, 2, None, closed="left"), StrOptions({"mean", "median"}),
@@ -258,6 +266,11 @@ class TopBottomCode(ColumnTransform):
     """Cap values above ``top`` and below ``bottom`` (fixed values, or ``top_quantile``/
     ``bottom_quantile`` in [0, 1] learned at fit): the few extreme salaries that identify their
     earners become the cap (e.g. 190,000 and 37,000)."""
+
+    def batchwise(self) -> str | None:
+        if self.top_quantile is not None or self.bottom_quantile is not None:
+            return "its quantiles come from the whole column; give top and bottom as values"
+        return None
 
     numeric_only = True
 

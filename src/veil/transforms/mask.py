@@ -40,6 +40,8 @@ class Mask(ColumnTransform):
     show all of it. ``describe`` counts the values that were changed.
     """
 
+    _needs_every_row = None
+
     treats_identifiers = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,

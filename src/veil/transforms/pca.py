@@ -31,6 +31,8 @@ class PCAMask(ColumnTransform):
     ``anonymize`` keeps the components of masked quasi-identifiers in the k check.
     """
 
+    _needs_every_row = "its components are fitted on the whole table"
+
     numeric_only = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,

@@ -30,6 +30,10 @@ class Noise(ColumnTransform):
     deviation learned at fit; otherwise it is in the column's units. NOT differential privacy.
     """
 
+    _needs_every_row = (
+        "its draws are made for the whole table at once (batch by batch they would repeat)"
+    )
+
     numeric_only = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,
@@ -121,6 +125,8 @@ class RankSwap(ColumnTransform):
     ``p`` percent of the rows away, below or above, column by column. Marginals are kept
     exactly; the link between a row and its true value is broken within that window."""
 
+    _needs_every_row = "it swaps values between rows of the whole table"
+
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,
         "p": [Interval(Real, 0, 100, closed="right")],
@@ -153,6 +159,8 @@ class RankSwap(ColumnTransform):
 class Shuffle(ColumnTransform):
     """Permute the values of each column independently (``together=False``) or the rows of
     ``columns`` as a block (``together=True``, keeping their joint distribution)."""
+
+    _needs_every_row = "it shuffles values across the whole table"
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,

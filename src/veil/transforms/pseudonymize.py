@@ -69,6 +69,8 @@ class Pseudonymize(ColumnTransform):
     transform runs; it is never stored on the estimator.
     """
 
+    _needs_every_row = None
+
     treats_identifiers = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,

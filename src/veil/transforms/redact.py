@@ -67,6 +67,8 @@ class Redact(ColumnTransform):
     certificate records it); ``cells_changed_`` how many cells changed.
     """
 
+    _needs_every_row = None
+
     treats_identifiers = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,

@@ -31,6 +31,8 @@ _MAX_FIT_ROWS = 20_000
 class Resample(ColumnTransform):
     """Replace each value by a draw from the column's observed frequencies (missing included)."""
 
+    _needs_every_row = "its distribution is fitted on the whole column"
+
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,
         "random_state": ["random_state"],
@@ -109,6 +111,8 @@ class ResampleContinuous(ColumnTransform):
     The KS p-value is optimistic because parameters were estimated from the same data; compare
     statistics, not p-values, across candidates.
     """
+
+    _needs_every_row = "its distribution is fitted on the whole column"
 
     numeric_only = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {

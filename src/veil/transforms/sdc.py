@@ -39,6 +39,8 @@ STAR = "*"
 class PRAM(ColumnTransform):
     """Post-randomization of categorical columns with an invariant transition matrix."""
 
+    _needs_every_row = "its transition matrix comes from the whole column's frequencies"
+
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,
         "pd": [Interval(Real, 0, 1, closed="both")],
@@ -112,6 +114,10 @@ def invariant_matrix(p: np.ndarray, pd: float, alpha: float, rng: np.random.Gene
 class LocalSuppression(ColumnTransform):
     """Blank single quasi-identifier cells ("*") until every class of ``columns`` has ``k``
     records."""
+
+    _needs_every_row = (
+        "it counts combinations over every row; leave them to the privacy search (max_suppression)"
+    )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,

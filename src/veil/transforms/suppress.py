@@ -13,6 +13,8 @@ from veil.transforms._base import COLUMNS, Columns, ColumnTransform, Integral, I
 class Drop(ColumnTransform):
     """Attribute suppression: remove ``columns`` from the release."""
 
+    _needs_every_row = None
+
     treats_identifiers = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {"columns": COLUMNS}
 
@@ -38,6 +40,14 @@ class SuppressRows(ColumnTransform):
     ``action="remove"`` deletes those rows (the index of the others is kept);
     ``action="blank"`` keeps the rows but sets ``columns`` to missing in them.
     """
+
+    def batchwise(self) -> str | None:
+        if self.rare is not None:
+            return (
+                "rare combinations are counted over every row; leave them to the privacy "
+                "search (max_suppression)"
+            )
+        return None
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "where": [str, None],

@@ -1,0 +1,384 @@
+"""Tables larger than memory, a batch of rows at a time: CSV through Arrow's streaming reader
+(every column typed as ``read`` types it, decided over all rows in a first reading), Parquet
+(one file, a folder or a glob of them) through Arrow's batch reader; and the writer that puts
+a release's batches into one CSV or Parquet file.
+
+A batch is a pandas DataFrame with the dtypes ``read`` would give the whole table, so the
+transforms, hierarchies and hashes veil applies to a table give the same result batch by batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from veil.exceptions import InputError, one_line
+from veil.io._files import (
+    _ISO_DATE_RE,
+    _ISO_FORMS,
+    _PANDAS_DATE_FORMS,
+    PARQUET_SUFFIXES,
+    TEXT_FORMATS,
+    _leading_zero,
+    check_readable,
+    csv_dialect,
+)
+from veil.io._formulas import escape_formulas
+from veil.io._write import _as_written
+
+__all__ = ["BatchWriter", "TableStream", "is_streamable"]
+
+#: Bytes of a CSV file read to detect its encoding and delimiter.
+_HEAD_BYTES = 1 << 24
+#: Arrow's block: rows are parsed this many bytes at a time (a row longer than it is refused).
+_BLOCK_BYTES = 1 << 24
+
+
+def is_streamable(source: object) -> bool:
+    """Whether ``source`` names files veil can read a batch at a time (CSV, Parquet)."""
+    if not isinstance(source, str | os.PathLike) or "://" in str(source):
+        return False
+    text = str(source)
+    if glob.has_magic(text) or Path(text).is_dir():
+        return True
+    return Path(text).suffix.lower() in {*PARQUET_SUFFIXES, ".csv", ".txt", ".tsv", ""}
+
+
+@dataclass
+class _Column:
+    """What a column's text allows over every row so far (``read``'s rules, kept per batch)."""
+
+    values: int = 0
+    nulls: int = 0
+    integers: bool = True
+    leading_zero: bool = False
+    floats: bool = True
+    dates: bool = True
+    decimals: int | None = None  # of the first value: a float column written with them
+    decimals_kept: bool = True
+    date_pattern: str | None = None  # the ISO form of the first value
+    date_kept: bool = True
+
+    def see(self, col: pa.Array) -> None:
+        valid = col.drop_null()
+        self.nulls += len(col) - len(valid)
+        if not len(valid):
+            return
+        first = self.values == 0
+        self.values += len(valid)
+        if first:
+            text = str(valid[0].as_py())
+            match = re.fullmatch(r"-?\d+\.(\d+)", text)
+            self.decimals = len(match.group(1)) if match else 0
+            self.date_pattern = next((p for p, _ in _ISO_FORMS if re.match(p, text)), None)
+        if self.integers:
+            try:
+                pc.cast(valid, pa.int64())
+                self.leading_zero |= bool(pc.any(_leading_zero(valid)).as_py())
+            except pa.ArrowInvalid:
+                self.integers = False
+        if not self.integers and self.floats:
+            try:
+                pc.cast(valid, pa.float64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                self.floats = False
+        if self.decimals and self.decimals >= 2 and self.decimals_kept:
+            pattern = rf"^-?\d+\.\d{{{self.decimals}}}$"
+            self.decimals_kept = bool(pc.all(pc.match_substring_regex(valid, pattern)).as_py())
+        if self.dates:
+            iso = pc.all(pc.match_substring_regex(valid, _ISO_DATE_RE)).as_py()
+            self.dates = bool(iso)
+            if self.dates:
+                try:
+                    pd.to_datetime(valid.to_pandas(), format="ISO8601")
+                except ValueError:
+                    self.dates = False
+        if self.date_pattern is not None and self.date_kept:
+            every = pc.all(pc.match_substring_regex(valid, self.date_pattern)).as_py()
+            self.date_kept = bool(every)
+
+    @property
+    def kind(self) -> str:
+        """null, int, float, date or text: what ``read`` makes of the whole column."""
+        if self.values == 0:
+            return "null"
+        if self.integers:
+            return "text" if self.leading_zero else "int"
+        if self.floats:
+            return "float"
+        return "date" if self.dates else "text"
+
+    @property
+    def form(self) -> str | None:
+        """The column's text form for ``TEXT_FORMATS`` (as ``read`` records it)."""
+        kind = self.kind
+        if kind == "int":
+            return "%d" if self.nulls else None
+        if kind == "float" and self.decimals and self.decimals >= 2 and self.decimals_kept:
+            return f"%.{self.decimals}f"
+        if kind == "date" and self.date_pattern is not None and self.date_kept:
+            form = dict(_ISO_FORMS)[self.date_pattern]
+            return None if form in _PANDAS_DATE_FORMS else form
+        return None
+
+
+@dataclass
+class TableStream:
+    """A CSV file, or Parquet files, read a batch of rows at a time.
+
+    ``prepare`` reads a CSV file once to type its columns as ``read`` would type the whole table
+    (and counts the rows); Parquet files carry their types and row counts. Then ``batches``
+    yields DataFrames of ``batch_rows`` rows, as many times as asked (each a new reading).
+    """
+
+    source: str
+    sep: str | None = None
+    encoding: str | None = None
+    paths: list[Path] = field(default_factory=list)
+    kind: str = "csv"
+    columns: list[str] = field(default_factory=list)
+    rows: int | None = None
+    formats: dict[str, str] = field(default_factory=dict)
+    _kinds: dict[str, str] = field(default_factory=dict)
+    _nulls: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        text = str(self.source)
+        if glob.has_magic(text):
+            self.paths = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
+            if not self.paths:
+                raise InputError(f"{text}: no file matches; check the pattern")
+        elif Path(text).is_dir():
+            self.paths = sorted(p for p in Path(text).iterdir()
+                                if p.suffix.lower() in PARQUET_SUFFIXES)  # fmt: skip
+            if not self.paths:
+                raise InputError(f"{text}: the folder holds no .parquet files")
+        else:
+            path = Path(text)
+            check_readable(path)
+            self.paths = [path]
+        parquet = [p.suffix.lower() in PARQUET_SUFFIXES for p in self.paths]
+        if len(self.paths) > 1 and not all(parquet):
+            raise InputError(f"{text}: several files stream only as Parquet; convert the CSV "
+                             "files, or give one")  # fmt: skip
+        self.kind = "parquet" if all(parquet) else "csv"
+        if self.kind == "parquet":
+            self._open_parquet()
+        else:
+            head = self.paths[0].open("rb").read(_HEAD_BYTES)
+            complete = len(head) < _HEAD_BYTES
+            self.encoding, self.sep, self.columns = csv_dialect(
+                self.paths[0], head, sep=self.sep, encoding=self.encoding, complete=complete)
+
+    @property
+    def size(self) -> int:
+        """Bytes on disk."""
+        return sum(p.stat().st_size for p in self.paths)
+
+    def _open_parquet(self) -> None:
+        import pyarrow.parquet as pq
+
+        schema = None
+        rows = 0
+        for path in self.paths:
+            try:
+                meta = pq.ParquetFile(path)
+            except (pa.ArrowInvalid, OSError) as err:
+                raise InputError(f"{path}: not a readable Parquet file ({one_line(str(err))})"
+                                 ) from err  # fmt: skip
+            nested = [f"{f.name} ({f.type})" for f in meta.schema_arrow
+                      if pa.types.is_nested(f.type)]  # fmt: skip
+            if nested:
+                raise InputError(f"{path}: nested column(s) {', '.join(nested)}; veil reads "
+                                 "tables of plain values: flatten them into columns first")
+            if schema is not None and meta.schema_arrow.names != schema.names:
+                raise InputError(f"{path}: its columns {meta.schema_arrow.names} differ from "
+                                 f"{self.paths[0]}'s {schema.names}; one table, one schema")
+            schema = meta.schema_arrow if schema is None else schema
+            rows += meta.metadata.num_rows
+        assert schema is not None
+        self.columns = [n for n in schema.names if not n.startswith("__index_level_")]
+        self.rows = rows
+
+    def prepare(self, *, batch_rows: int = 1_000_000,
+                progress: Callable[[int], None] | None = None) -> TableStream:  # fmt: skip
+        """Type a CSV file's columns over all its rows (a first reading); a no-op for Parquet."""
+        if self.kind == "parquet" or self.rows is not None:
+            return self
+        seen = {name: _Column() for name in self.columns}
+        rows = 0
+        for table in self._csv_tables(batch_rows):
+            for name in self.columns:
+                for chunk in table.column(name).chunks:
+                    seen[name].see(chunk)
+            rows += table.num_rows
+            if progress is not None:
+                progress(table.num_rows)
+        if rows == 0:
+            raise InputError(f"{self.paths[0]}: has a header but no data rows")
+        self.rows = rows
+        self._kinds = {name: c.kind for name, c in seen.items()}
+        self._nulls = {name: c.nulls for name, c in seen.items()}
+        self.formats = {name: form for name, c in seen.items() if (form := c.form) is not None}
+        return self
+
+    def _csv_tables(self, batch_rows: int) -> Iterator[pa.Table]:
+        """The CSV file as text tables of ``batch_rows`` rows (the last one shorter)."""
+        path = self.paths[0]
+        names = [f"c{i}" for i in range(len(self.columns))]
+        try:
+            reader = pacsv.open_csv(
+                path,
+                read_options=pacsv.ReadOptions(encoding=self.encoding, block_size=_BLOCK_BYTES,
+                                               skip_rows=1, column_names=names),
+                parse_options=pacsv.ParseOptions(delimiter=self.sep, newlines_in_values=True),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True),
+            )  # fmt: skip
+            pending: list[pa.RecordBatch] = []
+            held = 0
+            for batch in reader:
+                pending.append(batch)
+                held += batch.num_rows
+                while held >= batch_rows:
+                    table = pa.Table.from_batches(pending)
+                    yield table.slice(0, batch_rows).rename_columns(self.columns)
+                    rest = table.slice(batch_rows)
+                    pending, held = rest.to_batches(), rest.num_rows
+            if held:
+                yield pa.Table.from_batches(pending).rename_columns(self.columns)
+        except (pa.ArrowInvalid, UnicodeDecodeError) as err:
+            raise InputError(f"{path}: cannot be read as CSV with delimiter {self.sep!r} and "
+                             f"encoding {self.encoding} ({one_line(str(err))}); fix that row, "
+                             "or pass --sep/--encoding") from err  # fmt: skip
+
+    def batches(self, batch_rows: int, columns: Sequence[str] | None = None
+                ) -> Iterator[pd.DataFrame]:  # fmt: skip
+        """The table, ``batch_rows`` rows at a time (``columns``: only those)."""
+        wanted = list(self.columns if columns is None else columns)
+        if self.kind == "parquet":
+            yield from self._parquet_batches(batch_rows, wanted)
+            return
+        self.prepare(batch_rows=batch_rows)
+        for table in self._csv_tables(batch_rows):
+            frame = pd.DataFrame({name: self._typed(name, table.column(name)) for name in wanted})
+            frame.attrs[TEXT_FORMATS] = {k: v for k, v in self.formats.items() if k in wanted}
+            yield frame
+
+    def _typed(self, name: str, col: pa.ChunkedArray) -> Any:
+        kind = self._kinds[name]
+        if kind == "int":
+            ints = pc.cast(col, pa.int64()).to_pandas()
+            return ints.astype("float64") if self._nulls[name] else ints
+        if kind == "float":
+            return pc.cast(col, pa.float64()).to_pandas()
+        if kind == "date":
+            return pd.to_datetime(col.to_pandas(), format="ISO8601")
+        return col.to_pandas()
+
+    def _parquet_batches(self, batch_rows: int, columns: list[str]) -> Iterator[pd.DataFrame]:
+        import pyarrow.parquet as pq
+
+        for path in self.paths:
+            with contextlib.closing(pq.ParquetFile(path)) as handle:
+                for batch in handle.iter_batches(batch_size=batch_rows, columns=columns):
+                    yield pa.Table.from_batches([batch]).to_pandas()
+
+    def head(self, rows: int) -> pd.DataFrame:
+        """The first ``rows`` rows (typed as every batch is)."""
+        for batch in self.batches(rows):
+            return batch
+        raise InputError(f"{self.source}: has no rows")
+
+
+class BatchWriter:
+    """Batches of a release appended to one CSV or Parquet file (a staged temporary path: the
+    caller moves it into place when every batch is in). CSV columns keep the input's text forms
+    (``formats``) and formula cells are escaped, as ``write_table`` does for a whole table."""
+
+    def __init__(self, path: Path, fmt: str, *, formats: dict[str, str] | None = None,
+                 escape: bool = True) -> None:  # fmt: skip
+        if fmt not in {"csv", "parquet"}:
+            raise InputError(f"a streamed release is written as CSV or Parquet, not {fmt}")
+        self.path, self.fmt, self.formats, self.escape = path, fmt, dict(formats or {}), escape
+        self.rows = 0
+        self.escaped = 0
+        self._parquet: Any = None
+        self._schema: pa.Schema | None = None
+        self._handle: Any = None
+
+    def prepared(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """``batch`` as it will be written (formula cells escaped in a CSV): what to hash."""
+        if self.escape and self.fmt == "csv":
+            batch, escaped = escape_formulas(batch)
+            self.escaped += escaped
+        return batch
+
+    def write(self, batch: pd.DataFrame) -> None:
+        """Append ``batch`` (from ``prepared``)."""
+        if self.fmt == "csv":
+            if self._handle is None:
+                self._handle = open(self.path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            _as_written(batch, self.formats).to_csv(self._handle, index=False,
+                                                    header=self.rows == 0)  # fmt: skip
+        else:
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(batch, preserve_index=False)
+            if self._schema is None:
+                fields = [pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f
+                          for f in table.schema]  # fmt: skip
+                self._schema = pa.schema(fields).remove_metadata()
+                self._parquet = pq.ParquetWriter(self.path, self._schema)
+            try:
+                table = table.cast(self._schema)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+                raise InputError(f"a batch of the release does not fit the columns' types of "
+                                 f"the first ({one_line(str(err))}); write .csv, or run "
+                                 "--in-memory") from err  # fmt: skip
+            self._parquet.write_table(table)
+        self.rows += len(batch)
+
+    def close(self, columns: Sequence[str]) -> None:
+        """Finish the file (a header alone, or an empty Parquet file, when no row came)."""
+        if self.fmt == "csv":
+            if self._handle is None:
+                pd.DataFrame(columns=list(columns)).to_csv(self.path, index=False)
+            else:
+                self._handle.close()
+        elif self._parquet is not None:
+            self._parquet.close()
+        else:
+            pd.DataFrame(columns=list(columns)).to_parquet(self.path, index=False)
+
+
+class RowFingerprint:
+    """``veil.io.fingerprint`` (full length) of a table fed in batches: a hash per row, in
+    order, then the column names; the same digest as the whole table at once."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._columns: list[str] | None = None
+
+    def update(self, batch: pd.DataFrame) -> None:
+        """Add ``batch``'s rows."""
+        self._columns = [str(c) for c in batch.columns]
+        self._digest.update(pd.util.hash_pandas_object(batch, index=False).to_numpy().tobytes())
+
+    def hexdigest(self) -> str:
+        """The digest of the rows fed so far."""
+        digest = self._digest.copy()
+        digest.update("\x1f".join(self._columns or []).encode())
+        return digest.hexdigest()
