@@ -180,7 +180,8 @@ class TableStream:
             head = self.paths[0].open("rb").read(_HEAD_BYTES)
             complete = len(head) < _HEAD_BYTES
             self.encoding, self.sep, self.columns = csv_dialect(
-                self.paths[0], head, sep=self.sep, encoding=self.encoding, complete=complete)
+                self.paths[0], head, sep=self.sep, encoding=self.encoding, complete=complete
+            )
 
     @property
     def size(self) -> int:
@@ -201,11 +202,15 @@ class TableStream:
             nested = [f"{f.name} ({f.type})" for f in meta.schema_arrow
                       if pa.types.is_nested(f.type)]  # fmt: skip
             if nested:
-                raise InputError(f"{path}: nested column(s) {', '.join(nested)}; veil reads "
-                                 "tables of plain values: flatten them into columns first")
+                raise InputError(
+                    f"{path}: nested column(s) {', '.join(nested)}; veil reads "
+                    "tables of plain values: flatten them into columns first"
+                )
             if schema is not None and meta.schema_arrow.names != schema.names:
-                raise InputError(f"{path}: its columns {meta.schema_arrow.names} differ from "
-                                 f"{self.paths[0]}'s {schema.names}; one table, one schema")
+                raise InputError(
+                    f"{path}: its columns {meta.schema_arrow.names} differ from "
+                    f"{self.paths[0]}'s {schema.names}; one table, one schema"
+                )
             schema = meta.schema_arrow if schema is None else schema
             rows += meta.metadata.num_rows
         assert schema is not None

@@ -453,12 +453,16 @@ def empty_victories(
     quasi: Sequence[str],
     search: Mapping[str, Any] | None,
     rows_in: int,
+    *,
+    rows_out: int | None = None,
 ) -> list[str]:
     """Goals met by wiping the data: a quasi-identifier left with one value for everyone, or
-    most records withheld. Said in the CLI, the certificate and the report."""
+    most records withheld. Said in the CLI, the certificate and the report. ``original`` and
+    ``release`` may hold each combination once (counts of a streamed release) with ``rows_out``
+    the rows released."""
     notes = []
     for name in quasi:
-        if name not in release.columns or len(release) == 0:
+        if name not in release.columns or len(release) == 0 or rows_out == 0:
             continue
         values = release[name].dropna().unique()
         # a renamed quasi-identifier is not in the original: take it to have had information
@@ -470,7 +474,7 @@ def empty_victories(
                 "to keep some of it allow the search more suppression (max_suppression), give "
                 f"{name} a finer hierarchy, or use method: mondrian (local recoding)"
             )
-    withheld = rows_in - len(release)
+    withheld = rows_in - (len(release) if rows_out is None else rows_out)
     if rows_in and withheld / rows_in > LARGE_SUPPRESSION:
         by_search = int(search.get("suppressed", 0)) if search else 0
         notes.append(

@@ -175,6 +175,33 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
     #: After a transform, what the step counted (``{"PHONE": 12}``), if it counts anything:
     #: the certificate records it beside ``describe()``.
     counts_: dict[str, int] | None
+    #: The whole-number attributes a transform counts in (beside ``counts_``): run batch by
+    #: batch, their sums over the batches are set back (``add_tallies``) before ``describe()``.
+    _tallies: ClassVar[tuple[str, ...]] = ()
+
+    def tallies(self) -> dict[str, Any]:
+        """What the last transform counted: ``counts_`` and the ``_tallies`` attributes."""
+        out: dict[str, Any] = {name: getattr(self, name) for name in self._tallies
+                               if hasattr(self, name)}  # fmt: skip
+        if isinstance(getattr(self, "counts_", None), dict):
+            out["counts_"] = dict(self.counts_ or {})
+        return out
+
+    def add_tallies(self, earlier: dict[str, Any]) -> dict[str, Any]:
+        """The last transform's tallies plus ``earlier`` (the batches before it), set on the
+        transform, so that ``counts_`` and ``describe()`` speak for every batch so far."""
+        total = self.tallies()
+        for name, value in earlier.items():
+            if isinstance(value, dict):
+                merged = dict(total.get(name) or {})
+                for key, n in value.items():
+                    merged[key] = merged.get(key, 0) + n
+                total[name] = dict(sorted(merged.items()))
+            else:
+                total[name] = total.get(name, 0) + value
+        for name, value in total.items():
+            setattr(self, name, value)
+        return total
 
     def describe(self) -> str:
         """One line for certificates and reports: what this step did. Never holds secrets."""

@@ -41,6 +41,7 @@ class Mask(ColumnTransform):
     """
 
     _needs_every_row = None
+    _tallies = ("changed_", "present_")
 
     treats_identifiers = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {

@@ -68,6 +68,7 @@ class Redact(ColumnTransform):
     """
 
     _needs_every_row = None
+    _tallies = ("cells_changed_",)
 
     treats_identifiers = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {

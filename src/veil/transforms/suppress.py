@@ -33,6 +33,9 @@ class Drop(ColumnTransform):
         return [n for n in names if n not in dropped]
 
 
+_SIZE = "__veil_size__"
+
+
 class SuppressRows(ColumnTransform):
     """Record suppression: rows matching ``where`` (a pandas query such as ``"Age > 90"``) or
     whose combination of ``columns`` occurs fewer than ``rare`` times.
@@ -42,12 +45,20 @@ class SuppressRows(ColumnTransform):
     """
 
     def batchwise(self) -> str | None:
-        if self.rare is not None:
+        if self.rare is not None and not hasattr(self, "table_counts_"):
             return (
-                "rare combinations are counted over every row; leave them to the privacy "
-                "search (max_suppression)"
+                "rare combinations are counted over every row: give it the whole table's counts "
+                "(use_counts), or leave them to the privacy search (max_suppression)"
             )
         return None
+
+    def use_counts(self, counts: pd.DataFrame, count: str) -> SuppressRows:
+        """Judge rarity by the whole table's counts, not by the rows at hand: ``counts`` holds
+        each combination of ``columns`` once with how many rows of the whole table hold it
+        (column ``count``; a streamed pass's or a cluster's group-by-count), so that a batch
+        withholds exactly the rows the whole table would."""
+        self.table_counts_ = counts[[*self.columns_, count]].rename(columns={count: _SIZE})
+        return self
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "where": [str, None],
@@ -96,6 +107,10 @@ class SuppressRows(ColumnTransform):
                     f"where must evaluate to true/false per row, got {self.where!r}"
                 )
             return hit.fillna(False).astype(bool)
+        if hasattr(self, "table_counts_"):  # the whole table's counts (use_counts)
+            found = frame[self.columns_].merge(self.table_counts_, how="left", on=self.columns_)
+            known = found[_SIZE].fillna(0).to_numpy()
+            return pd.Series(known < (self.rare or 0), index=frame.index)
         sizes = frame.groupby(self.columns_, dropna=False, sort=False)[self.columns_[0]].transform(
             "size"
         )
