@@ -1,0 +1,245 @@
+"""Releases of tables read in batches (``veil anonymize --streaming``): the same release as the
+table in memory, row for row, on data many times the batch size; the shuffle; what cannot run
+a batch at a time refused in one line; the CSV typed over every row; and fail closed when a
+column turns personal after the rows the roles were decided on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.cli import main
+from veil.exceptions import PolicyError
+from veil.hierarchy import load_hierarchies
+from veil.io import read, write
+from veil.io._batches import TableStream
+from veil.privacy import _stream as stream_module
+from veil.privacy import anonymize, verify
+from veil.privacy._stream import anonymize_stream
+
+DATA = Path(__file__).parents[1] / "data"
+ADULT = DATA / "arx_adult"
+
+
+@pytest.fixture(scope="module")
+def adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("adult")
+    pd.read_csv(ADULT / "adult.csv.gz", sep=";").to_csv(folder / "adult.csv", index=False)
+    for tree in ADULT.glob("adult_hierarchy_*.csv"):
+        shutil.copy(tree, folder / tree.name)
+    return folder
+
+
+def _policy(**privacy: Any) -> dict[str, Any]:
+    goals = {"models": [{"model": "k_anonymity", "k": 5}], "max_suppression": 0.04, **privacy}
+    return {"privacy": goals, "keep_order": True,
+            "columns": {"salary-class": {"role": "insensitive"}}}  # fmt: skip
+
+
+def _same_certificate(memory: dict[str, Any], streamed: dict[str, Any]) -> None:
+    for body in (memory, streamed):
+        body.pop("created")
+        if body.get("search"):
+            body["search"].pop("seconds")
+    assert streamed == memory
+
+
+@pytest.mark.parametrize("batch_rows", [997, 5_000])
+def test_a_streamed_release_is_the_in_memory_release_row_for_row(
+    adult: Path, tmp_path: Path, batch_rows: int
+) -> None:
+    hierarchies = load_hierarchies(adult, "adult")
+    memory = anonymize(read(adult / "adult.csv"), _policy(), hierarchies=hierarchies)
+    out = tmp_path / "release.csv"
+    streamed = anonymize_stream(TableStream(str(adult / "adult.csv")), _policy(), out, "csv",
+                                hierarchies=hierarchies, batch_rows=batch_rows)  # fmt: skip
+    assert streamed.rows == 30_162 > 6 * batch_rows
+    pd.testing.assert_frame_equal(read(out), memory.data.reset_index(drop=True))
+    _same_certificate(memory.certificate.to_dict(), streamed.certificate.to_dict())
+    assert streamed.certificate.checks == {"suppressed by the search <= 4.0%": True,
+                                           "k >= 5": True}  # fmt: skip
+
+
+def test_parquet_files_stream_as_one_table_with_l_and_t(adult: Path, tmp_path: Path) -> None:
+    """Three Parquet files (a glob) in batches of 4,000; distinct l and t on a sensitive column
+    measured from the histograms the passes count."""
+    table = read(adult / "adult.csv")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(table)), 3)):
+        table.iloc[part].to_parquet(folder / f"part-{i}.parquet", index=False)
+    hierarchies = load_hierarchies(adult, "adult")
+    hierarchies.pop("occupation")
+    policy = _policy(models=[{"model": "k_anonymity", "k": 3},
+                             {"model": "distinct_l_diversity", "l": 2},
+                             {"model": "t_closeness", "t": 0.5}],
+                     sensitive=["occupation"])  # fmt: skip
+    memory = anonymize(table, policy, hierarchies=hierarchies)
+    out = tmp_path / "release.parquet"
+    streamed = anonymize_stream(TableStream(str(folder / "*.parquet")), policy, out, "parquet",
+                                hierarchies=hierarchies, batch_rows=4_000)  # fmt: skip
+    pd.testing.assert_frame_equal(pd.read_parquet(out), memory.data.reset_index(drop=True))
+    _same_certificate(memory.certificate.to_dict(), streamed.certificate.to_dict())
+    assert set(streamed.certificate.checks) == {
+        "suppressed by the search <= 4.0%", "k >= 3", "l >= 2 (distinct)",
+        "t <= 0.5 (equal distance)",
+    }  # fmt: skip
+    assert all(streamed.certificate.checks.values())
+
+
+def test_the_shuffle_reorders_every_row_and_the_release_verifies(
+    adult: Path, tmp_path: Path
+) -> None:
+    hierarchies = load_hierarchies(adult, "adult")
+    policy = {**_policy(), "keep_order": False, "random_state": 7}
+    memory = anonymize(read(adult / "adult.csv"), policy, hierarchies=hierarchies)
+    runs = []
+    for name in ("a.csv", "b.csv"):
+        streamed = anonymize_stream(TableStream(str(adult / "adult.csv")), policy,
+                                    tmp_path / name, "csv", hierarchies=hierarchies,
+                                    batch_rows=3_000)  # fmt: skip
+        runs.append(streamed.certificate)
+    released = read(tmp_path / "a.csv")
+    columns = list(released.columns)
+    ordered = memory.data.sort_values(columns).reset_index(drop=True)
+    pd.testing.assert_frame_equal(released.sort_values(columns).reset_index(drop=True), ordered)
+    kept_order = anonymize(read(adult / "adult.csv"), _policy(), hierarchies=hierarchies).data
+    moved = (released.to_numpy() != kept_order.reset_index(drop=True).to_numpy()).any(axis=1)
+    assert moved.mean() > 0.9  # rows leave their input position: the order says nothing
+    assert runs[0].release_sha256 == runs[1].release_sha256  # seeded: the same file again
+    assert verify(released, runs[0].to_dict()).ok
+    assert not list(tmp_path.glob(".*veil-shuffle*"))  # the buckets are gone
+
+
+@pytest.mark.usefixtures("key_env")
+def test_the_demo_policy_streams_with_every_step(tmp_path: Path) -> None:
+    """Pseudonyms, redaction, generalization and rare-combination suppression (counted over
+    every row in a pass of its own), batches of 64 rows: the in-memory release exactly."""
+    from veil.data import sample
+    from veil.scan import scan
+    from veil.suggest import suggest_policy_yaml
+
+    source = tmp_path / "insurance.csv"
+    write(sample(), source)
+    data = read(source)
+    text = suggest_policy_yaml(scan(data), data, source=source.name)
+    policy_path = tmp_path / "policy.yaml"
+    policy_path.write_text(text + "\nkeep_order: true\n", encoding="utf-8")
+    assert "rare:" in text
+    assert "redact:" in text
+    assert "pseudonymize:" in text
+    memory = anonymize(data, str(policy_path))
+    out = tmp_path / "release.csv"
+    streamed = anonymize_stream(TableStream(str(source)), str(policy_path), out, "csv",
+                                batch_rows=64, escape_formulas=False)  # fmt: skip
+    pd.testing.assert_frame_equal(read(out), memory.data.reset_index(drop=True))
+    _same_certificate(memory.certificate.to_dict(), streamed.certificate.to_dict())
+    redacted = [s for s in streamed.certificate.steps if s.name == "redact"]
+    assert redacted
+    assert sum((redacted[0].counts or {}).values()) > 100
+
+
+@pytest.mark.parametrize(("step", "named"), [
+    ({"microaggregate": {"columns": ["age"], "k": 3}}, "groups rows of the whole table"),
+    ({"noise": {"columns": ["age"], "scale": 1.0}}, "draws are made for the whole table"),
+    ({"generalize": {"columns": ["age"], "bins": 5}}, "give the edges as a list"),
+])  # fmt: skip
+def test_a_step_that_needs_every_row_is_refused_in_one_line(adult: Path, tmp_path: Path,
+                                                             step: dict[str, Any],
+                                                             named: str) -> None:  # fmt: skip
+    policy = {**_policy(), "steps": [step]}
+    with pytest.raises(PolicyError, match=named) as info:
+        anonymize_stream(TableStream(str(adult / "adult.csv")), policy, tmp_path / "r.csv",
+                         "csv", hierarchies=load_hierarchies(adult, "adult"))  # fmt: skip
+    assert "--in-memory" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_mondrian_and_people_are_refused_with_the_alternative(adult: Path,
+                                                              tmp_path: Path) -> None:  # fmt: skip
+    hierarchies = load_hierarchies(adult, "adult")
+    for extra, named in (({"method": "mondrian"}, "method optimal or heuristic"),
+                         ({"person_id": "age"}, "person_id")):  # fmt: skip
+        with pytest.raises(PolicyError, match=named):
+            anonymize_stream(TableStream(str(adult / "adult.csv")), _policy(**extra),
+                             tmp_path / "r.csv", "csv", hierarchies=hierarchies)  # fmt: skip
+
+
+def test_csv_columns_are_typed_over_every_row(tmp_path: Path) -> None:
+    """What only later rows show decides a column's type, as when the whole file is read: a
+    gap makes whole numbers float, a leading zero keeps a code text, decimals keep their form."""
+    rows = 50
+    frame = pd.DataFrame({
+        "count": [str(i) for i in range(rows)],
+        "code": [f"{i + 100}" for i in range(rows)],
+        "price": [f"{i}.50" for i in range(rows)],
+        "day": [f"2024-01-{i % 28 + 1:02d}" for i in range(rows)],
+        "text": ["a"] * rows,
+    })  # fmt: skip
+    frame.loc[41, "count"] = ""  # a gap in the fifth batch only
+    frame.loc[45, "code"] = "0712"  # a leading zero in the fifth batch only
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    whole = read(path)
+    source = TableStream(str(path))
+    batches = list(source.batches(10))
+    assert len(batches) == 5
+    for batch in batches:
+        assert dict(batch.dtypes) == dict(whole.dtypes)
+    pd.testing.assert_frame_equal(pd.concat(batches, ignore_index=True), whole)
+    assert source.formats == whole.attrs["veil.text_formats"]
+    assert whole["count"].dtype == float
+    assert not pd.api.types.is_numeric_dtype(whole["code"])
+
+
+def test_a_column_that_turns_personal_further_down_stops_the_release(
+    adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The roles are decided on the first rows; each batch of the columns the scan let through
+    is scanned again, and e-mail addresses from row 20,001 on stop the release: no file."""
+    table = read(adult / "adult.csv")
+    table["remark"] = "none"
+    table.loc[20_000:, "remark"] = [f"user{i}@example.com" for i in range(len(table) - 20_000)]
+    path = tmp_path / "adult.csv"
+    write(table, path)
+    for tree in adult.glob("adult_hierarchy_*.csv"):
+        shutil.copy(tree, tmp_path / tree.name)
+    monkeypatch.setattr(stream_module, "SAMPLE_ROWS", 5_000)
+    code = main(["anonymize", str(path), "-k", "5", "--max-suppression", "0.04",
+                 "--hierarchies", str(tmp_path), "-o", str(tmp_path / "out.csv"),
+                 "--streaming", "--batch-rows", "5000"])  # fmt: skip
+    assert code != 0
+    assert not (tmp_path / "out.csv").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_the_command_streams_by_size_or_when_asked(
+    adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from veil.cli import release as release_cli
+
+    args = ["anonymize", str(adult / "adult.csv"), "-k", "5", "--max-suppression", "0.04",
+            "--hierarchies", str(adult), "--format", "json"]  # fmt: skip
+    assert main([*args, "-o", str(tmp_path / "m.csv"), "--in-memory"]) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    monkeypatch.setattr(release_cli, "STREAMING_SHARE", 0.0)  # any file is large now
+    assert main([*args, "-o", str(tmp_path / "s.parquet"), "--certificate",
+                 str(tmp_path / "c.json")]) == 0  # fmt: skip
+    streamed = json.loads(capsys.readouterr().out)
+    assert streamed["rows_out"] == in_memory["rows_out"]
+    assert streamed["search"]["levels"] == in_memory["search"]["levels"]
+    assert main(["verify", str(tmp_path / "s.parquet"), "--certificate",
+                 str(tmp_path / "c.json")]) == 0  # fmt: skip
+    capsys.readouterr()
+    for extra, said in ((["-o", str(tmp_path / "r.xlsx")], ".csv or .parquet"),
+                        (["-o", str(tmp_path / "r.csv"), "--report", str(tmp_path / "r.html")],
+                         "--report")):  # fmt: skip
+        assert main([*args, *extra, "--streaming"]) == 2
+        assert said in capsys.readouterr().err
