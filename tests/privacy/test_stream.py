@@ -243,3 +243,30 @@ def test_the_command_streams_by_size_or_when_asked(
                          "--report")):  # fmt: skip
         assert main([*args, *extra, "--streaming"]) == 2
         assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sensitive", ["salary-class", "age"])
+def test_a_streamed_check_measures_what_the_table_in_memory_does(
+    adult: Path, sensitive: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """k, l (distinct, entropy, recursive c), t (equal for text, ordered for numbers), risk and
+    the population estimates, counted over batches of 2,500 rows."""
+    quasi = "sex,race,marital-status,education,native-country,workclass"
+    args = ["check", str(adult / "adult.csv"), "-q", quasi, "--sensitive", sensitive, "-k", "3",
+            "--l", "2", "--t", "0.4", "--population", "3e7", "--format", "json"]  # fmt: skip
+    results = []
+    for how in (["--in-memory"], ["--streaming", "--batch-rows", "2500"]):
+        main([*args, *how])
+        results.append(json.loads(capsys.readouterr().out))
+    assert results[1] == results[0]
+    assert results[0]["t_distance"] == ("ordered" if sensitive == "age" else "equal")
+    assert results[0]["risk"]["sample_unique_records"] > 0  # the estimates were made
+
+
+def test_a_streamed_check_refuses_what_it_cannot_count(
+    adult: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["check", str(adult / "adult.csv"), "-q", "sex", "--person-id", "age",
+                 "--streaming"])  # fmt: skip
+    assert code == 2
+    assert "--person-id is not supported on a table read in batches" in capsys.readouterr().err

@@ -4,6 +4,8 @@ reading options and small parsers. Commands live in one module per group (``scan
 
 from __future__ import annotations
 
+import glob
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -194,3 +196,53 @@ def _parse_bounds(items: list[str]) -> dict[str, tuple[float, float]]:
         except ValueError as err:
             raise ParameterError(f"--bounds must be COLUMN=LOW:HIGH, got {item!r}") from err
     return limits
+
+
+#: A file larger than this share of the machine's memory is read in batches by default: a CSV
+#: takes several times its size as a DataFrame (README, "Tables larger than memory").
+STREAMING_SHARE = 0.1
+
+
+def _streams(data: str, asked: bool | None, *, fmt: str | None = None,
+             report: Path | None = None, **reading: Any) -> bool:  # fmt: skip
+    """Whether to read ``data`` in batches: as asked, else when it is large for this machine."""
+    from veil.io._batches import is_streamable
+
+    if asked is False:
+        return False
+    if asked is None:
+        if not is_streamable(data) or any(v for v in reading.values()):
+            return False
+        paths = [Path(p) for p in glob.glob(data)] if glob.has_magic(data) else [Path(data)]
+        if Path(data).is_dir():
+            paths = list(Path(data).iterdir())
+        size = sum(p.stat().st_size for p in paths if p.is_file())
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        if size <= STREAMING_SHARE * memory:
+            return False
+    if not is_streamable(data):
+        raise ParameterError(f"--streaming reads CSV or Parquet files, not {_source(data)}; "
+                             "use --in-memory")  # fmt: skip
+    given = [f"--{name}" for name, value in reading.items() if value]
+    if given:
+        raise ParameterError(f"{given[0]} is not supported on a table read in batches yet; use "
+                             "--in-memory")  # fmt: skip
+    if fmt is not None and fmt not in {"csv", "parquet"}:
+        raise ParameterError(f"a release read in batches is written as .csv or .parquet, not "
+                             f".{fmt}; or use --in-memory")  # fmt: skip
+    if report is not None:
+        raise ParameterError("--report reads the release and the original in memory; leave it "
+                             "out with --streaming (the certificate holds the measured goals) "
+                             "or use --in-memory")  # fmt: skip
+    return True
+
+
+Streaming = Annotated[
+    bool | None,
+    typer.Option(
+        "--streaming/--in-memory",
+        help="Read the table in batches (larger than memory) or whole; by default in "
+        "batches when the file is over a tenth of this machine's memory.",
+    ),
+]
+BatchRows = Annotated[int, typer.Option("--batch-rows", help="Rows per batch when streaming.")]

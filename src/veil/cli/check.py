@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from veil.cli._common import (
+    BatchRows,
     Encoding,
     Force,
     Format,
@@ -22,6 +23,7 @@ from veil.cli._common import (
     Sheet,
     SqlQuery,
     SqlTable,
+    Streaming,
     TDistance,
     TGoal,
     Weights,
@@ -31,6 +33,7 @@ from veil.cli._common import (
     _read_options,
     _report_format,
     _source,
+    _streams,
     out,
 )
 from veil.exceptions import CheckFailedError, InputError, ParameterError
@@ -74,25 +77,35 @@ def check_command(
     sheet: Sheet = None,
     table: SqlTable = None,
     query: SqlQuery = None,
+    streaming: Streaming = None,
+    batch_rows: BatchRows = 500_000,
 ) -> None:
     """Measure k, l, t and re-identification risk of DATA; exit 1 if a threshold fails."""
-    from veil.io import read
-    from veil.privacy import check
+    from veil.io import TableStream, read
+    from veil.privacy import check, check_stream
 
     _check_format(fmt)
     specs = _model_specs(models)
     options = _read_options(None, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
-    frame = read(data, **options)
     columns = [c.strip() for c in quasi_identifiers.split(",") if c.strip()]
     if not columns:
         raise ParameterError("--quasi-identifiers must name a column at least, e.g. -q Age,County")
-    result = check(
-        frame, columns, sensitive=sensitive, k=k, l=l_value, t=t_value, t_distance=t_distance,
-        risk_threshold=risk_threshold, models=specs, population=population,
-        sampling_fraction=sampling_fraction, weights=weights,
-        hierarchies=_trees(hierarchies),
-        person=person_id,
-    )  # fmt: skip
+    goals: dict[str, Any] = {
+        "k": k, "l": l_value, "t": t_value, "t_distance": t_distance,
+        "risk_threshold": risk_threshold, "models": specs, "population": population,
+        "sampling_fraction": sampling_fraction, "hierarchies": _trees(hierarchies),
+    }  # fmt: skip
+    reading: dict[str, Any] = {"sheet": sheet, "table": table, "query": query,
+                               "weights": weights, "person-id": person_id}  # fmt: skip
+    if _streams(data, streaming, **reading):
+        with _progress() as say:
+            source = TableStream(data, sep=options.get("sep"), encoding=options.get("encoding"))
+            result = check_stream(source, columns, sensitive=sensitive, batch_rows=batch_rows,
+                                  progress=say, **goals)  # fmt: skip
+    else:
+        frame = read(data, **options)
+        result = check(frame, columns, sensitive=sensitive, weights=weights, person=person_id,
+                       **goals)  # fmt: skip
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
     else:

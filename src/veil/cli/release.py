@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from veil.cli._common import (
+    BatchRows,
     CoerceDates,
     DateFormat,
     Dates,
@@ -28,6 +28,7 @@ from veil.cli._common import (
     Sheet,
     SqlQuery,
     SqlTable,
+    Streaming,
     Target,
     TDistance,
     TGoal,
@@ -38,6 +39,7 @@ from veil.cli._common import (
     _read_options,
     _report_format,
     _source,
+    _streams,
     out,
 )
 from veil.exceptions import InputError, ParameterError
@@ -96,17 +98,8 @@ def anonymize(
     sheet: Sheet = None,
     table: SqlTable = None,
     query: SqlQuery = None,
-    streaming: Annotated[
-        bool | None,
-        typer.Option(
-            "--streaming/--in-memory",
-            help="Read the table in batches (larger than memory) or whole; by default in "
-            "batches when the file is over a tenth of this machine's memory.",
-        ),
-    ] = None,
-    batch_rows: Annotated[
-        int, typer.Option("--batch-rows", help="Rows per batch when streaming.")
-    ] = 500_000,
+    streaming: Streaming = None,
+    batch_rows: BatchRows = 500_000,
 ) -> None:
     """Anonymize DATA with a policy and/or privacy goals; write the release.
 
@@ -246,44 +239,6 @@ def _said(cert: Any, fmt: str, output: Path, others: list[Path | None]) -> None:
     for path in others:
         if path is not None:
             out.print(f"wrote {path}")
-
-
-#: A file larger than this share of the machine's memory is read in batches by default: a CSV
-#: takes several times its size as a DataFrame (README, "Tables larger than memory").
-STREAMING_SHARE = 0.1
-
-
-def _streams(data: str, asked: bool | None, *, fmt: str, report: Path | None,
-             **reading: Any) -> bool:  # fmt: skip
-    """Whether to read ``data`` in batches: as asked, else when it is large for this machine."""
-    from veil.io._batches import is_streamable
-
-    if asked is False:
-        return False
-    if asked is None:
-        if not is_streamable(data) or any(v for v in reading.values()):
-            return False
-        paths = [Path(p) for p in glob.glob(data)] if glob.has_magic(data) else [Path(data)]
-        if Path(data).is_dir():
-            paths = list(Path(data).iterdir())
-        size = sum(p.stat().st_size for p in paths if p.is_file())
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        if size <= STREAMING_SHARE * memory:
-            return False
-    if not is_streamable(data):
-        raise ParameterError(f"--streaming reads CSV or Parquet files, not {_source(data)}; "
-                             "use --in-memory")  # fmt: skip
-    given = [f"--{name}" for name, value in reading.items() if value]
-    if given:
-        raise ParameterError(f"{given[0]} is not read in batches yet; use --in-memory")
-    if fmt not in {"csv", "parquet"}:
-        raise ParameterError(f"a release read in batches is written as .csv or .parquet, not "
-                             f".{fmt}; or use --in-memory")  # fmt: skip
-    if report is not None:
-        raise ParameterError("--report reads the release and the original in memory; leave it "
-                             "out with --streaming (the certificate holds the measured goals) "
-                             "or use --in-memory")  # fmt: skip
-    return True
 
 
 def report_command(

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, shown
+from veil.io._batches import BatchWriter, TableStream, is_streamable
 from veil.io._content import ContentHash, content_sha256, fingerprint
 from veil.io._files import (
     EXCEL_SUFFIXES,
@@ -57,10 +58,12 @@ __all__ = [
     "SPREADSHEETS",
     "SUPPORTED_OUTPUTS",
     "TEXT_FORMATS",
+    "BatchWriter",
     "ContentHash",
     "OutputFormat",
     "OutputSet",
     "Source",
+    "TableStream",
     "atomic_open",
     "atomic_path",
     "check_cells",
@@ -71,6 +74,7 @@ __all__ = [
     "escape_formulas",
     "explain_os_error",
     "fingerprint",
+    "is_streamable",
     "output_failure",
     "output_format",
     "read",

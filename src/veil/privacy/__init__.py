@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from veil.privacy._anonymize import anonymize
-from veil.privacy._check import CheckResult, check
-from veil.privacy._verify import Verification, verify
+from veil.privacy._check import CheckResult, check, check_counts, check_stream
+from veil.privacy._stream import StreamedRelease, anonymize_stream
+from veil.privacy._verify import Verification, verify, verify_counts
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.models import ClassStats, class_stats
 
@@ -14,9 +15,14 @@ __all__ = [
     "ClassStats",
     "Release",
     "StepRecord",
+    "StreamedRelease",
     "Verification",
     "anonymize",
+    "anonymize_stream",
     "check",
+    "check_counts",
+    "check_stream",
     "class_stats",
     "verify",
+    "verify_counts",
 ]

@@ -4,7 +4,7 @@ straight from its rows, independently of the search that may have produced it.""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,10 +21,12 @@ from veil.criteria import (
     build,
 )
 from veil.exceptions import ParameterError
-from veil.frequency import class_sizes, histograms
+from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
 from veil.hierarchy import Hierarchy
+from veil.io._batches import TableStream
 from veil.privacy.risk import PersonRisk, Risk, person_risk, risk
-from veil.scan.population import PopulationRisk, beyond
+from veil.progress import Progress, as_progress
+from veil.scan.population import PopulationRisk, beyond, population_risk
 from veil.schema import require_columns
 
 
@@ -137,6 +139,85 @@ def check(
     ...       models=[{"model": "recursive_cl_diversity", "c": 3, "l": 2}]).failed
     ()
     """
+    asked, t_index, tree = _asked(sensitive, k=k, l=l, t=t, t_distance=t_distance,
+                                  risk_threshold=risk_threshold, models=models,
+                                  hierarchies=hierarchies)  # fmt: skip
+    qis = list(quasi_identifiers)
+    require_columns(frame, [*qis, *([sensitive] if sensitive else []),
+                            *([weights] if weights else [])], where="check")  # fmt: skip
+    data = frame if exclude is None else frame.loc[~exclude.to_numpy(dtype=bool)]
+    klass, sizes = class_sizes(data, qis)
+    hist: np.ndarray | None = None
+    values: list[str] = []
+    numeric = False
+    if sensitive is not None and len(data):
+        hist, values = histograms(data, klass, sensitive, len(sizes))
+        numeric = pd.api.types.is_numeric_dtype(data[sensitive])
+    people = None if person is None else person_risk(data[person], klass, len(sizes),
+                                                      threshold=risk_threshold)  # fmt: skip
+    estimates = beyond(data, klass, sizes, population=population,
+                       sampling_fraction=sampling_fraction, weights=weights,
+                       threshold=risk_threshold)  # fmt: skip
+    return _measured(len(data), qis, sensitive, sizes, hist, values, numeric, asked, t_index,
+                     t_distance, tree, l, risk_threshold, people, estimates)  # fmt: skip
+
+
+def check_counts(
+    counts: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    *,
+    count: str,
+    sensitive: str | None = None,
+    numeric_sensitive: bool = False,
+    k: int | None = None,
+    l: int | None = None,  # noqa: E741
+    t: float | None = None,
+    t_distance: str | None = None,
+    risk_threshold: float = 0.2,
+    models: Sequence[Criterion | Mapping[str, Any]] = (),
+    population: float | None = None,
+    sampling_fraction: float | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> CheckResult:
+    """``check`` of the rows ``counts`` stands for: one row per distinct combination of the
+    quasi-identifiers (and the sensitive value) with how many rows hold it, in the column
+    ``count`` (a table read in batches, a cluster's group-by-count). ``numeric_sensitive``:
+    the sensitive column holds numbers (t is then measured ordered unless ``t_distance``)."""
+    asked, t_index, tree = _asked(sensitive, k=k, l=l, t=t, t_distance=t_distance,
+                                  risk_threshold=risk_threshold, models=models,
+                                  hierarchies=hierarchies)  # fmt: skip
+    qis = list(quasi_identifiers)
+    require_columns(counts, [*qis, *([sensitive] if sensitive else []), count], where="check")
+    weights = counts[count].to_numpy(dtype=np.int64)
+    rows = int(weights.sum())
+    klass, found = class_sizes(counts, qis)
+    sizes = np.bincount(klass, weights=weights, minlength=len(found)).astype(np.int64)
+    if not qis:
+        sizes = np.array([rows] if rows else [], dtype=np.int64)
+        klass = np.zeros(len(counts), dtype=np.int64)
+    hist: np.ndarray | None = None
+    values: list[str] = []
+    if sensitive is not None and rows:
+        codes, values = sensitive_codes(counts[sensitive])
+        flat = np.bincount(klass * len(values) + codes, weights=weights,
+                           minlength=len(sizes) * len(values))  # fmt: skip
+        hist = flat.astype(np.int64).reshape(len(sizes), len(values))
+    estimates = None
+    if population is not None or sampling_fraction is not None:
+        estimates = population_risk(sizes, population=population,
+                                    sampling_fraction=sampling_fraction,
+                                    threshold=risk_threshold)  # fmt: skip
+    return _measured(rows, qis, sensitive, sizes, hist, values, numeric_sensitive, asked,
+                     t_index, t_distance, tree, l, risk_threshold, None, estimates)  # fmt: skip
+
+
+def _asked(sensitive: str | None, *, k: int | None, l: int | None, t: float | None,  # noqa: E741
+           t_distance: str | None, risk_threshold: float,
+           models: Sequence[Criterion | Mapping[str, Any]],
+           hierarchies: Mapping[str, Hierarchy] | None
+           ) -> tuple[list[Criterion], int, Hierarchy | None]:  # fmt: skip
+    """The goals asked for (checked), where the shorthand t sits among them, and the
+    sensitive column's hierarchy."""
     if (
         not isinstance(risk_threshold, int | float)
         or isinstance(risk_threshold, bool)
@@ -173,16 +254,18 @@ def check(
         raise ParameterError(
             f"{needing[0]} is measured on a sensitive column: name it (--sensitive COLUMN)"
         )
-    qis = list(quasi_identifiers)
-    require_columns(frame, [*qis, *([sensitive] if sensitive else []),
-                            *([weights] if weights else [])], where="check")  # fmt: skip
-    data = frame if exclude is None else frame.loc[~exclude.to_numpy(dtype=bool)]
-    klass, sizes = class_sizes(data, qis)
+    return asked, t_index, tree
+
+
+def _measured(rows: int, qis: list[str], sensitive: str | None, sizes: np.ndarray,
+              hist: np.ndarray | None, values: list[str], numeric: bool,
+              asked: list[Criterion], t_index: int, t_distance: str | None,
+              tree: Hierarchy | None, l: int | None, risk_threshold: float,  # noqa: E741
+              people: PersonRisk | None,
+              estimates: PopulationRisk | None) -> CheckResult:  # fmt: skip
+    """The measures of classes ``sizes`` (and their sensitive ``hist`` over ``values``)."""
     result: dict[str, Any] = {}
-    hist: np.ndarray | None = None
-    if sensitive is not None and len(data):
-        hist, values = histograms(data, klass, sensitive, len(sizes))
-        numeric = pd.api.types.is_numeric_dtype(data[sensitive])
+    if hist is not None:
         distance = t_distance or ("ordered" if numeric else "equal")
         closeness = build({"model": "t_closeness", "t": 1.0, "distance": distance})
         asked = [  # t without a distance: the one measured (ordered for numbers)
@@ -207,8 +290,6 @@ def check(
         if l is not None:
             result["l_recursive_c"] = RecursiveCLDiversity(c=1, l=l).measure(sizes, hist)
     # a goal is met only when measured: with no record left, l and t are not
-    people = None if person is None else person_risk(data[person], klass, len(sizes),
-                                                      threshold=risk_threshold)  # fmt: skip
     counted = sizes if people is None else people.class_people  # k counts people when given
 
     def measured(model: Criterion) -> Any:
@@ -218,22 +299,45 @@ def check(
 
     failed = [m.goal for m in asked if not m.met(measured(m))]
     return CheckResult(
-        rows=len(data),
+        rows=rows,
         quasi_identifiers=tuple(qis),
         sensitive=sensitive,
         classes=len(sizes),
         k=KAnonymity(k=1).measure(counted, None),
         risk=risk(sizes, threshold=risk_threshold),
         failed=tuple(failed),
-        population=beyond(
-            data,
-            klass,
-            sizes,
-            population=population,
-            sampling_fraction=sampling_fraction,
-            weights=weights,
-            threshold=risk_threshold,
-        ),
+        population=estimates,
         persons=people,
         **result,
     )
+
+
+def check_stream(
+    source: TableStream,
+    quasi_identifiers: Sequence[str],
+    *,
+    sensitive: str | None = None,
+    batch_rows: int = 500_000,
+    progress: Callable[[str], None] | Progress | None = None,
+    **goals: Any,
+) -> CheckResult:
+    """``check`` of a table read in batches (``veil check --streaming``): only the distinct
+    combinations of the quasi-identifiers (and the sensitive value) are counted and held;
+    ``goals`` as ``check_counts`` takes them."""
+    qis = list(quasi_identifiers)
+    columns = [*qis, *([sensitive] if sensitive else [])]
+    require_columns(pd.DataFrame(columns=source.columns), columns, where="check")
+    report = as_progress(progress)
+    report.step(f"counting the classes of {', '.join(qis)}")
+    if source.rows:
+        report.expect(source.rows)
+    counted: Frequencies | None = None
+    numeric = False
+    for batch in source.batches(batch_rows, columns=columns):
+        part = Frequencies.of(batch, columns)
+        counted = part if counted is None else counted.merge(part)
+        numeric = numeric or bool(sensitive and pd.api.types.is_numeric_dtype(batch[sensitive]))
+        report.advance(len(batch))
+    counts = counted.counts if counted is not None else pd.DataFrame(columns=[*columns, COUNT])
+    return check_counts(counts, qis, count=COUNT, sensitive=sensitive,
+                        numeric_sensitive=numeric, **goals)  # fmt: skip
