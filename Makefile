@@ -6,7 +6,7 @@ export FLWR_TELEMETRY_ENABLED := 0
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup
+.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-scale
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -129,7 +129,16 @@ bench-load: $(VENV)/.installed
 bench-startup: $(VENV)/.installed
 	$(BIN)/python bench/bench_startup.py
 
-bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup
+# DuckDB (MIT), the group-by peer of the scaling benchmark: its own environment, as every peer.
+DUCKDB := .venv-duckdb
+
+$(DUCKDB)/.installed:
+	$(call peer_venv,"duckdb==1.*")
+
+bench-scale: $(VENV)/.installed $(DUCKDB)/.installed
+	$(BIN)/python bench/bench_scale.py --csv
+
+bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-scale
 
 clean:
-	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) $(DUCKDB) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

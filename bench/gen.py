@@ -83,9 +83,11 @@ def main() -> int:
     start = time.perf_counter()
     writer = None
     try:
-        with open(tmp_csv, "w", encoding="utf-8", newline="") if args.csv else open(
-            os.devnull, "w"
-        ) as handle:
+        with (
+            open(tmp_csv, "w", encoding="utf-8", newline="")
+            if args.csv
+            else open(os.devnull, "w") as handle
+        ):
             for first in range(0, args.rows, CHUNK):
                 part = grow(base, min(CHUNK, args.rows - first), rng)
                 table = pa.Table.from_pandas(part, preserve_index=False)

@@ -1,0 +1,161 @@
+"""Scaling from 1M to 100M rows: ``veil check`` (k, l, t) and ``veil anonymize`` (k = 5, 4%
+suppression, the 8 adult quasi-identifiers) in memory and streaming, and ``veil scan`` in
+memory, each a process of its own, printing wall time, rows/s, peak memory (RSS) and, for the
+streamed runs, the time of each pass (what bounds it: parsing/typing, counting, search, apply,
+shuffle-write). Beside them, in the same run: pandas' and DuckDB's group-by k check on the same
+file (DuckDB in its own environment, .venv-duckdb).
+
+Targets (issue 21, this 2-core, 24 GB machine kind): 10M rows anonymized end to end in <= 60 s
+with peak RSS <= 4 GB; 100M rows complete streaming with peak RSS <= 8 GB.
+
+    python bench/bench_scale.py [--sizes 1m,10m] [--huge] [--csv] [--duckdb-python PATH]
+
+The tables come from bench/gen.py (made here when missing, under bench/data/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data"
+VEIL = [sys.executable, "-m", "veil"]
+QUASI = "sex,age,race,marital-status,education,native-country,workclass,occupation"
+POLICY = """columns:
+  salary-class: {role: insensitive}
+privacy:
+  models: [{model: k_anonymity, k: 5}]
+  max_suppression: 0.04
+"""
+SIZES = {"1m": 1_000_000, "10m": 10_000_000, "100m": 100_000_000}
+
+
+def measured(command: list[str], cwd: Path) -> tuple[float, float, str, int]:
+    """(wall seconds, peak RSS in GB, its output, exit code) of ``command`` as a process of its
+    own (its own peak: wait4 on it, not the running maximum of all children)."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    chunks: dict[str, str] = {}
+
+    def drain(name: str, stream: object) -> None:
+        chunks[name] = stream.read()  # type: ignore[attr-defined]
+
+    threads = [threading.Thread(target=drain, args=(n, s)) for n, s in
+               (("out", child.stdout), ("err", child.stderr))]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    _, status, usage = os.wait4(child.pid, 0)
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    return seconds, usage.ru_maxrss / 1e6, chunks.get("err", "") + chunks.get("out", ""), code
+
+
+def passes(log: str) -> str:
+    """The streamed passes' times from veil's progress lines."""
+    found = []
+    for line in log.splitlines():
+        match = re.match(r"veil: (.*?)(?: \(.*?\))?: done in ([\d.]+) s", line)
+        if match and float(match.group(2)) >= 0.05:
+            name = match.group(1)
+            short = ("typing" if "typing" in name else "counting" if "counting" in name
+                     else "search" if "search" in name else "apply" if "applying" in name
+                     else "shuffle-write" if "random order" in name else "scan" if "scan" in name
+                     else "verify" if "verifying" in name else name[:20])  # fmt: skip
+            found.append(f"{short} {float(match.group(2)):.1f}")
+    return ", ".join(found)
+
+
+def line(label: str, rows: int, seconds: float, rss: float, extra: str = "") -> None:
+    print(f"  {label:<34} {seconds:7.1f} s  {rows / seconds / 1e6:6.2f}M rows/s  "
+          f"peak RSS {rss:5.2f} GB  {extra}")  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1m,10m")
+    parser.add_argument("--huge", action="store_true", help="also 100M rows (streaming only)")
+    parser.add_argument("--csv", action="store_true", help="also read the tables as CSV")
+    parser.add_argument("--duckdb-python", default=str(ROOT / ".venv-duckdb" / "bin" / "python"))
+    args = parser.parse_args()
+    sizes = [s for s in args.sizes.split(",") if s] + (["100m"] if args.huge else [])
+    DATA.mkdir(parents=True, exist_ok=True)
+    (DATA / "scale_policy.yaml").write_text(POLICY, encoding="utf-8")
+    print(f"machine: {os.cpu_count()} cores, "
+          f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GB")  # fmt: skip
+    for size in sizes:
+        rows = SIZES[size]
+        stem = f"adult_{size}"
+        missing = [p for p in (f"{stem}.parquet", *([f"{stem}.csv"] if args.csv else []))
+                   if not (DATA / p).exists()]  # fmt: skip
+        if missing:
+            subprocess.run([sys.executable, str(ROOT / "bench" / "gen.py"), "--rows", str(rows),
+                            *(["--csv"] if args.csv else [])], check=True)  # fmt: skip
+        files = [f"{stem}.parquet", *([f"{stem}.csv"] if args.csv else [])]
+        for name in files:
+            mb = (DATA / name).stat().st_size / 1e6
+            print(f"{name}: {rows:,} rows, {mb:,.0f} MB on disk")
+            ways = ["--streaming"] if size == "100m" else ["--in-memory", "--streaming"]
+            for way in ways:
+                seconds, rss, log, code = measured(
+                    [*VEIL, "check", name, "-q", QUASI, "--sensitive", "salary-class", "-k", "5",
+                     "--l", "2", "--t", "0.3", way], DATA)  # fmt: skip
+                if code not in (0, 1):
+                    print(f"  check {way} failed ({code}): {log.strip().splitlines()[-1:]}")
+                    continue
+                line(f"check k,l,t {way}", rows, seconds, rss, passes(log))
+            for way in ways:
+                out = f"release_{stem}{'_s' if way == '--streaming' else '_m'}.parquet"
+                seconds, rss, log, code = measured(
+                    [*VEIL, "anonymize", name, "-p", "scale_policy.yaml", "--hierarchies", ".",
+                     "-o", out, "--force", way], DATA)  # fmt: skip
+                if code != 0:
+                    print(f"  anonymize {way} failed ({code}): {log.strip().splitlines()[-1:]}")
+                    continue
+                line(f"anonymize k=5 4% {way}", rows, seconds, rss, passes(log))
+                (DATA / out).unlink(missing_ok=True)
+            if size != "100m" and name.endswith(".parquet"):
+                seconds, rss, log, code = measured([*VEIL, "scan", name, "--format", "json"],
+                                                   DATA)  # fmt: skip
+                if code == 0:
+                    line("scan (in memory)", rows, seconds, rss)
+            # peers, the same k check on the same file
+            if name.endswith(".parquet") and size != "100m":
+                script = ("import sys,time,pandas as pd; t=time.perf_counter(); "
+                          f"f=pd.read_parquet(sys.argv[1], columns={QUASI.split(',')!r}); "
+                          f"r=time.perf_counter(); n=f.groupby({QUASI.split(',')!r}, "
+                          "dropna=False, sort=False).size(); "
+                          "print(int(n.min()), len(n), time.perf_counter()-t, "
+                          "time.perf_counter()-r)")  # fmt: skip
+                seconds, rss, log, code = measured([sys.executable, "-c", script, name], DATA)
+                k, classes, _, groupby = log.split()[-4:]
+                line("pandas group-by k (peer)", rows, seconds, rss,
+                     f"k {k}, {int(classes):,} classes; group-by alone "
+                     f"{float(groupby):.1f} s")  # fmt: skip
+            if Path(args.duckdb_python).exists():
+                seconds, rss, log, code = measured(
+                    [args.duckdb_python, str(ROOT / "bench" / "duckdb_runner.py"), name, QUASI],
+                    DATA)  # fmt: skip
+                if code == 0:
+                    got = json.loads(log.strip().splitlines()[-1])
+                    line("DuckDB group-by k (peer)", rows, seconds, rss,
+                         f"k {got['k']}, {got['classes']:,} classes; query alone "
+                         f"{got['seconds']:.1f} s")  # fmt: skip
+            else:
+                print(f"  (DuckDB peer not run: no {args.duckdb_python}; make bench-scale "
+                      "installs it)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
