@@ -16,7 +16,7 @@ import pandas as pd
 
 from veil.exceptions import InputError, shown
 from veil.io._batches import BatchWriter, TableStream, is_streamable
-from veil.io._content import ContentHash, content_sha256, fingerprint
+from veil.io._content import ContentHash, content_sha256, fingerprint, parts_sha256
 from veil.io._files import (
     EXCEL_SUFFIXES,
     PARQUET_SUFFIXES,
@@ -77,6 +77,7 @@ __all__ = [
     "is_streamable",
     "output_failure",
     "output_format",
+    "parts_sha256",
     "read",
     "remove_stale_temps",
     "write",

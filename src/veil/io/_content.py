@@ -78,6 +78,15 @@ class ContentHash:
         return total.hexdigest()
 
 
+def parts_sha256(digests: list[str]) -> str:
+    """The content hash of a release written as several files (a cluster's partitions): each
+    file's ``content_sha256``, in the files' order, hashed together."""
+    total = hashlib.sha256(f"veil-content-parts-v1\x1f{len(digests)}".encode())
+    for digest in digests:
+        total.update(bytes.fromhex(digest))
+    return total.hexdigest()
+
+
 def _content_sha256_v1(frame: pd.DataFrame) -> str:
     """Format 1-5 certificates' hash: column after column over the whole table."""
     digest = hashlib.sha256(f"veil-content-v1\x1f{len(frame)}\x1f{frame.shape[1]}".encode())

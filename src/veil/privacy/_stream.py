@@ -22,6 +22,7 @@ a time; never the table.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import pickle
@@ -42,7 +43,7 @@ from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.frequency import COUNT, Frequencies, class_sizes, sensitive_codes
 from veil.hierarchy import Hierarchy
 from veil.io import ContentHash
-from veil.io._batches import BatchWriter, RowFingerprint, TableStream
+from veil.io._batches import BatchWriter, TableStream
 from veil.policy import Policy
 from veil.privacy._anonymize import (
     Plan,
@@ -62,6 +63,7 @@ from veil.privacy.models import ClassStats
 from veil.privacy.search import search
 from veil.progress import Progress, as_progress
 from veil.transforms import SuppressRows
+from veil.transforms._base import merge_tallies
 
 __all__ = ["DEFAULT_BATCH_ROWS", "SAMPLE_ROWS", "StreamedRelease", "anonymize_stream"]
 
@@ -105,8 +107,79 @@ def anonymize_stream(
         report.step(f"typing the columns of {source.paths[0].name} (first reading)")
         source.prepare(batch_rows=batch_rows, progress=report.advance)
         seconds["typing"] = time.perf_counter() - clock
-    total = int(source.rows or 0)
-    sample = source.head(min(SAMPLE_ROWS, max(total, 1)))
+    passes = _FilePasses(source, batch_rows, report, output, fmt, escape_formulas)
+    certificate = release_in_passes(passes, policy, hierarchies=hierarchies, progress=progress,
+                                    seconds=seconds)  # fmt: skip
+    return StreamedRelease(certificate, seconds, certificate.rows_in)
+
+
+@dataclass
+class Written:
+    """What the release pass wrote (or, on a cluster, holds): its content hash, the counts of
+    its classes, rows and columns, and what each step counted."""
+
+    digest: str
+    counts: Frequencies | None
+    rows: int
+    columns: list[str]
+    escaped: int = 0
+    parts: int | None = None  # a release of several files: their number
+    data: Any = None  # a cluster's release (a Dask DataFrame), else None
+
+
+@dataclass
+class _Part:
+    """What the first pass learns from one batch or partition."""
+
+    rows: int
+    hashed: bytes
+    before: Frequencies | None
+    counts: Frequencies | None
+
+
+class Passes:
+    """Where a release's passes read the table (a file a batch at a time, a cluster's
+    partitions): ``fold`` runs a function on every batch and merges the results in order;
+    ``release`` applies the release and writes (or holds) it."""
+
+    columns: list[str]
+    rows: int
+
+    def sample(self, rows: int) -> pd.DataFrame:
+        """The first ``rows`` rows."""
+        raise NotImplementedError
+
+    def fold(self, label: str, fn: Callable[[pd.DataFrame, int], Any],
+             merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
+        """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)``."""
+        raise NotImplementedError
+
+    def hashed(self, batch: pd.DataFrame) -> bytes:
+        """What of ``batch`` the input's fingerprint hashes (in order)."""
+        return pd.util.hash_pandas_object(batch, index=False).to_numpy().tobytes()
+
+    def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
+                measured: list[str], seed: int | bool | None,
+                columns: list[str]) -> tuple[Written, list[list[Any]]]:  # fmt: skip
+        """Apply ``produce`` to every batch (it returns the released rows and the steps'
+        tallies), shuffled unless ``seed`` is False; hash, count and write what it released.
+        ``columns``: the release's columns if no row is left."""
+        raise NotImplementedError
+
+
+def release_in_passes(
+    passes: Passes,
+    policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None,
+    *,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    progress: Callable[[str], None] | Progress | None = None,
+    seconds: dict[str, float] | None = None,
+) -> Certificate:
+    """The release of a table read in passes (see the module's note), certified and verified
+    from what was written; raises as ``anonymize`` does."""
+    report = as_progress(progress)
+    seconds = {} if seconds is None else seconds
+    sample = passes.sample(min(SAMPLE_ROWS, max(passes.rows, 1)))
     plan = plan_release(sample, policy, hierarchies=hierarchies, progress=progress)
     privacy = plan.policy.privacy
     if privacy is not None and privacy.method == "mondrian":
@@ -121,47 +194,28 @@ def anonymize_stream(
     for i, step in enumerate(steps):  # rare combinations: counted over every row first
         if isinstance(step.transform, SuppressRows) and step.transform.rare is not None:
             clock = time.perf_counter()
-            report.step(f"counting the combinations policy {step.where} withholds when rare "
-                        "(a pass of its own)")  # fmt: skip
-            report.expect(total)
             combination = step.transform.columns_
-            whole: Frequencies | None = None
-            for batch in source.batches(batch_rows):
-                part = Frequencies.of(_through(steps[:i], batch), combination)
-                whole = part if whole is None else whole.merge(part)
-                report.advance(len(batch))
-            assert whole is not None
+            before_it = steps[:i]
+            whole = passes.fold(
+                f"counting the combinations policy {step.where} withholds when rare (a pass of "
+                "its own)", _CountAfter(before_it, combination), _merged, None)  # fmt: skip
             step.transform.use_counts(whole.counts, COUNT)
             seconds[f"counting {step.where}"] = time.perf_counter() - clock
 
     # first pass: the counts the search needs, the input's classes and fingerprint
     clock = time.perf_counter()
-    report.step("counting the quasi-identifiers' combinations (first pass)")
-    report.expect(total)
     wanted = [*quasi, *sensitive[:1]] if searching else []
-    counted: Frequencies | None = None
-    before_counts: Frequencies | None = None
-    fingerprint = RowFingerprint()
-    rows_in = 0
     judged = [d.column for d in plan.decisions if d.by == "scan" and d.role != "identifier"]
-    for batch in source.batches(batch_rows):
-        _confirm(batch, judged, rows_in)
-        fingerprint.update(batch)
-        rows_in += len(batch)
-        if plan.quasi:
-            part = Frequencies.of(batch, plan.quasi)
-            before_counts = part if before_counts is None else before_counts.merge(part)
-        if searching:
-            out = _through(steps, batch)
-            part = Frequencies.of(out, wanted)
-            counted = part if counted is None else counted.merge(part)
-        report.advance(len(batch))
+    summarize = _Summarize(passes, judged, plan.quasi, steps if searching else None, wanted)
+    first = passes.fold("counting the quasi-identifiers' combinations (first pass)", summarize,
+                        _summed, _Summary())  # fmt: skip
+    rows_in, counted, before_counts = first.rows, first.counts, first.before
     seconds["first pass"] = time.perf_counter() - clock
 
     search_info: dict[str, Any] | None = None
     records = [StepRecord(s.name, s.where, s.transform.describe(), 0, 0) for s in steps]
     models: list[Any] = []
-    apply: Callable[[pd.DataFrame], pd.DataFrame] = lambda frame: frame  # noqa: E731
+    apply: Callable[[pd.DataFrame], pd.DataFrame] = _unchanged
     if searching:
         assert counted is not None
         assert privacy is not None
@@ -183,9 +237,8 @@ def anonymize_stream(
         levels = result.levels
         evaluation = check_groups(table.roll_up(table.bottom, levels), searched, table.rows)
         failing = evaluation.failing[table.entry_classes(levels)]
-        entries = pd.MultiIndex.from_arrays(list(table.bottom.leaves.T))
         suppressed = int(table.bottom.sizes[failing].sum())
-        apply = _generalizer(quasi, used, levels, entries, failing)
+        apply = _Generalize(quasi, used, levels, table.bottom.leaves, failing)
         search_info = {
             "levels": dict(zip(quasi, levels, strict=True)), "loss": result.loss,
             "metric": privacy.metric, "suppressed": suppressed, "method": result.method,
@@ -200,54 +253,38 @@ def anonymize_stream(
         records.append(StepRecord("search", "privacy", description, table.rows - suppressed, 0))
         seconds["search"] = time.perf_counter() - clock
 
-    # second pass (and the shuffle's third): apply, withhold, write, hash, count
+    # second pass (and a shuffle): apply, withhold, write, hash, count
     clock = time.perf_counter()
-    report.step("applying the release (second pass)")
-    report.expect(total)
-    writer = BatchWriter(output, fmt, formats=source.formats, escape=escape_formulas)
-    released = _released_batches(source, steps, apply, batch_rows, records, report,
-                                 False if plan.policy.keep_order else plan.policy.random_state,
-                                 output, _identifiers(plan))  # fmt: skip
-    digest: ContentHash | None = None
-    columns: list[str] = []
-    release_counts: Frequencies | None = None
     measured = [*quasi, *sensitive[:1]] if quasi else []
-    for batch in released:
-        batch = writer.prepared(batch)
-        if digest is None:
-            columns = list(batch.columns)
-            digest = ContentHash(columns)
-        digest.update(batch)
-        writer.write(batch)
-        if measured:
-            part = Frequencies.of(batch, measured)
-            release_counts = part if release_counts is None else release_counts.merge(part)
-    if digest is None:  # every row withheld: the columns as the steps leave them
-        columns = list(_through(steps, sample.head(0)).columns)
-        digest = ContentHash(columns)
-    writer.close(columns)
+    produce = _Produce(steps, apply, _identifiers(plan))
+    empty = list(_through(steps, sample.head(0)).columns)
+    written, tallies = passes.release(produce, measured,
+                                      False if plan.policy.keep_order else
+                                      plan.policy.random_state, empty)  # fmt: skip
     seconds["second pass"] = time.perf_counter() - clock
+    records = _records(records, steps, tallies, len(written.columns))
 
-    content = digest.hexdigest()
+    content = written.digest
+    release_counts = written.counts
     if release_counts is None:
         release_counts = Frequencies(
             tuple(measured), None, pd.DataFrame({**{c: [] for c in measured}, COUNT: []})
         )
     before = _stats(before_counts, plan.quasi, rows_in)
-    after = _stats(release_counts, quasi, writer.rows)
+    after = _stats(release_counts, quasi, written.rows)
     distinct_in = before_counts.counts if before_counts is not None else sample.head(0)
     warnings = empty_victories(distinct_in, release_counts.counts, quasi, search_info, rows_in,
-                               rows_out=writer.rows)  # fmt: skip
+                               rows_out=written.rows)  # fmt: skip
     certificate = Certificate(
         veil_version=__version__,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
-        source_fingerprint=fingerprint.hexdigest(),
+        source_fingerprint=first.fingerprint(passes.columns),
         release_fingerprint=content,
         policy_sha256=plan.policy.fingerprint(),
         rows_in=rows_in,
-        rows_out=writer.rows,
-        columns_in=tuple(map(str, source.columns)),
-        columns_out=tuple(map(str, columns)),
+        rows_out=written.rows,
+        columns_in=tuple(map(str, passes.columns)),
+        columns_out=tuple(map(str, written.columns)),
         roles={d.column: d.role for d in plan.decisions},
         steps=tuple(records),
         quasi_identifiers=tuple(quasi),
@@ -259,8 +296,9 @@ def anonymize_stream(
         decisions=plan.decisions,
         warnings=tuple(warnings),
         release_sha256=content,
-        escaped_cells=writer.escaped,
+        escaped_cells=written.escaped,
         sensitive_hierarchy=sensitive_tree(models) if searching else None,
+        release_parts=written.parts,
     )
     report.step("verifying the release against its certificate (from what was written)")
     verification = verify_counts(release_counts.counts, certificate.to_dict(), digest=content,
@@ -277,7 +315,116 @@ def anonymize_stream(
     if not verification.ok:
         broken = [f"{c} ({d})" for c, ok, d in verification.claims if not ok]
         raise CheckFailedError(f"the release failed its own verification: {'; '.join(broken)}")
-    return StreamedRelease(certificate, seconds, rows_in)
+    passes.released = written  # type: ignore[attr-defined]
+    return certificate
+
+
+@dataclass
+class _CountAfter:
+    """A batch's combinations of ``columns`` after ``steps`` (picklable: workers run it)."""
+
+    steps: list[Any]
+    columns: list[str]
+
+    def __call__(self, batch: pd.DataFrame, _first_row: int) -> Frequencies:
+        return Frequencies.of(_through(self.steps, batch), self.columns)
+
+
+def _unchanged(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame
+
+
+def _merged(total: Frequencies | None, part: Frequencies | None) -> Frequencies | None:
+    if part is None:
+        return total
+    return part if total is None else total.merge(part)
+
+
+@dataclass
+class _Summary:
+    """The first pass so far: rows, the fingerprint's hash, the input's and the search's
+    counts."""
+
+    rows: int = 0
+    digest: Any = field(default_factory=hashlib.sha256)
+    before: Frequencies | None = None
+    counts: Frequencies | None = None
+
+    def fingerprint(self, columns: list[str]) -> str:
+        digest = self.digest.copy()
+        digest.update("\x1f".join(map(str, columns)).encode())
+        return str(digest.hexdigest())
+
+
+def _summed(total: _Summary, part: _Part) -> _Summary:
+    total.rows += part.rows
+    total.digest.update(part.hashed)
+    total.before = _merged(total.before, part.before)
+    total.counts = _merged(total.counts, part.counts)
+    return total
+
+
+@dataclass
+class _Summarize:
+    """The first pass on one batch (a picklable function: a cluster's workers run it)."""
+
+    passes: Passes
+    judged: list[str]
+    quasi: list[str]
+    steps: list[Any] | None
+    wanted: list[str]
+
+    def __call__(self, batch: pd.DataFrame, first_row: int) -> _Part:
+        _confirm(batch, self.judged, first_row)
+        before = Frequencies.of(batch, self.quasi) if self.quasi else None
+        counts = None
+        if self.steps is not None:
+            counts = Frequencies.of(_through(self.steps, batch), self.wanted)
+        return _Part(len(batch), self.passes.hashed(batch), before, counts)
+
+
+@dataclass
+class _Produce:
+    """The second pass on one batch: the steps, then the generalization; with what each step
+    counted (``tallies``) and the rows left after each."""
+
+    steps: list[Any]
+    apply: Callable[[pd.DataFrame], pd.DataFrame]
+    identifiers: set[str]
+
+    def __call__(self, batch: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
+        tallies: list[Any] = []
+        for step in self.steps:
+            batch = step.transform.transform(batch)
+            tallies.append((step.transform.tallies(), len(batch)))
+            _mask_hides(step, self.identifiers)
+        out = self.apply(batch)
+        tallies.append(({}, len(out)))
+        return out, tallies
+
+
+def _records(records: list[StepRecord], steps: list[Any], tallies: list[list[Any]],
+             width: int) -> list[StepRecord]:  # fmt: skip
+    """The step records with what each counted over every batch, in the batches' order."""
+    totals: list[dict[str, Any]] = [{} for _ in steps]
+    rows_after = [0] * (len(steps) + 1)
+    for batch in tallies:
+        for i, (tally, rows) in enumerate(batch):
+            rows_after[i] += rows
+            if i < len(steps):
+                totals[i] = merge_tallies(totals[i], tally)
+    out = []
+    for i, record in enumerate(records):
+        if i < len(steps):
+            transform = steps[i].transform
+            for name, value in totals[i].items():
+                setattr(transform, name, value)
+            out.append(StepRecord(record.name, record.where, transform.describe(), rows_after[i],
+                                  width, counts=getattr(transform, "counts_", None)))  # fmt: skip
+        else:
+            out.append(StepRecord(record.name, record.where, record.description, rows_after[-1],
+                                  width))  # fmt: skip
+    return out
 
 
 def _fit_steps(plan: Plan, sample: pd.DataFrame) -> tuple[list[Any], list[str], list[str]]:
@@ -337,100 +484,131 @@ def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
             )
 
 
-def _generalizer(quasi: list[str], hierarchies: list[Hierarchy], levels: tuple[int, ...],
-                 entries: pd.MultiIndex, failing: np.ndarray
-                 ) -> Callable[[pd.DataFrame], pd.DataFrame]:  # fmt: skip
-    """A batch's quasi-identifiers generalized to ``levels``, the rows of failing classes out."""
+@dataclass
+class _Generalize:
+    """A batch's quasi-identifiers generalized to ``levels``, the rows of failing classes out
+    (``leaves``: the bottom entries' leaf codes; ``failing``: whether each entry's class fails)."""
 
-    def apply(batch: pd.DataFrame) -> pd.DataFrame:
-        leaves = [h.encode(batch[q]) for q, h in zip(quasi, hierarchies, strict=True)]
-        entry = entries.get_indexer(pd.MultiIndex.from_arrays(leaves))
+    quasi: list[str]
+    hierarchies: list[Hierarchy]
+    levels: tuple[int, ...]
+    leaves: np.ndarray
+    failing: np.ndarray
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        if not hasattr(self, "_entries"):
+            self._entries = pd.MultiIndex.from_arrays(list(self.leaves.T))
+        leaves = [h.encode(batch[q]) for q, h in zip(self.quasi, self.hierarchies, strict=True)]
+        entry = self._entries.get_indexer(pd.MultiIndex.from_arrays(leaves))
         if (entry < 0).any():  # the first pass counted every row: the input changed since
             raise CheckFailedError(
                 "a row of the second reading was not in the first: the "
                 "input changed while it was released; run again"
             )
         out = batch.copy(deep=False)
-        for column, h, level, codes in zip(quasi, hierarchies, levels, leaves, strict=True):
+        for column, h, level, codes in zip(self.quasi, self.hierarchies, self.levels, leaves,
+                                           strict=True):  # fmt: skip
             labels = np.asarray(h.labels[level], dtype=object)
             out[column] = pd.Series(labels[h.maps[level][codes]].tolist(), index=batch.index,
                                     name=column)  # fmt: skip
-        return out.loc[~failing[entry]]
+        return out.loc[~self.failing[entry]]
 
-    return apply
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_entries", None)  # rebuilt where it runs
+        return state
 
 
-def _released_batches(source: TableStream, steps: list[Any],
-                      apply: Callable[[pd.DataFrame], pd.DataFrame], batch_rows: int,
-                      records: list[StepRecord], report: Progress, shuffle: int | bool | None,
-                      output: Path, identifiers: set[str]) -> Iterator[pd.DataFrame]:  # fmt: skip
-    """The release's rows a batch at a time: in the input's order when ``shuffle`` is False,
-    else through random buckets (``shuffle``: the seed, None for a fresh one)."""
-    rows_after = [0] * len(records)
+class _FilePasses(Passes):
+    """A CSV or Parquet file (or files) read a batch at a time; the release written to one
+    file through random buckets (temporary files beside it) unless the order is kept."""
 
-    tallies: list[dict[str, Any]] = [{} for _ in steps]
+    def __init__(self, source: TableStream, batch_rows: int, report: Progress, output: Path,
+                 fmt: str, escape: bool) -> None:  # fmt: skip
+        self.source, self.batch_rows, self.report = source, batch_rows, report
+        self.output, self.fmt, self.escape = output, fmt, escape
+        self.columns = list(source.columns)
+        self.rows = int(source.rows or 0)
 
-    def produced() -> Iterator[pd.DataFrame]:
-        for batch in source.batches(batch_rows):
-            for i, step in enumerate(steps):
-                batch = step.transform.transform(batch)
-                tallies[i] = step.transform.add_tallies(tallies[i])  # every batch's counts
-                _mask_hides(step, identifiers)
-                rows_after[i] += len(batch)
-            out = apply(batch)
-            if len(records) > len(steps):
-                rows_after[-1] += len(out)
-            report.advance(len(batch))
-            yield out
+    def sample(self, rows: int) -> pd.DataFrame:
+        return self.source.head(rows)
 
-    def finish(columns: int) -> None:
-        for i, record in enumerate(records):
-            if i < len(steps):  # what the step did, counted over every batch
-                transform = steps[i].transform
-                records[i] = StepRecord(record.name, record.where, transform.describe(),
-                                        rows_after[i], columns,
-                                        counts=getattr(transform, "counts_", None))  # fmt: skip
-            else:
-                records[i] = StepRecord(record.name, record.where, record.description,
-                                        rows_after[i], columns)  # fmt: skip
+    def fold(self, label: str, fn: Callable[[pd.DataFrame, int], Any],
+             merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
+        self.report.step(label)
+        self.report.expect(self.rows)
+        total, first = start, 0
+        for batch in self.source.batches(self.batch_rows):
+            total = merge(total, fn(batch, first))
+            first += len(batch)
+            self.report.advance(len(batch))
+        return total
 
-    if shuffle is False:
-        width = 0
-        for out in produced():
-            width = out.shape[1]
-            yield out
-        finish(width)
-        return
-    rng = np.random.default_rng(shuffle if isinstance(shuffle, int) else None)
-    buckets = max(1, math.ceil(int(source.rows or 0) / batch_rows))
-    folder = Path(tempfile.mkdtemp(prefix=f".{output.name}.veil-shuffle-", dir=output.parent))
-    try:
-        handles = [open(folder / f"{b}.pickle", "wb") for b in range(buckets)]  # noqa: SIM115
-        width = 0
+    def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
+                measured: list[str], seed: int | bool | None,
+                columns: list[str]) -> tuple[Written, list[list[Any]]]:  # fmt: skip
+        self.report.step("applying the release (second pass)")
+        self.report.expect(self.rows)
+        writer = BatchWriter(self.output, self.fmt, formats=self.source.formats,
+                             escape=self.escape)  # fmt: skip
+        tallies: list[list[Any]] = []
+
+        def produced() -> Iterator[pd.DataFrame]:
+            for batch in self.source.batches(self.batch_rows):
+                out, counted = produce(batch)
+                tallies.append(counted)
+                self.report.advance(len(batch))
+                yield out
+
+        digest: ContentHash | None = None
+        counts: Frequencies | None = None
+        for batch in self._shuffled(produced(), seed):
+            batch = writer.prepared(batch)
+            if digest is None:
+                columns = list(batch.columns)
+                digest = ContentHash(columns)
+            digest.update(batch)
+            writer.write(batch)
+            if measured:
+                counts = _merged(counts, Frequencies.of(batch, measured))
+        if digest is None:  # every row withheld
+            digest = ContentHash(columns)
+        writer.close(columns)
+        written = Written(digest.hexdigest(), counts, writer.rows, columns, writer.escaped)
+        return written, tallies
+
+    def _shuffled(self, batches: Iterator[pd.DataFrame],
+                  seed: int | bool | None) -> Iterator[pd.DataFrame]:  # fmt: skip
+        """``batches`` in a random order of rows (an external shuffle through buckets on disk,
+        each about a batch), or as they come when ``seed`` is False."""
+        if seed is False:
+            yield from batches
+            return
+        rng = np.random.default_rng(seed if isinstance(seed, int) else None)
+        buckets = max(1, math.ceil(self.rows / self.batch_rows))
+        folder = Path(tempfile.mkdtemp(prefix=f".{self.output.name}.veil-shuffle-",
+                                       dir=self.output.parent))  # fmt: skip
         try:
-            for out in produced():
-                width = out.shape[1]
-                if buckets == 1:
-                    pickle.dump(out, handles[0], protocol=pickle.HIGHEST_PROTOCOL)
+            handles = [open(folder / f"{b}.pickle", "wb") for b in range(buckets)]  # noqa: SIM115
+            try:
+                for out in batches:
+                    chosen = rng.integers(0, buckets, len(out))
+                    for b in np.unique(chosen):
+                        pickle.dump(out.iloc[np.flatnonzero(chosen == b)], handles[b],
+                                    protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
+            finally:
+                for handle in handles:
+                    handle.close()
+            self.report.step("writing the release in a random order (third pass)")
+            for b in range(buckets):
+                parts = list(_pickled(folder / f"{b}.pickle"))
+                (folder / f"{b}.pickle").unlink()
+                if not parts:
                     continue
-                chosen = rng.integers(0, buckets, len(out))
-                for b in np.unique(chosen):
-                    pickle.dump(out.iloc[np.flatnonzero(chosen == b)], handles[b],
-                                protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
+                bucket = pd.concat(parts) if len(parts) > 1 else parts[0]
+                yield bucket.iloc[rng.permutation(len(bucket))]
         finally:
-            for handle in handles:
-                handle.close()
-        finish(width)
-        report.step("writing the release in a random order (third pass)")
-        for b in range(buckets):
-            parts = list(_pickled(folder / f"{b}.pickle"))
-            if not parts:
-                continue
-            bucket = pd.concat(parts) if len(parts) > 1 else parts[0]
-            (folder / f"{b}.pickle").unlink()
-            yield bucket.iloc[rng.permutation(len(bucket))]
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _pickled(path: Path) -> Iterator[pd.DataFrame]:

@@ -25,7 +25,8 @@ from veil.privacy.models import ClassStats
 #: 5 counts the cells escaped against spreadsheet formulas (``escaped_cells``) and what each
 #: step counted (``steps[].counts``, e.g. the entities ``redact`` replaced).
 #: 6 pins the release with a hash that any split of its rows into batches gives alike
-#: (``veil.io.ContentHash``), so a release streamed to disk is hashed as it is written.
+#: (``veil.io.ContentHash``), so a release streamed to disk is hashed as it is written; a
+#: release written as several files (``release_parts``) is pinned by each file's hash.
 #: ``verify`` refuses a certificate that pins nothing.
 FORMAT_VERSION = 6
 
@@ -69,6 +70,9 @@ class Certificate:
     # the sensitive column's hierarchy, when t-closeness used hierarchical distance: verify
     # measures t with the very tree the search used (it holds categories, not records)
     sensitive_hierarchy: list[list[str]] | None = None
+    # a release written as several files (a cluster's partitions, in order): how many; its
+    # release_sha256 is then veil.io.parts_sha256 of each file's content hash
+    release_parts: int | None = None
     format: int = FORMAT_VERSION
 
     @property
@@ -134,6 +138,7 @@ class Certificate:
                 release_sha256=data.get("release_sha256"),
                 escaped_cells=int(data.get("escaped_cells", 0)),
                 sensitive_hierarchy=data.get("sensitive_hierarchy"),
+                release_parts=data.get("release_parts"),
                 format=int(data.get("format", 1)),
             )
         except KeyError as err:

@@ -190,15 +190,7 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
     def add_tallies(self, earlier: dict[str, Any]) -> dict[str, Any]:
         """The last transform's tallies plus ``earlier`` (the batches before it), set on the
         transform, so that ``counts_`` and ``describe()`` speak for every batch so far."""
-        total = self.tallies()
-        for name, value in earlier.items():
-            if isinstance(value, dict):
-                merged = dict(total.get(name) or {})
-                for key, n in value.items():
-                    merged[key] = merged.get(key, 0) + n
-                total[name] = dict(sorted(merged.items()))
-            else:
-                total[name] = total.get(name, 0) + value
+        total = merge_tallies(self.tallies(), earlier)
         for name, value in total.items():
             setattr(self, name, value)
         return total
@@ -207,6 +199,21 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         """One line for certificates and reports: what this step did. Never holds secrets."""
         cols = ", ".join(getattr(self, "columns_", None) or [])
         return f"{type(self).__name__}({cols})"
+
+
+def merge_tallies(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two runs' tallies (``ColumnTransform.tallies``) added: numbers summed, ``counts_``
+    dictionaries summed key by key."""
+    total = dict(first)
+    for name, value in second.items():
+        if isinstance(value, dict):
+            merged = dict(total.get(name) or {})
+            for key, n in value.items():
+                merged[key] = merged.get(key, 0) + n
+            total[name] = dict(sorted(merged.items()))
+        else:
+            total[name] = total.get(name, 0) + value
+    return total
 
 
 def _is_numeric(series: pd.Series) -> bool:
