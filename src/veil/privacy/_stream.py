@@ -154,9 +154,10 @@ class Passes:
         """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)``."""
         raise NotImplementedError
 
-    def hashed(self, batch: pd.DataFrame) -> bytes:
-        """What of ``batch`` the input's fingerprint hashes (in order)."""
-        return pd.util.hash_pandas_object(batch, index=False).to_numpy().tobytes()
+    #: What of a batch the input's fingerprint hashes, in order (a module-level function:
+    #: a cluster's workers run it).
+    hashed: Callable[[pd.DataFrame], bytes]
+    released: Written | None = None
 
     def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
                 measured: list[str], seed: int | bool | None,
@@ -206,7 +207,8 @@ def release_in_passes(
     clock = time.perf_counter()
     wanted = [*quasi, *sensitive[:1]] if searching else []
     judged = [d.column for d in plan.decisions if d.by == "scan" and d.role != "identifier"]
-    summarize = _Summarize(passes, judged, plan.quasi, steps if searching else None, wanted)
+    summarize = _Summarize(passes.hashed, judged, plan.quasi, steps if searching else None,
+                           wanted)  # fmt: skip
     first = passes.fold("counting the quasi-identifiers' combinations (first pass)", summarize,
                         _summed, _Summary())  # fmt: skip
     rows_in, counted, before_counts = first.rows, first.counts, first.before
@@ -315,7 +317,7 @@ def release_in_passes(
     if not verification.ok:
         broken = [f"{c} ({d})" for c, ok, d in verification.claims if not ok]
         raise CheckFailedError(f"the release failed its own verification: {'; '.join(broken)}")
-    passes.released = written  # type: ignore[attr-defined]
+    passes.released = written
     return certificate
 
 
@@ -328,6 +330,11 @@ class _CountAfter:
 
     def __call__(self, batch: pd.DataFrame, _first_row: int) -> Frequencies:
         return Frequencies.of(_through(self.steps, batch), self.columns)
+
+
+def row_hashes(batch: pd.DataFrame) -> bytes:
+    """Each row's hash, in order: what ``veil.io.fingerprint`` hashes of a whole table."""
+    return pd.util.hash_pandas_object(batch, index=False).to_numpy().tobytes()
 
 
 def _unchanged(frame: pd.DataFrame) -> pd.DataFrame:
@@ -368,7 +375,7 @@ def _summed(total: _Summary, part: _Part) -> _Summary:
 class _Summarize:
     """The first pass on one batch (a picklable function: a cluster's workers run it)."""
 
-    passes: Passes
+    hashed: Callable[[pd.DataFrame], bytes]
     judged: list[str]
     quasi: list[str]
     steps: list[Any] | None
@@ -380,7 +387,7 @@ class _Summarize:
         counts = None
         if self.steps is not None:
             counts = Frequencies.of(_through(self.steps, batch), self.wanted)
-        return _Part(len(batch), self.passes.hashed(batch), before, counts)
+        return _Part(len(batch), self.hashed(batch), before, counts)
 
 
 @dataclass
@@ -529,6 +536,7 @@ class _FilePasses(Passes):
         self.output, self.fmt, self.escape = output, fmt, escape
         self.columns = list(source.columns)
         self.rows = int(source.rows or 0)
+        self.hashed = row_hashes
 
     def sample(self, rows: int) -> pd.DataFrame:
         return self.source.head(rows)
