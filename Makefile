@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dp,federated,ml,rights]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dp,federated,ml,rights,scale]'
 	@touch $@ $(VENV)/.installed
 
 # DEMO_FLAGS=--force replaces an earlier demo's files (its budget ledger is kept)
@@ -135,7 +135,7 @@ DUCKDB := .venv-duckdb
 $(DUCKDB)/.installed:
 	$(call peer_venv,"duckdb==1.*")
 
-bench-scale: $(VENV)/.installed $(DUCKDB)/.installed
+bench-scale: $(VENV)/.installed-test $(DUCKDB)/.installed
 	$(BIN)/python bench/bench_scale.py --csv
 
 bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-scale

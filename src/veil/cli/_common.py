@@ -246,3 +246,33 @@ Streaming = Annotated[
     ),
 ]
 BatchRows = Annotated[int, typer.Option("--batch-rows", help="Rows per batch when streaming.")]
+Backend = Annotated[
+    str,
+    typer.Option("--backend", help="pandas (in memory, or streaming) or dask (a cluster)."),
+]
+Scheduler = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="With --backend dask: a scheduler's address (tcp://HOST:8786); without it a "
+        "LocalCluster on this machine.",
+    ),
+]
+Workers = Annotated[
+    int | None,
+    typer.Option("--workers", help="With --backend dask and no --scheduler: worker processes."),
+]
+
+
+def _backend(name: str) -> str:
+    if name not in {"pandas", "dask"}:
+        raise ParameterError(f"--backend must be pandas or dask, got {name!r}")
+    return name
+
+
+def _stem(data: str) -> str:
+    """The stem hierarchy files are named after: a file's, a glob's first file's, a folder's."""
+    if glob.has_magic(data):
+        found = sorted(glob.glob(data))
+        return Path(found[0]).stem if found else Path(data).stem
+    return Path(data).name if Path(data).is_dir() else Path(data).stem

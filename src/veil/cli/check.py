@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from veil.cli._common import (
+    Backend,
     BatchRows,
     Encoding,
     Force,
@@ -18,6 +19,7 @@ from veil.cli._common import (
     ModelGoals,
     Population,
     SamplingFraction,
+    Scheduler,
     Sensitive,
     Sep,
     Sheet,
@@ -27,6 +29,8 @@ from veil.cli._common import (
     TDistance,
     TGoal,
     Weights,
+    Workers,
+    _backend,
     _check_format,
     _model_specs,
     _progress,
@@ -79,6 +83,9 @@ def check_command(
     query: SqlQuery = None,
     streaming: Streaming = None,
     batch_rows: BatchRows = 500_000,
+    backend: Backend = "pandas",
+    scheduler: Scheduler = None,
+    workers: Workers = None,
 ) -> None:
     """Measure k, l, t and re-identification risk of DATA; exit 1 if a threshold fails."""
     from veil.io import TableStream, read
@@ -97,7 +104,16 @@ def check_command(
     }  # fmt: skip
     reading: dict[str, Any] = {"sheet": sheet, "table": table, "query": query,
                                "weights": weights, "person-id": person_id}  # fmt: skip
-    if _streams(data, streaming, **reading):
+    if _backend(backend) == "dask":
+        from veil.privacy._dask import check_dask, cluster, dask_frame
+
+        given = [f"--{k}" for k, v in reading.items() if v]
+        if given:
+            raise ParameterError(f"{given[0]} is not supported with --backend dask")
+        with _progress() as say, cluster(scheduler, workers):
+            frame = dask_frame(data, columns=[*columns, *([sensitive] if sensitive else [])])
+            result = check_dask(frame, columns, sensitive=sensitive, progress=say, **goals)
+    elif _streams(data, streaming, **reading):
         with _progress() as say:
             source = TableStream(data, sep=options.get("sep"), encoding=options.get("encoding"))
             result = check_stream(source, columns, sensitive=sensitive, batch_rows=batch_rows,
@@ -144,7 +160,7 @@ def _trees(folder: Path | None) -> dict[str, Any] | None:
 
 
 def verify_command(
-    release: Annotated[str, typer.Argument(help="The released file.")],
+    release: Annotated[str, typer.Argument(help="The released file (or folder of parts).")],
     certificate: Annotated[Path, typer.Option("--certificate", help="Its certificate (JSON).")],
     hierarchies: Annotated[
         Path | None,
@@ -155,10 +171,12 @@ def verify_command(
     ] = None,
     fmt: Format = "text",
     sep: Sep = None,
+    streaming: Streaming = None,
+    batch_rows: BatchRows = 500_000,
 ) -> None:
     """Re-check a release against its certificate, independently of the search."""
-    from veil.io import read
-    from veil.privacy import verify
+    from veil.io import TableStream, read
+    from veil.privacy import verify, verify_files
 
     _check_format(fmt)
     try:
@@ -167,8 +185,13 @@ def verify_command(
         raise InputError(f"{certificate}: no such certificate file") from e
     except json.JSONDecodeError as e:
         raise InputError(f"{certificate}: not a JSON certificate ({e})") from e
-    frame = read(release, **_read_options(None, sep=sep))
-    result = verify(frame, claims, hierarchies=_trees(hierarchies))
+    if claims.get("release_parts") or _streams(release, streaming):  # parts: file by file
+        source = TableStream(release, sep=sep)
+        result = verify_files(source, claims, batch_rows=batch_rows,
+                              hierarchies=_trees(hierarchies))  # fmt: skip
+    else:
+        frame = read(release, **_read_options(None, sep=sep))
+        result = verify(frame, claims, hierarchies=_trees(hierarchies))
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
     else:

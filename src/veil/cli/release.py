@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from veil.cli._common import (
+    Backend,
     BatchRows,
     CoerceDates,
     DateFormat,
@@ -23,6 +24,7 @@ from veil.cli._common import (
     ModelGoals,
     Population,
     SamplingFraction,
+    Scheduler,
     Sensitive,
     Sep,
     Sheet,
@@ -33,12 +35,15 @@ from veil.cli._common import (
     TDistance,
     TGoal,
     Weights,
+    Workers,
+    _backend,
     _check_format,
     _model_specs,
     _progress,
     _read_options,
     _report_format,
     _source,
+    _stem,
     _streams,
     out,
 )
@@ -100,6 +105,9 @@ def anonymize(
     query: SqlQuery = None,
     streaming: Streaming = None,
     batch_rows: BatchRows = 500_000,
+    backend: Backend = "pandas",
+    scheduler: Scheduler = None,
+    workers: Workers = None,
 ) -> None:
     """Anonymize DATA with a policy and/or privacy goals; write the release.
 
@@ -140,7 +148,7 @@ def anonymize(
     if pol.privacy is None and policy is None:
         raise ParameterError("give --policy, or privacy goals such as -k 5 with --hierarchies DIR")
     # Refuse bad outputs before any expensive work.
-    release_format = output_format(output)
+    release_format = output_format(output) if backend != "dask" else "parquet"  # dask: a folder
     report_format = _report_format(report) if report is not None else None
     inputs = [data] + ([str(policy)] if policy is not None else [])
     if target is not None and report is None:
@@ -150,7 +158,8 @@ def anonymize(
         raise ParameterError("--output, --report and --certificate must be different files")
     outputs = OutputSet(force=force, inputs=inputs)
     for destination in destinations:
-        outputs.check(destination)
+        if backend != "dask" or destination != output:  # a folder of parts: write_parts checks
+            outputs.check(destination)
     options = _read_options(
         pol.read,
         sep=sep,
@@ -164,6 +173,24 @@ def anonymize(
         query=query,
     )
     reading = {key: options.get(key) for key in ("dates", "sheet", "table", "query")}
+    if _backend(backend) == "dask":
+        from veil.privacy._dask import anonymize_dask, cluster, dask_frame, write_parts
+
+        given = [f"--{k}" for k, v in {**reading, "report": report, "sep": sep}.items() if v]
+        if given:
+            raise ParameterError(f"{given[0]} is not supported with --backend dask")
+        with _progress() as say, cluster(scheduler, workers):
+            found = load_hierarchies(hierarchies, _stem(data)) if hierarchies else None
+            released = anonymize_dask(dask_frame(data), pol, hierarchies=found, progress=say)
+            say(f"writing {output} (a Parquet file per partition)")
+            with outputs:  # the certificate appears with the folder, or neither does
+                if certificate is not None:
+                    outputs.stage(certificate).write_text(
+                        released.certificate.to_json() + "\n", encoding="utf-8"
+                    )
+                write_parts(released.data, output, force=force)
+        _said(released.certificate, fmt, output, [certificate])
+        return
     if _streams(data, streaming, fmt=release_format, report=report, **reading):
         from veil.io._batches import TableStream
         from veil.privacy._stream import anonymize_stream

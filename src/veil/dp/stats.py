@@ -22,7 +22,7 @@ import pandas as pd
 
 from veil.dp.budget import NEIGHBOURS, Accountant, check_epsilon_delta, dataset_id
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
-from veil.schema import require_columns
+from veil.schema import is_dask, require_columns
 
 __all__ = [
     "DPResult",
@@ -182,6 +182,12 @@ def contributions(frame: pd.DataFrame, person: str | None, max_rows: int
     return kept, max_rows, unit
 
 
+def _no_people(person: str | None) -> None:
+    if person is not None:
+        raise ParameterError("--person-id bounds each person's rows in memory; on a Dask "
+                             "DataFrame it is not supported yet")  # fmt: skip
+
+
 def _scale_for(make: Callable[[float], Any], epsilon: float) -> tuple[Any, float]:
     """The smallest-noise measurement of ``make(scale)`` whose privacy loss is <= epsilon."""
     dp = opendp()
@@ -200,14 +206,15 @@ def _what(statistic: str, person: str | None, bound: int) -> str:
 
 def _run(
     accountant: Accountant | None,
-    frame: pd.DataFrame,
+    frame: Any,
     what: str,
     epsilon: float,
     compute: Callable[[], DPResult],
+    dataset: str | None = None,
 ) -> DPResult:
     check_epsilon_delta(epsilon)
     acc = _accountant(accountant)
-    with acc.spend(epsilon, 0.0, what=what, dataset=dataset_id(frame)):
+    with acc.spend(epsilon, 0.0, what=what, dataset=dataset or dataset_id(frame)):
         return compute()
 
 
@@ -294,6 +301,11 @@ def count(
 ) -> DPResult:  # fmt: skip
     """The number of records (or of non-missing values of ``column``); with ``person``, each
     person counted with at most ``max_contributions`` rows (``contributions``)."""
+    if is_dask(frame):  # partition by partition: veil.dp._dask
+        from veil.dp import _dask
+
+        _no_people(person)
+        return _dask.count(frame, column, epsilon=epsilon, accountant=accountant)
     rows, bound, unit = contributions(frame, person, max_contributions)
     values = len(rows) if column is None else _present(_values(rows, column))
 
@@ -341,6 +353,11 @@ def sum(
     >>> abs(answer.value - 733_500) < 40 * answer.error95, answer.mechanism
     (True, 'laplace')
     """
+    if is_dask(frame):  # partition by partition: veil.dp._dask
+        from veil.dp import _dask
+
+        _no_people(person)
+        return _dask.sum(frame, column, bounds=bounds, epsilon=epsilon, accountant=accountant)
     rows, bound, unit = contributions(frame, person, max_contributions)
     values = _numbers(_values(rows, column), column)
     lim = _bounds(frame[column], bounds, column)
@@ -403,6 +420,11 @@ def mean(
     >>> 18 <= answer.value <= 100, answer.epsilon, ledger.remaining().epsilon
     (True, 0.5, 0.5)
     """
+    if is_dask(frame):  # partition by partition: veil.dp._dask
+        from veil.dp import _dask
+
+        _no_people(person)
+        return _dask.mean(frame, column, bounds=bounds, epsilon=epsilon, accountant=accountant)
     rows, bound, unit = contributions(frame, person, max_contributions)
     values = _numbers(_values(rows, column), column)
     lim = _bounds(frame[column], bounds, column)
@@ -562,6 +584,19 @@ def histogram(
     """Counts per bin (numbers) or per category. The bins or ``categories`` are public:
     inferring categories from the data would leak which values occur. With ``person``, each
     person counts with at most ``max_contributions`` rows (``contributions``)."""
+    if is_dask(frame):  # partition by partition: veil.dp._dask
+        from veil.dp import _dask
+
+        _no_people(person)
+        return _dask.histogram(
+            frame,
+            column,
+            bins=bins,
+            bounds=bounds,
+            categories=categories,
+            epsilon=epsilon,
+            accountant=accountant,
+        )
     rows, bound, unit = contributions(frame, person, max_contributions)
     series = _values(rows, column)
     if categories is None and not pd.api.types.is_numeric_dtype(series):

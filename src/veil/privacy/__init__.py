@@ -5,7 +5,7 @@ from __future__ import annotations
 from veil.privacy._anonymize import anonymize
 from veil.privacy._check import CheckResult, check, check_counts, check_stream
 from veil.privacy._stream import StreamedRelease, anonymize_stream
-from veil.privacy._verify import Verification, verify, verify_counts
+from veil.privacy._verify import Verification, verify, verify_counts, verify_files
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.models import ClassStats, class_stats
 
@@ -25,4 +25,5 @@ __all__ = [
     "class_stats",
     "verify",
     "verify_counts",
+    "verify_files",
 ]

@@ -13,10 +13,11 @@ Dask's own threads.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,14 @@ from veil.privacy._stream import Passes, Written, _merged, release_in_passes, ro
 from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
 
-__all__ = ["DaskRelease", "anonymize_dask", "check_dask", "dask_frame", "is_dask", "write_parts"]
+__all__ = [
+    "DaskRelease",
+    "anonymize_dask",
+    "check_dask",
+    "cluster",
+    "dask_frame",
+    "write_parts",
+]
 
 _KEY = "__veil_shuffle_key__"
 #: Partitions computed at once by ``fold`` (their partial results are merged, then dropped).
@@ -52,11 +60,6 @@ def dask_modules() -> tuple[Any, Any]:
     return dask, dd
 
 
-def is_dask(data: object) -> bool:
-    """Whether ``data`` is a Dask DataFrame (without importing Dask when it is not)."""
-    return type(data).__module__.startswith("dask.") and hasattr(data, "npartitions")
-
-
 def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
     """Parquet files (a file, a folder or a glob) as a Dask DataFrame, a partition per row
     group at most; CSV as Dask reads it."""
@@ -68,6 +71,28 @@ def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
     if not paths or not all(p.exists() for p in paths):
         raise InputError(f"{source}: no such file or folder; check the path")
     return dd.read_parquet(text, columns=columns, split_row_groups="infer")
+
+
+@contextlib.contextmanager
+def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """A ``distributed.Client``: of the scheduler at ``scheduler`` (``tcp://HOST:8786``), else
+    of a LocalCluster of ``workers`` worker processes (one thread each; default: one per
+    core), closed on leaving."""
+    dask_modules()
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        with Client(scheduler) as client:
+            yield client
+        return
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}")
+    with (
+        LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                     processes=True, dashboard_address=None) as local,
+        Client(local) as client,
+    ):  # fmt: skip
+        yield client
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from pydantic import ValidationError
 
 from veil.criteria import KAnonymity, TCloseness
 from veil.exceptions import InputError, one_line
-from veil.frequency import class_sizes, histograms, sensitive_codes
+from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
 from veil.hierarchy import Hierarchy
-from veil.io import content_sha256
+from veil.io import ContentHash, TableStream, content_sha256, parts_sha256
 from veil.policy import PrivacySettings
 
 _CONSISTENCY = {"rows", "k as certified", "release content"}
@@ -219,3 +219,34 @@ def _shown(value: float | None) -> str:
     if value is None:
         return "nothing (no class)"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def verify_files(
+    source: TableStream, certificate: Mapping[str, Any], *, batch_rows: int = 500_000,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> Verification:  # fmt: skip
+    """``verify`` for a release read a batch at a time: one file, or the files of a release
+    written in parts (``release_parts``: a cluster's partitions, in their order), each hashed
+    on its own. Memory holds the counts of the release's classes and a batch."""
+    quasi = list(certificate.get("quasi_identifiers", []))
+    settings_sensitive = list(certificate.get("sensitive", []))[:1]
+    measured = [c for c in [*quasi, *settings_sensitive] if c in source.columns]
+    _require_quasi(certificate, source.columns)
+    parts = certificate.get("release_parts")
+    counts: Frequencies | None = None
+    digests: list[str] = []
+    whole = ContentHash(list(source.columns))
+    files = [TableStream(str(p)) for p in source.paths] if parts else [source]
+    for part in files:
+        digest = ContentHash(list(part.columns))
+        for batch in part.batches(batch_rows):
+            (digest if parts else whole).update(batch)
+            piece = Frequencies.of(batch, measured)
+            counts = piece if counts is None else counts.merge(piece)
+        digests.append(digest.hexdigest())
+    content = parts_sha256(digests) if parts else whole.hexdigest()
+    if parts and len(digests) != int(parts):
+        content = f"{len(digests)} files, not the {parts} parts certified"
+    table = counts.counts if counts is not None else pd.DataFrame(columns=[*measured, COUNT])
+    return verify_counts(table, certificate, digest=content, count=COUNT,
+                         hierarchies=hierarchies)  # fmt: skip
