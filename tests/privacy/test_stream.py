@@ -27,15 +27,6 @@ DATA = Path(__file__).parents[1] / "data"
 ADULT = DATA / "arx_adult"
 
 
-@pytest.fixture(scope="module")
-def adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("adult")
-    pd.read_csv(ADULT / "adult.csv.gz", sep=";").to_csv(folder / "adult.csv", index=False)
-    for tree in ADULT.glob("adult_hierarchy_*.csv"):
-        shutil.copy(tree, folder / tree.name)
-    return folder
-
-
 def _policy(**privacy: Any) -> dict[str, Any]:
     goals = {"models": [{"model": "k_anonymity", "k": 5}], "max_suppression": 0.04, **privacy}
     return {"privacy": goals, "keep_order": True,

@@ -14,6 +14,7 @@ Dask's own threads.
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import os
 import secrets
@@ -67,7 +68,7 @@ def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
     text = str(source)
     if text.endswith((".csv", ".CSV")):
         return dd.read_csv(text, usecols=columns, blocksize="64MB")
-    paths = sorted(Path().glob(text)) if any(c in text for c in "*?[") else [Path(text)]
+    paths = [Path(p) for p in glob.glob(text)] if glob.has_magic(text) else [Path(text)]
     if not paths or not all(p.exists() for p in paths):
         raise InputError(f"{source}: no such file or folder; check the path")
     return dd.read_parquet(text, columns=columns, split_row_groups="infer")

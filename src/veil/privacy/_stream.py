@@ -268,10 +268,11 @@ def release_in_passes(
 
     content = written.digest
     release_counts = written.counts
-    if release_counts is None:
-        release_counts = Frequencies(
-            tuple(measured), None, pd.DataFrame({**{c: [] for c in measured}, COUNT: []})
-        )
+    if release_counts is None:  # nothing measured (no quasi-identifier) or no row: the rows
+        columns_of: dict[str, list[Any]] = {c: [] for c in measured} if measured else \
+            {COUNT: [written.rows]}  # fmt: skip
+        release_counts = Frequencies(tuple(measured), None,
+                                     pd.DataFrame({COUNT: [], **columns_of}))  # fmt: skip
     before = _stats(before_counts, plan.quasi, rows_in)
     after = _stats(release_counts, quasi, written.rows)
     distinct_in = before_counts.counts if before_counts is not None else sample.head(0)
