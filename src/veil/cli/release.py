@@ -158,7 +158,7 @@ def anonymize(
         raise ParameterError("--output, --report and --certificate must be different files")
     outputs = OutputSet(force=force, inputs=inputs)
     for destination in destinations:
-        if backend != "dask" or destination != output:  # a folder of parts: write_parts checks
+        if backend != "dask" or destination != output:  # a folder of parts: anonymize_dask checks
             outputs.check(destination)
     options = _read_options(
         pol.read,
@@ -174,21 +174,20 @@ def anonymize(
     )
     reading = {key: options.get(key) for key in ("dates", "sheet", "table", "query")}
     if _backend(backend) == "dask":
-        from veil.privacy._dask import anonymize_dask, cluster, dask_frame, write_parts
+        from veil.privacy._dask import anonymize_dask, cluster, dask_frame
 
         given = [f"--{k}" for k, v in {**reading, "report": report, "sep": sep}.items() if v]
         if given:
             raise ParameterError(f"{given[0]} is not supported with --backend dask")
         with _progress() as say, cluster(scheduler, workers):
             found = load_hierarchies(hierarchies, _stem(data)) if hierarchies else None
-            released = anonymize_dask(dask_frame(data), pol, hierarchies=found, progress=say)
-            say(f"writing {output} (a Parquet file per partition)")
-            with outputs:  # the certificate appears with the folder, or neither does
+            with outputs:  # the certificate appears with the folder of parts, or neither does
+                released = anonymize_dask(dask_frame(data), pol, output=output, force=force,
+                                          hierarchies=found, progress=say)  # fmt: skip
                 if certificate is not None:
                     outputs.stage(certificate).write_text(
                         released.certificate.to_json() + "\n", encoding="utf-8"
                     )
-                write_parts(released.data, output, force=force)
         _said(released.certificate, fmt, output, [certificate])
         return
     if _streams(data, streaming, fmt=release_format, report=report, **reading):

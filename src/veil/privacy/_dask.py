@@ -18,6 +18,8 @@ import glob
 import hashlib
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +44,7 @@ __all__ = [
     "check_dask",
     "cluster",
     "dask_frame",
-    "write_parts",
+    "place",
 ]
 
 _KEY = "__veil_shuffle_key__"
@@ -71,7 +73,7 @@ def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
     paths = [Path(p) for p in glob.glob(text)] if glob.has_magic(text) else [Path(text)]
     if not paths or not all(p.exists() for p in paths):
         raise InputError(f"{source}: no such file or folder; check the path")
-    return dd.read_parquet(text, columns=columns, split_row_groups="infer")
+    return dd.read_parquet(text, columns=columns, split_row_groups=True)  # a row group each
 
 
 @contextlib.contextmanager
@@ -98,21 +100,28 @@ def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterato
 
 @dataclass(frozen=True)
 class DaskRelease:
-    """A release held on the cluster (a Dask DataFrame, one partition per file it will be
-    written as) and its certificate."""
+    """A release written as Parquet parts (one per partition, in order) in ``folder``, read back
+    lazily as ``data`` (a Dask DataFrame), and its certificate."""
 
-    data: Any
+    folder: Path
     certificate: Certificate
 
+    @property
+    def data(self) -> Any:
+        """The release as a Dask DataFrame (read from its parts when computed)."""
+        _, dd = dask_modules()
+        return dd.read_parquet(str(self.folder))
+
     def to_parquet(self, folder: str | os.PathLike[str], *, force: bool = False) -> Path:
-        """Write the release as ``folder/part-000000.parquet``... (see ``write_parts``)."""
-        return write_parts(self.data, folder, force=force)
+        """Move the parts to ``folder`` (see ``place``)."""
+        return place(self.folder, folder, force=force)
 
 
 class _DaskPasses(Passes):
-    def __init__(self, frame: Any, report: Progress) -> None:
+    def __init__(self, frame: Any, report: Progress, folder: Path | None = None) -> None:
         dask, _ = dask_modules()
         self.dask, self.frame, self.report = dask, frame, report
+        self.folder = folder if folder is not None else Path(".")
         self.columns = [str(c) for c in frame.columns]
         self.lengths = [int(n) for n in frame.map_partitions(len).compute()]
         self.rows = sum(self.lengths)
@@ -144,38 +153,43 @@ class _DaskPasses(Passes):
     def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
                 measured: list[str], seed: int | bool | None,
                 columns: list[str]) -> tuple[Written, list[list[Any]]]:  # fmt: skip
-        import operator
-
-        _, dd = dask_modules()
+        """The release applied per partition by the workers; unless the order is kept, each
+        partition's rows sent to random buckets (a Parquet piece per partition and bucket, in
+        the release's folder), then each bucket's pieces joined in a random order: one part
+        per bucket. Each part is written, hashed and counted by its worker; nothing of the
+        release is held on the cluster or the client (the folder must be one every worker can
+        reach: on a cluster, a shared file system)."""
         self.report.step("applying the release on the cluster (second pass)")
         delayed = self.dask.delayed
-        # each partition's release and what its steps counted, held on the cluster once
-        produced = self.dask.persist(*[delayed(produce, pure=True)(p)
-                                       for p in self.frame.to_delayed()])  # fmt: skip
-        tallies = list(self.dask.compute(*[delayed(operator.getitem, pure=True)(t, 1)
-                                           for t in produced]))  # fmt: skip
-        frames = [delayed(operator.getitem, pure=True)(t, 0) for t in produced]
         meta = produce(self._sample.head(0))[0]
-        released = dd.from_delayed(frames, meta=meta, verify_meta=False)
+        names = list(meta.columns)
+        schema = _schema(produce(self._sample)[0])
+        partitions = self.frame.to_delayed()
+        base = 0
         if seed is not False:
             base = int(seed) if isinstance(seed, int) else secrets.randbits(63)
-            keyed = dd.from_delayed([delayed(_keyed, pure=True)(f, base, i)
-                                     for i, f in enumerate(frames)],
-                                    meta=meta.assign(**{_KEY: np.uint64(0)}),
-                                    verify_meta=False)  # fmt: skip
-            released = keyed.shuffle(on=_KEY, npartitions=max(1, len(frames))).map_partitions(
-                _ordered, meta=meta
-            )
-        released = released.persist()
-        del produced, frames
-        self.lengths = [int(n) for n in released.map_partitions(len).compute()]
-        summary = self.fold("hashing and counting the release, partition by partition",
-                            _Digest(list(meta.columns), measured), _gathered, ([], None, 0),
-                            frame=released)  # fmt: skip
-        digests, counts, rows = summary
-        written = Written(parts_sha256(digests), counts, rows, list(meta.columns),
-                          parts=len(digests), data=released)  # fmt: skip
+        buckets = 0 if seed is False else len(partitions)
+        stage = _Scatter(produce, self.folder, buckets, base, schema, names, measured)
+        scattered = self.dask.compute(*[delayed(stage, pure=True)(p, i)
+                                        for i, p in enumerate(partitions)])  # fmt: skip
+        tallies = [t for t, _ in scattered]
+        parts = [part for _, part in scattered if part is not None]
+        if buckets:
+            self.report.step("joining the buckets in a random order (third pass)")
+            gather = _Gather(self.folder, schema, names, measured)
+            for first in range(0, buckets, _WAVE):
+                wave = range(first, min(first + _WAVE, buckets))
+                parts += self.dask.compute(*[delayed(gather, pure=True)(b) for b in wave])
+            shutil.rmtree(self.folder / _PIECES, ignore_errors=True)
+        counts: Frequencies | None = None
+        for _, _, _, part_counts in parts:
+            counts = _merged(counts, part_counts)
+        written = Written(parts_sha256([d for _, d, _, _ in parts]), counts,
+                          sum(n for _, _, n, _ in parts), names, parts=len(parts))  # fmt: skip
         return written, tallies
+
+
+_PIECES = ".pieces"
 
 
 def partition_hash(part: pd.DataFrame) -> bytes:
@@ -183,49 +197,143 @@ def partition_hash(part: pd.DataFrame) -> bytes:
     return hashlib.sha256(row_hashes(part)).digest()
 
 
-def _keyed(frame: pd.DataFrame, base: int, index: int) -> pd.DataFrame:
-    """``frame`` with a random key per row, drawn from a generator seeded by the run's seed and
-    the partition's number (the same keys when a task runs again)."""
-    rng = np.random.default_rng([base, index])
-    return frame.assign(**{_KEY: rng.integers(0, 2**63, len(frame), dtype=np.uint64)})
+def _written_part(
+    frame: pd.DataFrame, folder: Path, index: int, schema: Any, columns: list[str],
+    measured: list[str],
+) -> tuple[int, str, int, Any]:  # fmt: skip
+    """``frame`` written as ``folder/part-NNNNNN.parquet`` (whole: a task run again rewrites
+    it), with its content hash, rows and classes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-
-def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
-    """A shuffled partition in the order of its keys (not of the shuffle's arrivals)."""
-    return frame.sort_values(_KEY, kind="stable").drop(columns=_KEY)
+    frame = frame[columns]
+    path = folder / f"part-{index:06d}.parquet"
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), tmp)
+    os.replace(tmp, path)
+    counts = Frequencies.of(frame, measured) if measured else None
+    return index, ContentHash(columns).update(frame).hexdigest(), len(frame), counts
 
 
 @dataclass
-class _Digest:
-    """A released partition's content hash, rows and classes (run on its worker)."""
+class _Scatter:
+    """A partition's release (``produce``): written as its own part when ``buckets`` is 0,
+    else split into ``buckets`` random pieces, each row with a random key, drawn from a
+    generator seeded by the run's seed and the partition's number (a task run again after a
+    worker died draws the same)."""
 
+    produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]]
+    folder: Path
+    buckets: int
+    base: int
+    schema: Any
     columns: list[str]
     measured: list[str]
 
-    def __call__(self, part: pd.DataFrame, _first_row: int) -> tuple[str, Any, int]:
-        counts = Frequencies.of(part, self.measured) if self.measured else None
-        return ContentHash(self.columns).update(part).hexdigest(), counts, len(part)
+    def __call__(self, part: pd.DataFrame, index: int) -> tuple[list[Any], Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        out, tallies = self.produce(part)
+        if not self.buckets:
+            return tallies, _written_part(out, self.folder, index, self.schema, self.columns,
+                                          self.measured)  # fmt: skip
+        rng = np.random.default_rng([self.base, index])
+        chosen = rng.integers(0, self.buckets, len(out))
+        keys = rng.integers(0, 2**63, len(out), dtype=np.uint64)
+        keyed = self.schema.append(pa.field(_KEY, pa.uint64()))
+        for bucket in np.unique(chosen):
+            rows = np.flatnonzero(chosen == bucket)
+            piece = out.iloc[rows][self.columns].assign(**{_KEY: keys[rows]})
+            folder = self.folder / _PIECES / f"{bucket:06d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{index:06d}.parquet"
+            tmp = path.with_name(f".{path.name}.tmp")
+            pq.write_table(pa.Table.from_pandas(piece, schema=keyed, preserve_index=False), tmp)
+            os.replace(tmp, path)
+        return tallies, None
 
 
-def _gathered(total: tuple[list[str], Any, int],
-              part: tuple[str, Any, int]) -> tuple[list[str], Any, int]:  # fmt: skip
-    digests, counts, rows = total
-    return [*digests, part[0]], _merged(counts, part[1]), rows + part[2]
+@dataclass
+class _Gather:
+    """A bucket's pieces (from every partition) joined in the order of their random keys and
+    written as one part."""
+
+    folder: Path
+    schema: Any
+    columns: list[str]
+    measured: list[str]
+
+    def __call__(self, bucket: int) -> tuple[int, str, int, Any]:
+        import pyarrow.parquet as pq
+
+        folder = self.folder / _PIECES / f"{bucket:06d}"
+        pieces = sorted(folder.glob("*.parquet")) if folder.exists() else []
+        if pieces:
+            frame = pd.concat([pq.read_table(p).to_pandas() for p in pieces], ignore_index=True)
+            frame = frame.sort_values(_KEY, kind="stable").drop(columns=_KEY)
+        else:
+            frame = self.schema.empty_table().to_pandas()
+        return _written_part(frame, self.folder, bucket, self.schema, self.columns,
+                             self.measured)  # fmt: skip
 
 
 def anonymize_dask(
     data: Any,
     policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
     *,
+    output: str | os.PathLike[str] | None = None,
+    force: bool = False,
     hierarchies: Mapping[str, Hierarchy] | None = None,
     progress: Callable[[str], None] | Progress | None = None,
 ) -> DaskRelease:
-    """Release the Dask DataFrame ``data`` under ``policy``; the release stays on the cluster
-    (``DaskRelease.data``) until written (``to_parquet``). Raises as ``anonymize`` does."""
-    passes = _DaskPasses(data, as_progress(progress))
-    certificate = release_in_passes(passes, policy, hierarchies=hierarchies, progress=progress)
-    assert passes.released is not None
-    return DaskRelease(passes.released.data, certificate)
+    """Release the Dask DataFrame ``data`` under ``policy``: written by the workers as Parquet
+    parts into a temporary folder beside ``output`` (or in the system's temporary folder), which
+    takes ``output``'s name only once the release is verified (an existing ``output`` is
+    replaced only with ``force``). Raises as ``anonymize`` does, leaving nothing behind."""
+    target = Path(output) if output is not None else None
+    if target is not None:
+        _check_target(target, force)
+        target.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{target.name if target else 'release'}.veil-",
+                                   dir=target.parent if target else None))  # fmt: skip
+    try:
+        passes = _DaskPasses(data, as_progress(progress), staged)
+        certificate = release_in_passes(passes, policy, hierarchies=hierarchies,
+                                        progress=progress)  # fmt: skip
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    folder = place(staged, target, force=force) if target is not None else staged
+    return DaskRelease(folder, certificate)
+
+
+def _check_target(target: Path, force: bool) -> None:
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"output {target} is a file; a release in parts is a folder")
+    if target.exists() and not force:
+        raise OutputError(f"output {target} already exists; pass --force to overwrite it")
+
+
+def place(staged: Path, folder: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Give the folder of parts ``staged`` the name ``folder`` in one rename (an existing one is
+    replaced only with ``force``); a folder elsewhere is copied beside it first."""
+    target = Path(folder)
+    _check_target(target, force)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if staged.parent.resolve() != target.parent.resolve():  # another file system, maybe
+        beside = Path(tempfile.mkdtemp(prefix=f".{target.name}.veil-", dir=target.parent))
+        shutil.copytree(staged, beside, dirs_exist_ok=True)
+        shutil.rmtree(staged, ignore_errors=True)
+        staged = beside
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}.veil-old-{os.getpid()}")
+        os.replace(target, old)
+    os.replace(staged, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return target
 
 
 def check_dask(data: Any, quasi_identifiers: list[str], *, sensitive: str | None = None,
@@ -255,42 +363,12 @@ class _Counts:
         return Frequencies.of(part, self.columns)
 
 
-def write_parts(frame: Any, folder: str | os.PathLike[str], *, force: bool = False) -> Path:
-    """Write a Dask DataFrame as ``folder/part-000000.parquet``, one file per partition in
-    order, atomically: into a temporary folder beside ``folder``, renamed when every file is
-    written (an existing ``folder`` is replaced only with ``force``)."""
-    import shutil
-    import tempfile
-
-    target = Path(folder)
-    if target.exists() and not force:
-        raise OutputError(f"output {target} already exists; pass --force to overwrite it")
-    if target.exists() and not target.is_dir():
-        raise OutputError(f"output {target} is a file; a partitioned release is a folder")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.veil-", dir=target.parent))
-    try:
-        frame.to_parquet(staged / "parts", write_index=False, schema=_schema(frame),
-                         name_function=lambda i: f"part-{i:06d}.parquet")  # fmt: skip
-        old = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.veil-old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(staged / "parts", target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(staged, ignore_errors=True)
-    return target
-
-
-def _schema(frame: Any) -> Any:
-    """The Arrow schema of the release's values (its first rows, columns of text where they
-    are all missing there), for every part alike: Dask's guess from an empty frame cannot type
-    columns of Python objects."""
+def _schema(rows: pd.DataFrame) -> Any:
+    """The Arrow schema of the release's values, from the rows of its sample (a column all
+    missing there typed as text), for every part alike: Dask's guess from an empty frame
+    cannot type columns of Python objects."""
     import pyarrow as pa
 
-    rows = frame.head(1_000, npartitions=-1, compute=True)
     schema = pa.Schema.from_pandas(rows, preserve_index=False)
     fields = [pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f for f in schema]
-    return pa.schema(fields)
+    return pa.schema(fields).remove_metadata()
