@@ -37,7 +37,7 @@ def client() -> Iterator[Any]:
     previous = os.environ.get("VEIL_KEY")
     os.environ["VEIL_KEY"] = KEY
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)  # fmt: skip
+                                       dashboard_address=":0")  # fmt: skip
     with distributed.Client(cluster) as connected:
         yield connected
     cluster.close()

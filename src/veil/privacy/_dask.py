@@ -92,7 +92,7 @@ def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterato
         raise InputError(f"--workers must be at least 1, got {workers}")
     with (
         LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                     processes=True, dashboard_address=None) as local,
+                     processes=True, dashboard_address=":0") as local,
         Client(local) as client,
     ):  # fmt: skip
         yield client
