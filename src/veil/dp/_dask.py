@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.dp import stats
+from veil.dp import _mechanisms as stats
 from veil.dp.budget import Accountant
 from veil.exceptions import MissingExtraError, ParameterError
 

@@ -10,104 +10,46 @@ Neighbouring datasets differ by adding or removing one record (OpenDP's symmetri
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from veil.dp.budget import NEIGHBOURS, Accountant, check_epsilon_delta, dataset_id
-from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
+from veil.dp._mechanisms import (
+    FIXED_POINT_BITS,
+    DPResult,
+    _laplace,
+    _laplace_error,
+    _noisy_count,
+    _numbers,
+    _require_numeric,
+    _run,
+    _scale_for,
+    fixed_point_sum,
+    opendp,
+)
+from veil.dp.budget import NEIGHBOURS, Accountant
+from veil.exceptions import ParameterError, PrivacyLeakWarning
 from veil.schema import is_dask, require_columns
 
 __all__ = [
+    "FIXED_POINT_BITS",
     "DPResult",
     "count",
+    "fixed_point_sum",
     "grouped_count",
     "grouped_mean",
     "histogram",
     "mean",
     "median",
+    "opendp",
     "quantile",
     "std",
     "sum",
     "variance",
 ]
-
-
-def opendp() -> Any:
-    """OpenDP's prelude with contrib features on; a clear error if the extra is missing."""
-    try:
-        import opendp.prelude as dp
-    except ImportError as err:
-        raise MissingExtraError(
-            "differential privacy needs OpenDP: pip install 'veil[dp]'"
-        ) from err
-    dp.enable_features("contrib")
-    return dp
-
-
-@dataclass(frozen=True)
-class DPResult:
-    """A DP answer with what it cost and how far to trust it."""
-
-    statistic: str
-    value: Any
-    epsilon: float
-    delta: float = 0.0
-    scale: float | dict[str, float] | None = None  # noise scale of the mechanism(s)
-    error95: float | None = None  # |answer - truth| stays below this with 95% probability
-    mechanism: str = "laplace"
-    bounds: tuple[float, float] | None = None
-    notes: list[str] = field(default_factory=list)
-    neighbours: str = NEIGHBOURS  # what epsilon protects: one record added or removed
-
-    def to_dict(self) -> dict[str, Any]:
-        """The answer and its cost as plain JSON values."""
-        data = asdict(self)
-        if isinstance(self.value, np.ndarray):
-            data["value"] = self.value.tolist()
-        return data
-
-    def rows(self) -> list[tuple[str, str]]:
-        """The answer as a person reads it: the value(s), how far to trust it, what it cost."""
-
-        def number(value: Any) -> str:
-            return f"{value:,.6g}" if isinstance(value, int | float) else str(value)
-
-        if isinstance(self.value, dict):  # one row per category or group
-            rows = [(str(key), number(value)) for key, value in self.value.items()]
-        else:
-            rows = [("answer", number(self.value))]
-        if self.error95:
-            rows.append(("95% within", f"±{self.error95:,.4g}"))
-        scales = self.scale if isinstance(self.scale, dict) else {"": self.scale}
-        for part, scale in scales.items():
-            if scale is not None:
-                rows.append((f"noise scale{f' ({part})' if part else ''}", number(scale)))
-        if self.bounds is not None:
-            rows.append(("bounds", f"{number(self.bounds[0])} to {number(self.bounds[1])}"))
-        rows.append(("epsilon spent", f"{self.epsilon:g}"))
-        rows.append(("protects", f"what {self.neighbours} can change"))
-        return rows
-
-    def _repr_html_(self) -> str:
-        from veil._html import card
-
-        return card(self.statistic, rows=self.rows(), lines=self.notes)
-
-
-def _accountant(accountant: Accountant | None) -> Accountant:
-    if accountant is None:
-        raise ParameterError(
-            "accountant must be given: every DP release is charged to a budget "
-            "(Accountant.create(path, Budget(epsilon=3)) or `veil budget init`)"
-        )
-    return accountant
 
 
 def _values(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -142,24 +84,6 @@ def _present(series: pd.Series) -> int:
     return int(series.notna().sum())
 
 
-def _require_numeric(series: pd.Series, name: str) -> None:
-    """The column's dtype, not its values, decides (checked before any budget is reserved):
-    a test on the values would answer a question about the data for free."""
-    if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        raise ParameterError(
-            f"column {name!r} must be numeric for this statistic, got dtype {series.dtype}; "
-            "convert it first (e.g. pd.to_numeric(values, errors='coerce'))"
-        )
-
-
-def _numbers(series: pd.Series, name: str) -> np.ndarray:
-    """The present values as floats (missing ones dropped: a per-record step, so neighbours
-    stay neighbours). Never raises on the values, only on the dtype."""
-    _require_numeric(series, name)
-    array = series.to_numpy(dtype=float, na_value=np.nan)
-    return array[~np.isnan(array)]
-
-
 def contributions(frame: pd.DataFrame, person: str | None, max_rows: int
                   ) -> tuple[pd.DataFrame, int, str]:  # fmt: skip
     """Contribution bounding (as OpenDP's privacy unit counts contributions): with a ``person``
@@ -188,101 +112,12 @@ def _no_people(person: str | None) -> None:
                              "DataFrame it is not supported yet")  # fmt: skip
 
 
-def _scale_for(make: Callable[[float], Any], epsilon: float) -> tuple[Any, float]:
-    """The smallest-noise measurement of ``make(scale)`` whose privacy loss is <= epsilon."""
-    dp = opendp()
-    scale = dp.binary_search_param(make, d_in=1, d_out=epsilon)
-    return make(scale), float(scale)
-
-
-def _laplace_error(scale: float) -> float:
-    return scale * math.log(1 / 0.05)  # P(|Laplace(b)| > t) = exp(-t/b)
-
-
 def _what(statistic: str, person: str | None, bound: int) -> str:
     """The ledger's line: the statistic, and the contribution bound when people were bounded."""
     return statistic if person is None else f"{statistic} per person ({person}, <= {bound} rows)"
 
 
-def _run(
-    accountant: Accountant | None,
-    frame: Any,
-    what: str,
-    epsilon: float,
-    compute: Callable[[], DPResult],
-    dataset: str | None = None,
-) -> DPResult:
-    check_epsilon_delta(epsilon)
-    acc = _accountant(accountant)
-    with acc.spend(epsilon, 0.0, what=what, dataset=dataset or dataset_id(frame)):
-        return compute()
-
-
 # -- the statistics -------------------------------------------------------------------------
-
-
-# Aggregates are computed with numpy and only the noise is OpenDP's: its Laplace mechanism on
-# the exact aggregate. Counts are integers. Sums are fixed point (``fixed_point_sum``): each
-# clamped value becomes a whole number of steps and the steps are added as integers, exactly,
-# in any order, so one record moves the total by at most its own step count, which is the
-# sensitivity the integer Laplace is calibrated to. A floating-point sum has no such bound:
-# its rounding depends on the order and the number of values, which the sensitivity of a
-# library's float sum assumes and numpy's pairwise summation does not promise (Casacuberta et
-# al., "Widespread underestimation of sensitivity in differentially private libraries", CCS
-# 2022). This is how a DP mean over 10M rows costs a numpy pass instead of 10M values crossing
-# into OpenDP.
-
-
-@functools.lru_cache(maxsize=256)
-def _laplace(kind: str, sensitivity: int, epsilon: float) -> tuple[Any, float]:
-    """OpenDP's Laplace on an integer aggregate (``scalar``: a count, a fixed-point sum, 64-bit)
-    or on a vector of integer counts (``counts``). Every aggregate veil releases is an exact
-    integer; none is noised as a float."""
-    dp = opendp()
-    if kind == "scalar":
-        space: tuple[Any, Any] = (dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
-    elif kind == "counts":
-        space = (dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int))
-    else:
-        raise ValueError(f"kind must be scalar or counts, got {kind!r}")
-    d_in = int(sensitivity)
-
-    def make(scale: float) -> Any:
-        return dp.m.make_laplace(*space, scale=scale)
-
-    scale = dp.binary_search_param(make, d_in=d_in, d_out=epsilon)
-    return make(scale), float(scale)
-
-
-#: A sum's resolution: the larger bound's magnitude is 2^24 steps (a relative precision of
-#: 6e-8 per value, far below the noise); 2^63 / 2^24 values can be summed without overflow.
-FIXED_POINT_BITS = 24
-_MAX_SUMMANDS = 2 ** (63 - FIXED_POINT_BITS - 1)
-
-
-def fixed_point_sum(values: np.ndarray, bounds: tuple[float, float]) -> tuple[int, float, int]:
-    """The clamped sum of ``values`` in fixed point: ``(total, step, sensitivity)``, where the
-    sum is ``total * step``, ``total`` is an exact integer (the same in any order of the
-    records), and adding or removing one record changes it by at most ``sensitivity``."""
-    low, high = float(bounds[0]), float(bounds[1])
-    reach = max(abs(low), abs(high))
-    step = reach / 2**FIXED_POINT_BITS if reach > 0 else 1.0
-    if len(values) > _MAX_SUMMANDS:
-        raise ParameterError(
-            f"a DP sum takes at most {_MAX_SUMMANDS:,} values, got {len(values):,}; "
-            "sum parts of the table and add the noisy parts"
-        )
-    steps = np.rint(np.clip(np.asarray(values, dtype=float), low, high) / step).astype(np.int64)
-    sensitivity = max(abs(round(low / step)), abs(round(high / step)), 1)
-    return int(steps.sum()), step, int(sensitivity)
-
-
-def _noisy_count(values: Any, epsilon: float, rows: int = 1) -> tuple[float, float]:
-    """Noisy number of ``values`` (or ``values`` itself when it is a count); ``rows``: how
-    many of them one person may hold."""
-    n = values if isinstance(values, int) else len(values)
-    measurement, scale = _laplace("scalar", rows, float(epsilon))
-    return float(measurement(int(n))), scale
 
 
 def _noisy_sum(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from veil.privacy._anonymize import anonymize
 from veil.privacy._check import CheckResult, check, check_counts, check_stream
+from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
+from veil.privacy._dispatch import anonymize
 from veil.privacy._stream import StreamedRelease, anonymize_stream
 from veil.privacy._verify import Verification, verify, verify_counts, verify_files
 from veil.privacy.certificate import Certificate, Release, StepRecord
@@ -13,14 +14,17 @@ __all__ = [
     "Certificate",
     "CheckResult",
     "ClassStats",
+    "DaskRelease",
     "Release",
     "StepRecord",
     "StreamedRelease",
     "Verification",
     "anonymize",
+    "anonymize_dask",
     "anonymize_stream",
     "check",
     "check_counts",
+    "check_dask",
     "check_stream",
     "class_stats",
     "verify",

@@ -6,7 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ from veil.privacy.models import class_stats
 from veil.privacy.mondrian import mondrian
 from veil.privacy.search import search
 from veil.progress import as_progress
-from veil.schema import is_dask, require_columns
+from veil.schema import require_columns
 from veil.transforms import Mask, PCAMask, RenameColumns
 
 Progress = Callable[[str], None]
@@ -281,47 +281,19 @@ def search_setup(
     return used, models, searched, target
 
 
-@overload
 def anonymize(
     data: pd.DataFrame,
     policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
     *,
     hierarchies: Mapping[str, Hierarchy] | None = None,
     progress: Progress | None = None,
-) -> Release: ...
-
-
-@overload
-def anonymize(
-    data: Any,
-    policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
-    *,
-    hierarchies: Mapping[str, Hierarchy] | None = None,
-    progress: Progress | None = None,
-) -> Any: ...
-
-
-def anonymize(
-    data: Any,
-    policy: Policy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
-    *,
-    hierarchies: Mapping[str, Hierarchy] | None = None,
-    progress: Progress | None = None,
-) -> Any:
+) -> Release:
     """Apply ``policy``'s steps to ``data`` (never modified) and certify the release.
-
-    ``data`` may be a Dask DataFrame (``veil[scale]``): the release is then made on the cluster
-    and returned as a ``DaskRelease`` (its ``data`` held on the cluster, ``to_parquet`` writes
-    a file per partition), with the same certificate.
 
     Raises ``PolicyError`` when the policy does not fit the data (unknown column, untreated
     identifier, bad step parameter: the message says where in the policy), and
     ``CheckFailedError`` when the release misses the policy's privacy goals.
     """
-    if is_dask(data):
-        from veil.privacy._dask import anonymize_dask
-
-        return anonymize_dask(data, policy, hierarchies=hierarchies, progress=progress)
     plan = plan_release(data, policy, hierarchies=hierarchies, progress=progress)
     pol, decisions = plan.policy, plan.decisions
     quasi, sensitive, privacy = list(plan.quasi), list(plan.sensitive), pol.privacy
