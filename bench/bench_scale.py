@@ -2,8 +2,9 @@
 suppression, the 8 adult quasi-identifiers) in memory, streaming, and on Dask (a LocalCluster of
 1 and of 2 worker processes, from Parquet), and ``veil scan`` in memory, each a process of its
 own, printing wall time, rows/s, peak memory (RSS) and, for the streamed runs, the time of each
-pass (what bounds it: parsing/typing, counting, search, apply, shuffle-write). Beside them, in the same run: pandas' and DuckDB's group-by k check on the same
-file (DuckDB in its own environment, .venv-duckdb).
+pass (what bounds it: parsing/typing, counting, search, apply, shuffle-write). Beside them, in
+the same run: pandas' and DuckDB's group-by k check on the same file (DuckDB in its own
+environment, .venv-duckdb).
 
 Targets (issue 21, this 2-core, 24 GB machine kind): 10M rows anonymized end to end in <= 60 s
 with peak RSS <= 4 GB; 100M rows complete streaming with peak RSS <= 8 GB; Dask within 1.5x of
