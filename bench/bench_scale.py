@@ -8,8 +8,8 @@ environment, .venv-duckdb).
 
 Targets (issue 21, this 2-core, 24 GB machine kind): 10M rows anonymized end to end in <= 60 s
 with peak RSS <= 4 GB; 100M rows complete streaming with peak RSS <= 8 GB; Dask within 1.5x of
-streaming on the same cores. (Peak RSS is the veil process's: a LocalCluster's workers are
-processes of their own, reported by Dask, not here.)
+streaming on the same cores. (Peak RSS is the largest of the run's processes, as wait4 reports
+it: the veil process, or a LocalCluster's worker once it has been reaped.)
 
     python bench/bench_scale.py [--sizes 1m,10m] [--huge] [--csv] [--duckdb-python PATH]
 

@@ -194,8 +194,10 @@ def test_dp_statistics_add_partitions_exactly_and_spend_once(client: Any, adult:
 
 
 def test_the_command_runs_on_a_cluster_and_its_parts_verify(
-    adult: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    client: Any, adult: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """``--backend dask --scheduler ADDRESS`` on the running cluster's scheduler (as a user
+    points veil at theirs), then ``--workers 1`` on a LocalCluster of its own."""
     table = read(adult / "adult.csv")
     parts = tmp_path / "parts"
     parts.mkdir()
@@ -204,12 +206,17 @@ def test_the_command_runs_on_a_cluster_and_its_parts_verify(
     for tree in adult.glob("adult_hierarchy_*.csv"):
         shutil.copy(tree, tmp_path / tree.name.replace("adult_", "adult-0_"))
     out = tmp_path / "release"
-    code = main(["anonymize", str(parts / "*.parquet"), "-k", "5", "--max-suppression", "0.04",
-                 "--hierarchies", str(tmp_path), "-o", str(out), "--certificate",
-                 str(tmp_path / "c.json"), "--backend", "dask", "--workers", "1",
-                 "--format", "json"])  # fmt: skip
+    args = ["anonymize", str(parts / "*.parquet"), "-k", "5", "--max-suppression", "0.04",
+            "--hierarchies", str(tmp_path), "--backend", "dask", "--format", "json"]  # fmt: skip
+    code = main([*args, "-o", str(tmp_path / "remote"), "--scheduler", client.scheduler.address])
+    assert code == 0
+    remote = json.loads(capsys.readouterr().out)
+    code = main([*args, "-o", str(out), "--certificate", str(tmp_path / "c.json"),
+                 "--workers", "1"])  # fmt: skip
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
+    assert remote["release_sha256"] != printed["release_sha256"]  # a fresh shuffle each run
+    assert remote["rows_out"] == printed["rows_out"]
     assert printed["release_parts"] == len(list(out.iterdir())) >= 3
     assert main(["verify", str(out), "--certificate", str(tmp_path / "c.json")]) == 0
     (out / "part-000001.parquet").unlink()  # a part missing: caught
