@@ -42,8 +42,7 @@ from veil._version import __version__
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.frequency import COUNT, Frequencies, class_sizes, sensitive_codes
 from veil.hierarchy import Hierarchy
-from veil.io import ContentHash
-from veil.io._batches import BatchWriter, TableStream
+from veil.io import BatchWriter, ContentHash, TableStream
 from veil.policy import Policy
 from veil.privacy._anonymize import (
     Plan,

@@ -176,7 +176,7 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
     #: the certificate records it beside ``describe()``.
     counts_: dict[str, int] | None
     #: The whole-number attributes a transform counts in (beside ``counts_``): run batch by
-    #: batch, their sums over the batches are set back (``add_tallies``) before ``describe()``.
+    #: batch, their sums over the batches (``merge_tallies``) are set back before ``describe()``.
     _tallies: ClassVar[tuple[str, ...]] = ()
 
     def tallies(self) -> dict[str, Any]:
@@ -186,14 +186,6 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         if isinstance(getattr(self, "counts_", None), dict):
             out["counts_"] = dict(self.counts_ or {})
         return out
-
-    def add_tallies(self, earlier: dict[str, Any]) -> dict[str, Any]:
-        """The last transform's tallies plus ``earlier`` (the batches before it), set on the
-        transform, so that ``counts_`` and ``describe()`` speak for every batch so far."""
-        total = merge_tallies(self.tallies(), earlier)
-        for name, value in total.items():
-            setattr(self, name, value)
-        return total
 
     def describe(self) -> str:
         """One line for certificates and reports: what this step did. Never holds secrets."""
