@@ -170,22 +170,28 @@ class _DaskPasses(Passes):
             base = int(seed) if isinstance(seed, int) else secrets.randbits(63)
         buckets = 0 if seed is False else len(partitions)
         stage = _Scatter(produce, self.folder, buckets, base, schema, names, measured)
-        scattered = self.dask.compute(*[delayed(stage, pure=True)(p, i)
-                                        for i, p in enumerate(partitions)])  # fmt: skip
-        tallies = [t for t, _ in scattered]
-        parts = [part for _, part in scattered if part is not None]
+        tallies: list[list[Any]] = []
+        parts: list[tuple[int, str, int]] = []  # (number, content hash, rows) of each part
+        counts: Frequencies | None = None
+        for first in range(0, len(partitions), _WAVE):  # a wave at a time: counts merged
+            wave = range(first, min(first + _WAVE, len(partitions)))
+            for tally, part in self.dask.compute(*[delayed(stage, pure=True)(partitions[i], i)
+                                                   for i in wave]):  # fmt: skip
+                tallies.append(tally)
+                if part is not None:
+                    parts.append(part[:3])
+                    counts = _merged(counts, part[3])
         if buckets:
             self.report.step("joining the buckets in a random order (third pass)")
             gather = _Gather(self.folder, schema, names, measured)
             for first in range(0, buckets, _WAVE):
                 wave = range(first, min(first + _WAVE, buckets))
-                parts += self.dask.compute(*[delayed(gather, pure=True)(b) for b in wave])
+                for part in self.dask.compute(*[delayed(gather, pure=True)(b) for b in wave]):
+                    parts.append(part[:3])
+                    counts = _merged(counts, part[3])
             shutil.rmtree(self.folder / _PIECES, ignore_errors=True)
-        counts: Frequencies | None = None
-        for _, _, _, part_counts in parts:
-            counts = _merged(counts, part_counts)
-        written = Written(parts_sha256([d for _, d, _, _ in parts]), counts,
-                          sum(n for _, _, n, _ in parts), names, parts=len(parts))  # fmt: skip
+        written = Written(parts_sha256([d for _, d, _ in parts]), counts,
+                          sum(n for _, _, n in parts), names, parts=len(parts))  # fmt: skip
         return written, tallies
 
 
