@@ -206,11 +206,17 @@ def release_in_passes(
     clock = time.perf_counter()
     wanted = [*quasi, *sensitive[:1]] if searching else []
     judged = [d.column for d in plan.decisions if d.by == "scan" and d.role != "identifier"]
-    summarize = _Summarize(passes.hashed, judged, plan.quasi, steps if searching else None,
-                           wanted)  # fmt: skip
+    # with no step, the input's classes are the search's counts without the sensitive value:
+    # one group-by per batch instead of two
+    derived = searching and not steps and quasi == plan.quasi
+    summarize = _Summarize(passes.hashed, judged, [] if derived else plan.quasi,
+                           steps if searching else None, wanted)  # fmt: skip
     first = passes.fold("counting the quasi-identifiers' combinations (first pass)", summarize,
                         _summed, _Summary())  # fmt: skip
     rows_in, counted, before_counts = first.rows, first.counts, first.before
+    if derived and counted is not None:
+        by = counted.counts.groupby(quasi, dropna=False, sort=False)[COUNT].sum().reset_index()
+        before_counts = Frequencies(tuple(quasi), None, by)
     seconds["first pass"] = time.perf_counter() - clock
 
     search_info: dict[str, Any] | None = None
