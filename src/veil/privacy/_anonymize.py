@@ -109,6 +109,16 @@ def _search(
     """The optimal (or, for huge lattices or when asked, heuristic) full-domain
     generalization."""
     table = FrequencyTable.build(frame, quasi, hierarchies, sensitive=sensitive)
+    result = searched(table, models, privacy, quasi, progress)
+    released, suppressed = generalize_release(frame, table, quasi, hierarchies, result, models)
+    info, record = search_record(result, privacy, quasi, models, int(suppressed.sum()),
+                                 len(released), released.shape[1])  # fmt: skip
+    return released, info, record
+
+
+def searched(table: FrequencyTable, models: Sequence[Criterion], privacy: PrivacySettings,
+             quasi: Sequence[str], progress: Progress | None) -> SearchResult:  # fmt: skip
+    """The search's result on ``table``; one line when no node meets the goals."""
     result = search(
         table, models, make_metric(privacy.metric),
         max_suppression=privacy.max_suppression, method=privacy.method,
@@ -116,16 +126,23 @@ def _search(
     )  # fmt: skip
     if result.levels is None:
         raise CheckFailedError(
-            f"no generalization of {quasi} meets {', '.join(m.name for m in models)} with "
-            f"at most {privacy.max_suppression:.1%} of records suppressed; allow more "
+            f"no generalization of {list(quasi)} meets {', '.join(m.name for m in models)} "
+            f"with at most {privacy.max_suppression:.1%} of records suppressed; allow more "
             "suppression, coarser hierarchies, or weaker goals"
         )
-    released, suppressed = generalize_release(frame, table, quasi, hierarchies, result, models)
+    return result
+
+
+def search_record(result: SearchResult, privacy: PrivacySettings, quasi: Sequence[str],
+                  models: Sequence[Criterion], suppressed: int, rows_after: int,
+                  width: int) -> tuple[dict[str, Any], StepRecord]:  # fmt: skip
+    """What the certificate says of a search: its ``search`` entry and its step record."""
+    assert result.levels is not None
     info = {
         "levels": dict(zip(quasi, result.levels, strict=True)),
         "loss": result.loss,
         "metric": privacy.metric,
-        "suppressed": int(suppressed.sum()),
+        "suppressed": suppressed,
         "method": result.method,
         "optimal": result.optimal,
         "evaluated": result.evaluated,
@@ -135,10 +152,37 @@ def _search(
     }
     description = (
         f"Search({'; '.join(m.name for m in models)}: levels {list(result.levels)}, "
-        f"{privacy.metric} {result.loss:.6g}, {int(suppressed.sum())} suppressed)"
+        f"{privacy.metric} {result.loss:.6g}, {suppressed} suppressed)"
     )
-    record = StepRecord("search", "privacy", description, len(released), released.shape[1])
-    return released, info, record
+    return info, StepRecord("search", "privacy", description, rows_after, width)
+
+
+def certified(
+    certificate: Certificate, verification: Any, measured: bool, quasi: Sequence[str]
+) -> Certificate:
+    """``certificate`` with the goals as ``verification`` measured them (``measured``: the
+    release had privacy goals); one line when a goal is missed or a claim does not hold: the
+    release is then never written."""
+    checks = verification.goals() if measured else {}
+    certificate = dataclasses.replace(certificate, checks=checks)
+    failed = [goal for goal, met in checks.items() if not met]
+    after = certificate.after
+    if failed and certificate.rows_out == 0:
+        raise CheckFailedError(
+            f"every record was suppressed: the quasi-identifiers {list(quasi)} are too detailed "
+            "for the rare-record suppression; generalize them (bins, mappings) before "
+            "suppressing"
+        )
+    if failed:
+        raise CheckFailedError(
+            f"the release does not meet {', '.join(failed)} on {list(quasi)} (k = {after.k}, "
+            f"{after.unique_rows} unique records); allow the search more suppression "
+            "(privacy.max_suppression), coarser hierarchies, or weaker goals"
+        )
+    if not verification.ok:  # the re-check disagrees with the certificate: never write
+        broken = [f"{c} ({d})" for c, ok, d in verification.claims if not ok]
+        raise CheckFailedError(f"the release failed its own verification: {'; '.join(broken)}")
+    return certificate
 
 
 def _mondrian(
@@ -381,23 +425,7 @@ def anonymize(
     # The goals are measured once, by the independent re-check that also guards the write.
     report.step("verifying the release against its certificate")
     verification = verify(frame, certificate.to_dict(), content=False)
-    checks = verification.goals() if privacy is not None else {}
-    certificate = dataclasses.replace(certificate, checks=checks)
-    failed = [goal for goal, met in checks.items() if not met]
-    if failed and len(frame) == 0:
-        raise CheckFailedError(
-            f"every record was suppressed: the quasi-identifiers {quasi} are too detailed for "
-            "the rare-record suppression; generalize them (bins, mappings) before suppressing"
-        )
-    if failed:
-        raise CheckFailedError(
-            f"the release does not meet {', '.join(failed)} on {quasi} (k = {after.k}, "
-            f"{after.unique_rows} unique records); allow the search more suppression "
-            "(privacy.max_suppression), coarser hierarchies, or weaker goals"
-        )
-    if not verification.ok:  # the re-check disagrees with the certificate: never write
-        broken = [f"{c} ({d})" for c, ok, d in verification.claims if not ok]
-        raise CheckFailedError(f"the release failed its own verification: {'; '.join(broken)}")
+    certificate = certified(certificate, verification, privacy is not None, quasi)
     return Release(frame, certificate)
 
 

@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,18 +48,19 @@ from veil.privacy._anonymize import (
     Plan,
     _follow,
     _mask_hides,
+    certified,
     empty_victories,
     plan_release,
+    search_record,
     search_setup,
     sensitive_tree,
 )
+from veil.privacy._anonymize import searched as searched_node
 from veil.privacy._verify import verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.lattice import FrequencyTable
 from veil.privacy.lattice import check as check_groups
-from veil.privacy.metrics import make_metric
 from veil.privacy.models import ClassStats
-from veil.privacy.search import search
 from veil.progress import Progress, as_progress
 from veil.transforms import SuppressRows
 from veil.transforms._base import merge_tallies
@@ -232,32 +233,17 @@ def release_in_passes(
         used, models, searched, target = search_setup(plan, counts, quasi, sensitive)
         _reachable(counts, searched, target)
         table = FrequencyTable.from_counts(counts, quasi, used, sensitive=target, count=COUNT)
-        result = search(table, searched, make_metric(privacy.metric),
-                        max_suppression=privacy.max_suppression, method=privacy.method,
-                        time_limit=privacy.time_limit, progress=progress)  # fmt: skip
-        if result.levels is None:
-            raise CheckFailedError(
-                f"no generalization of {quasi} meets {', '.join(m.name for m in searched)} "
-                f"with at most {privacy.max_suppression:.1%} of records suppressed; allow more "
-                "suppression, coarser hierarchies, or weaker goals"
-            )
+        result = searched_node(table, searched, privacy, quasi, progress)
         levels = result.levels
+        assert levels is not None  # searched raises otherwise
         evaluation = check_groups(table.roll_up(table.bottom, levels), searched, table.rows)
         failing = evaluation.failing[table.entry_classes(levels)]
         suppressed = int(table.bottom.sizes[failing].sum())
         apply = _Generalize(quasi, used, levels, table.bottom.leaves, failing)
-        search_info = {
-            "levels": dict(zip(quasi, levels, strict=True)), "loss": result.loss,
-            "metric": privacy.metric, "suppressed": suppressed, "method": result.method,
-            "optimal": result.optimal, "evaluated": result.evaluated, "nodes": result.nodes,
-            "seconds": round(result.seconds, 4), "models": [m.name for m in searched],
-            "rows_in": table.rows,
-        }  # fmt: skip
-        description = (
-            f"Search({'; '.join(m.name for m in searched)}: levels {list(levels)}, "
-            f"{privacy.metric} {result.loss:.6g}, {suppressed} suppressed)"
-        )
-        records.append(StepRecord("search", "privacy", description, table.rows - suppressed, 0))
+        search_info, record = search_record(result, privacy, quasi, searched, suppressed,
+                                            table.rows - suppressed, 0)  # fmt: skip
+        search_info["rows_in"] = table.rows
+        records.append(record)
         seconds["search"] = time.perf_counter() - clock
 
     # second pass (and a shuffle): apply, withhold, write, hash, count
@@ -311,18 +297,7 @@ def release_in_passes(
     report.step("verifying the release against its certificate (from what was written)")
     verification = verify_counts(release_counts.counts, certificate.to_dict(), digest=content,
                                  count=COUNT)  # fmt: skip
-    checks = verification.goals() if privacy is not None else {}
-    certificate = replace(certificate, checks=checks)
-    failed = [goal for goal, met in checks.items() if not met]
-    if failed:
-        raise CheckFailedError(
-            f"the release does not meet {', '.join(failed)} on {quasi} (k = {after.k}, "
-            f"{after.unique_rows} unique records); allow the search more suppression "
-            "(privacy.max_suppression), coarser hierarchies, or weaker goals"
-        )
-    if not verification.ok:
-        broken = [f"{c} ({d})" for c, ok, d in verification.claims if not ok]
-        raise CheckFailedError(f"the release failed its own verification: {'; '.join(broken)}")
+    certificate = certified(certificate, verification, privacy is not None, quasi)
     passes.released = written
     return certificate
 
