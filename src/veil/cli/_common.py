@@ -206,7 +206,7 @@ STREAMING_SHARE = 0.1
 def _streams(data: str, asked: bool | None, *, fmt: str | None = None,
              report: Path | None = None, **reading: Any) -> bool:  # fmt: skip
     """Whether to read ``data`` in batches: as asked, else when it is large for this machine."""
-    from veil.io._batches import is_streamable
+    from veil.io import is_streamable
 
     if asked is False:
         return False

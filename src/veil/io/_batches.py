@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -367,23 +366,3 @@ class BatchWriter:
             self._parquet.close()
         else:
             pd.DataFrame(columns=list(columns)).to_parquet(self.path, index=False)
-
-
-class RowFingerprint:
-    """``veil.io.fingerprint`` (full length) of a table fed in batches: a hash per row, in
-    order, then the column names; the same digest as the whole table at once."""
-
-    def __init__(self) -> None:
-        self._digest = hashlib.sha256()
-        self._columns: list[str] | None = None
-
-    def update(self, batch: pd.DataFrame) -> None:
-        """Add ``batch``'s rows."""
-        self._columns = [str(c) for c in batch.columns]
-        self._digest.update(pd.util.hash_pandas_object(batch, index=False).to_numpy().tobytes())
-
-    def hexdigest(self) -> str:
-        """The digest of the rows fed so far."""
-        digest = self._digest.copy()
-        digest.update("\x1f".join(self._columns or []).encode())
-        return digest.hexdigest()
