@@ -104,7 +104,7 @@ def test_checksum_confirmation_scores_higher_than_shape() -> None:
 
 
 def column(values: list, name: str = "c00"):
-    return sample_column(name, pd.Series(values), sample_size=1000, rng=np.random.default_rng(0))
+    return sample_column(name, pd.Series(values), sample_size=1000)
 
 
 def test_column_of_look_alikes_is_not_phones() -> None:

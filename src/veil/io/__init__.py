@@ -27,6 +27,7 @@ from veil.io._files import (
     read_excel,
     read_parquet,
 )
+from veil.io._folds import Partitions, dask_frame, dask_modules, fold_batches
 from veil.io._formulas import escape_formulas
 from veil.io._outputs import (
     OutputSet,
@@ -62,6 +63,7 @@ __all__ = [
     "ContentHash",
     "OutputFormat",
     "OutputSet",
+    "Partitions",
     "Source",
     "TableStream",
     "atomic_open",
@@ -70,10 +72,13 @@ __all__ = [
     "check_output",
     "check_writable",
     "content_sha256",
+    "dask_frame",
+    "dask_modules",
     "display_source",
     "escape_formulas",
     "explain_os_error",
     "fingerprint",
+    "fold_batches",
     "is_streamable",
     "output_failure",
     "output_format",

@@ -14,7 +14,6 @@ Dask's own threads.
 from __future__ import annotations
 
 import contextlib
-import glob
 import hashlib
 import os
 import secrets
@@ -28,10 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.exceptions import InputError, MissingExtraError, OutputError
+from veil.exceptions import InputError, OutputError
 from veil.frequency import COUNT, Frequencies
 from veil.hierarchy import Hierarchy
-from veil.io import ContentHash, parts_sha256
+from veil.io import ContentHash, Partitions, dask_frame, dask_modules, parts_sha256
+from veil.io._folds import WAVE
 from veil.policy import Policy
 from veil.privacy._check import CheckResult, check_counts
 from veil.privacy._stream import Passes, Written, _merged, release_in_passes, row_hashes
@@ -48,32 +48,6 @@ __all__ = [
 ]
 
 _KEY = "__veil_shuffle_key__"
-#: Partitions computed at once by ``fold`` (their partial results are merged, then dropped).
-_WAVE = 16
-
-
-def dask_modules() -> tuple[Any, Any]:
-    """(dask, dask.dataframe), or one line naming the extra."""
-    try:
-        import dask
-        import dask.dataframe as dd
-    except ImportError as err:
-        raise MissingExtraError("a Dask DataFrame needs the scale extra: pip install "
-                                "'veil[scale]'") from err  # fmt: skip
-    return dask, dd
-
-
-def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
-    """Parquet files (a file, a folder or a glob) as a Dask DataFrame, a partition per row
-    group at most; CSV as Dask reads it."""
-    _, dd = dask_modules()
-    text = str(source)
-    if text.endswith((".csv", ".CSV")):
-        return dd.read_csv(text, usecols=columns, blocksize="64MB")
-    paths = [Path(p) for p in glob.glob(text)] if glob.has_magic(text) else [Path(text)]
-    if not paths or not all(p.exists() for p in paths):
-        raise InputError(f"{source}: no such file or folder; check the path")
-    return dd.read_parquet(text, columns=columns, split_row_groups=True)  # a row group each
 
 
 @contextlib.contextmanager
@@ -119,12 +93,11 @@ class DaskRelease:
 
 class _DaskPasses(Passes):
     def __init__(self, frame: Any, report: Progress, folder: Path | None = None) -> None:
-        dask, _ = dask_modules()
-        self.dask, self.frame, self.report = dask, frame, report
+        self.partitions = Partitions(frame, report)
+        self.dask, self.frame, self.report = self.partitions.dask, frame, report
         self.folder = folder if folder is not None else Path(".")
-        self.columns = [str(c) for c in frame.columns]
-        self.lengths = [int(n) for n in frame.map_partitions(len).compute()]
-        self.rows = sum(self.lengths)
+        self.columns = self.partitions.columns
+        self.lengths, self.rows = self.partitions.lengths, self.partitions.rows
         self.hashed = partition_hash
 
     def sample(self, rows: int) -> pd.DataFrame:
@@ -132,23 +105,8 @@ class _DaskPasses(Passes):
         return self._sample
 
     def fold(self, label: str, fn: Callable[[pd.DataFrame, int], Any],
-             merge: Callable[[Any, Any], Any], start: Any,
-             frame: Any = None) -> Any:  # fmt: skip
-        frame = self.frame if frame is None else frame
-        self.report.step(label)
-        self.report.expect(self.rows)
-        delayed = self.dask.delayed(fn, pure=True)
-        parts = frame.to_delayed()
-        offsets = np.concatenate([[0], np.cumsum(self.lengths)])[: len(parts)]
-        total = start
-        for first in range(0, len(parts), _WAVE):
-            wave = [delayed(p, int(o)) for p, o in
-                    zip(parts[first : first + _WAVE], offsets[first : first + _WAVE],
-                        strict=True)]  # fmt: skip
-            for result in self.dask.compute(*wave):
-                total = merge(total, result)
-            self.report.advance(sum(self.lengths[first : first + _WAVE]))
-        return total
+             merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
+        return self.partitions.fold(label, fn, merge, start)
 
     def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
                 measured: list[str], seed: int | bool | None,
@@ -173,8 +131,8 @@ class _DaskPasses(Passes):
         tallies: list[list[Any]] = []
         parts: list[tuple[int, str, int]] = []  # (number, content hash, rows) of each part
         counts: Frequencies | None = None
-        for first in range(0, len(partitions), _WAVE):  # a wave at a time: counts merged
-            wave = range(first, min(first + _WAVE, len(partitions)))
+        for first in range(0, len(partitions), WAVE):  # a wave at a time: counts merged
+            wave = range(first, min(first + WAVE, len(partitions)))
             for tally, part in self.dask.compute(*[delayed(stage, pure=True)(partitions[i], i)
                                                    for i in wave]):  # fmt: skip
                 tallies.append(tally)
@@ -184,8 +142,8 @@ class _DaskPasses(Passes):
         if buckets:
             self.report.step("joining the buckets in a random order (third pass)")
             gather = _Gather(self.folder, schema, names, measured)
-            for first in range(0, buckets, _WAVE):
-                wave = range(first, min(first + _WAVE, buckets))
+            for first in range(0, buckets, WAVE):
+                wave = range(first, min(first + WAVE, buckets))
                 for part in self.dask.compute(*[delayed(gather, pure=True)(b) for b in wave]):
                     parts.append(part[:3])
                     counts = _merged(counts, part[3])

@@ -42,7 +42,7 @@ from veil._version import __version__
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.frequency import COUNT, Frequencies, class_sizes, sensitive_codes
 from veil.hierarchy import Hierarchy
-from veil.io import BatchWriter, ContentHash, TableStream
+from veil.io import BatchWriter, ContentHash, TableStream, fold_batches
 from veil.policy import Policy
 from veil.privacy._anonymize import (
     Plan,
@@ -524,14 +524,7 @@ class _FilePasses(Passes):
 
     def fold(self, label: str, fn: Callable[[pd.DataFrame, int], Any],
              merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
-        self.report.step(label)
-        self.report.expect(self.rows)
-        total, first = start, 0
-        for batch in self.source.batches(self.batch_rows):
-            total = merge(total, fn(batch, first))
-            first += len(batch)
-            self.report.advance(len(batch))
-        return total
+        return fold_batches(self.source, self.batch_rows, self.report, label, fn, merge, start)
 
     def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
                 measured: list[str], seed: int | bool | None,

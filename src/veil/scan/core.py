@@ -8,6 +8,7 @@ surely and opaque ones (``c00``, ``c01``) still from their values.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,12 +19,12 @@ import pandas as pd
 
 from veil.scan.hints import KEY, NameHint, is_opaque, names_one_of, read_name
 from veil.scan.recognizers import ENTITY_INFO, RECOGNIZERS, ColumnSample, Evidence
-from veil.scan.recognizers.base import percent
+from veil.scan.recognizers.base import InMemory, percent
 from veil.scan.recognizers.generic import FREE_TEXT
 from veil.scan.recognizers.special import ENTITIES as SPECIAL_ENTITIES
 from veil.scan.risk import RiskSummary, assess
 from veil.scan.text import TextFindings, label, search_cells
-from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema, infer_kind
+from veil.schema import ColumnRole, ColumnSpec, Schema
 
 #: The role each entity gives its column, as its recognizer's module declares it.
 ROLE_OF: dict[str, ColumnRole] = {name: ColumnRole(e.role) for name, e in ENTITY_INFO.items()}
@@ -173,33 +174,54 @@ class ScanResult:
 NO_EVIDENCE = 0.88
 
 
-def _kind(series: pd.Series) -> str:
-    kind = infer_kind(series)
-    if kind in (ColumnKind.CATEGORICAL, ColumnKind.TEXT):
-        return "text"
-    return kind.value
+def kind_of(dtype: Any) -> str:
+    """What recognizers take a column of ``dtype`` for: numeric, datetime, boolean or text
+    (categories and words alike)."""
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numeric"
+    return "text"
 
 
-def sample_column(
-    name: str, series: pd.Series, *, sample_size: int, rng: np.random.Generator
-) -> ColumnSample:
-    """What recognizers look at: up to ``sample_size`` of the column's values (drawn with
-    ``rng``), their text, and the column's distinct ratio.
-    """
+def priorities(name: str, positions: np.ndarray, seed: int) -> np.ndarray:
+    """A random number per row (SplitMix64 of its position, keyed by ``seed`` and the column's
+    name): the sample is the rows of the smallest ones, so the same rows are drawn whether the
+    table is scanned whole, in batches or on a cluster's partitions."""
+    digest = hashlib.sha256(f"veil-scan:{seed}:{name}".encode()).digest()
+    key = np.uint64(int.from_bytes(digest[:8], "little"))
+    with np.errstate(over="ignore"):
+        z = (positions.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15) + key
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def smallest(keys: np.ndarray, size: int) -> np.ndarray:
+    """The indices of the ``size`` smallest ``keys``, smallest first."""
+    if len(keys) > size:
+        chosen = np.argpartition(keys, size - 1)[:size]
+        return chosen[np.argsort(keys[chosen], kind="stable")]
+    return np.argsort(keys, kind="stable")
+
+
+def sample_column(name: str, series: pd.Series, *, sample_size: int, seed: int = 0) -> ColumnSample:
+    """What recognizers look at: up to ``sample_size`` of the column's present values (the
+    rows of the smallest ``priorities``), their text, and the whole column to confirm on."""
     valid_positions = np.flatnonzero(series.notna().to_numpy())
-    n_valid = len(valid_positions)
-    if n_valid > sample_size:
-        positions = np.sort(rng.choice(valid_positions, sample_size, replace=False))
-    else:
-        positions = valid_positions
+    chosen = smallest(priorities(str(name), valid_positions, seed), sample_size)
+    positions = np.sort(valid_positions[chosen])
+    kind = kind_of(series.dtype)
     return ColumnSample(
         name=str(name),
-        series=series,
+        whole=InMemory(series, kind),
         sample=series.iloc[positions],
         n_rows=len(series),
-        n_valid=n_valid,
+        n_valid=len(valid_positions),
         n_distinct=int(series.nunique(dropna=True)),
-        kind=_kind(series),
+        kind=kind,
         positions=positions,
     )
 
@@ -378,12 +400,11 @@ def scan(
 
     names = list(data.columns) if columns is None else list(columns)
     require_columns(data, names, where="scan columns")
-    rng = np.random.default_rng(random_state)
     findings = []
     for name in names:
         if progress is not None:
             progress(f"scanning {name}")
-        sample = sample_column(str(name), data[name], sample_size=sample_size, rng=rng)
+        sample = sample_column(str(name), data[name], sample_size=sample_size, seed=random_state)
         findings.append(classify(sample))
     findings = _in_a_table_of_its_kind(findings)
     quasi = [f.name for f in findings if f.role is ColumnRole.QUASI_IDENTIFIER]

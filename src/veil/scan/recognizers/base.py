@@ -73,12 +73,102 @@ class Evidence:
     heuristic: bool = False
 
 
+@dataclass(frozen=True)
+class Numbers:
+    """What number recognizers read of a whole column: its range, median, whether every value
+    is whole, and its skewness (population moments)."""
+
+    count: int
+    low: float
+    high: float
+    median: float
+    integral: bool
+    skew: float
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> Numbers:
+        """The facts of ``values`` (floats, none missing)."""
+        if not len(values):
+            return cls(0, np.nan, np.nan, np.nan, False, 0.0)
+        std = values.std()
+        skew = float(((values - values.mean()) ** 3).mean() / std**3) if std > 0 else 0.0
+        return cls(len(values), float(values.min()), float(values.max()),
+                   float(np.median(values)), bool(np.all(values == np.round(values))),
+                   skew)  # fmt: skip
+
+
+def value_texts(values: np.ndarray, kind: str, integral: bool) -> pa.Array:
+    """Present values as Arrow strings, as patterns are confirmed on them: numbers of a column
+    whose every value is whole (``integral``, over the whole column) without ``.0``."""
+    if kind == "numeric":
+        if np.issubdtype(values.dtype, np.floating) and integral:
+            values = values.astype(np.int64)
+        return pa.array(values.astype(str))
+    return pa.array(pd.Series(values).astype(str).to_numpy(dtype=object), type=pa.string())
+
+
+def matching(texts: pa.Array | pa.ChunkedArray, regex: str) -> int:
+    """How many of ``texts`` (spaces trimmed) fully match ``regex`` (vectorized)."""
+    trimmed = pc.utf8_trim_whitespace(texts)
+    return int(pc.sum(pc.match_substring_regex(trimmed, f"^(?:{regex})$")).as_py() or 0)
+
+
+class WholeColumn:
+    """A column's facts over all its rows, which recognizers confirm their sample's verdict on:
+    how many values match a pattern, the values' counts, the numbers' range and shape. In
+    memory they are read from the series; a table read in batches measures them in passes
+    (``veil.scan.passes``)."""
+
+    def matching(self, regex: str) -> int:
+        """How many present values fully match ``regex``."""
+        raise NotImplementedError
+
+    def value_counts(self) -> pd.Series | None:
+        """Rows per present value; None when the column has more than ``COUNTED`` values."""
+        raise NotImplementedError
+
+    def numbers(self) -> Numbers:
+        """The facts of a number column's present values."""
+        raise NotImplementedError
+
+
+#: Value counts are kept up to this many distinct values (vocabulary shares are exact below it).
+COUNTED = _CONFIRM_DISTINCT
+
+
+class InMemory(WholeColumn):
+    """The facts read from the whole series in memory."""
+
+    def __init__(self, series: pd.Series, kind: str) -> None:
+        self.series, self.kind = series, kind
+
+    @cached_property
+    def _valid(self) -> np.ndarray:
+        return self.series.dropna().to_numpy()
+
+    def matching(self, regex: str) -> int:
+        values = self._valid
+        integral = self.kind == "numeric" and self.numbers().integral
+        return matching(value_texts(values, self.kind, integral), regex)
+
+    def value_counts(self) -> pd.Series | None:
+        counts = self.series.value_counts(dropna=True)
+        return counts if len(counts) <= COUNTED else None
+
+    def numbers(self) -> Numbers:
+        return self._numbers
+
+    @cached_property
+    def _numbers(self) -> Numbers:
+        return Numbers.of(self._valid.astype(float))
+
+
 @dataclass
 class ColumnSample:
-    """A column as recognizers see it: a sample to decide, the full column to confirm."""
+    """A column as recognizers see it: a sample to decide, the whole column to confirm."""
 
     name: str
-    series: pd.Series
+    whole: WholeColumn
     sample: pd.Series  # non-missing values, randomly sampled
     n_rows: int
     n_valid: int
@@ -129,13 +219,15 @@ class ColumnSample:
         worded = sum(bool(_TWO_WORDS.search(t)) for t in self.texts) / len(self.texts)
         if worded < 0.3 or not (self.is_free_text or self.mean_length >= 12):
             return False
-        counts = self.series.value_counts()
+        counts = self.whole.value_counts()
+        if counts is None or len(counts) > 200:
+            return True
         # a note written once is a singleton of a few words, in more than one row in a
         # thousand; a rare category ("Armed-Forces" once in 500 rows) is a singleton too, but
         # shaped like the other categories
-        singles = counts.index[counts == 1][:2_000]
+        singles = counts.index[counts == 1]
         written = sum(len(str(v).split()) >= 3 for v in singles)
-        return len(counts) > 200 or written > 0.001 * self.n_valid
+        return written > 0.001 * self.n_valid
 
     @cached_property
     def dates(self) -> pd.Series | None:
@@ -148,23 +240,11 @@ class ColumnSample:
             return None
         return mostly_dates(pd.Series(self.texts))
 
-    def full_text(self) -> pa.ChunkedArray | pa.Array:
-        """Every non-missing value as Arrow strings (for vectorized confirmation)."""
-        valid = self.series.dropna()
-        if self.kind == "numeric":
-            values = valid.to_numpy()
-            if np.issubdtype(values.dtype, np.floating) and np.all(values == np.round(values)):
-                values = values.astype(np.int64)
-            return pa.array(values.astype(str))
-        return pa.array(valid.astype(str).to_numpy(dtype=object), type=pa.string())
-
     def confirm(self, regex: str) -> float:
-        """Share of all non-missing values that fully match ``regex`` (vectorized)."""
+        """Share of all non-missing values that fully match ``regex``."""
         if not self.n_valid:
             return 0.0
-        text = pc.utf8_trim_whitespace(self.full_text())
-        hits = pc.sum(pc.match_substring_regex(text, f"^(?:{regex})$")).as_py() or 0
-        return hits / self.n_valid
+        return self.whole.matching(regex) / self.n_valid
 
 
 def percent(x: float) -> str:
@@ -316,9 +396,10 @@ class VocabularyRecognizer:
         scope = "sampled values"
         if share >= self.min_share and column.n_distinct <= _CONFIRM_DISTINCT:
             # confirm on every row: one value_counts
-            counts = column.series.value_counts(dropna=True)
-            share, rows, known = self.shares(counts)
-            distinct, scope = len(counts), f"{column.n_valid:,} values"
+            counts = column.whole.value_counts()
+            if counts is not None:
+                share, rows, known = self.shares(counts)
+                distinct, scope = len(counts), f"{column.n_valid:,} values"
         if share < self.min_share:
             return None
         detail = (

@@ -11,19 +11,6 @@ import pandas as pd
 from veil.scan.recognizers.base import ColumnSample, Entity, Evidence, percent
 
 
-def _numbers(column: ColumnSample) -> np.ndarray:
-    return column.series.dropna().to_numpy(dtype=float)
-
-
-def _integral(values: np.ndarray) -> bool:
-    return bool(len(values)) and bool(np.all(values == np.round(values)))
-
-
-def _skew(values: np.ndarray) -> float:
-    std = values.std()
-    return float(((values - values.mean()) ** 3).mean() / std**3) if std > 0 else 0.0
-
-
 class AgeRecognizer:
     """Ages: whole numbers up to 120, mostly adult, in a column of many repeats."""
 
@@ -35,9 +22,9 @@ class AgeRecognizer:
         """
         if column.kind != "numeric" or column.n_valid < 10:
             return None
-        values = _numbers(column)
-        lo, hi, median = values.min(), values.max(), float(np.median(values))
-        if not (_integral(values) and lo >= 0 and 40 <= hi <= 120 and 18 <= median <= 80):
+        values = column.whole.numbers()
+        lo, hi, median = values.low, values.high, values.median
+        if not (values.integral and lo >= 0 and 40 <= hi <= 120 and 18 <= median <= 80):
             return None
         if column.n_distinct < 10:
             return None
@@ -56,11 +43,11 @@ class IncomeRecognizer:
         """
         if column.kind != "numeric" or column.n_valid < 20:
             return None
-        values = _numbers(column)
-        median = float(np.median(values))
-        if values.min() < 0 or median < 500 or column.distinct_ratio < 0.2:
+        values = column.whole.numbers()
+        median = values.median
+        if values.low < 0 or median < 500 or column.distinct_ratio < 0.2:
             return None
-        skew = _skew(values)
+        skew = values.skew
         if skew < 0.5:
             return None
         detail = f"positive amounts, median {median:,.0f}, right-skewed (skew {skew:.1f}) like pay"
@@ -144,8 +131,8 @@ class KeyRecognizer:
         if column.n_valid < 20 or column.distinct_ratio < 0.95 or column.kind == "datetime":
             return None
         if column.kind == "numeric":
-            values = _numbers(column)
-            if not _integral(values) or abs(_skew(values)) > 1:  # skewed: amounts, not keys
+            values = column.whole.numbers()
+            if not values.integral or abs(values.skew) > 1:  # skewed: amounts, not keys
                 return None
         elif column.kind == "text":
             if column.is_free_text or column.mean_length > 40:

@@ -1,0 +1,93 @@
+"""Folds: a function run on every batch of a table and its results merged in order, whether the
+batches are a file's, read one at a time (``TableStream``), or a Dask DataFrame's partitions,
+computed on its workers. The scan, the checks and the releases beyond memory are folds.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.exceptions import InputError, MissingExtraError
+from veil.io._batches import TableStream
+from veil.progress import Progress
+
+__all__ = ["Partitions", "dask_frame", "dask_modules", "fold_batches"]
+
+#: Partitions computed at once by ``Partitions.fold`` (their results merged, then dropped).
+WAVE = 16
+#: A fold's function: (a batch, the rows before it) -> a partial result.
+Fold = Callable[[pd.DataFrame, int], Any]
+
+
+def fold_batches(source: TableStream, batch_rows: int, report: Progress, label: str, fn: Fold,
+                 merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
+    """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)`` over the
+    batches of ``source``, with a progress bar labelled ``label``."""
+    report.step(label)
+    report.expect(int(source.rows or 0))
+    total, first = start, 0
+    for batch in source.batches(batch_rows):
+        total = merge(total, fn(batch, first))
+        first += len(batch)
+        report.advance(len(batch))
+    return total
+
+
+def dask_modules() -> tuple[Any, Any]:
+    """(dask, dask.dataframe), or one line naming the extra."""
+    try:
+        import dask
+        import dask.dataframe as dd
+    except ImportError as err:
+        raise MissingExtraError("a Dask DataFrame needs the scale extra: pip install "
+                                "'veil[scale]'") from err  # fmt: skip
+    return dask, dd
+
+
+def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
+    """Parquet files (a file, a folder or a glob) as a Dask DataFrame, a partition per row
+    group at most; CSV as Dask reads it."""
+    _, dd = dask_modules()
+    text = str(source)
+    if text.endswith((".csv", ".CSV")):
+        return dd.read_csv(text, usecols=columns, blocksize="64MB")
+    paths = [Path(p) for p in glob.glob(text)] if glob.has_magic(text) else [Path(text)]
+    if not paths or not all(p.exists() for p in paths):
+        raise InputError(f"{source}: no such file or folder; check the path")
+    return dd.read_parquet(text, columns=columns, split_row_groups=True)  # a row group each
+
+
+class Partitions:
+    """A Dask DataFrame's partitions as the batches of a fold: ``fn`` runs on the workers
+    (whichever scheduler is active), a wave of ``WAVE`` partitions at a time, and the results
+    are merged in partition order on the client."""
+
+    def __init__(self, frame: Any, report: Progress) -> None:
+        self.dask, _ = dask_modules()
+        self.frame, self.report = frame, report
+        self.columns = [str(c) for c in frame.columns]
+        self.lengths = [int(n) for n in frame.map_partitions(len).compute()]
+        self.rows = sum(self.lengths)
+
+    def fold(self, label: str, fn: Fold, merge: Callable[[Any, Any], Any], start: Any) -> Any:
+        """``merge(...merge(start, fn(partition0, 0)), fn(partition1, rows before it)...)``."""
+        self.report.step(label)
+        self.report.expect(self.rows)
+        delayed = self.dask.delayed(fn, pure=True)
+        parts = self.frame.to_delayed()
+        offsets = np.concatenate([[0], np.cumsum(self.lengths)])[: len(parts)]
+        total = start
+        for first in range(0, len(parts), WAVE):
+            wave = [delayed(p, int(o)) for p, o in
+                    zip(parts[first : first + WAVE], offsets[first : first + WAVE],
+                        strict=True)]  # fmt: skip
+            for result in self.dask.compute(*wave):
+                total = merge(total, result)
+            self.report.advance(sum(self.lengths[first : first + WAVE]))
+        return total
