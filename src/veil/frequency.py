@@ -67,17 +67,27 @@ class CodedColumns:
             space *= self.cardinalities[i]
         return key, space
 
-    def class_sizes(self, indices: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(class index per row, size per class) for the combination at ``indices``."""
+    def class_sizes(
+        self, indices: Sequence[int], weights: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(class index per row, size per class) for the combination at ``indices``; each row
+        counts ``weights`` records (a table of distinct rows with their counts) or one."""
         key, space = self.combined(indices)
         if space <= _MAX_DENSE:
             counts = np.bincount(key, minlength=space)
             present = np.flatnonzero(counts)
             remap = np.empty(space, dtype=np.int64)
             remap[present] = np.arange(len(present))
-            return remap[key], counts[present]
-        _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-        return inverse.reshape(-1), counts
+            klass = remap[key]
+            if weights is None:
+                return klass, counts[present]
+        else:
+            _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+            klass = inverse.reshape(-1)
+            if weights is None:
+                return klass, counts
+        sizes = np.bincount(klass, weights=weights, minlength=int(klass.max(initial=-1)) + 1)
+        return klass, np.rint(sizes).astype(np.int64)
 
 
 def class_sizes(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

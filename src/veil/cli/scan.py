@@ -10,6 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from veil.cli._common import (
+    Backend,
+    BatchRows,
     CoerceDates,
     DateFormat,
     Dates,
@@ -18,14 +20,19 @@ from veil.cli._common import (
     Force,
     Population,
     SamplingFraction,
+    Scheduler,
     Sep,
     Sheet,
     SqlQuery,
     SqlTable,
+    Streaming,
     Weights,
+    Workers,
+    _backend,
     _progress,
     _read_options,
     _source,
+    _streams,
     out,
 )
 from veil.exceptions import ParameterError
@@ -80,11 +87,18 @@ def scan(
     population: Population = None,
     sampling_fraction: SamplingFraction = None,
     weights: Weights = None,
+    streaming: Streaming = None,
+    batch_rows: BatchRows = 500_000,
+    backend: Backend = "pandas",
+    scheduler: Scheduler = None,
+    workers: Workers = None,
 ) -> None:
     """Find the personal data in DATA, column by column, with evidence (and, for a sample,
-    the population-uniqueness estimates)."""
-    from veil.io import OutputSet, read
+    the population-uniqueness estimates). A table larger than memory is scanned in batches
+    (--streaming) or on a Dask cluster (--backend dask): the sample decides, every row confirms."""
+    from veil.io import OutputSet, TableStream, read
     from veil.scan import scan as run
+    from veil.scan import scan_stream
     from veil.suggest import suggest_policy_yaml
 
     if fmt not in {"table", "json"}:
@@ -97,12 +111,35 @@ def scan(
         date_format=date_format,
         coerce_dates=coerce_dates, sheet=sheet, table=table, query=query,
     )  # fmt: skip
-    with _progress() as say:
-        say(f"reading {_source(data)}")
-        frame = read(data, **options)
-        result = run(frame, sample_size=sample_size, progress=say, population=population,
-                     sampling_fraction=sampling_fraction, weights=weights)  # fmt: skip
-    if suggest is not None:
+    measures: dict[str, Any] = {
+        "sample_size": sample_size, "population": population,
+        "sampling_fraction": sampling_fraction, "weights": weights,
+    }  # fmt: skip
+    reading: dict[str, Any] = {  # what only the reading of a whole table does
+        "dates": dates, "dayfirst": dayfirst, "date-format": date_format,
+        "coerce-dates": coerce_dates, "sheet": sheet, "table": table, "query": query,
+        "suggest-policy": suggest,
+    }  # fmt: skip
+    frame = None
+    if _backend(backend) == "dask":
+        from veil.io import dask_frame
+        from veil.privacy._dask import cluster
+
+        given = [f"--{k}" for k, v in reading.items() if v]
+        if given:
+            raise ParameterError(f"{given[0]} is not supported with --backend dask")
+        with _progress() as say, cluster(scheduler, workers):
+            result = run(dask_frame(data), progress=say, **measures)
+    elif _streams(data, streaming, **reading):
+        with _progress() as say:
+            source = TableStream(data, sep=options.get("sep"), encoding=options.get("encoding"))
+            result = scan_stream(source, batch_rows=batch_rows, progress=say, **measures)
+    else:
+        with _progress() as say:
+            say(f"reading {_source(data)}")
+            frame = read(data, **options)
+            result = run(frame, progress=say, **measures)
+    if suggest is not None and frame is not None:
         text = suggest_policy_yaml(result, frame, source=Path(data).name)
         with outputs:
             outputs.stage(suggest).write_text(text, encoding="utf-8")

@@ -293,6 +293,23 @@ def _dankar(uniques: dict[str, float | None], fraction: float) -> tuple[float, s
     return zayatz_value, "zayatz"
 
 
+def weight_values(data: Any, weights: str, sampling_fraction: float | None = None) -> np.ndarray:
+    """The sampling weights in ``data``'s column ``weights`` (how many people each row stands
+    for), or one line saying what is wrong with them."""
+    import pandas as pd
+
+    if sampling_fraction is not None:
+        raise ParameterError("give --weights or --sampling-fraction, not both: the weights "
+                             "say how many people each row stands for")  # fmt: skip
+    if weights not in data.columns:
+        raise ParameterError(f"--weights {weights!r} is not a column of the data")
+    values = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=float)
+    if np.isnan(values).any() or (values < 1).any():
+        raise ParameterError(f"--weights {weights!r}: every row needs a sampling weight of "
+                             "at least 1 (how many people it stands for)")  # fmt: skip
+    return values
+
+
 def beyond(data: Any, klass: np.ndarray, sizes: np.ndarray, *, population: float | None = None,
            sampling_fraction: float | None = None, weights: str | None = None,
            threshold: float = 0.2) -> PopulationRisk | None:  # fmt: skip
@@ -302,17 +319,7 @@ def beyond(data: Any, klass: np.ndarray, sizes: np.ndarray, *, population: float
         return None
     summed = None
     if weights is not None:
-        import pandas as pd
-
-        if sampling_fraction is not None:
-            raise ParameterError("give --weights or --sampling-fraction, not both: the weights "
-                                 "say how many people each row stands for")  # fmt: skip
-        if weights not in data.columns:
-            raise ParameterError(f"--weights {weights!r} is not a column of the data")
-        values = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=float)
-        if np.isnan(values).any() or (values < 1).any():
-            raise ParameterError(f"--weights {weights!r}: every row needs a sampling weight of "
-                                 "at least 1 (how many people it stands for)")  # fmt: skip
+        values = weight_values(data, weights, sampling_fraction)
         summed = np.bincount(klass, weights=values, minlength=len(sizes))
     return population_risk(sizes, population=population, sampling_fraction=sampling_fraction,
                            weights=summed, threshold=threshold)  # fmt: skip

@@ -8,14 +8,15 @@ Columns are integer-coded once; a combination's classes come from a mixed-radix 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from veil.frequency import CodedColumns
-from veil.scan.population import PopulationRisk, beyond
+from veil.scan.population import PopulationRisk, beyond, population_risk
 
 
 @dataclass(frozen=True)
@@ -56,18 +57,54 @@ def assess(
     ``max_size`` columns) that make the most rows unique; with ``population``,
     ``sampling_fraction`` or a ``weights`` column, the estimates beyond the sample
     (``veil.scan.population``)."""
-    rows = len(frame)
     qis = list(quasi_identifiers)
+    if not qis or not len(frame):
+        return _measure(frame, qis, None, top=top, max_size=max_size, beyond_it=lambda k, s: None)
+    return _measure(frame, qis, None, top=top, max_size=max_size,
+                    beyond_it=lambda klass, sizes: beyond(
+                        frame, klass, sizes, population=population,
+                        sampling_fraction=sampling_fraction, weights=weights))  # fmt: skip
+
+
+def assess_counts(
+    counts: pd.DataFrame, quasi_identifiers: Sequence[str], *, count: str, top: int = 5,
+    max_size: int = 3, population: float | None = None, sampling_fraction: float | None = None,
+    weighted: str | None = None,
+) -> RiskSummary:  # fmt: skip
+    """``assess`` of the rows ``counts`` stands for: one row per distinct combination of the
+    quasi-identifiers with how many rows hold it (the column ``count``) and, with sampling
+    weights, their sum (the column ``weighted``)."""
+    qis = list(quasi_identifiers)
+    weights = counts[count].to_numpy(dtype=np.int64)
+
+    def estimates(klass: np.ndarray, sizes: np.ndarray) -> PopulationRisk | None:
+        if population is None and sampling_fraction is None and weighted is None:
+            return None
+        summed = None
+        if weighted is not None:
+            summed = np.bincount(klass, weights=counts[weighted].to_numpy(dtype=float),
+                                 minlength=len(sizes))  # fmt: skip
+        return population_risk(sizes, population=population,
+                               sampling_fraction=sampling_fraction, weights=summed)  # fmt: skip
+
+    return _measure(counts, qis, weights, top=top, max_size=max_size, beyond_it=estimates)
+
+
+def _measure(frame: pd.DataFrame, qis: list[str], weights: np.ndarray | None, *, top: int,
+             max_size: int, beyond_it: Callable[[np.ndarray, np.ndarray], PopulationRisk | None],
+             ) -> RiskSummary:  # fmt: skip
+    """The summary of ``frame``'s rows (each counting ``weights`` records, or one)."""
+    rows = len(frame) if weights is None else int(weights.sum())
     if not qis or rows == 0:
         return RiskSummary(rows, tuple(qis), 0, rows, 1 if rows else 0)
     coded = CodedColumns.of(frame, qis)
-    klass, sizes = coded.class_sizes(range(len(qis)))
+    klass, sizes = coded.class_sizes(range(len(qis)), weights)
     unique_rows = int((sizes == 1).sum())
     combos: list[dict[str, Any]] = []
     largest = min(max_size if len(qis) <= 12 else 2, len(qis))
     for size in range(1, largest + 1):
         for indices in itertools.combinations(range(len(qis)), size):
-            _, combo_sizes = coded.class_sizes(indices)
+            _, combo_sizes = coded.class_sizes(indices, weights)
             uniques = int((combo_sizes == 1).sum())
             combos.append(
                 {
@@ -85,12 +122,5 @@ def assess(
         k=int(sizes.min()),
         classes=len(sizes),
         most_identifying=tuple(combos[:top]),
-        population=beyond(
-            frame,
-            klass,
-            sizes,
-            population=population,
-            sampling_fraction=sampling_fraction,
-            weights=weights,
-        ),
+        population=beyond_it(klass, sizes),
     )
