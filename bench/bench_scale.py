@@ -1,10 +1,10 @@
 """Scaling from 1M to 100M rows: ``veil check`` (k, l, t) and ``veil anonymize`` (k = 5, 4%
 suppression, the 8 adult quasi-identifiers) in memory, streaming, and on Dask (a LocalCluster of
-1 and of 2 worker processes, from Parquet), and ``veil scan`` in memory, each a process of its
-own, printing wall time, rows/s, peak memory (RSS) and, for the streamed runs, the time of each
-pass (what bounds it: parsing/typing, counting, search, apply, shuffle-write). Beside them, in
-the same run: pandas' and DuckDB's group-by k check on the same file (DuckDB in its own
-environment, .venv-duckdb).
+1 and of 2 worker processes, from Parquet), and ``veil scan`` the same ways (its JSON compared
+with the first way's), each a process of its own, printing wall time, rows/s, peak memory
+(RSS) and, for the streamed runs, the time of each pass (what bounds it: parsing/typing,
+counting, search, apply, shuffle-write). Beside them, in the same run: pandas' and DuckDB's
+group-by k check on the same file (DuckDB in its own environment, .venv-duckdb).
 
 Targets (issue 21, this 2-core, 24 GB machine kind): 10M rows anonymized end to end in <= 60 s
 with peak RSS <= 4 GB; 100M rows complete streaming with peak RSS <= 8 GB; Dask within 1.5x of
@@ -43,8 +43,9 @@ SIZES = {"1m": 1_000_000, "10m": 10_000_000, "100m": 100_000_000}
 
 
 def measured(command: list[str], cwd: Path) -> tuple[float, float, str, int]:
-    """(wall seconds, peak RSS in GB, its output, exit code) of ``command`` as a process of its
-    own (its own peak: wait4 on it, not the running maximum of all children)."""
+    """(wall seconds, peak RSS in GB, its output (errors, then standard output), exit code) of
+    ``command`` as a process of its own (its own peak: wait4 on it, not the running maximum of
+    all children)."""
     start = time.perf_counter()
     child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)  # fmt: skip
@@ -74,7 +75,8 @@ def passes(log: str) -> str:
             name = match.group(1)
             short = ("typing" if "typing" in name else "counting" if "counting" in name
                      else "search" if "search" in name else "apply" if "applying" in name
-                     else "shuffle-write" if "random order" in name else "scan" if "scan" in name
+                     else "shuffle-write" if "random order" in name
+                     else "confirm" if "confirming" in name else "scan" if "scan" in name
                      else "verify" if "verifying" in name else name[:20])  # fmt: skip
             found.append(f"{short} {float(match.group(2)):.1f}")
     return ", ".join(found)
@@ -133,11 +135,20 @@ def main() -> int:
                 if (DATA / out).is_dir():
                     shutil.rmtree(DATA / out)
                 (DATA / out).unlink(missing_ok=True)
-            if size != "100m" and name.endswith(".parquet"):
-                seconds, rss, log, code = measured([*VEIL, "scan", name, "--format", "json"],
-                                                   DATA)  # fmt: skip
-                if code == 0:
-                    line("scan (in memory)", rows, seconds, rss)
+            scanned: dict[str, str] = {}  # each way's JSON, compared with the first
+            for way in ways:
+                seconds, rss, log, code = measured([*VEIL, "scan", name, "--format", "json",
+                                                    *way.split()], DATA)  # fmt: skip
+                if code != 0:
+                    print(f"  scan {way} failed ({code}): {log.strip().splitlines()[-1:]}")
+                    continue
+                scanned[way] = log[log.index("{") :] if "{" in log else ""
+                base = next(iter(scanned))
+                same = "" if way == base else (
+                    f"same JSON as {base}" if scanned[way] == scanned[base]
+                    else f"DIFFERS from {base}")  # fmt: skip
+                timed = ", ".join(filter(None, [passes(log), same]))
+                line(f"scan {way}", rows, seconds, rss, timed)
             # peers, the same k check on the same file
             if name.endswith(".parquet") and size != "100m":
                 script = ("import sys,time,pandas as pd; t=time.perf_counter(); "

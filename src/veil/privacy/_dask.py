@@ -19,6 +19,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,10 @@ class _DaskPasses(Passes):
         self.hashed = partition_hash
 
     def sample(self, rows: int) -> pd.DataFrame:
-        self._sample = self.frame.head(rows, npartitions=-1, compute=True)
+        """The first ``rows`` rows: only the partitions that hold them are read."""
+        needed = int(np.searchsorted(np.cumsum(self.lengths), rows)) + 1
+        self._sample = self.frame.partitions[: min(needed, len(self.lengths))].compute()
+        self._sample = self._sample.head(rows)
         return self._sample
 
     def fold(self, label: str, fn: Callable[[pd.DataFrame, int], Any],
@@ -127,14 +131,18 @@ class _DaskPasses(Passes):
         if seed is not False:
             base = int(seed) if isinstance(seed, int) else secrets.randbits(63)
         buckets = 0 if seed is False else len(partitions)
-        stage = _Scatter(produce, self.folder, buckets, base, schema, names, measured)
+        # the release's steps and class lookup (tens of MB at 100M rows) sent to the cluster
+        # once, not with every wave's tasks
+        scatter = _Scatter(produce, self.folder, buckets, base, schema, names, measured)
+        with warnings.catch_warnings():  # it is large, and sent this once
+            warnings.filterwarnings("ignore", message="Sending large graph")
+            (stage,) = self.dask.persist(delayed(scatter, pure=True))
         tallies: list[list[Any]] = []
         parts: list[tuple[int, str, int]] = []  # (number, content hash, rows) of each part
         counts: Frequencies | None = None
         for first in range(0, len(partitions), WAVE):  # a wave at a time: counts merged
             wave = range(first, min(first + WAVE, len(partitions)))
-            for tally, part in self.dask.compute(*[delayed(stage, pure=True)(partitions[i], i)
-                                                   for i in wave]):  # fmt: skip
+            for tally, part in self.dask.compute(*[stage(partitions[i], i) for i in wave]):
                 tallies.append(tally)
                 if part is not None:
                     parts.append(part[:3])
