@@ -2,11 +2,12 @@
 ``distributed``): DESIGN.md's "summarize distributed, search local, apply distributed".
 
 The passes are those of a table read in batches (``veil.privacy._stream``), each partition a
-batch: the partial counts are made on the workers and merged in order on the client, the search
-runs on the client, and the release is applied per partition with the same pandas transforms,
-shuffled across partitions by a random key per row (seeded per partition, so that a task run
-again after a worker died gives the same rows), held on the cluster (``persist``), hashed and
-counted per partition, and written as partitioned Parquet, one file per partition. Whichever
+batch (``veil.io.Partitions``, a wave of partitions at a time): the partial counts are made on
+the workers and merged in order on the client, the search runs on the client, and the release
+is applied per partition with the same pandas transforms, each row sent to a random bucket (a
+Parquet piece per partition and bucket, keys drawn from a generator seeded per partition, so
+that a task run again after a worker died writes the same piece), then each bucket's pieces
+joined in key order and written as one part, hashed and counted where it is written. Whichever
 scheduler is active runs it: a ``distributed.Client`` (a LocalCluster or ``--scheduler``), or
 Dask's own threads.
 """

@@ -58,8 +58,6 @@ def assess(
     ``sampling_fraction`` or a ``weights`` column, the estimates beyond the sample
     (``veil.scan.population``)."""
     qis = list(quasi_identifiers)
-    if not qis or not len(frame):
-        return _measure(frame, qis, None, top=top, max_size=max_size, beyond_it=lambda k, s: None)
     return _measure(frame, qis, None, top=top, max_size=max_size,
                     beyond_it=lambda klass, sizes: beyond(
                         frame, klass, sizes, population=population,

@@ -152,6 +152,10 @@ class InMemory(WholeColumn):
         return matching(value_texts(values, self.kind, integral), regex)
 
     def value_counts(self) -> pd.Series | None:
+        return self._counts
+
+    @cached_property
+    def _counts(self) -> pd.Series | None:
         counts = self.series.value_counts(dropna=True)
         return counts if len(counts) <= COUNTED else None
 
