@@ -12,17 +12,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
-from veil.exceptions import InputError
+from veil.exceptions import InputError, ParameterError
+from veil.frequency import COUNT, CodedColumns
 from veil.io._dates import as_dates
 from veil.policy import Policy
-from veil.scan import ColumnFinding, ScanResult, class_sizes
+from veil.scan import ColumnFinding, ScanResult
 from veil.scan.recognizers import ENTITY_INFO
 from veil.scan.recognizers.countries import region_of
 from veil.scan.recognizers.normalize import normalize
 from veil.schema import ColumnRole
+from veil.transforms.generalize import round_edges
 
 DEFAULT_K = 5
 #: Bands of years of tenure or experience: under 2, 2-5, 5-10, 10-20, 20 and more.
@@ -73,9 +76,12 @@ def _marital_mapping(series: pd.Series) -> dict[str, str]:
 
 
 def suggested_steps(
-    finding: ColumnFinding, series: pd.Series, key_file: str | None
-) -> tuple[list[Any], str]:
-    """The suggested steps for one column, and a note on them for the YAML comment."""
+    finding: ColumnFinding, series: pd.Series | None, key_file: str | None,
+    weights: np.ndarray | None = None,
+) -> tuple[list[Any], str]:  # fmt: skip
+    """The suggested steps for one column, and a note on them for the YAML comment.
+    ``series``: the column (a quasi-identifier's is needed); ``weights``: each of its values
+    stands for that many rows (the counts of a scan in passes)."""
     entity = finding.entity
     if finding.free_text and finding.role in (ColumnRole.IDENTIFIER, ColumnRole.INSENSITIVE):
         if finding.role is ColumnRole.IDENTIFIER:
@@ -92,6 +98,8 @@ def suggested_steps(
         return ["drop"], "dropped: not needed for analysis"
     if finding.role is not ColumnRole.QUASI_IDENTIFIER:
         return [], ""
+    if series is None:
+        raise ValueError(f"the suggestion for {finding.name!r} needs its values")
     if entity == "AGE":
         return [{"generalize": {"bins": _age_bins(series)}}], "15-year bands"
     if entity == "DATE_OF_BIRTH":
@@ -105,6 +113,11 @@ def suggested_steps(
     if entity == "TENURE" and pd.api.types.is_numeric_dtype(series):
         return [{"generalize": {"bins": list(TENURE_BANDS)}}], "tenure bands (years)"
     if entity == "UNIQUE_NUMBER":
+        if weights is not None:  # a table read in batches is binned by edges given as a list
+            return (
+                [{"generalize": {"bins": _deciles(series, weights)}}],
+                "deciles of every row; or round it (round_to), top/bottom-code it, or add noise",
+            )
         return [
             {"generalize": {"bins": 10, "strategy": "quantile"}}
         ], "deciles; or round it (round_to), top/bottom-code it, or add noise"
@@ -126,7 +139,24 @@ def suggested_steps(
     return [], ""
 
 
-def _withheld(result: ScanResult, data: pd.DataFrame, k: int) -> tuple[int, str]:
+def _deciles(series: pd.Series, weights: np.ndarray) -> list[float]:
+    """Edges of ten equal-frequency bins of ``series`` (each value counting ``weights`` rows),
+    rounded and open at both ends as ``Generalize`` rounds the edges it computes."""
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+    present = ~np.isnan(values)
+    values, weights = values[present], np.asarray(weights, dtype=float)[present]
+    if not len(values):
+        return [-math.inf, math.inf]
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    wanted = np.linspace(0, 1, 11)[1:-1] * cumulative[-1]
+    inner = values[order][np.minimum(np.searchsorted(cumulative, wanted), len(values) - 1)]
+    width = float(values.max() - values.min()) / 10
+    return [-math.inf, *round_edges(inner, width), math.inf]
+
+
+def _withheld(result: ScanResult, data: pd.DataFrame, k: int,
+              weights: np.ndarray | None) -> tuple[int, str]:  # fmt: skip
     """How many records the suggested generalizations leave in classes smaller than ``k``,
     and the quasi-identifier with the most distinct values after them."""
     quasi = result.quasi_identifiers
@@ -134,12 +164,12 @@ def _withheld(result: ScanResult, data: pd.DataFrame, k: int) -> tuple[int, str]
     for finding in result.columns:
         if finding.name not in quasi:
             continue
-        steps, _ = suggested_steps(finding, data[finding.name], None)
+        steps, _ = suggested_steps(finding, data[finding.name], None, weights)
         if steps:
             plan = Policy.from_dict({"columns": {finding.name: {"steps": steps}}})
             for step in plan.planned_steps():
                 generalized = step.transform.fit_transform(generalized)
-    _, sizes = class_sizes(generalized, quasi)
+    _, sizes = CodedColumns.of(generalized, quasi).class_sizes(range(len(quasi)), weights)
     coarsest = max(quasi, key=lambda name: generalized[name].nunique())
     return int(sizes[sizes < k].sum()), coarsest
 
@@ -149,26 +179,40 @@ def _flow(values: list[str]) -> str:
 
 
 def suggest_policy(
-    result: ScanResult, data: pd.DataFrame, *, k: int = DEFAULT_K, key_file: str | None = None
+    result: ScanResult,
+    data: pd.DataFrame | None = None,
+    *,
+    k: int = DEFAULT_K,
+    key_file: str | None = None,
 ) -> Policy:
-    """A validated starting policy for ``data`` from its scan."""
+    """A validated starting policy for ``data`` from its scan (``data`` left out: a scan in
+    passes, fitted on its counts)."""
     text = suggest_policy_yaml(result, data, k=k, key_file=key_file)
     return Policy.from_yaml(text, source="suggested policy")
 
 
 def suggest_policy_yaml(
     result: ScanResult,
-    data: pd.DataFrame,
+    data: pd.DataFrame | None = None,
     *,
     k: int = DEFAULT_K,
     source: str = "the data",
     key_file: str | None = None,
 ) -> str:
     """The suggested policy as commented YAML: every column says what veil found and why.
+    Fitted on ``data``, or, for a table scanned in passes (``scan_stream``, a Dask
+    DataFrame), on the counts of its quasi-identifiers' combinations the scan kept.
 
     Pseudonyms are keyed by ``VEIL_KEY`` unless ``key_file`` names a key file (a path, never
     the key itself, is written into the policy).
     """
+    weights = None
+    if data is None:
+        if result.counts is None:
+            raise ParameterError("a suggested policy is fitted on the table: give it (a scan in "
+                                 "passes keeps the counts it needs instead)")  # fmt: skip
+        data = result.counts
+        weights = data[COUNT].to_numpy(dtype=np.int64)
     lines = [
         f"# veil policy suggested by `veil scan` for {source} ({result.rows:,} rows).",
         "# A starting point: check each role, then edit the steps (`veil transforms` lists them).",
@@ -176,7 +220,8 @@ def suggest_policy_yaml(
         "columns:",
     ]
     for finding in result.columns:
-        steps, note = suggested_steps(finding, data[finding.name], key_file)
+        series = data[finding.name] if finding.name in data.columns else None
+        steps, note = suggested_steps(finding, series, key_file, weights)
         found = finding.entity or finding.role.value
         lines.append(f"  # {found} ({finding.confidence:.2f}): {finding.evidence}")
         if note:
@@ -188,8 +233,8 @@ def suggest_policy_yaml(
         lines.extend("  " + line for line in block.rstrip("\n").splitlines())
     quasi = result.quasi_identifiers
     if quasi:
-        withheld, coarsest = _withheld(result, data, k)
-        share = withheld / len(data) if len(data) else 0.0
+        withheld, coarsest = _withheld(result, data, k, weights)
+        share = withheld / result.rows if result.rows else 0.0
         lines += [
             f"# withhold the records whose combination of quasi-identifiers fewer than {k} "
             f"people share: with the steps above, {withheld:,} records ({share:.0%})",

@@ -237,5 +237,12 @@ def test_the_scan_on_the_cluster_is_the_scan_in_memory(
     assert veil.scan(dd.from_pandas(table, npartitions=7)).to_dict() == whole
     table.to_parquet(tmp_path / "clients.parquet", row_group_size=150)
     args = ["scan", str(tmp_path / "clients.parquet"), "--backend", "dask", "--format", "json"]
-    assert main([*args, "--scheduler", client.scheduler.address]) == 0
+    suggested = tmp_path / "policy.yaml"
+    assert main([*args, "--scheduler", client.scheduler.address, "--suggest-policy",
+                 str(suggested)]) == 0  # fmt: skip
     assert json.loads(capsys.readouterr().out) == whole
+    # the suggestion fitted on the counts the workers made: the one fitted on the table
+    from veil.suggest import suggest_policy_yaml
+
+    expected = suggest_policy_yaml(veil.scan(table), table, source="clients.parquet")
+    assert suggested.read_text() == expected

@@ -261,3 +261,27 @@ def test_a_streamed_check_refuses_what_it_cannot_count(
                  "--streaming"])  # fmt: skip
     assert code == 2
     assert "--person-id is not supported on a table read in batches" in capsys.readouterr().err
+
+
+def test_a_policy_withholding_every_record_stops_in_one_line_as_in_memory(
+    tmp_path: Path,
+) -> None:
+    """Every combination rarer than ``rare`` over the whole table: the streamed release stops
+    with the in-memory release's line (naming the step), not deep in the search."""
+    rows = 400
+    table = pd.DataFrame({"age": np.arange(rows) % 97, "county": np.arange(rows) % 89,
+                          "diagnosis": ["flu", "hiv"] * (rows // 2)})  # fmt: skip
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    policy = {"columns": {"age": {"role": "quasi_identifier"},
+                          "county": {"role": "quasi_identifier"},
+                          "diagnosis": {"role": "sensitive"}},
+              "steps": [{"suppress_rows": {"rare": 5, "columns": ["age", "county"]}}],
+              "privacy": {"k": 2}}  # fmt: skip
+    with pytest.raises(PolicyError) as memory:
+        anonymize(read(path), policy)
+    with pytest.raises(PolicyError) as streamed:
+        anonymize_stream(TableStream(path), policy, tmp_path / "out.csv", "csv", batch_rows=64)
+    assert str(streamed.value) == str(memory.value)
+    assert "steps[0] leaves none" in str(streamed.value)
+    assert not (tmp_path / "out.csv").exists()

@@ -103,12 +103,33 @@ def test_the_command_scans_in_batches(tmp_path: Path, capsys: pytest.CaptureFixt
     whole = json.loads(capsys.readouterr().out)
     assert main(["scan", data, "--streaming", "--batch-rows", "50", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == whole
-    policy = tmp_path / "policy.yaml"
-    code = main(["scan", data, "--streaming", "--suggest-policy", str(policy)])
-    err = capsys.readouterr().err
-    assert code != 0
-    assert "--suggest-policy" in err
-    assert "--in-memory" in err
-    assert not policy.exists()
+    memory, streamed = tmp_path / "memory.yaml", tmp_path / "streamed.yaml"
+    assert main(["scan", data, "--in-memory", "--suggest-policy", str(memory)]) == 0
+    assert main(["scan", data, "--streaming", "--batch-rows", "70", "--suggest-policy",
+                 str(streamed)]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert streamed.read_text() == memory.read_text()  # fitted on the counts, not the rows
     assert main(["scan", data, "--streaming", "--batch-rows", "0"]) != 0
     assert "--batch-rows must be at least 1" in capsys.readouterr().err
+
+
+def test_a_policy_suggested_in_passes_bins_near_unique_numbers_by_edges(
+    tmp_path: Path, key_env: str
+) -> None:
+    """IBM HR's MonthlyRate is near-unique: the suggestion in memory says "10 quantile bins"
+    (computed when released, which a table read in batches cannot do); fitted on the streamed
+    scan's counts it gives the deciles' edges, and each bin holds a tenth of the rows."""
+    from veil.suggest import suggest_policy
+
+    path = DATA / "ibm_hr_attrition_full.csv"
+    table = read(path)
+    result = scan_stream(TableStream(path), batch_rows=200)
+    assert result.column("MonthlyRate").entity == "UNIQUE_NUMBER"
+    policy = suggest_policy(result)  # no table: the counts the scan kept
+    (step,) = [s for s in policy.planned_steps() if "MonthlyRate" in s.where]
+    edges = step.transform.bins
+    assert isinstance(edges, list)
+    assert edges[0] == -np.inf
+    assert edges[-1] == np.inf
+    shares = pd.cut(table["MonthlyRate"], edges, right=False).value_counts(normalize=True)
+    assert shares.between(0.08, 0.12).all(), shares

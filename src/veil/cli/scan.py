@@ -118,7 +118,6 @@ def scan(
     reading: dict[str, Any] = {  # what only the reading of a whole table does
         "dates": dates, "dayfirst": dayfirst, "date-format": date_format,
         "coerce-dates": coerce_dates, "sheet": sheet, "table": table, "query": query,
-        "suggest-policy": suggest,
     }  # fmt: skip
     frame = None
     if _backend(backend) == "dask":
@@ -139,7 +138,7 @@ def scan(
             say(f"reading {_source(data)}")
             frame = read(data, **options)
             result = run(frame, progress=say, **measures)
-    if suggest is not None and frame is not None:
+    if suggest is not None:  # on the table, or on the counts a scan in passes kept
         text = suggest_policy_yaml(result, frame, source=Path(data).name)
         with outputs:
             outputs.stage(suggest).write_text(text, encoding="utf-8")

@@ -377,12 +377,7 @@ def anonymize(
 
     search_info: dict[str, Any] | None = None
     if privacy is not None and quasi and len(frame) == 0 < len(data):
-        withheld = [r.where for r in records if r.rows_after == 0][:1]
-        raise PolicyError(
-            f"the policy's steps withhold every record ({', '.join(withheld) or 'steps'} leaves "
-            "none), so there is nothing to release or search; relax that step (a smaller "
-            "rare: in suppress_rows), or generalize the quasi-identifiers before it"
-        )
+        raise withheld_everything(next((r.where for r in records if r.rows_after == 0), None))
     if privacy is not None and quasi:
         used, models, searched, target = search_setup(plan, frame, quasi, sensitive)
         _reachable(frame, searched, target, rows_in=len(data))
@@ -473,6 +468,16 @@ def _reachable(
 
 #: A release that withholds more than this share of the records says so (README).
 LARGE_SUPPRESSION = 0.10
+
+
+def withheld_everything(where: str | None) -> PolicyError:
+    """The error of a policy whose steps leave no record to search (``where``: the step that
+    left none, when known)."""
+    return PolicyError(
+        f"the policy's steps withhold every record ({where or 'steps'} leaves none), so there "
+        "is nothing to release or search; relax that step (a smaller rare: in suppress_rows), "
+        "or generalize the quasi-identifiers before it"
+    )
 
 
 def empty_victories(

@@ -54,6 +54,7 @@ from veil.privacy._anonymize import (
     search_record,
     search_setup,
     sensitive_tree,
+    withheld_everything,
 )
 from veil.privacy._anonymize import searched as searched_node
 from veil.privacy._verify import verify_counts
@@ -224,6 +225,8 @@ def release_in_passes(
     records = [StepRecord(s.name, s.where, s.transform.describe(), 0, 0) for s in steps]
     models: list[Any] = []
     apply: Callable[[pd.DataFrame], pd.DataFrame] = _unchanged
+    if searching and rows_in and (counted is None or not int(counted.counts[COUNT].sum())):
+        raise withheld_everything(_leaving_none(steps))
     if searching:
         assert counted is not None
         assert privacy is not None
@@ -591,6 +594,18 @@ class _FilePasses(Passes):
                 yield bucket.iloc[rng.permutation(len(bucket))]
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _leaving_none(steps: list[Any]) -> str | None:
+    """The first step that withholds every row: a ``suppress_rows`` whose combinations, as
+    counted over the whole table, are all rare."""
+    for step in steps:
+        t = step.transform
+        if isinstance(t, SuppressRows) and t.rare is not None and t.action == "remove":
+            sizes = getattr(t, "table_counts_", None)
+            if sizes is not None and (sizes.iloc[:, -1] < t.rare).all():
+                return str(step.where)
+    return None
 
 
 def _pickled(path: Path) -> Iterator[pd.DataFrame]:

@@ -76,6 +76,9 @@ class ScanResult:
     rows: int
     sample_size: int
     risk: RiskSummary
+    #: a scan in passes (``veil.scan.passes``): the rows of each combination of the
+    #: quasi-identifiers (column ``count``), which a suggested policy is fitted on
+    counts: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
     def special_categories(self) -> dict[str, list[str]]:

@@ -374,7 +374,8 @@ def scan_folds(
     risk = assess_counts(counts, quasi, count=COUNT, population=population,
                          sampling_fraction=sampling_fraction,
                          weighted=WEIGHT if weights is not None else None)  # fmt: skip
-    return ScanResult(tuple(findings), rows, sample_size, risk)
+    return ScanResult(tuple(findings), rows, sample_size, risk,
+                      counts=counts.drop(columns=[WEIGHT], errors="ignore"))  # fmt: skip
 
 
 def scan_stream(source: TableStream, *, batch_rows: int = 500_000,

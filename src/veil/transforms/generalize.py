@@ -48,7 +48,7 @@ def interval_labels(edges: Sequence[float], *, right: bool) -> list[str]:
     return labels
 
 
-def _rounded(edges: Sequence[float] | np.ndarray, width: float) -> list[float]:
+def round_edges(edges: Sequence[float] | np.ndarray, width: float) -> list[float]:
     """Edges rounded to a round step (1, 2 or 5 times a power of ten) of at most a tenth of the
     bin width, so that none is a person's exact value (an income quantile) or the minimum or
     maximum; duplicates merged."""
@@ -164,7 +164,7 @@ class Generalize(ColumnTransform):
             raise ParameterError(f"column {name!r} has no values to compute bins from")
         if isinstance(self.bins, str):
             cut = float(np.mean(valid) if self.bins == "mean" else np.median(valid))
-            return [-np.inf, *_rounded([cut], float(np.ptp(valid)) / 2), np.inf]
+            return [-np.inf, *round_edges([cut], float(np.ptp(valid)) / 2), np.inf]
         if isinstance(self.bins, int):
             if self.strategy == "quantile":
                 inner = np.quantile(valid, np.linspace(0, 1, self.bins + 1))[1:-1]
@@ -172,7 +172,7 @@ class Generalize(ColumnTransform):
                 inner = np.linspace(valid.min(), valid.max(), self.bins + 1)[1:-1]
             # Edges computed from the data are rounded and both ends left open: "[23817, ...)"
             # would print the minimum, a quantile edge is somebody's value.
-            return [-np.inf, *_rounded(inner, float(np.ptp(valid)) / self.bins), np.inf]
+            return [-np.inf, *round_edges(inner, float(np.ptp(valid)) / self.bins), np.inf]
         edges_list = [float(e) for e in self.bins or []]
         if len(edges_list) < 2 or any(b <= a for a, b in itertools.pairwise(edges_list)):
             raise ParameterError(
