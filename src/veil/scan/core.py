@@ -31,6 +31,8 @@ ROLE_OF: dict[str, ColumnRole] = {name: ColumnRole(e.role) for name, e in ENTITY
 ENTITIES = tuple(ROLE_OF)
 #: The special categories of data (health, beliefs, ethnicity...; ``recognizers.special``).
 SPECIAL = frozenset(e.name for e in SPECIAL_ENTITIES)
+#: Values sampled per column for the recognizers to decide on.
+SAMPLE_SIZE = 1000
 MIN_SCORE = 0.5  # below this, evidence is reported but does not make a column personal
 NAME_ONLY = 0.85  # a name without supporting values counts for a little less
 HEURISTIC_UNDER_OTHER_NAME = 0.8  # distribution evidence under a name that says otherwise
@@ -356,7 +358,7 @@ def scan(
     data: pd.DataFrame,
     *,
     columns: Sequence[str] | None = None,
-    sample_size: int = 1000,
+    sample_size: int = SAMPLE_SIZE,
     random_state: int = 0,
     progress: Callable[[str], None] | None = None,
     population: float | None = None,
