@@ -314,3 +314,17 @@ def test_the_certificate_says_what_batchwise_pseudonym_checks_leave_open(
     assert not [w for w in default.warnings if "member_id" in w]
     memory = anonymize(read(path), policy(8)).certificate
     assert not [w for w in memory.warnings if "member_id" in w]
+
+
+@pytest.mark.parametrize("command", [["check", "-q", "age,county"], ["scan"],
+                                     ["anonymize", "-k", "2", "-o", "out.csv"]])  # fmt: skip
+def test_batch_rows_under_one_is_refused_in_one_line_by_every_command(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check --streaming --batch-rows 0`` once stopped with an internal error from Arrow."""
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"age": [30, 40] * 5, "county": ["Kisumu", "Nyeri"] * 5}).to_csv(path, index=False)
+    args = [command[0], str(path), *command[1:], "--streaming", "--batch-rows", "0"]
+    assert main([a.replace("out.csv", str(tmp_path / "out.csv")) for a in args]) == 2
+    assert capsys.readouterr().err.strip() == "veil: error: --batch-rows must be at least 1, got 0"
+    assert not (tmp_path / "out.csv").exists()

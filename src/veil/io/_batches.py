@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from veil.exceptions import InputError, one_line
+from veil.exceptions import InputError, ParameterError, one_line
 from veil.io._files import (
     _ISO_DATE_RE,
     _ISO_FORMS,
@@ -219,6 +219,7 @@ class TableStream:
     def prepare(self, *, batch_rows: int = 1_000_000,
                 progress: Callable[[int], None] | None = None) -> TableStream:  # fmt: skip
         """Type a CSV file's columns over all its rows (a first reading); a no-op for Parquet."""
+        _check_batch_rows(batch_rows)
         if self.kind == "parquet" or self.rows is not None:
             return self
         seen = {name: _Column() for name in self.columns}
@@ -271,6 +272,7 @@ class TableStream:
     def batches(self, batch_rows: int, columns: Sequence[str] | None = None
                 ) -> Iterator[pd.DataFrame]:  # fmt: skip
         """The table, ``batch_rows`` rows at a time (``columns``: only those)."""
+        _check_batch_rows(batch_rows)
         wanted = list(self.columns if columns is None else columns)
         if self.kind == "parquet":
             yield from self._parquet_batches(batch_rows, wanted)
@@ -305,6 +307,11 @@ class TableStream:
         for batch in self.batches(rows):
             return batch
         raise InputError(f"{self.source}: has no rows")
+
+
+def _check_batch_rows(batch_rows: int) -> None:
+    if batch_rows < 1:
+        raise ParameterError(f"--batch-rows must be at least 1, got {batch_rows}")
 
 
 class BatchWriter:

@@ -99,8 +99,6 @@ def anonymize_stream(
     place: it holds the whole release only when this returns), a batch of ``batch_rows`` rows
     at a time. Raises as ``anonymize`` does, and ``PolicyError`` for a step or a method that
     needs every row at once."""
-    if batch_rows < 1:
-        raise PolicyError(f"--batch-rows must be at least 1, got {batch_rows}")
     report = as_progress(progress)
     seconds: dict[str, float] = {}
     clock = time.perf_counter()

@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.exceptions import ParameterError
 from veil.frequency import COUNT
 from veil.io import Partitions, TableStream, fold_batches
 from veil.progress import Progress, as_progress
 from veil.scan.core import (
+    SAMPLE_SIZE,
     ColumnFinding,
     ScanResult,
     _in_a_table_of_its_kind,
@@ -331,7 +331,7 @@ def scan_folds(
     fold: Fold,
     columns: Sequence[str],
     *,
-    sample_size: int = 1000,
+    sample_size: int = SAMPLE_SIZE,
     random_state: int = 0,
     population: float | None = None,
     sampling_fraction: float | None = None,
@@ -382,8 +382,6 @@ def scan_stream(source: TableStream, *, batch_rows: int = 500_000,
                 progress: Callable[[str], None] | Progress | None = None,
                 **options: Any) -> ScanResult:  # fmt: skip
     """The scan of a table read in batches of ``batch_rows`` (``options`` as ``scan_folds``)."""
-    if batch_rows < 1:
-        raise ParameterError(f"--batch-rows must be at least 1, got {batch_rows}")
     report = as_progress(progress)
     if source.kind == "csv":
         report.step(f"typing the columns of {source.paths[0].name} (first reading)")
