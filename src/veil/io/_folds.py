@@ -6,7 +6,7 @@ computed on its workers. The scan, the checks and the releases beyond memory are
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +26,15 @@ Fold = Callable[[pd.DataFrame, int], Any]
 
 
 def fold_batches(source: TableStream, batch_rows: int, report: Progress, label: str, fn: Fold,
-                 merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
+                 merge: Callable[[Any, Any], Any], start: Any,
+                 columns: Sequence[str] | None = None) -> Any:  # fmt: skip
     """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)`` over the
-    batches of ``source``, with a progress bar labelled ``label``."""
+    batches of ``source`` (only ``columns``, if given), with a progress bar labelled
+    ``label``."""
     report.step(label)
     report.expect(int(source.rows or 0))
     total, first = start, 0
-    for batch in source.batches(batch_rows):
+    for batch in source.batches(batch_rows, columns=columns):
         total = merge(total, fn(batch, first))
         first += len(batch)
         report.advance(len(batch))

@@ -23,7 +23,7 @@ from veil.criteria import (
 from veil.exceptions import ParameterError
 from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
 from veil.hierarchy import Hierarchy
-from veil.io._batches import TableStream
+from veil.io import TableStream, fold_batches
 from veil.privacy.risk import PersonRisk, Risk, person_risk, risk
 from veil.progress import Progress, as_progress
 from veil.scan.population import PopulationRisk, beyond, population_risk
@@ -324,20 +324,49 @@ def check_stream(
     """``check`` of a table read in batches (``veil check --streaming``): only the distinct
     combinations of the quasi-identifiers (and the sensitive value) are counted and held;
     ``goals`` as ``check_counts`` takes them."""
-    qis = list(quasi_identifiers)
-    columns = [*qis, *([sensitive] if sensitive else [])]
-    require_columns(pd.DataFrame(columns=source.columns), columns, where="check")
     report = as_progress(progress)
-    report.step(f"counting the classes of {', '.join(qis)}")
-    if source.rows:
-        report.expect(source.rows)
-    counted: Frequencies | None = None
-    numeric = False
-    for batch in source.batches(batch_rows, columns=columns):
-        part = Frequencies.of(batch, columns)
-        counted = part if counted is None else counted.merge(part)
-        numeric = numeric or bool(sensitive and pd.api.types.is_numeric_dtype(batch[sensitive]))
-        report.advance(len(batch))
-    counts = counted.counts if counted is not None else pd.DataFrame(columns=[*columns, COUNT])
+    wanted = [*quasi_identifiers, *([sensitive] if sensitive else [])]
+
+    def fold(label: str, fn: Any, merge: Any, start: Any) -> Any:
+        return fold_batches(source, batch_rows, report, label, fn, merge, start, wanted)
+
+    return check_folded(fold, source.columns, quasi_identifiers, sensitive=sensitive, **goals)
+
+
+def check_folded(fold: Callable[..., Any], columns: Sequence[str],
+                 quasi_identifiers: Sequence[str], *, sensitive: str | None = None,
+                 **goals: Any) -> CheckResult:  # fmt: skip
+    """``check`` of the table ``fold`` runs over (``veil.io.fold_batches``, a Dask frame's
+    ``Partitions``; ``columns``: the table's): each batch's classes counted where it is read,
+    the counts merged in order and measured once."""
+    qis = list(quasi_identifiers)
+    wanted = [*qis, *([sensitive] if sensitive else [])]
+    require_columns(pd.DataFrame(columns=list(columns)), wanted, where="check")
+    folded = fold(f"counting the classes of {', '.join(qis)}", _Classes(wanted, sensitive),
+                  _merge_classes, None)  # fmt: skip
+    counts = pd.DataFrame(columns=[*wanted, COUNT]) if folded is None else folded[0].counts
+    numeric = folded is not None and folded[1]
     return check_counts(counts, qis, count=COUNT, sensitive=sensitive,
                         numeric_sensitive=numeric, **goals)  # fmt: skip
+
+
+@dataclass
+class _Classes:
+    """A batch's classes, and whether its sensitive column holds numbers (a picklable
+    function: a cluster's workers run it)."""
+
+    columns: list[str]
+    sensitive: str | None
+
+    def __call__(self, batch: pd.DataFrame, _first_row: int) -> tuple[Frequencies, bool]:
+        numeric = self.sensitive is not None and pd.api.types.is_numeric_dtype(
+            batch[self.sensitive]
+        )
+        return Frequencies.of(batch, self.columns), numeric
+
+
+def _merge_classes(total: tuple[Frequencies, bool] | None,
+                   part: tuple[Frequencies, bool]) -> tuple[Frequencies, bool]:  # fmt: skip
+    if total is None:
+        return part
+    return total[0].merge(part[0]), total[1] or part[1]

@@ -30,15 +30,16 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, OutputError
-from veil.frequency import COUNT, Frequencies
+from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
 from veil.io import ContentHash, Partitions, dask_frame, dask_modules, parts_sha256
 from veil.io._folds import WAVE
 from veil.policy import Policy
-from veil.privacy._check import CheckResult, check_counts
+from veil.privacy._check import CheckResult, check_folded
 from veil.privacy._stream import Passes, Written, _merged, release_in_passes, row_hashes
 from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
+from veil.schema import require_columns
 
 __all__ = [
     "DaskRelease",
@@ -314,26 +315,11 @@ def check_dask(data: Any, quasi_identifiers: list[str], *, sensitive: str | None
                **goals: Any) -> CheckResult:  # fmt: skip
     """``check`` of a Dask DataFrame: each partition's classes counted on its worker, the counts
     merged on the client, measured once."""
-    columns = [*quasi_identifiers, *([sensitive] if sensitive else [])]
-    missing = [c for c in columns if c not in data.columns]
-    if missing:
-        raise InputError(f"check: no column {missing[0]!r}; columns: {', '.join(data.columns)}")
-    frame = data[columns]
-    passes = _DaskPasses(frame, as_progress(progress))
-    counted = passes.fold(f"counting the classes of {', '.join(quasi_identifiers)}",
-                          _Counts(columns), _merged, None)  # fmt: skip
-    counts = counted.counts if counted is not None else pd.DataFrame(columns=[*columns, COUNT])
-    numeric = bool(sensitive) and pd.api.types.is_numeric_dtype(frame.dtypes[sensitive])
-    return check_counts(counts, quasi_identifiers, count=COUNT, sensitive=sensitive,
-                        numeric_sensitive=numeric, **goals)  # fmt: skip
-
-
-@dataclass
-class _Counts:
-    columns: list[str]
-
-    def __call__(self, part: pd.DataFrame, _first_row: int) -> Frequencies:
-        return Frequencies.of(part, self.columns)
+    wanted = [*quasi_identifiers, *([sensitive] if sensitive else [])]
+    require_columns(pd.DataFrame(columns=list(data.columns)), wanted, where="check")
+    partitions = Partitions(data[wanted], as_progress(progress))
+    return check_folded(partitions.fold, partitions.columns, quasi_identifiers,
+                        sensitive=sensitive, **goals)  # fmt: skip
 
 
 def _schema(rows: pd.DataFrame) -> Any:
