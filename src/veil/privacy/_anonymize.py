@@ -394,29 +394,21 @@ def anonymize(
     after = class_stats(frame, quasi)
     report.step("certifying the release (a hash of every cell)")
     content = content_sha256(frame)  # names the release and pins every cell: one pass
-    certificate = Certificate(
-        veil_version=__version__,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    certificate = release_certificate(
+        plan, content, models if privacy is not None and quasi else None,
         source_fingerprint=fingerprint(data),
-        release_fingerprint=content,
-        policy_sha256=pol.fingerprint(),
         rows_in=len(data),
         rows_out=len(frame),
         columns_in=tuple(map(str, data.columns)),
         columns_out=tuple(map(str, frame.columns)),
-        roles={d.column: d.role for d in decisions},
         steps=tuple(records),
         quasi_identifiers=tuple(quasi),
         sensitive=tuple(sensitive),
         before=before,
         after=after,
-        privacy=None if privacy is None else privacy.model_dump(exclude_unset=True),
         search=search_info,
-        decisions=decisions,
         warnings=tuple(empty_victories(data, frame, quasi, search_info, len(data))),
-        release_sha256=content,
-        sensitive_hierarchy=sensitive_tree(models) if privacy is not None and quasi else None,
-    )
+    )  # fmt: skip
     # The goals are measured once, by the independent re-check that also guards the write.
     report.step("verifying the release against its certificate")
     verification = verify(frame, certificate.to_dict(), content=False)
@@ -468,6 +460,27 @@ def _reachable(
 
 #: A release that withholds more than this share of the records says so (README).
 LARGE_SUPPRESSION = 0.10
+
+
+def release_certificate(plan: Plan, content: str, searched: Sequence[Criterion] | None,
+                        **fields: Any) -> Certificate:  # fmt: skip
+    """The certificate of a release of ``plan`` whose cells hash to ``content``: what every
+    release states (version, time, policy, roles, decisions, the privacy asked for, the
+    sensitive column's hierarchy of the ``searched`` models), and ``fields``, what this one
+    measured."""
+    privacy = plan.policy.privacy
+    return Certificate(
+        veil_version=__version__,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        release_fingerprint=content,
+        release_sha256=content,
+        policy_sha256=plan.policy.fingerprint(),
+        roles={d.column: d.role for d in plan.decisions},
+        decisions=plan.decisions,
+        privacy=None if privacy is None else privacy.model_dump(exclude_unset=True),
+        sensitive_hierarchy=sensitive_tree(searched) if searched is not None else None,
+        **fields,
+    )
 
 
 def withheld_everything(where: str | None) -> PolicyError:

@@ -31,14 +31,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from veil._version import __version__
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
 from veil.frequency import COUNT, Frequencies, class_sizes, sensitive_codes
 from veil.hierarchy import Hierarchy
@@ -51,9 +49,9 @@ from veil.privacy._anonymize import (
     certified,
     empty_victories,
     plan_release,
+    release_certificate,
     search_record,
     search_setup,
-    sensitive_tree,
     withheld_everything,
 )
 from veil.privacy._anonymize import searched as searched_node
@@ -270,31 +268,23 @@ def release_in_passes(
     warnings = empty_victories(distinct_in, release_counts.counts, quasi, search_info, rows_in,
                                rows_out=written.rows)  # fmt: skip
     warnings += _pseudonym_collisions(steps, rows_in)
-    certificate = Certificate(
-        veil_version=__version__,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    certificate = release_certificate(
+        plan, content, models if searching else None,
         source_fingerprint=first.fingerprint(passes.columns),
-        release_fingerprint=content,
-        policy_sha256=plan.policy.fingerprint(),
         rows_in=rows_in,
         rows_out=written.rows,
         columns_in=tuple(map(str, passes.columns)),
         columns_out=tuple(map(str, written.columns)),
-        roles={d.column: d.role for d in plan.decisions},
         steps=tuple(records),
         quasi_identifiers=tuple(quasi),
         sensitive=tuple(sensitive),
         before=before,
         after=after,
-        privacy=None if privacy is None else privacy.model_dump(exclude_unset=True),
         search=search_info,
-        decisions=plan.decisions,
         warnings=tuple(warnings),
-        release_sha256=content,
         escaped_cells=written.escaped,
-        sensitive_hierarchy=sensitive_tree(models) if searching else None,
         release_parts=written.parts,
-    )
+    )  # fmt: skip
     report.step("verifying the release against its certificate (from what was written)")
     verification = verify_counts(release_counts.counts, certificate.to_dict(), digest=content,
                                  count=COUNT)  # fmt: skip
