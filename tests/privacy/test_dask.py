@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from veil.cli import main
+from veil.exceptions import ParameterError
 from veil.hierarchy import load_hierarchies
 from veil.io import TableStream, content_sha256, read, write
 from veil.privacy import anonymize, anonymize_stream, check, verify_files
@@ -189,8 +190,9 @@ def test_dp_statistics_add_partitions_exactly_and_spend_once(client: Any, adult:
     entries = ledger.entries()
     assert [e.what for e in entries] == ["count()", "mean(age)", "sum(age)", "histogram(sex)"]
     assert sum(e.epsilon for e in entries) == pytest.approx(40.0)
-    with pytest.raises(Exception, match="needs --bounds"):
+    with pytest.raises(ParameterError, match="needs --bounds"):
         stats.mean(frame, "age", epsilon=0.1, accountant=ledger)
+    assert len(ledger.entries()) == 4  # refused before spending
 
 
 def test_the_command_runs_on_a_cluster_and_its_parts_verify(

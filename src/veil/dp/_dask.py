@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,18 +15,11 @@ import pandas as pd
 
 from veil.dp import _mechanisms as stats
 from veil.dp.budget import Accountant
-from veil.exceptions import MissingExtraError, ParameterError
+from veil.exceptions import ParameterError
+from veil.io import each_partition
+from veil.schema import require_columns
 
 __all__ = ["count", "histogram", "mean", "sum"]
-
-
-def _partials(frame: Any, fn: Callable[[pd.DataFrame], Any]) -> list[Any]:
-    try:
-        import dask
-    except ImportError as err:  # pragma: no cover - a Dask frame means Dask is there
-        raise MissingExtraError("pip install 'veil[scale]'") from err
-    delayed = dask.delayed(fn, pure=True)
-    return list(dask.compute(*[delayed(part) for part in frame.to_delayed()]))
 
 
 def _dataset(frame: Any) -> str:
@@ -38,8 +31,7 @@ def _dataset(frame: Any) -> str:
 
 
 def _column(frame: Any, column: str) -> None:
-    if column not in frame.columns:
-        raise ParameterError(f"no column {column!r}; columns: {', '.join(map(str, frame.columns))}")
+    require_columns(pd.DataFrame(columns=list(frame.columns)), [column], where="dp")
 
 
 def _bounds(bounds: tuple[float, float] | None, column: str) -> tuple[float, float]:
@@ -47,10 +39,7 @@ def _bounds(bounds: tuple[float, float] | None, column: str) -> tuple[float, flo
         raise ParameterError(f"a DP statistic of {column!r} on a Dask DataFrame needs --bounds "
                              "LOW:HIGH from public knowledge (inferring them would read the "
                              "data outside the budget)")  # fmt: skip
-    low, high = float(bounds[0]), float(bounds[1])
-    if not low < high:
-        raise ParameterError(f"bounds must be (low, high) with low < high, got {bounds}")
-    return low, high
+    return stats.ordered(bounds)
 
 
 class _Present:
@@ -58,9 +47,7 @@ class _Present:
         self.column = column
 
     def __call__(self, part: pd.DataFrame) -> int:
-        if self.column is None:
-            return len(part)
-        return int(part[self.column].notna().sum())
+        return len(part) if self.column is None else stats.present(part[self.column])
 
 
 class _FixedSum:
@@ -80,7 +67,7 @@ def count(frame: Any, column: str | None = None, *, epsilon: float,
         _column(frame, column)
 
     def compute() -> stats.DPResult:
-        n = builtins.sum(_partials(frame, _Present(column)))
+        n = builtins.sum(each_partition(frame, _Present(column)))
         noisy, scale = stats._noisy_count(int(n), epsilon)
         return stats.DPResult(f"count({column or ''})", max(round(noisy), 0), epsilon, 0.0,
                               scale, stats._laplace_error(scale))  # fmt: skip
@@ -91,7 +78,7 @@ def count(frame: Any, column: str | None = None, *, epsilon: float,
 
 def _summed(frame: Any, column: str, lim: tuple[float, float]) -> tuple[int, int, float, int]:
     """(fixed-point total, values, step, sensitivity) over every partition, exactly."""
-    parts = _partials(frame, _FixedSum(column, lim))
+    parts = each_partition(frame, _FixedSum(column, lim))
     total = builtins.sum(t for t, _ in parts)
     values = builtins.sum(n for _, n in parts)
     _, step, sensitivity = stats.fixed_point_sum(np.empty(0), lim)
@@ -191,7 +178,7 @@ def histogram(frame: Any, column: str, *, bins: int | Sequence[float] = 10,
         binned = _Binned(column, None, edges, bins if isinstance(bins, int) else None)
 
     def compute() -> stats.DPResult:
-        counts = np.sum(_partials(frame, binned), axis=0).astype(np.int64)
+        counts = np.sum(each_partition(frame, binned), axis=0).astype(np.int64)
         measurement, scale = stats._laplace("counts", 1, float(epsilon))
         noisy = np.maximum(np.asarray(measurement(counts.tolist()), dtype=float), 0)
         value = dict(zip(names, noisy.astype(int).tolist(), strict=True))

@@ -100,6 +100,22 @@ def _require_numeric(series: pd.Series, name: str) -> None:
         )
 
 
+def ordered(bounds: tuple[float, float]) -> tuple[float, float]:
+    """``bounds`` as floats, or one line if they are not (low, high) with low < high."""
+    low, high = float(bounds[0]), float(bounds[1])
+    if not low < high:
+        raise ParameterError(f"bounds must be (low, high) with low < high, got {bounds!r}")
+    return low, high
+
+
+def present(series: pd.Series) -> int:
+    """Non-missing values (one numpy pass for numbers)."""
+    if pd.api.types.is_float_dtype(series):
+        array = series.to_numpy(dtype=float, copy=False)
+        return int(len(array) - np.count_nonzero(np.isnan(array)))
+    return int(series.notna().sum())
+
+
 def _numbers(series: pd.Series, name: str) -> np.ndarray:
     """The present values as floats (missing ones dropped: a per-record step, so neighbours
     stay neighbours). Never raises on the values, only on the dtype."""

@@ -29,6 +29,8 @@ from veil.dp._mechanisms import (
     _scale_for,
     fixed_point_sum,
     opendp,
+    ordered,
+    present,
 )
 from veil.dp.budget import NEIGHBOURS, Accountant
 from veil.exceptions import ParameterError, PrivacyLeakWarning
@@ -70,18 +72,7 @@ def _bounds(
         )
         values = pd.to_numeric(series, errors="coerce").dropna()
         bounds = (float(values.min()), float(values.max()))
-    low, high = float(bounds[0]), float(bounds[1])
-    if not low < high:
-        raise ParameterError(f"bounds must be (low, high) with low < high, got {bounds!r}")
-    return low, high
-
-
-def _present(series: pd.Series) -> int:
-    """Non-missing values (one numpy pass for numbers)."""
-    if pd.api.types.is_float_dtype(series):
-        array = series.to_numpy(dtype=float, copy=False)
-        return int(len(array) - np.count_nonzero(np.isnan(array)))
-    return int(series.notna().sum())
+    return ordered(bounds)
 
 
 def contributions(frame: pd.DataFrame, person: str | None, max_rows: int
@@ -142,7 +133,7 @@ def count(
         _no_people(person)
         return _dask.count(frame, column, epsilon=epsilon, accountant=accountant)
     rows, bound, unit = contributions(frame, person, max_contributions)
-    values = len(rows) if column is None else _present(_values(rows, column))
+    values = len(rows) if column is None else present(_values(rows, column))
 
     def compute() -> DPResult:
         noisy, scale = _noisy_count(values, epsilon, bound)

@@ -27,7 +27,13 @@ from veil.io._files import (
     read_excel,
     read_parquet,
 )
-from veil.io._folds import Partitions, dask_frame, dask_modules, fold_batches
+from veil.io._folds import (
+    Partitions,
+    dask_frame,
+    dask_modules,
+    each_partition,
+    fold_batches,
+)
 from veil.io._formulas import escape_formulas
 from veil.io._outputs import (
     OutputSet,
@@ -75,6 +81,7 @@ __all__ = [
     "dask_frame",
     "dask_modules",
     "display_source",
+    "each_partition",
     "escape_formulas",
     "explain_os_error",
     "fingerprint",

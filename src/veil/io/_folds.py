@@ -17,7 +17,7 @@ from veil.exceptions import InputError, MissingExtraError
 from veil.io._batches import TableStream
 from veil.progress import Progress
 
-__all__ = ["Partitions", "dask_frame", "dask_modules", "fold_batches"]
+__all__ = ["Partitions", "dask_frame", "dask_modules", "each_partition", "fold_batches"]
 
 #: Partitions computed at once by ``Partitions.fold`` (their results merged, then dropped).
 WAVE = 16
@@ -65,6 +65,19 @@ def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
     return dd.read_parquet(text, columns=columns, split_row_groups=True)  # a row group each
 
 
+def each_partition(frame: Any, fn: Callable[[pd.DataFrame], Any]) -> list[Any]:
+    """``fn`` of each partition of the Dask DataFrame ``frame``, in order, computed on the
+    workers a wave of ``WAVE`` partitions at a time: computing them all at once held every
+    partition read until the last was done (7.5 GB a worker for 100M rows)."""
+    dask, _ = dask_modules()
+    parts = frame.to_delayed()
+    task = dask.delayed(fn, pure=True)
+    out: list[Any] = []
+    for first in range(0, len(parts), WAVE):
+        out += dask.compute(*[task(p) for p in parts[first : first + WAVE]])
+    return out
+
+
 class Partitions:
     """A Dask DataFrame's partitions as the batches of a fold: ``fn`` runs on the workers
     (whichever scheduler is active), a wave of ``WAVE`` partitions at a time, and the results
@@ -74,19 +87,8 @@ class Partitions:
         self.dask, _ = dask_modules()
         self.frame, self.report = frame, report
         self.columns = [str(c) for c in frame.columns]
-        self.lengths = self._lengths()
+        self.lengths = [int(n) for n in each_partition(frame, len)]
         self.rows = sum(self.lengths)
-
-    def _lengths(self) -> list[int]:
-        """Each partition's rows, counted a wave at a time: ``map_partitions(len)`` at once
-        held every partition read on the workers until the last was counted (7.5 GB a worker
-        for 100M rows)."""
-        parts = self.frame.to_delayed()
-        counted = self.dask.delayed(len, pure=True)
-        lengths: list[int] = []
-        for first in range(0, len(parts), WAVE):
-            lengths += self.dask.compute(*[counted(p) for p in parts[first : first + WAVE]])
-        return [int(n) for n in lengths]
 
     def fold(self, label: str, fn: Fold, merge: Callable[[Any, Any], Any], start: Any) -> Any:
         """``merge(...merge(start, fn(partition0, 0)), fn(partition1, rows before it)...)``."""
