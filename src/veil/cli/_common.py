@@ -7,7 +7,7 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -223,10 +223,7 @@ def _streams(data: str, asked: bool | None, *, fmt: str | None = None,
     if not is_streamable(data):
         raise ParameterError(f"--streaming reads CSV or Parquet files, not {_source(data)}; "
                              "use --in-memory")  # fmt: skip
-    given = [f"--{name}" for name, value in reading.items() if value]
-    if given:
-        raise ParameterError(f"{given[0]} is not supported on a table read in batches yet; use "
-                             "--in-memory")  # fmt: skip
+    _refuse_given(reading, "on a table read in batches yet; use --in-memory")
     if fmt is not None and fmt not in {"csv", "parquet"}:
         raise ParameterError(f"a release read in batches is written as .csv or .parquet, not "
                              f".{fmt}; or use --in-memory")  # fmt: skip
@@ -235,6 +232,14 @@ def _streams(data: str, asked: bool | None, *, fmt: str | None = None,
                              "out with --streaming (the certificate holds the measured goals) "
                              "or use --in-memory")  # fmt: skip
     return True
+
+
+def _refuse_given(options: Mapping[str, Any], where: str) -> None:
+    """One line for the first of ``options`` (``--name``: value) given that cannot be
+    honoured ``where``."""
+    given = [f"--{name}" for name, value in options.items() if value]
+    if given:
+        raise ParameterError(f"{given[0]} is not supported {where}")
 
 
 Streaming = Annotated[

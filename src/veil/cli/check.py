@@ -35,6 +35,7 @@ from veil.cli._common import (
     _model_specs,
     _progress,
     _read_options,
+    _refuse_given,
     _report_format,
     _source,
     _streams,
@@ -105,11 +106,10 @@ def check_command(
     reading: dict[str, Any] = {"sheet": sheet, "table": table, "query": query,
                                "weights": weights, "person-id": person_id}  # fmt: skip
     if _backend(backend) == "dask":
-        from veil.privacy._dask import check_dask, cluster, dask_frame
+        from veil.io import dask_frame
+        from veil.privacy._dask import check_dask, cluster
 
-        given = [f"--{k}" for k, v in reading.items() if v]
-        if given:
-            raise ParameterError(f"{given[0]} is not supported with --backend dask")
+        _refuse_given(reading, "with --backend dask")
         with _progress() as say, cluster(scheduler, workers):
             frame = dask_frame(data, columns=[*columns, *([sensitive] if sensitive else [])])
             result = check_dask(frame, columns, sensitive=sensitive, progress=say, **goals)

@@ -41,6 +41,7 @@ from veil.cli._common import (
     _model_specs,
     _progress,
     _read_options,
+    _refuse_given,
     _report_format,
     _source,
     _stem,
@@ -174,31 +175,28 @@ def anonymize(
     )
     reading = {key: options.get(key) for key in ("dates", "sheet", "table", "query")}
     if _backend(backend) == "dask":
-        from veil.privacy._dask import anonymize_dask, cluster, dask_frame
+        from veil.io import dask_frame
+        from veil.privacy._dask import anonymize_dask, cluster
 
-        given = [f"--{k}" for k, v in {**reading, "report": report, "sep": sep}.items() if v]
-        if given:
-            raise ParameterError(f"{given[0]} is not supported with --backend dask")
-        with _progress() as say, cluster(scheduler, workers):
-            found = load_hierarchies(hierarchies, _stem(data)) if hierarchies else None
-            with outputs:  # the certificate appears with the folder of parts, or neither does
-                released = anonymize_dask(dask_frame(data), pol, output=output, force=force,
-                                          hierarchies=found, progress=say)  # fmt: skip
-                if certificate is not None:
-                    outputs.stage(certificate).write_text(
-                        released.certificate.to_json() + "\n", encoding="utf-8"
-                    )
+        _refuse_given({**reading, "report": report, "sep": sep}, "with --backend dask")
+        found = load_hierarchies(hierarchies, _stem(data)) if hierarchies else None
+        # the certificate appears with the folder of parts, or neither does
+        with _progress() as say, cluster(scheduler, workers), outputs:
+            released = anonymize_dask(dask_frame(data), pol, output=output, force=force,
+                                      hierarchies=found, progress=say)  # fmt: skip
+            if certificate is not None:
+                outputs.stage(certificate).write_text(
+                    released.certificate.to_json() + "\n", encoding="utf-8"
+                )
         _said(released.certificate, fmt, output, [certificate])
         return
     if _streams(data, streaming, fmt=release_format, report=report, **reading):
         from veil.io._batches import TableStream
         from veil.privacy._stream import anonymize_stream
 
+        found = load_hierarchies(hierarchies, _stem(data)) if hierarchies else None
         with _progress() as say:
             source = TableStream(data, sep=options.get("sep"), encoding=options.get("encoding"))
-            found = None
-            if hierarchies is not None:
-                found = load_hierarchies(hierarchies, Path(source.paths[0]).stem)
             with outputs:
                 streamed = anonymize_stream(
                     source,
@@ -220,9 +218,7 @@ def anonymize(
         say(f"reading {_source(data)}")
         frame = read(data, **options)
         check_writable(release_format, output, rows=len(frame))  # a release has no more rows
-        found = None
-        if hierarchies is not None:
-            found = load_hierarchies(hierarchies, Path(data).stem)
+        found = load_hierarchies(hierarchies, _stem(data)) if hierarchies else None
         release = run(frame, pol, hierarchies=found, progress=say)
         if escape_formulas and release_format in SPREADSHEETS:
             release = release.with_formulas_escaped()  # the certificate counts and pins them

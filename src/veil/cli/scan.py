@@ -31,6 +31,7 @@ from veil.cli._common import (
     _backend,
     _progress,
     _read_options,
+    _refuse_given,
     _source,
     _streams,
     out,
@@ -124,9 +125,7 @@ def scan(
         from veil.io import dask_frame
         from veil.privacy._dask import cluster
 
-        given = [f"--{k}" for k, v in reading.items() if v]
-        if given:
-            raise ParameterError(f"{given[0]} is not supported with --backend dask")
+        _refuse_given(reading, "with --backend dask")
         with _progress() as say, cluster(scheduler, workers):
             result = run(dask_frame(data), progress=say, **measures)
     elif _streams(data, streaming, **reading):
