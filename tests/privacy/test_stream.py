@@ -190,8 +190,9 @@ def test_csv_columns_are_typed_over_every_row(tmp_path: Path) -> None:
 
 
 def test_a_column_that_turns_personal_further_down_stops_the_release(
-    adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+    adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
     """The roles are decided on the first rows; each batch of the columns the scan let through
     is scanned again, and e-mail addresses from row 20,001 on stop the release: no file."""
     table = read(adult / "adult.csv")
@@ -206,6 +207,8 @@ def test_a_column_that_turns_personal_further_down_stops_the_release(
                  "--hierarchies", str(tmp_path), "-o", str(tmp_path / "out.csv"),
                  "--streaming", "--batch-rows", "5000"])  # fmt: skip
     assert code != 0
+    said = capsys.readouterr().err
+    assert "column 'remark': rows 20,001 to 25,000 hold an e-mail address" in said, said
     assert not (tmp_path / "out.csv").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
 
