@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -173,7 +174,11 @@ class _Profile:
 
     def numbers(self) -> Numbers:
         """The facts the number recognizers read: the median from the counts when they were
-        kept (exact), else from the sample."""
+        kept (exact), else from the sample (worked out once)."""
+        return self._numbers
+
+    @cached_property
+    def _numbers(self) -> Numbers:
         m = self.moments if self.moments is not None else _Moments()
         if not m.n:
             return Numbers(0, np.nan, np.nan, np.nan, False, 0.0)
