@@ -30,9 +30,9 @@ from veil.io._files import (
     _PANDAS_DATE_FORMS,
     PARQUET_SUFFIXES,
     TEXT_FORMATS,
-    _leading_zero,
     check_readable,
     csv_dialect,
+    not_plain_number,
 )
 from veil.io._formulas import escape_formulas
 from veil.io._write import _as_written
@@ -62,7 +62,7 @@ class _Column:
     values: int = 0
     nulls: int = 0
     integers: bool = True
-    leading_zero: bool = False
+    not_plain: bool = False  # a value reading it as a number would change (read keeps text)
     floats: bool = True
     dates: bool = True
     decimals: int | None = None  # of the first value: a float column written with them
@@ -85,12 +85,13 @@ class _Column:
         if self.integers:
             try:
                 pc.cast(valid, pa.int64())
-                self.leading_zero |= bool(pc.any(_leading_zero(valid)).as_py())
+                self.not_plain |= bool(pc.any(not_plain_number(valid)).as_py())
             except pa.ArrowInvalid:
                 self.integers = False
         if not self.integers and self.floats:
             try:
                 pc.cast(valid, pa.float64())
+                self.not_plain |= bool(pc.any(not_plain_number(valid)).as_py())
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 self.floats = False
         if self.decimals and self.decimals >= 2 and self.decimals_kept:
@@ -114,9 +115,9 @@ class _Column:
         if self.values == 0:
             return "null"
         if self.integers:
-            return "text" if self.leading_zero else "int"
+            return "text" if self.not_plain else "int"
         if self.floats:
-            return "float"
+            return "text" if self.not_plain else "float"
         return "date" if self.dates else "text"
 
     @property

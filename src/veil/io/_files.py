@@ -326,20 +326,23 @@ def _infer_column(col: pa.ChunkedArray) -> tuple[pd.Series | np.ndarray, str | N
     """Pick int, float, ISO datetime or text for a column read as text, and the form that
     writes it back as it was read where the default writer would not (``TEXT_FORMATS``).
 
-    Integers written with a leading zero stay text: ``0712345678`` is a phone number, and
-    turning it into 712345678 would lose it. Casts fail fast on the first value that does not
-    fit, so text columns cost little.
+    A value that is not a plain number keeps its column text (``not_plain_number``):
+    ``0712345678`` and ``+254712345678`` are phone numbers, and 712345678 or 254712345678.0
+    would lose what they are. Casts fail fast on the first value that does not fit, so text
+    columns cost little.
     """
     if col.null_count == len(col):
         return col.to_pandas(), None
     with contextlib.suppress(pa.ArrowInvalid):
         ints = pc.cast(col, pa.int64())
-        if pc.any(_leading_zero(col)).as_py():
+        if pc.any(not_plain_number(col)).as_py():
             return col.to_pandas(), None
         # nulls make it float64, as pandas does: written back as whole numbers
         return ints.to_pandas(), "%d" if col.null_count else None
     with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
         floats = pc.cast(col, pa.float64())
+        if pc.any(not_plain_number(col)).as_py():
+            return col.to_pandas(), None
         return floats.to_pandas(), _decimals_form(col)
     valid = col.drop_null()
     sample = valid.slice(0, 1000)
@@ -352,9 +355,16 @@ def _infer_column(col: pa.ChunkedArray) -> tuple[pd.Series | np.ndarray, str | N
     return col.to_pandas(), None
 
 
-def _leading_zero(col: pa.ChunkedArray) -> pa.ChunkedArray:
-    """True where an integer-looking text starts with 0 and has more digits (``007``)."""
-    return pc.match_substring_regex(col, r"^\s*[+-]?0\d")
+#: A number written so that reading it as one would change it: a leading ``+`` (a country
+#: code), a leading zero before more digits (``007``, a trunk prefix), or more than 15
+#: digits before the point (beyond what a float keeps exactly; card and account numbers).
+_NOT_PLAIN = r"^\s*\+|^\s*-?0\d|^\s*-?\d{16}"
+
+
+def not_plain_number(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """True where a number's text is not a plain number (``_NOT_PLAIN``): such a column stays
+    text, as written."""
+    return pc.match_substring_regex(col, _NOT_PLAIN)
 
 
 def parse_dates(
