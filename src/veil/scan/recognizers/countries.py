@@ -10,7 +10,7 @@ import pkgutil
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["COUNTRIES", "country_places", "region_of"]
+__all__ = ["COUNTRIES", "country_places", "place_levels", "region_of"]
 
 
 def _countries() -> tuple[ModuleType, ...]:
@@ -38,4 +38,15 @@ def region_of(place: str) -> str | None:
         region = find(place) if find is not None else None
         if region is not None:
             return str(region)
+    return None
+
+
+def place_levels(place: str) -> tuple[str, str] | None:
+    """(region, country) of ``place`` as a country folder knows it (``Machakos`` ->
+    (``Eastern``, ``Kenya``)): the levels of a place hierarchy; None if no folder knows it."""
+    for country in COUNTRIES:
+        find = getattr(country, "region_of", None)
+        region = find(place) if find is not None else None
+        if region is not None:
+            return str(region), str(getattr(country, "NAME", country.__name__.rsplit(".", 1)[-1]))
     return None

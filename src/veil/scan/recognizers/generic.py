@@ -90,6 +90,42 @@ PHONE = PatternRecognizer(
     validate=valid_phone,
 )
 
+
+def valid_international(text: str) -> bool:
+    """Whether digits stored as a number (``254715688985``: a spreadsheet or a database kept
+    ``+254 715 688985`` as an integer) are a valid number once the ``+`` is put back."""
+    try:
+        return phonenumbers.is_valid_number(phonenumbers.parse("+" + text.strip(), None))
+    except phonenumbers.NumberParseException:
+        return False
+
+
+class NumericPhoneRecognizer:
+    """Phone numbers stored as numbers: a column of integers that, read with a leading ``+``,
+    are valid numbers with their country code (a Parquet int64 of ``2547…``, an Excel or SQL
+    column typed as a number). Judged on the values as written in the source: text columns
+    are ``PHONE``'s. Not searched for in free text (``PHONE`` is)."""
+
+    entity = "PHONE"
+
+    def __init__(self) -> None:
+        self.digits = PatternRecognizer(
+            "PHONE",
+            [Pattern("country code and number", r"[1-9]\d{9,13}", 0.6)],
+            description="phone numbers stored as numbers (with their country code, checked "
+            "with phonenumbers)",
+            validate=valid_international,
+            numeric_ok=True,
+            min_share=0.8,
+        )
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        """``PHONE`` evidence for a numeric column, None for any other."""
+        return self.digits.check(column) if column.kind == "numeric" else None
+
+
+NUMERIC_PHONE = NumericPhoneRecognizer()
+
 URL = PatternRecognizer(
     "URL",
     [
@@ -431,6 +467,10 @@ ENTITIES: tuple[Entity, ...] = (
         hints=(
             "gender",
             "sex",
+            "female",
+            "male",
+            "is female",
+            "is male",
             "jinsia",
         ),
     ),
@@ -469,6 +509,14 @@ ENTITIES: tuple[Entity, ...] = (
         hints=(
             "marital",
             "marital status",
+            "maritl",
+            "marstat",
+            "mstatus",
+            "married",
+            "is married",
+            "years married",
+            "marriage duration",
+            "spouse",
             "civil status",
             "hali ya ndoa",
             "ndoa",
@@ -479,11 +527,24 @@ ENTITIES: tuple[Entity, ...] = (
         "quasi_identifier",
         hints=(
             "occupation",
+            "occ",
             "job",
             "job title",
+            "job class",
+            "jobclass",
             "profession",
             "employment",
+            "employment status",
+            "employed",
+            "self employed",
+            "selfemp",
+            "student",
+            "is student",
+            "workclass",
+            "class of worker",
             "position",
+            "industry",
+            "sector",
             "kazi",
             "ajira",
             "taaluma",
@@ -491,7 +552,22 @@ ENTITIES: tuple[Entity, ...] = (
     ),
 )
 
+HOUSEHOLD = Entity(
+    "HOUSEHOLD",
+    "quasi_identifier",
+    label="the size of a household or the number of children or dependants",
+    hints=(
+        "family", "family size", "household", "household size", "hhsize", "hh size",
+        "persons in household", "household members", "children", "number of children",
+        "no of children", "kids", "youngkids", "young kids", "oldkids", "old kids",
+        "dependents", "dependants", "no of dependents", "no of dependants",
+        "number of dependents", "numdep", "num dep", "watoto", "wategemezi",
+        "idadi ya watoto",
+    ),
+)  # fmt: skip
+ENTITIES = (*ENTITIES, HOUSEHOLD)
+
 #: Value patterns, asked first (countries' patterns follow them).
-PATTERNS = (EMAIL, PHONE, URL, IP_ADDRESS, CREDIT_CARD, IBAN)
+PATTERNS = (EMAIL, PHONE, NUMERIC_PHONE, URL, IP_ADDRESS, CREDIT_CARD, IBAN)
 #: Asked after the countries' patterns.
 VOCABULARIES = (ADDRESS, PERSON, GENDER, MARITAL_STATUS, LOCATION, OCCUPATION)

@@ -14,9 +14,14 @@ def _fold(value: str) -> str:
     return unicodedata.normalize("NFKD", spaced).encode("ascii", "ignore").decode().casefold()
 
 
+#: The code a survey writes before a category's label (R's ``1. Never Married``, ``(2) Male``).
+_CODED = re.compile(r"^\s*\(?\d{1,2}[.)]\s+(?=\S)")
+
+
 def normalize(value: str) -> str:
-    """``value`` lower-cased, accents dropped, punctuation as spaces: how words are compared."""
-    return re.sub(r"[^a-z0-9/'+-]+", " ", _fold(value)).strip()
+    """``value`` lower-cased, accents dropped, punctuation as spaces, a survey's code before
+    a label dropped (``1. Never Married`` is ``never married``): how words are compared."""
+    return re.sub(r"[^a-z0-9/'+-]+", " ", _fold(_CODED.sub("", value))).strip()
 
 
 def normalize_place(value: str) -> str:

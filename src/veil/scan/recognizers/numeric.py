@@ -100,6 +100,42 @@ class EventDateRecognizer:
         return Evidence(self.entity, 0.65, detail, heuristic=True)
 
 
+def _record_key(column: ColumnSample) -> tuple[float, str] | None:
+    """(score, detail) when a column is distinct whole numbers with no skew: row numbers, a
+    survey's respondent ids, auto-increment keys (a run: at most twice as many numbers as
+    values span them) or a surrogate key drawn at random; None otherwise."""
+    if column.kind != "numeric" or column.n_valid < 20:
+        return None
+    if column.n_distinct < 0.999 * column.n_valid:
+        return None
+    values = column.whole.numbers()
+    if not values.integral or abs(values.skew) > 1:  # skewed: amounts, not keys
+        return None
+    span = values.high - values.low + 1
+    if span <= 2 * column.n_valid:
+        return 0.95, (
+            f"{column.n_distinct:,} distinct whole numbers from {values.low:,.0f} to "
+            f"{values.high:,.0f}: a run, as row numbers and auto-increment keys are"
+        )
+    return 0.75, (
+        f"{column.n_distinct:,} distinct whole numbers spread evenly from {values.low:,.0f} to "
+        f"{values.high:,.0f}: a surrogate key (a respondent or record id), not a measurement"
+    )
+
+
+class RecordKeyRecognizer:
+    """Row numbers and record ids (R's ``rownames``, a survey's respondent id, ``id``
+    1..n): they single out each row but say nothing of the person, so they are dropped
+    rather than generalized as a quasi-identifier, or fed to a model as a feature."""
+
+    entity = "RECORD_KEY"
+
+    def check(self, column: ColumnSample) -> Evidence | None:
+        """Evidence of a record key: distinct whole numbers, unskewed (``_record_key``)."""
+        found = _record_key(column)
+        return None if found is None else Evidence(self.entity, found[0], found[1])
+
+
 class UniqueNumberRecognizer:
     """A measurement with nearly one value per row (IBM HR's MonthlyRate: 1,427 distinct in
     1,470 rows) singles a person out as surely as an ID does, to whoever knows the value; it
@@ -110,6 +146,8 @@ class UniqueNumberRecognizer:
     def check(self, column: ColumnSample) -> Evidence | None:
         """Evidence of a near-unique measurement: numbers, at least 90% of them distinct."""
         if column.kind != "numeric" or column.n_valid < 50 or column.distinct_ratio < 0.9:
+            return None
+        if _record_key(column) is not None:  # a key, not a measurement
             return None
         detail = (
             f"{column.n_distinct:,} distinct values in {column.n_valid:,} rows "
@@ -181,6 +219,40 @@ ENTITIES: tuple[Entity, ...] = (
     ),
     Entity("UNIQUE_NUMBER", "quasi_identifier", label="a near-unique measurement"),
     Entity(
+        "RECORD_KEY",
+        "identifier",
+        label="a row number or record id",
+        hints=(
+            "rownames",
+            "row names",
+            "row",
+            "row number",
+            "row id",
+            "rowid",
+            "row no",
+            "index",
+            "obs",
+            "observation number",
+            "respondent",
+            "respondent id",
+            "respondent number",
+            "case",
+            "case id",
+            "caseid",
+            "case number",
+            "serial",
+            "serial number",
+            "record number",
+            "record no",
+            "seqn",
+            "sequence number",
+            "unnamed 0",
+            "sn",
+            "s no",
+            "sl no",
+        ),
+    ),
+    Entity(
         "DATE_OF_BIRTH",
         "quasi_identifier",
         hints=(
@@ -231,5 +303,6 @@ RECOGNIZERS = (
     BirthDateRecognizer(),
     EventDateRecognizer(),
     UniqueNumberRecognizer(),
+    RecordKeyRecognizer(),
     KeyRecognizer(),
 )

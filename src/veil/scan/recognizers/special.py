@@ -3,7 +3,9 @@
 religious or philosophical belief, political opinion, trade-union membership, sex life and
 sexual orientation, criminal records; and a person's financial situation. Found by meaning: the
 column-name words of each (English, the abbreviations of clinical tables, Swahili) and, where
-the values say it, their vocabularies. Every one is ``sensitive``.
+the values say it, their vocabularies. Every one is ``sensitive``, except racial or ethnic
+origin, which is both: an attacker sees or knows it, so it is a quasi-identifier, generalized
+with the others (and still listed as a special category).
 
 A clinical table names its columns tersely (heart-disease data: ``cp``, ``trestbps``, ``chol``,
 ``thalach``, ``oldpeak``, ``ca``, ``target``): the unambiguous abbreviations are hints
@@ -96,9 +98,12 @@ ENTITIES: tuple[Entity, ...] = (
            hints=("biometric", "biometrics", "fingerprint", "fingerprints", "face template",
                   "facial", "face id", "iris", "retina", "voiceprint", "voice print",
                   "alama za vidole")),
-    Entity("ETHNICITY", "sensitive", label="racial or ethnic origin",
+    # special-category data that is also a quasi-identifier: visible, recorded in registers
+    # and surveys alike, so generalized like age (and listed as special category)
+    Entity("ETHNICITY", "quasi_identifier", label="racial or ethnic origin",
            hints=("race", "ethnicity", "ethnic", "ethnic group", "ethnic origin", "tribe",
-                  "kabila")),
+                  "nonwhite", "non white", "language", "mother tongue", "first language",
+                  "kabila", "lugha")),
     Entity("RELIGION", "sensitive", label="religious belief",
            hints=("religion", "religious", "faith", "denomination", "belief", "beliefs",
                   "church", "dini", "imani", "konfession", "religionszugehorigkeit",

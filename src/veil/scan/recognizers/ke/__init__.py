@@ -104,6 +104,8 @@ ENTITIES: tuple[Entity, ...] = (
 
 RECOGNIZERS = (KE_KRA_PIN, KE_NATIONAL_ID)
 
+#: The country's name, the level above its regions in a place hierarchy.
+NAME = "Kenya"
 #: Counties and provinces, for the location vocabulary.
 PLACES = tuple(NORMALIZED_PROVINCE)
 #: A county's former province: the region a suggested policy generalizes counties to.
