@@ -19,8 +19,8 @@ from veil import anonymize, read
 from veil.cli import main
 from veil.demo import demo_data
 from veil.exceptions import PolicyError
+from veil.privacy.suggest import suggest_policy_yaml
 from veil.scan import scan
-from veil.suggest import suggest_policy_yaml
 
 DATA = Path(__file__).parent / "data"
 IDS = ("ID_number", "Tax_id")

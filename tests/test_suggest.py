@@ -8,8 +8,8 @@ import pytest
 from tests.scan.faker_tables import make_table
 from veil import anonymize
 from veil.criteria import KAnonymity
+from veil.privacy.suggest import suggest_policy, suggest_policy_yaml
 from veil.scan import scan
-from veil.suggest import suggest_policy, suggest_policy_yaml
 
 
 @pytest.mark.parametrize("locale", ["en_KE", "en_US", "en_GB"])

@@ -33,10 +33,10 @@ if TYPE_CHECKING:  # the names below are imported on first use (import veil stay
     from veil.io import read, write
     from veil.policy import Policy, load_policy
     from veil.privacy import Certificate, Release, anonymize, check, verify
+    from veil.privacy.suggest import suggest_policy
     from veil.report import Report, build_report
     from veil.scan import ScanResult
     from veil.schema import ColumnKind, ColumnRole, ColumnSpec, Schema
-    from veil.suggest import suggest_policy
 
 #: Where each public name lives. ``veil.scan`` is the ``veil.scan`` package, and calling it
 #: scans (``veil.scan(df)``), so ``import veil.scan.recognizers`` works as well.
@@ -49,7 +49,7 @@ _LAZY = {
     "ScanResult": "veil.scan",
     "ColumnKind": "veil.schema", "ColumnRole": "veil.schema", "ColumnSpec": "veil.schema",
     "Schema": "veil.schema",
-    "suggest_policy": "veil.suggest",
+    "suggest_policy": "veil.privacy",
 }  # fmt: skip
 _SUBPACKAGES = {"scan", "transforms"}
 

@@ -20,9 +20,9 @@ from veil.io import TEXT_FORMATS, OutputSet, atomic_open, write_table
 from veil.keys import DEFAULT_KEY_ENV, generate_key
 from veil.policy import Policy
 from veil.privacy import Release, anonymize
+from veil.privacy.suggest import suggest_policy_yaml
 from veil.report import Curve, Report, build_report
 from veil.scan import ScanResult, scan
-from veil.suggest import suggest_policy_yaml
 
 DEMO_DATA = SAMPLE
 KEY_FILE = "demo.key"

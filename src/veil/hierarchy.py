@@ -12,8 +12,9 @@ import io
 import itertools
 import math
 import os
+import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,11 +28,16 @@ __all__ = [
     "Hierarchy",
     "auto_hierarchy",
     "category_hierarchy",
+    "coded_order",
     "date_hierarchy",
+    "frequency_hierarchy",
     "interval_hierarchy",
     "load_hierarchies",
     "load_hierarchy",
     "masking_hierarchy",
+    "numeric_hierarchy",
+    "ordered_hierarchy",
+    "two_groups",
 ]
 
 
@@ -150,6 +156,13 @@ class Hierarchy:
                 counted[row[level]] = counted.get(row[level], 0) + 1
             out[level] = [counted[row[level]] / len(self._listed) for row in self.table]
         return out
+
+    def up_to(self, level: int) -> Hierarchy:
+        """The hierarchy with no level above ``level`` (ARX's maximum generalization level of
+        an attribute): the search then never generalizes further."""
+        if level >= self.height - 1:
+            return self
+        return Hierarchy(self.name, [row[: level + 1] for row in self.table])
 
     def to_csv(self) -> str:
         """The hierarchy as ARX's CSV (one row per leaf, one column per level, ``;``-separated)."""
@@ -279,18 +292,35 @@ def _fmt(x: float) -> str:
 
 
 def date_hierarchy(name: str, values: pd.Series) -> Hierarchy:
-    """Dates -> month -> year -> decade -> ``*``. Text dates keep their text as the leaf and
-    are read as ``read(dates=[name])`` reads them (a value that is no date stops with the fix)."""
+    """Dates -> day -> month -> quarter -> year -> 5 years -> decade -> before or from a
+    decade -> ``*`` (the day only for timestamps: a date is its own day). Text dates keep
+    their text as the leaf and are read as ``read(dates=[name])`` reads them (a value that is
+    no date stops with the fix)."""
     stamps = as_dates(values, name)
     stamp_of = dict(zip(values.astype(str), stamps, strict=True))
+    timed = bool((stamps.dropna() != stamps.dropna().dt.normalize()).any())
     rows = []
     for text in _text(values):
         if text == "NULL":
-            rows.append(["NULL"] * 4 + ["*"])
+            rows.append(["NULL"] * (7 if timed else 6))
             continue
         stamp = stamp_of[text]
-        rows.append([text, f"{stamp:%Y-%m}", f"{stamp:%Y}", f"{stamp.year // 10 * 10}s", "*"])
-    return Hierarchy(name, rows)
+        year = stamp.year
+        day = [f"{stamp:%Y-%m-%d}"] if timed else []
+        rows.append([text, *day, f"{stamp:%Y-%m}", f"{year}-Q{(stamp.month - 1) // 3 + 1}",
+                     f"{year}", f"{year // 5 * 5}-{year // 5 * 5 + 4}",
+                     f"{year // 10 * 10}s"])  # fmt: skip
+    # two halves before *: before and from the decade nearest the median (a decade lies on
+    # one side), so the search can keep a date with just two values
+    years = stamps.dropna().dt.year
+    split = int(round(float(years.median()) / 10) * 10) if len(years) else 0
+    for row, text in zip(rows, _text(values), strict=True):
+        stamp = stamp_of.get(text)
+        if text == "NULL" or stamp is None or pd.isna(stamp):
+            row += ["NULL", "*"]
+        else:
+            row += [f"before {split}" if stamp.year < split else f"{split} or later", "*"]
+    return Hierarchy(name, _distinct_levels(rows))
 
 
 def masking_hierarchy(name: str, values: pd.Series, *, char: str = "*") -> Hierarchy:
@@ -320,9 +350,214 @@ def category_hierarchy(
     return Hierarchy(name, [[t, group_of[t], "*"] for t in texts])
 
 
-def auto_hierarchy(name: str, values: pd.Series) -> Hierarchy:
-    """A sensible hierarchy when none is given: intervals for numbers, month/year/decade for
-    dates, right-to-left masking for same-length codes, otherwise value -> ``*``."""
+def _counts(values: pd.Series, weights: np.ndarray | None) -> pd.Series:
+    """How many rows hold each distinct text (``weights``: each value stands for that many)."""
+    texts = values.astype(str).where(values.notna(), "NULL")
+    w = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float)
+    return pd.Series(w, index=texts.to_numpy()).groupby(level=0).sum()
+
+
+def _nice(x: float) -> float:
+    """The round width (1, 2 or 5 times a power of ten) at or above ``x``."""
+    base = 10.0 ** math.floor(math.log10(x))
+    return next(m * base for m in (1, 2, 5, 10) if m * base >= x * (1 - 1e-9))
+
+
+def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> float:
+    order = np.argsort(x, kind="stable")
+    cumulative = np.cumsum(w[order])
+    return float(x[order][min(np.searchsorted(cumulative, q * cumulative[-1]), len(x) - 1)])
+
+
+#: The share of the rows at each tail that numbers' hierarchies top- and bottom-code.
+TAIL = 0.01
+
+
+def numeric_hierarchy(
+    name: str, values: pd.Series, *, weights: np.ndarray | None = None, tail: float = TAIL
+) -> Hierarchy:
+    """Numbers -> aligned intervals of round widths in several levels (each width 2 or 5 times
+    the one before, so every interval lies in one of the next level), the rarest ``tail`` of
+    the rows at each end top- and bottom-coded at every level (``< 20``, ``>= 75``) -> ``*``.
+    As ARX's interval wizard builds them: age 37 -> [35, 40) -> [30, 40) -> [0, 50) -> *.
+    ``weights``: each value stands for that many rows (a table read in batches)."""
+    counts = _counts(values, weights)
+    present = counts.drop("NULL", errors="ignore")
+    numbers = pd.to_numeric(pd.Series(present.index), errors="coerce").to_numpy(dtype=float)
+    if np.isnan(numbers).any():
+        raise ParameterError(f"column {name!r} must be numeric for an interval hierarchy")
+    if not len(numbers):
+        return Hierarchy(name, [[t, "*"] for t in counts.index])
+    w = present.to_numpy(dtype=float)
+    integral = bool(np.all(numbers == np.round(numbers)))
+    low, high = _weighted_quantile(numbers, w, tail), _weighted_quantile(numbers, w, 1 - tail)
+    if high <= low:
+        low, high = float(numbers.min()), float(numbers.max())
+    span = max(high - low, 1.0 if integral else abs(high) * 1e-6 or 1.0)
+    width = max(_nice(span / 20), 1.0) if integral else _nice(span / 20)
+    digits = max(0, -math.floor(math.log10(width)) + 1)
+    bottom = round(math.floor(low / width + 1e-9) * width, digits)
+    top = round(math.floor(high / width + 1e-9) * width + width, digits)
+    widths = [width]
+    while math.floor(bottom / widths[-1] + 1e-9) != math.floor((top - width / 2) / widths[-1]):
+        mantissa = round(widths[-1] / 10 ** math.floor(math.log10(widths[-1]) + 1e-9))
+        widths.append(widths[-1] * (5 if mantissa == 2 else 2))
+    if len(widths) > 1:
+        widths.pop()  # one interval holding every value but the tails: as good as *
+    # the last level before *: two halves at a multiple of the widest width near the median
+    # (ARX's [0, 50), [50, 100)), so the search can keep a number with just two values
+    # (the widest width that has a multiple inside the range, and no level wider than it)
+    median, halves, middle = _weighted_quantile(numbers, w, 0.5), False, 0.0
+    for j in range(len(widths) - 1, -1, -1):
+        middle = round(round(median / widths[j]) * widths[j], digits)
+        if bottom < middle < top:
+            halves, widths = True, widths[: j + 1]
+            break
+
+    def label(x: float, w: float) -> str:
+        if x < bottom:
+            return f"< {_fmt(bottom)}"
+        if x >= top:
+            return f">= {_fmt(top)}"
+        if integral and w == 1:
+            return _fmt(x)
+        start = round(math.floor(x / w + 1e-9) * w, digits)
+        return f"[{_fmt(max(start, bottom))}, {_fmt(min(round(start + w, digits), top))})"
+
+    rows = []
+    for text in _text(values):
+        if text == "NULL":
+            rows.append(["NULL"] * (len(widths) + 1 + halves) + ["*"])
+            continue
+        x = float(text)
+        half = [f"< {_fmt(middle)}" if x < middle else f">= {_fmt(middle)}"] if halves else []
+        rows.append([text, *(label(x, w) for w in widths), *half, "*"])
+    return Hierarchy(name, _distinct_levels(rows))
+
+
+def _distinct_levels(rows: list[list[str]]) -> list[list[str]]:
+    """``rows`` without the levels (after the leaf, before the top) that group the values as
+    the level before does, or put them all in one group: a level that generalizes nothing, or
+    is ``*`` under another name, only lengthens the search."""
+    if not rows:
+        return rows
+    keep = [0]
+    last = len(rows[0]) - 1
+    for level in range(1, len(rows[0])):
+        groups: dict[str, set[str]] = {row[keep[-1]]: set() for row in rows}
+        for row in rows:
+            groups[row[keep[-1]]].add(row[level])
+        distinct = len({row[level] for row in rows})
+        if level == last or 1 < distinct < len(groups):
+            keep.append(level)
+    return [[row[i] for i in keep] for row in rows]
+
+
+def _label_of(members: Sequence[str], most: int = 3) -> str:
+    shown = " / ".join(members[:most])
+    return shown + (" / …" if len(members) > most else "")
+
+
+def two_groups(rows: list[list[str]], counts: pd.Series) -> None:
+    """Add to each row a level of two groups before its top: the most common groups of its
+    last level that hold half the rows (named by the first of them: ``Nairobi / Central /
+    …``) and ``Other``. Nested, since it merges whole groups of the level before; it lets the
+    search keep a column with just two values rather than none."""
+    held: dict[str, float] = {}
+    for row in rows:
+        held[row[-1]] = held.get(row[-1], 0.0) + float(counts.get(row[0], 0.0))
+    total = sum(held.values())
+    common: list[str] = []
+    running = 0.0
+    for group, rows_held in sorted(held.items(), key=lambda item: (-item[1], item[0])):
+        if running >= total / 2:
+            break
+        if group not in {OTHER, "NULL"}:
+            common.append(group)
+            running += rows_held
+    name = _label_of(common)
+    for row in rows:
+        row.append(row[-1] if row[-1] == "NULL" else name if row[-1] in common else OTHER)
+
+
+def ordered_hierarchy(name: str, values: pd.Series, order: Sequence[str]) -> Hierarchy:
+    """Ordered categories (education levels, ``1. < HS Grad``, ``2. HS Grad``...) merged in
+    order: runs of 2, then 4, 8... neighbours (``1. < HS Grad to 2. HS Grad``) -> ``*``.
+    ``order``: the values, lowest first; a value it does not list ("other") stays a group of
+    its own until ``*``."""
+    texts = _text(values)
+    rank = {str(v): i for i, v in enumerate(order)}
+    ordered = sorted((t for t in texts if t in rank), key=rank.__getitem__)
+    position = {t: i for i, t in enumerate(ordered)}
+    levels, size = [], 2
+    while size < len(ordered):
+        levels.append(size)
+        size *= 2
+
+    def run(text: str, size: int) -> str:
+        if text not in position:
+            return text
+        start = position[text] // size * size
+        members = ordered[start : start + size]
+        return members[0] if len(members) == 1 else f"{members[0]} to {members[-1]}"
+
+    rows = [[t, *(run(t, s) for s in levels), "*"] for t in texts]
+    return Hierarchy(name, _distinct_levels(rows))
+
+
+#: The shares of the rows that the most common categories keep, level by level (the rest
+#: join ``Other``).
+COVERAGE = (0.99, 0.95, 0.8)
+OTHER = "Other"
+
+
+def frequency_hierarchy(
+    name: str, values: pd.Series, *, weights: np.ndarray | None = None,
+    coverage: Sequence[float] = COVERAGE,
+) -> Hierarchy:  # fmt: skip
+    """Categories -> the most common ones that hold 99%, 95%, then 80% of the rows, the rest
+    in ``Other`` (nested: each keeps a prefix of the same ranking), then two groups (those
+    holding half the rows, and ``Other``) -> ``*``. A value that already says "other" is in
+    that group from the first level."""
+    counts = _counts(values, weights)
+    texts = _text(values)
+    ranked = sorted(texts, key=lambda t: (-float(counts.get(t, 0.0)), t))
+    total = float(counts.sum()) or 1.0
+    cumulative = np.cumsum([float(counts.get(t, 0.0)) for t in ranked]) / total
+    rows = []
+    for text in texts:
+        rank = ranked.index(text)
+        before = cumulative[rank - 1] if rank else 0.0
+        already = text.strip().casefold() in {"other", "others", "other/unknown"}
+        rows.append([text, *(OTHER if already or before >= c else text for c in coverage)])
+    two_groups(rows, counts)
+    for row in rows:
+        row.append("*")
+    return Hierarchy(name, _distinct_levels(rows))
+
+
+#: A category's code before its label, which orders it (R's ``1. < HS Grad``, ``(2) Male``).
+_CODED_LABEL = re.compile(r"^\s*\(?(\d{1,2})[.)]\s+\S")
+
+
+def coded_order(values: pd.Series) -> list[str] | None:
+    """The distinct values in the order of the codes written before them (``1. Never
+    Married``, ``2. Married``...), or None unless every value has one."""
+    texts = [t for t in _text(values) if t != "NULL"]
+    codes = [_CODED_LABEL.match(t) for t in texts]
+    if len(texts) < 3 or not all(codes):
+        return None
+    return [t for _, t in sorted((int(m.group(1)), t) for m, t in zip(codes, texts, strict=True)
+                                 if m is not None)]  # fmt: skip
+
+
+def auto_hierarchy(name: str, values: pd.Series, *, weights: np.ndarray | None = None) -> Hierarchy:
+    """A hierarchy with middle levels when none is given, from the values alone: dates by day,
+    month, quarter, year, 5 years, decade; numbers by nested round intervals with their tails
+    coded; coded categories (``1. ...``, ``2. ...``) merged in their order; same-length codes
+    masked right to left; other categories by frequency (rare ones into ``Other``); then
+    ``*``. ``veil.scan.hierarchies`` adds what the scan knows (places, marital status,
+    education levels)."""
     distinct = values.nunique(dropna=True)
     if pd.api.types.is_datetime64_any_dtype(values) or (
         not pd.api.types.is_numeric_dtype(values)
@@ -332,28 +567,33 @@ def auto_hierarchy(name: str, values: pd.Series) -> Hierarchy:
     if (
         pd.api.types.is_numeric_dtype(values)
         and not pd.api.types.is_bool_dtype(values)
-        and distinct > 10
+        and distinct > 2
     ):
-        return interval_hierarchy(name, values)
+        return numeric_hierarchy(name, values, weights=weights)
+    order = coded_order(values)
+    if order is not None:
+        return ordered_hierarchy(name, values, order)
     texts = values.dropna().astype(str)
     lengths = texts.str.len().unique()
-    if distinct > 10 and len(lengths) == 1 and lengths[0] >= 3:
+    if distinct > 10 and len(lengths) == 1 and lengths[0] >= 3 and texts.str.isalnum().all():
         return masking_hierarchy(name, values)
-    return Hierarchy(name, [[t, "*"] for t in _text(values)])
+    return frequency_hierarchy(name, values, weights=weights)
 
 
 def hierarchy_from_spec(
-    name: str, spec: object, values: pd.Series, *, base: Path | None = None
-) -> Hierarchy:
+    name: str, spec: object, values: pd.Series, *, base: Path | None = None,
+    auto: Callable[[str, pd.Series], Hierarchy] = auto_hierarchy,
+) -> Hierarchy:  # fmt: skip
     """A hierarchy from a policy entry: a CSV path, ``{groups: {group: [values]}}``,
-    ``{intervals: [5, 10, 20]}``, ``{mask: true}``, ``{dates: true}`` or ``auto``."""
+    ``{intervals: [5, 10, 20]}``, ``{mask: true}``, ``{dates: true}`` or ``auto`` (built by
+    ``auto``: the release passes the builder that knows places and levels of education)."""
     if isinstance(spec, str) and spec != "auto":
         path = Path(spec)
         return load_hierarchy(
             path if path.is_absolute() or base is None else base / path, name=name
         )
     if spec == "auto" or spec is None:
-        return auto_hierarchy(name, values)
+        return auto(name, values)
     if isinstance(spec, Mapping) and len(spec) == 1:
         ((kind, argument),) = spec.items()
         if kind == "groups" and isinstance(argument, Mapping):

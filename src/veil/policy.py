@@ -215,7 +215,20 @@ class PrivacySettings(BaseModel):
     # a folder of ARX-style CSVs, or per column: a CSV path, auto, {groups: {...}},
     # {intervals: [5, 10, 20]}, {mask: true} or {dates: true}
     hierarchies: str | dict[str, Any] | None = None
+    # per quasi-identifier, the highest level of its hierarchy the search may choose (ARX's
+    # maximum generalization): {age: 3} keeps age from being generalized to one value
+    max_levels: dict[str, int] = Field(default_factory=dict)
     time_limit: float | None = Field(default=None, gt=0)
+
+    @field_validator("max_levels")
+    @classmethod
+    def _levels(cls, value: dict[str, int]) -> dict[str, int]:
+        for column, level in value.items():
+            if level < 0:
+                raise ValueError(
+                    f"max_levels.{column} must be a level >= 0 (0 keeps the values), got {level}"
+                )
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -244,7 +244,7 @@ def test_the_scan_on_the_cluster_is_the_scan_in_memory(
                  str(suggested)]) == 0  # fmt: skip
     assert json.loads(capsys.readouterr().out) == whole
     # the suggestion fitted on the counts the workers made: the one fitted on the table
-    from veil.suggest import suggest_policy_yaml
+    from veil.privacy.suggest import suggest_policy_yaml
 
     expected = suggest_policy_yaml(veil.scan(table), table, source="clients.parquet")
     assert suggested.read_text() == expected

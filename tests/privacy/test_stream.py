@@ -113,8 +113,8 @@ def test_the_demo_policy_streams_with_every_step(tmp_path: Path) -> None:
     """Pseudonyms, redaction, generalization and rare-combination suppression (counted over
     every row in a pass of its own), batches of 64 rows: the in-memory release exactly."""
     from veil.data import sample
+    from veil.privacy.suggest import suggest_policy_yaml
     from veil.scan import scan
-    from veil.suggest import suggest_policy_yaml
 
     source = tmp_path / "insurance.csv"
     write(sample(), source)

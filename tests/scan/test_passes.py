@@ -119,7 +119,7 @@ def test_a_policy_suggested_in_passes_bins_near_unique_numbers_by_edges(
     """IBM HR's MonthlyRate is near-unique: the suggestion in memory says "10 quantile bins"
     (computed when released, which a table read in batches cannot do); fitted on the streamed
     scan's counts it gives the deciles' edges, and each bin holds a tenth of the rows."""
-    from veil.suggest import suggest_policy
+    from veil.privacy.suggest import suggest_policy
 
     path = DATA / "ibm_hr_attrition_full.csv"
     table = read(path)

@@ -1,4 +1,5 @@
-"""``veil scan``: what is personal, column by column."""
+"""``veil scan``: what is personal, column by column; ``veil hierarchy``: how a column would
+be generalized."""
 
 from __future__ import annotations
 
@@ -98,9 +99,9 @@ def scan(
     the population-uniqueness estimates). A table larger than memory is scanned in batches
     (--streaming) or on a Dask cluster (--backend dask): the sample decides, every row confirms."""
     from veil.io import OutputSet, TableStream, read
+    from veil.privacy.suggest import suggest_policy_yaml
     from veil.scan import scan as run
     from veil.scan import scan_stream
-    from veil.suggest import suggest_policy_yaml
 
     if fmt not in {"table", "json"}:
         raise ParameterError(f"--format must be table or json, got {fmt!r}")
@@ -150,6 +151,57 @@ def scan(
         out.print(f"  veil anonymize {data} --policy {suggest} -o release.csv")
 
 
+def hierarchy(
+    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    column: Annotated[str, typer.Argument(help="The column to build the hierarchy of.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Write it here (ARX's CSV form); else print it."),
+    ] = None,
+    force: Force = False,
+    sep: Sep = None,
+    encoding: Encoding = None,
+    dates: Dates = None,
+    dayfirst: Dayfirst = None,
+    date_format: DateFormat = None,
+    coerce_dates: CoerceDates = False,
+    sheet: Sheet = None,
+    table: SqlTable = None,
+    query: SqlQuery = None,
+) -> None:
+    """Write the generalization hierarchy veil builds for COLUMN of DATA (places by region,
+    dates by month, quarter, year..., numbers by nested intervals, categories by order or
+    frequency) in ARX's CSV form, to edit and give back with a policy's privacy.hierarchies
+    or --hierarchies."""
+    from veil.io import OutputSet, read
+    from veil.scan.hierarchies import build_hierarchy
+    from veil.schema import require_columns
+
+    outputs = OutputSet(force=force, inputs=[data])
+    if output is not None:
+        outputs.check(output)
+    options = _read_options(
+        None, sep=sep, encoding=encoding, dates=dates, dayfirst=dayfirst,
+        date_format=date_format, coerce_dates=coerce_dates, sheet=sheet, table=table,
+        query=query,
+    )  # fmt: skip
+    with _progress() as say:
+        say(f"reading {_source(data)}")
+        frame = read(data, **options)
+    require_columns(frame, [column], where="hierarchy column")
+    built = build_hierarchy(column, frame[column])
+    text = built.to_csv()
+    if output is None:
+        out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+        return
+    with outputs:
+        outputs.stage(output).write_text(text, encoding="utf-8")
+    levels = " -> ".join(built.table[0])
+    out.print(f"wrote the hierarchy of {column} to {output}: {built.domain_size:,} values, "
+              f"{built.height - 1} levels above them (e.g. {levels})", markup=False)  # fmt: skip
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``veil scan`` to ``app``."""
+    """Add ``veil scan`` and ``veil hierarchy`` to ``app``."""
     app.command("scan")(scan)
+    app.command("hierarchy")(hierarchy)

@@ -9,6 +9,7 @@ from veil.privacy._stream import StreamedRelease, anonymize_stream
 from veil.privacy._verify import Verification, verify, verify_counts, verify_files
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.models import ClassStats, class_stats
+from veil.privacy.suggest import suggest_policy, suggest_policy_yaml
 
 __all__ = [
     "Certificate",
@@ -27,6 +28,8 @@ __all__ = [
     "check_dask",
     "check_stream",
     "class_stats",
+    "suggest_policy",
+    "suggest_policy_yaml",
     "verify",
     "verify_counts",
     "verify_files",

@@ -18,6 +18,7 @@ from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.io import content_sha256, fingerprint
 from veil.policy import TREAT_IDENTIFIERS, Policy, PrivacySettings
+from veil.privacy._text import leftover_quasi, scrub_quasi
 from veil.privacy._verify import verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.decide import decide
@@ -28,6 +29,7 @@ from veil.privacy.models import class_stats
 from veil.privacy.mondrian import mondrian
 from veil.privacy.search import search
 from veil.progress import as_progress
+from veil.scan.hierarchies import build_hierarchy
 from veil.schema import require_columns
 from veil.transforms import Mask, PCAMask, RenameColumns
 
@@ -300,19 +302,31 @@ def plan_release(
 
 
 def search_setup(
-    plan: Plan, frame: pd.DataFrame, quasi: list[str], sensitive: list[str]
-) -> tuple[list[Hierarchy], list[Criterion], list[Criterion], str | None]:
+    plan: Plan, frame: pd.DataFrame, quasi: list[str], sensitive: list[str],
+    weights: np.ndarray | None = None,
+) -> tuple[list[Hierarchy], list[Criterion], list[Criterion], str | None]:  # fmt: skip
     """(the quasi-identifiers' hierarchies, the policy's models, the models the search checks,
     the column their histograms count) for ``frame`` after the policy's steps; ``frame`` may be
-    any table holding each column's distinct values (a streamed pass's counts): the automatic
-    hierarchies are made from those alone."""
+    any table holding each column's distinct values with ``weights`` (how many rows each row
+    stands for: a streamed pass's counts), from which the automatic hierarchies are built."""
     pol, given, specs = plan.policy, plan.given, plan.specs
     assert pol.privacy is not None
     base = pol.resolve(".")
+
+    def built(name: str, values: pd.Series) -> Hierarchy:
+        return build_hierarchy(name, values, weights=weights)
+
     used = [
-        given.get(q) or hierarchy_from_spec(q, specs.get(q, "auto"), frame[q], base=base)
+        given.get(q)
+        or hierarchy_from_spec(q, specs.get(q, "auto"), frame[q], base=base, auto=built)
         for q in quasi
     ]
+    limits = pol.privacy.max_levels
+    unknown = sorted(set(limits) - set(quasi))
+    if unknown:
+        raise PolicyError(f"privacy.max_levels names {unknown}, which are not quasi-identifiers "
+                          f"of the search ({quasi}); name one of them")  # fmt: skip
+    used = [h.up_to(limits[q]) if q in limits else h for q, h in zip(quasi, used, strict=True)]
     target = sensitive[0] if sensitive else None
     trees = dict(given)
     if target is not None and target not in trees and target in specs:
@@ -387,6 +401,14 @@ def anonymize(
         frame, search_info, record = run(frame, quasi, used, searched, target, privacy, progress)
         search_info["rows_in"] = entering
         records.append(record)
+    if quasi:  # the generalized quasi-identifiers' values, out of the free text too
+        frame, replaced = scrub_quasi(data, frame, quasi)
+        if replaced:
+            shown = ", ".join(f"{name} {n:,}" for name, n in replaced.items())
+            records.append(StepRecord(
+                "scrub_text", "privacy", f"ScrubText(generalized values replaced in free "
+                f"text: {shown})", len(frame), frame.shape[1], counts=replaced))  # fmt: skip
+        leftover_quasi(data, frame, quasi)
 
     report.step("shuffling rows and measuring the release")
     if not pol.keep_order:

@@ -228,7 +228,9 @@ def release_in_passes(
         clock = time.perf_counter()
         report.step(f"searching generalizations of {', '.join(quasi)}")
         counts = counted.counts
-        used, models, searched, target = search_setup(plan, counts, quasi, sensitive)
+        used, models, searched, target = search_setup(
+            plan, counts, quasi, sensitive, weights=counts[COUNT].to_numpy()
+        )
         _reachable(counts, searched, target)
         table = FrequencyTable.from_counts(counts, quasi, used, sensitive=target, count=COUNT)
         result = searched_node(table, searched, privacy, quasi, progress)

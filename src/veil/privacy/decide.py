@@ -120,7 +120,7 @@ def decide(
         finding = found[name]
         steps: list[Any] = []
         if finding.role is ColumnRole.IDENTIFIER:
-            steps, _ = suggested_steps(finding, data[name], key_file)
+            steps, _ = suggested_steps(finding, key_file)
         columns[name] = ColumnPolicy(role=finding.role, steps=steps)
         decisions[name] = Decision(
             name, finding.role.value, "scan", finding.entity, round(finding.confidence, 3),

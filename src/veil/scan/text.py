@@ -27,7 +27,7 @@ from functools import cache
 
 from veil.scan.recognizers import ENTITY_INFO, TEXT_RECOGNIZERS, PatternRecognizer
 from veil.scan.recognizers import vocabulary as words
-from veil.scan.recognizers.normalize import normalize
+from veil.scan.recognizers.normalize import normalize, normalize_place
 
 #: A hit whose pattern is only a shape (no checksum, no parse) must score this much.
 MIN_TEXT_SCORE = 0.75
@@ -213,8 +213,76 @@ def find_entities(text: str, entities: Collection[str] | None = None) -> list[Sp
 
 
 def text_entities() -> tuple[str, ...]:
-    """The entities searched for inside text, in declaration order."""
-    return tuple(dict.fromkeys([*(s.entity for s in _searchers()), PERSON]))
+    """The entities searched for inside text, in declaration order: the direct identifiers,
+    then the quasi-identifiers (``QUASI_IN_TEXT``), which ``redact`` replaces too."""
+    return tuple(dict.fromkeys([*(s.entity for s in _searchers()), PERSON, *QUASI_IN_TEXT]))
+
+
+#: Quasi-identifiers searched for inside text by ``find_quasi``: places from the gazetteers
+#: (Kenya's counties and towns, countries, cities) and dates. They do not make a column
+#: personal free text (a note naming a branch's town is not a direct identifier), but
+#: ``redact`` replaces them: a county generalized in its column must not stay in a note.
+LOCATION, DATE = "LOCATION", "DATE"
+QUASI_IN_TEXT = (LOCATION, DATE)
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_DATE_IN_TEXT = re.compile(
+    rf"(?<![\w/.-])(?:{_DATE.pattern}|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\.?,?\s+(?:19|20)\d\d"
+    rf"|{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)\d\d)(?![\w/-])"
+)
+#: A run of one to three capitalized words (a place may be "Homa Bay", "Dar es Salaam").
+_PLACE_RUN = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+(?:es\s+|de\s+|la\s+)?[A-Z][\w'\u2019-]*){0,2}")
+
+
+def find_quasi(text: str, entities: Collection[str] | None = None) -> list[Span]:
+    """Places and dates in ``text`` (of ``entities`` only, if given), in order: the longest
+    run of capitalized words the gazetteers know as a place ("Homa Bay", "Nairobi"), and
+    dates written with digits or a month's name.
+
+    >>> text = "Admitted at Homa Bay hospital on 12 March 2024"
+    >>> [(s.entity, text[s.start:s.end]) for s in find_quasi(text)]
+    [('LOCATION', 'Homa Bay'), ('DATE', '12 March 2024')]
+    """
+    if not text:
+        return []
+    spans = []
+    if entities is None or DATE in entities:
+        spans += [Span(DATE, m.start(), m.end(), 0.9) for m in _DATE_IN_TEXT.finditer(text)]
+    if entities is None or LOCATION in entities:
+        places = words.places()
+        for match in _PLACE_RUN.finditer(text):
+            run = match.group(0).split()
+            # the longest known place at each word of the run
+            i = 0
+            while i < len(run):
+                for j in range(len(run), i, -1):
+                    phrase = " ".join(run[i:j])
+                    if normalize_place(phrase) in places and normalize(phrase) not in _NOT_PLACES:
+                        start = match.start() + match.group(0).index(phrase)
+                        spans.append(Span(LOCATION, start, start + len(phrase), 0.7))
+                        i = j
+                        break
+                else:
+                    i += 1
+    return _resolve(spans)
+
+
+def find_all(text: str, entities: Collection[str] | None = None) -> list[Span]:
+    """``find_entities`` and ``find_quasi`` together, overlaps resolved: what ``redact``
+    replaces."""
+    return _resolve([*find_entities(text, entities), *find_quasi(text, entities)])
+
+
+#: Capitalized words that some gazetteer lists as a place but a note means otherwise.
+_NOT_PLACES = frozenset(
+    {"reading", "mobile", "orange", "split", "nice", "bath", "deal", "hope", "march", "may",
+     "victoria", "florence", "george", "charlotte", "grace", "union", "independence",
+     "liberty", "university", "college", "central", "north", "south", "east", "west",
+     "claim", "clinic", "hospital", "pharmacy", "lab", "member", "client", "follow"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ _FAKES: dict[str, Callable[[Faker], str]] = {
     "KE_KRA_PIN": lambda f: f.bothify("A#########?").upper(),
     "KE_NATIONAL_ID": lambda f: f.numerify("########"),
     "US_SSN": lambda f: f.numerify("9##-##-####"),  # 9xx: never issued
+    "LOCATION": lambda f: f.city(),
+    "DATE": lambda f: f.date(),
 }
 
 
@@ -47,8 +49,9 @@ def _placeholder(entity: str, token: str = "") -> str:
 
 class Redact(ColumnTransform):
     """Find personal data inside each text (``veil.scan.text.find_entities``: phones, e-mail
-    addresses, IDs, cards, IBANs, IP addresses, people's names) and replace each entity, keeping
-    the rest of the sentence.
+    addresses, IDs, cards, IBANs, IP addresses, people's names; ``find_quasi``: places and
+    dates, the quasi-identifiers a note repeats) and replace each entity, keeping the rest of
+    the sentence.
 
     ``replace="placeholder"`` writes ``<PHONE>``; ``"pseudonym"`` a keyed token of the entity
     (``<PERSON_3f9a2c71>``: HMAC-SHA256 with the key from ``key_env`` or ``key_file``, so the
@@ -130,7 +133,7 @@ class Redact(ColumnTransform):
                 )
 
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
-        from veil.scan.text import find_entities
+        from veil.scan.text import find_all
 
         key = load_key(key_env=self.key_env, key_file=self.key_file) \
             if self.replace == "pseudonym" else b""  # fmt: skip
@@ -154,7 +157,7 @@ class Redact(ColumnTransform):
         def redact(value: object) -> tuple[object, dict[str, int]]:
             if not isinstance(value, str):
                 return value, {}
-            spans = find_entities(value, wanted)
+            spans = find_all(value, wanted)
             kinds: dict[str, int] = {}
             out, last = [], 0
             for span in spans:

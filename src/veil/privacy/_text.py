@@ -1,0 +1,131 @@
+"""Quasi-identifiers repeated inside free text: a county the search generalized must not stay
+readable in a note ("Outpatient visit at Nairobi clinic"). Each released text cell that holds
+an original value of a generalized quasi-identifier gets its row's released value instead
+(``Rift Valley``), or a tag (``<county>``) where the value is another row's or the released
+one says nothing (``*``); how many were replaced is counted for the certificate."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pandas as pd
+
+from veil.exceptions import CheckFailedError
+
+__all__ = ["leftover_quasi", "scrub_quasi", "text_columns"]
+
+#: A value shorter than this, or with no letter, is not searched for in text (a code "A", an
+#: age "45" would match everywhere).
+MIN_LENGTH = 3
+
+
+def _is_text(series: pd.Series) -> bool:
+    return pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)
+
+
+#: A column is free text when this share of its cells hold three words or more.
+PROSE_SHARE = 0.2
+
+
+def _is_prose(series: pd.Series) -> bool:
+    cells = series.dropna().astype(str)
+    if not len(cells):
+        return False
+    sample = cells.iloc[:10_000]
+    return bool((sample.str.count(r"\S+") >= 3).mean() >= PROSE_SHARE)
+
+
+def text_columns(frame: pd.DataFrame, quasi: Sequence[str]) -> list[str]:
+    """The released columns a quasi-identifier's value could be written in: free text (notes,
+    comments), not a quasi-identifier itself. Categories ("yes", "south") are not searched:
+    a value equal to another column's is no leak."""
+    return [str(c) for c in frame.columns
+            if c not in quasi and _is_text(frame[c]) and _is_prose(frame[c])]  # fmt: skip
+
+
+def _searchable(values: pd.Series) -> list[str]:
+    texts = {str(v).strip() for v in values.dropna().unique()}
+    return sorted((t for t in texts if len(t) >= MIN_LENGTH and re.search(r"[^\W\d_]", t)),
+                  key=lambda t: (-len(t), t))  # fmt: skip
+
+
+def _pattern(values: list[str]) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, values)) + r")(?!\w)", re.I)
+
+
+def _generalized(before: pd.Series, after: pd.Series) -> pd.Series:
+    """The original values of the rows whose released value differs (aligned by index)."""
+    original = before.reindex(after.index)
+    return original[original.astype(str) != after.astype(str)]
+
+
+def scrub_quasi(
+    before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[str]
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``after`` (the released rows, index labels from ``before``) with every original value
+    of a generalized text quasi-identifier replaced in the text columns, and the count per
+    quasi-identifier."""
+    counts: dict[str, int] = {}
+    if not before.index.is_unique:  # rows cannot be paired: leftover_quasi refuses instead
+        return after, counts
+    columns = text_columns(after, quasi)
+    out = after
+    for name in quasi:
+        if name not in before.columns or name not in after.columns or not _is_text(before[name]):
+            continue
+        changed = _generalized(before[name], after[name])
+        values = _searchable(changed)
+        if not values or not columns:
+            continue
+        pattern = _pattern(values)
+        own = before[name].reindex(after.index).astype(str).str.strip().str.casefold()
+        released = after[name].astype(str)
+        replaced = 0
+        for column in columns:
+            cells = out[column]
+            hit = cells.astype(str).str.contains(pattern) & cells.notna()
+            if not hit.any():
+                continue
+            if out is after:
+                out = after.copy()
+            fixed = []
+            for label, text in cells[hit].items():
+                mine, shown = str(own.at[label]), str(released.at[label])
+
+                def swap(match: re.Match[str], mine: str = mine, shown: str = shown,
+                         tag: str = f"<{name}>") -> str:  # fmt: skip
+                    same = match.group(0).casefold() == mine and shown not in {"*", mine}
+                    return shown if same else tag
+
+                new, n = pattern.subn(swap, str(text))
+                fixed.append(new)
+                replaced += n
+            out.loc[hit, column] = fixed
+        if replaced:
+            counts[name] = replaced
+    return out, counts
+
+
+def leftover_quasi(before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[str]) -> None:
+    """Refuse, in one line, a release whose text columns still hold an original value of a
+    quasi-identifier that the release generalized (in no released row kept as it was)."""
+    for name in quasi:
+        if name not in before.columns or name not in after.columns or not _is_text(before[name]):
+            continue
+        kept = {str(v).strip().casefold() for v in after[name].dropna().unique()}
+        gone = [v for v in _searchable(before[name]) if v.casefold() not in kept]
+        if not gone:
+            continue
+        pattern = _pattern(gone)
+        for column in text_columns(after, quasi):
+            cells = after[column].dropna().astype(str)
+            found = cells[cells.str.contains(pattern)]
+            if len(found):
+                value = pattern.search(found.iloc[0])
+                raise CheckFailedError(
+                    f"the release's {column!r} still holds {name} as it was before the search "
+                    f"generalized it ({value.group(0) if value else '?'!r} in {len(found):,} "
+                    f"cells); redact {column!r} (or drop it) so the text does not undo "
+                    f"{name}'s generalization"
+                )

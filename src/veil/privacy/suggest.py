@@ -1,0 +1,286 @@
+"""From a scan to a starting policy that releases: ScanResult ──suggest──▶ Policy.
+
+The policy states the goal (k = 5, distinct l = 2 for a sensitive column where it can be
+reached, at most 5% of the records withheld) and leaves the quasi-identifiers to the search,
+over the hierarchies veil builds for each (``veil.scan.hierarchies``: places through the
+gazetteers, dates, intervals, ordered and rare categories), as ARX's users set a goal and let
+its search choose levels. The search runs before the policy is written, and what it achieved
+is written beside the goal: records kept, classes, each quasi-identifier's level.
+
+Identifiers get their treatment (``veil.suggest.suggested_steps``): keys and national IDs
+pseudonymized with their shape kept, contact details and names dropped, row numbers dropped,
+free text redacted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from veil.exceptions import CheckFailedError, ParameterError, PolicyError
+from veil.policy import Policy
+from veil.privacy._anonymize import anonymize
+from veil.privacy.lattice import MAX_EXHAUSTIVE
+from veil.scan import ScanResult
+from veil.schema import ColumnRole
+from veil.suggest import DEFAULT_K, suggested_steps
+
+__all__ = ["DEFAULT_L", "DEFAULT_MAX_SUPPRESSION", "suggest_policy", "suggest_policy_yaml"]
+
+#: The suggested goal: k = 5 (``DEFAULT_K``), distinct l = 2 for the first sensitive column
+#: where it can be reached, at most 5% of the records withheld by the search.
+DEFAULT_L = 2
+DEFAULT_MAX_SUPPRESSION = 0.05
+#: The search may keep a quasi-identifier from its top level (one value for everyone) this
+#: many times before the suggestion accepts a wiped one.
+_ROUNDS = 2
+#: The time each heuristic search of the suggestion may take (a lattice too large to search
+#: whole); written into the policy, so the release searches as long.
+HEURISTIC_SECONDS = 2.0
+
+
+@dataclass
+class Outcome:
+    """What a goal achieved on the table: the goal, the release's figures, or why it failed."""
+
+    goal: dict[str, Any]
+    rows_in: int = 0
+    rows_out: int = 0
+    classes: int = 0
+    k: int = 0
+    levels: dict[str, int] | None = None
+    heights: dict[str, int] = field(default_factory=dict)
+    distinct: dict[str, tuple[int, int]] = field(default_factory=dict)  # before, after
+    wiped: list[str] = field(default_factory=list)
+    method: str = "optimal"
+    failure: str | None = None
+
+    @property
+    def kept(self) -> float:
+        return self.rows_out / self.rows_in if self.rows_in else 0.0
+
+
+def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str],
+             goal: dict[str, Any]) -> Outcome:  # fmt: skip
+    """Release the quasi-identifiers (and the sensitive column) under ``goal``: identifiers'
+    steps change no row, so the records kept and the levels are those of the whole release."""
+    columns: dict[str, Any] = {q: {"role": "quasi_identifier"} for q in quasi}
+    columns.update({s: {"role": "sensitive"} for s in sensitive})
+    policy = {"columns": columns, "unlisted": "drop", "keep_order": True, "privacy": goal}
+    outcome = Outcome(goal=goal)
+    try:
+        release = anonymize(data[[*quasi, *sensitive]], policy)
+    except (CheckFailedError, PolicyError) as err:
+        outcome.failure = str(err)
+        return outcome
+    cert = release.certificate
+    search = cert.search or {}
+    outcome.rows_in, outcome.rows_out = cert.rows_in, cert.rows_out
+    outcome.classes, outcome.k = cert.after.classes, cert.after.k
+    outcome.method = str(search.get("method", "optimal"))
+    outcome.levels = search.get("levels")
+    for q in quasi:
+        before = int(data[q].nunique(dropna=False))
+        after = int(release.data[q].nunique(dropna=False))
+        outcome.distinct[q] = (before, after)
+        if after <= 1 < before:
+            outcome.wiped.append(q)
+    return outcome
+
+
+def _heights(data: pd.DataFrame, quasi: list[str]) -> dict[str, int]:
+    from veil.scan.hierarchies import build_hierarchy
+
+    return {q: build_hierarchy(q, data[q]).height for q in quasi}
+
+
+def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: int,
+             l: int | None, max_suppression: float) -> tuple[Outcome, list[str]]:  # noqa: E741  # fmt: skip
+    """The goal the suggestion writes and what it achieved, with notes on what was tried:
+    k (and l where reachable) by the optimal search; a quasi-identifier the optimum wipes is
+    kept below its top level (``max_levels``) while the goal is still met; where no
+    generalization meets the goal, Mondrian's local recoding."""
+    notes: list[str] = []
+    heights = _heights(data, quasi)
+    goal: dict[str, Any] = {"k": k, "max_suppression": max_suppression}
+    if math.prod(heights.values()) > MAX_EXHAUSTIVE:  # the heuristic: bounded, said in the file
+        goal["time_limit"] = HEURISTIC_SECONDS
+    if sensitive and l is not None:
+        goal.update({"l": l, "sensitive": sensitive[:1]})
+    outcome = _measure(data, quasi, sensitive[:1] if "l" in goal else [], goal)
+    if outcome.failure is not None and "l" in goal:
+        notes.append(f"distinct l = {l} on {sensitive[0]} cannot be reached with at most "
+                     f"{max_suppression:.0%} withheld ({outcome.failure.split(';')[0]}); the "
+                     "goal is k alone")  # fmt: skip
+        goal = {key: value for key, value in goal.items() if key not in {"l", "sensitive"}}
+        outcome = _measure(data, quasi, [], goal)
+    if outcome.failure is None and outcome.wiped:
+        goal, outcome = _keep_every_quasi(data, quasi, goal, outcome, heights, notes)
+    if outcome.failure is None and outcome.wiped:
+        local = _measure(data, quasi, list(goal.get("sensitive", [])), _mondrian_goal(goal))
+        if local.failure is None and not local.wiped and local.kept >= outcome.kept:
+            notes.append(f"the best full-domain generalization leaves {', '.join(outcome.wiped)} "
+                         "with one value for everyone; Mondrian's local recoding (each class "
+                         "generalized on its own) keeps every quasi-identifier")  # fmt: skip
+            goal, outcome = local.goal, local
+    if outcome.failure is not None:
+        detailed = max(quasi, key=lambda q: data[q].nunique())
+        notes.append(f"no generalization meets the goal ({outcome.failure.split(';')[0]}); "
+                     f"{detailed} is the most detailed quasi-identifier and blocks it most: "
+                     "method mondrian (local recoding) is used instead; local_suppression "
+                     "or fewer quasi-identifiers are the other ways")  # fmt: skip
+        goal = _mondrian_goal({"k": k})
+        outcome = _measure(data, quasi, [], goal)
+    outcome.heights = heights
+    return outcome, notes
+
+
+def _mondrian_goal(goal: dict[str, Any]) -> dict[str, Any]:
+    """``goal`` for Mondrian: k and distinct l only, no suppression or level limits."""
+    kept: dict[str, Any] = {key: goal[key] for key in ("k", "l", "sensitive") if key in goal}
+    return {**kept, "method": "mondrian"}
+
+
+def _keep_every_quasi(data: pd.DataFrame, quasi: list[str], goal: dict[str, Any],
+                      outcome: Outcome, heights: dict[str, int],
+                      notes: list[str]) -> tuple[dict[str, Any], Outcome]:  # fmt: skip
+    """The goal with ``max_levels`` that keeps the quasi-identifiers the optimum wiped (one
+    value for everyone) below their top level, if the goal is still met: first every one at
+    once, else one wiped column at a time while fewer end up wiped."""
+    least = 1 - float(goal.get("max_suppression", 0.0)) - 1e-9
+    sensitive = list(goal.get("sensitive", []))
+
+    def attempt(limits: dict[str, int]) -> Outcome | None:
+        tried = _measure(data, quasi, sensitive, {**goal, "max_levels": limits})
+        return tried if tried.failure is None and tried.kept >= least else None
+
+    every = {q: heights[q] - 2 for q in quasi if heights[q] >= 2 and data[q].nunique() > 1}
+    found = attempt(every)
+    if found is not None:
+        return found.goal, found
+    if sensitive:  # l-diversity is what needs a column wiped: keeping every column wins
+        plain = {key: value for key, value in goal.items() if key not in {"l", "sensitive"}}
+        found = _measure(data, quasi, [], {**plain, "max_levels": every})
+        if found.failure is None and found.kept >= least:
+            notes.append(f"distinct l = {goal['l']} on {sensitive[0]} would leave "
+                         f"{', '.join(outcome.wiped)} with one value for everyone: the goal is "
+                         "k alone, which keeps every quasi-identifier")  # fmt: skip
+            return found.goal, found
+    limits: dict[str, int] = {}
+    for _ in range(_ROUNDS):
+        for q in outcome.wiped:
+            limits[q] = heights[q] - 2
+        found = attempt(dict(limits))
+        if found is None or len(found.wiped) >= len(outcome.wiped):
+            break
+        goal, outcome = found.goal, found
+    if outcome.wiped:
+        notes.append(f"keeping {', '.join(outcome.wiped)} from one value for everyone misses "
+                     "the goal: the search generalizes them fully")  # fmt: skip
+    return goal, outcome
+
+
+def _flow(values: Sequence[str]) -> str:
+    return yaml.safe_dump(list(values), default_flow_style=True).strip()
+
+
+def _outcome_lines(outcome: Outcome, quasi: list[str]) -> list[str]:
+    if outcome.failure is not None:
+        return [f"#   not met: {outcome.failure}"]
+    lines = [
+        f"#   {outcome.rows_out:,} of {outcome.rows_in:,} records kept ({outcome.kept:.1%}), "
+        f"{outcome.classes:,} classes, the smallest of {outcome.k} records "
+        f"({outcome.method} search)",
+    ]
+    for q in quasi:
+        before, after = outcome.distinct.get(q, (0, 0))
+        level = "" if outcome.levels is None else \
+            f"level {outcome.levels[q]} of {outcome.heights.get(q, 1) - 1}, "  # fmt: skip
+        lines.append(f"#   {q}: {level}{after:,} distinct values released, {before:,} in the data")
+    return lines
+
+
+def suggest_policy(
+    result: ScanResult,
+    data: pd.DataFrame | None = None,
+    *,
+    k: int = DEFAULT_K,
+    key_file: str | None = None,
+) -> Policy:
+    """A validated starting policy for ``data`` from its scan (``data`` left out: a scan in
+    passes, whose goal is written but measured only by the release)."""
+    text = suggest_policy_yaml(result, data, k=k, key_file=key_file)
+    return Policy.from_yaml(text, source="suggested policy")
+
+
+def suggest_policy_yaml(
+    result: ScanResult,
+    data: pd.DataFrame | None = None,
+    *,
+    k: int = DEFAULT_K,
+    l: int | None = DEFAULT_L,  # noqa: E741
+    max_suppression: float = DEFAULT_MAX_SUPPRESSION,
+    source: str = "the data",
+    key_file: str | None = None,
+) -> str:
+    """The suggested policy as commented YAML: every column says what veil found and why, and
+    the goal says what the search achieved with it on ``data`` (records kept, classes, each
+    quasi-identifier's level). For a table scanned in passes (``data`` left out: its counts
+    are in ``result.counts``) the goal is written and measured by the release.
+
+    Pseudonyms are keyed by ``VEIL_KEY`` unless ``key_file`` names a key file (a path, never
+    the key itself, is written into the policy).
+    """
+    if data is None and result.counts is None:
+        raise ParameterError("a suggested policy is fitted on the table: give it (a scan in "
+                             "passes keeps the counts it needs instead)")  # fmt: skip
+    lines = [
+        f"# veil policy suggested by `veil scan` for {source} ({result.rows:,} rows).",
+        "# A starting point: check each role, then edit the steps (`veil transforms` lists them).",
+        "version: 1",
+        "columns:",
+    ]
+    for finding in result.columns:
+        steps, note = suggested_steps(finding, key_file)
+        found = finding.entity or finding.role.value
+        lines.append(f"  # {found} ({finding.confidence:.2f}): {finding.evidence}")
+        if finding.role is ColumnRole.QUASI_IDENTIFIER:
+            note = "generalized by the search below, over the hierarchy veil builds for it"
+        if note:
+            lines.append(f"  # suggested: {note}")
+        spec: dict[str, Any] = {"role": finding.role.value}
+        if steps:
+            spec["steps"] = steps
+        block = yaml.safe_dump({finding.name: spec}, sort_keys=False, allow_unicode=True)
+        lines.extend("  " + line for line in block.rstrip("\n").splitlines())
+    quasi = result.quasi_identifiers
+    sensitive = [c.name for c in result.columns if c.role is ColumnRole.SENSITIVE]
+    goal: dict[str, Any] = {"k": k}
+    if quasi and data is not None:
+        outcome, notes = fit_goal(data, quasi, sensitive, k=k, l=l,
+                                  max_suppression=max_suppression)  # fmt: skip
+        goal = outcome.goal
+        lines.append("# the goal, measured on the table by the search before this file was "
+                     "written:")  # fmt: skip
+        lines += _outcome_lines(outcome, quasi)
+        lines += [f"# note: {n}" for n in notes]
+        if outcome.wiped:
+            lines.append(f"# {', '.join(outcome.wiped)}: one value for everyone; for more "
+                         "detail allow more suppression, drop a quasi-identifier, or use "
+                         "method: mondrian")  # fmt: skip
+    elif quasi:
+        goal = {"k": k, "max_suppression": max_suppression}
+        lines.append("# the goal: the search chooses each quasi-identifier's level when the "
+                     "release runs (a table read in passes is measured there)")  # fmt: skip
+    lines += [
+        "# checked on the release: every person shares their quasi-identifiers with k-1 others",
+        "privacy:",
+    ]
+    block = yaml.safe_dump(goal, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    lines.extend("  " + line for line in block.rstrip("\n").splitlines())
+    return "\n".join(lines) + "\n"
