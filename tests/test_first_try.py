@@ -95,6 +95,21 @@ def test_suggested_policy_releases_at_the_first_try(
         assert certificate["roles"][column] == "identifier"
     text = policy.read_text()
     assert "records kept" in text  # the measured outcome is written beside the goal
+    if name == "claims":  # county generalized: no county name left in the notes, counted
+        assert certificate["search"]["levels"]["county"] > 0
+        notes = release["claim_notes"]
+        for county in COUNTY_PROVINCE:
+            assert not notes.str.contains(rf"\b{re.escape(county)}\b").any(), county
+        counted = {s["name"]: s.get("counts") or {} for s in certificate["steps"]}
+        replaced = counted["redact"].get("LOCATION", 0) + sum(
+            counted.get("scrub_text", {}).values()
+        )
+        assert (
+            replaced
+            > 0.9
+            * len(release)
+            * original["claim_notes"].str.contains("|".join(COUNTY_PROVINCE)).mean()
+        )  # about one per note that names a county
 
 
 def _phones(rows: int = 600) -> pd.DataFrame:
@@ -311,3 +326,23 @@ def test_an_unreachable_goal_still_writes_a_policy_that_runs(key_env: str) -> No
     release = anonymize(frame, Policy.from_yaml(text))
     assert release.certificate.after.k >= 5
     assert "records kept" in text
+
+
+def test_a_release_in_batches_replaces_them_too(tmp_path: Path) -> None:
+    from veil.io import TableStream
+    from veil.privacy import anonymize_stream
+
+    source = tmp_path / "notes.csv"
+    _notes_table().to_csv(source, index=False)
+    policy = {"columns": {"county": {"role": "quasi_identifier"},
+                          "occupation": {"role": "quasi_identifier"},
+                          "gender": {"role": "quasi_identifier"},
+                          "notes": {"role": "insensitive"}},
+              "privacy": {"k": 5, "max_levels": {"gender": 0}}}  # fmt: skip
+    released = anonymize_stream(TableStream(source), policy, tmp_path / "out.csv", "csv",
+                                batch_rows=100)  # fmt: skip
+    notes = pd.read_csv(tmp_path / "out.csv")["notes"]
+    for county in COUNTY_PROVINCE:
+        assert not notes.str.contains(rf"\b{re.escape(county)}\b").any(), county
+    counted = {s.name: s.counts for s in released.certificate.steps}
+    assert counted["scrub_text"]["county"] == len(notes)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -10,6 +12,7 @@ from veil import anonymize
 from veil.criteria import KAnonymity
 from veil.privacy.suggest import suggest_policy, suggest_policy_yaml
 from veil.scan import scan
+from veil.scan.hierarchies import build_hierarchy
 
 
 @pytest.mark.parametrize("locale", ["en_KE", "en_US", "en_GB"])
@@ -46,14 +49,18 @@ def test_suggestions_per_entity(key_env: str) -> None:
     )
     policy = suggest_policy(scan(frame), frame, k=2)
     steps = {name: spec.steps for name, spec in policy.columns.items()}
-    mapping = steps["county"][0]["generalize"]["mapping"]
-    assert mapping["Nairobi (County)"] == "Nairobi"
-    assert mapping["Taita\u2013Taveta"] == "Coast"
-    assert steps["age"][0]["generalize"]["bins"][0] <= 18
-    assert steps["marital_status"][0]["generalize"]["other"] == "Not partnered"
     assert steps["email"] == [{"drop": {}}]
+    # quasi-identifiers get no step: the search generalizes them over the built hierarchies
+    assert steps["county"] == steps["age"] == steps["marital_status"] == []
     assert policy.privacy is not None
-    assert policy.privacy.models == [KAnonymity(k=2)]
+    assert KAnonymity(k=2) in policy.privacy.models
+    assert anonymize(frame, policy).certificate.after.k >= 2
+    # the hierarchy the search climbs: counties (as written) to their former provinces
+    county = {row[0]: row[1] for row in build_hierarchy("county", frame["county"]).table}
+    assert county["Nairobi (County)"] == "Nairobi"
+    assert county["Taita\u2013Taveta"] == "Coast"
+    marital = {row[0]: row[1] for row in build_hierarchy("m", frame["marital_status"]).table}
+    assert marital["Widowed"] == "Not partnered"
 
 
 def test_yaml_carries_the_evidence_and_a_key_file_not_a_key(key_env: str) -> None:
@@ -64,17 +71,18 @@ def test_yaml_carries_the_evidence_and_a_key_file_not_a_key(key_env: str) -> Non
     assert key_env not in text
 
 
-def test_suggestion_estimates_what_suppression_withholds(key_env: str) -> None:
-    frame, _ = make_table("en_US", 300, seed=5)
-    text = suggest_policy_yaml(scan(frame), frame, k=3)
-    assert "that is a lot: generalize the quasi-identifiers further, first" in text
+def test_the_outcome_written_is_what_the_release_does(key_env: str) -> None:
     from veil.demo import demo_data
 
     demo = demo_data()
     found = scan(demo)
     text = suggest_policy_yaml(found, demo, k=5)
-    withheld = anonymize(demo, suggest_policy(found, demo, k=5)).certificate.rows_suppressed
-    assert f"with the steps above, {withheld:,} records" in text  # the estimate is exact
-    # the event date (Date_of_entry) is a fifth quasi-identifier: the warning says so when due
-    assert ("that is a lot" in text) == (withheld / len(demo) > 0.2)
-    assert "- generalize:\n        date: decade" in text
+    release = anonymize(demo, suggest_policy(found, demo, k=5))
+    cert = release.certificate
+    kept = re.search(r"#   ([\d,]+) of ([\d,]+) records kept", text)
+    assert kept is not None
+    assert int(kept.group(1).replace(",", "")) == cert.rows_out
+    assert int(kept.group(2).replace(",", "")) == cert.rows_in
+    for name, level in (cert.search or {}).get("levels", {}).items():
+        assert re.search(rf"#   {re.escape(name)}: level {level} of \d+", text), name
+    assert cert.rows_out >= 0.95 * cert.rows_in  # the goal's 5% at most

@@ -110,8 +110,8 @@ def test_the_shuffle_reorders_every_row_and_the_release_verifies(
 
 @pytest.mark.usefixtures("key_env")
 def test_the_demo_policy_streams_with_every_step(tmp_path: Path) -> None:
-    """Pseudonyms, redaction, generalization and rare-combination suppression (counted over
-    every row in a pass of its own), batches of 64 rows: the in-memory release exactly."""
+    """Pseudonyms, redaction, the search's generalization with l-diversity and suppression,
+    batches of 64 rows: the in-memory release exactly."""
     from veil.data import sample
     from veil.privacy.suggest import suggest_policy_yaml
     from veil.scan import scan
@@ -122,7 +122,7 @@ def test_the_demo_policy_streams_with_every_step(tmp_path: Path) -> None:
     text = suggest_policy_yaml(scan(data), data, source=source.name)
     policy_path = tmp_path / "policy.yaml"
     policy_path.write_text(text + "\nkeep_order: true\n", encoding="utf-8")
-    assert "rare:" in text
+    assert "l: 2" in text
     assert "redact:" in text
     assert "pseudonymize:" in text
     memory = anonymize(data, str(policy_path))

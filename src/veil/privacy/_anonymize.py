@@ -18,7 +18,7 @@ from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.io import content_sha256, fingerprint
 from veil.policy import TREAT_IDENTIFIERS, Policy, PrivacySettings
-from veil.privacy._text import leftover_quasi, scrub_quasi
+from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
 from veil.privacy._verify import verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.decide import decide
@@ -404,10 +404,7 @@ def anonymize(
     if quasi:  # the generalized quasi-identifiers' values, out of the free text too
         frame, replaced = scrub_quasi(data, frame, quasi)
         if replaced:
-            shown = ", ".join(f"{name} {n:,}" for name, n in replaced.items())
-            records.append(StepRecord(
-                "scrub_text", "privacy", f"ScrubText(generalized values replaced in free "
-                f"text: {shown})", len(frame), frame.shape[1], counts=replaced))  # fmt: skip
+            records.append(scrub_record(replaced, len(frame), frame.shape[1]))
         leftover_quasi(data, frame, quasi)
 
     report.step("shuffling rows and measuring the release")

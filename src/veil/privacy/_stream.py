@@ -55,6 +55,7 @@ from veil.privacy._anonymize import (
     withheld_everything,
 )
 from veil.privacy._anonymize import searched as searched_node
+from veil.privacy._text import scrub_quasi, scrub_record
 from veil.privacy._verify import verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.lattice import FrequencyTable
@@ -249,7 +250,7 @@ def release_in_passes(
     # second pass (and a shuffle): apply, withhold, write, hash, count
     clock = time.perf_counter()
     measured = [*quasi, *sensitive[:1]] if quasi else []
-    produce = _Produce(steps, apply, _identifiers(plan))
+    produce = _Produce(steps, apply, _identifiers(plan), quasi)
     empty = list(_through(steps, sample.head(0)).columns)
     written, tallies = passes.release(produce, measured,
                                       False if plan.policy.keep_order else
@@ -372,15 +373,19 @@ class _Produce:
     steps: list[Any]
     apply: Callable[[pd.DataFrame], pd.DataFrame]
     identifiers: set[str]
+    quasi: list[str]
 
     def __call__(self, batch: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
         tallies: list[Any] = []
+        original = batch
         for step in self.steps:
             batch = step.transform.transform(batch)
             tallies.append((step.transform.tallies(), len(batch)))
             _mask_hides(step, self.identifiers)
         out = self.apply(batch)
-        tallies.append(({}, len(out)))
+        # the generalized quasi-identifiers' values, out of the free text too (row by row)
+        out, replaced = scrub_quasi(original, out, self.quasi)
+        tallies.append((replaced, len(out)))
         return out, tallies
 
 
@@ -389,11 +394,15 @@ def _records(records: list[StepRecord], steps: list[Any], tallies: list[list[Any
     """The step records with what each counted over every batch, in the batches' order."""
     totals: list[dict[str, Any]] = [{} for _ in steps]
     rows_after = [0] * (len(steps) + 1)
+    scrubbed: dict[str, int] = {}
     for batch in tallies:
         for i, (tally, rows) in enumerate(batch):
             rows_after[i] += rows
             if i < len(steps):
                 totals[i] = merge_tallies(totals[i], tally)
+            else:
+                for name, n in tally.items():
+                    scrubbed[name] = scrubbed.get(name, 0) + n
     out = []
     for i, record in enumerate(records):
         if i < len(steps):
@@ -405,6 +414,8 @@ def _records(records: list[StepRecord], steps: list[Any], tallies: list[list[Any
         else:
             out.append(StepRecord(record.name, record.where, record.description, rows_after[-1],
                                   width))  # fmt: skip
+    if scrubbed:
+        out.append(scrub_record(scrubbed, rows_after[-1], width))
     return out
 
 

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from veil.exceptions import CheckFailedError
+from veil.privacy.certificate import StepRecord
 
-__all__ = ["leftover_quasi", "scrub_quasi", "text_columns"]
+__all__ = ["leftover_quasi", "scrub_quasi", "scrub_record", "text_columns"]
 
 #: A value shorter than this, or with no letter, is not searched for in text (a code "A", an
 #: age "45" would match everywhere).
@@ -129,3 +130,10 @@ def leftover_quasi(before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[st
                     f"cells); redact {column!r} (or drop it) so the text does not undo "
                     f"{name}'s generalization"
                 )
+
+
+def scrub_record(replaced: dict[str, int], rows: int, width: int) -> StepRecord:
+    """The certificate's record of what ``scrub_quasi`` replaced, per quasi-identifier."""
+    shown = ", ".join(f"{name} {n:,}" for name, n in replaced.items())
+    return StepRecord("scrub_text", "privacy", f"ScrubText(generalized values replaced in "
+                      f"free text: {shown})", rows, width, counts=dict(replaced))  # fmt: skip

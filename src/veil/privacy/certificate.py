@@ -208,6 +208,11 @@ class Certificate:
             lines.append(f"Direct identifiers {verb}: {', '.join(names)}.")
         for column, reason in self.kept_identifiers.items():
             lines.append(f"Released as it is, on purpose: {column} ({reason}).")
+        for step in self.steps:
+            if step.name == "scrub_text" and step.counts:
+                shown = ", ".join(f"{name} {n:,}" for name, n in step.counts.items())
+                lines.append("Generalized quasi-identifiers' values replaced in the free text "
+                             f"too: {shown}.")  # fmt: skip
         by_scan = [d.column for d in self.decisions if d.by == "scan"]
         if by_scan:
             lines.append(f"Roles decided by the scan (not in the policy): {', '.join(by_scan)}.")

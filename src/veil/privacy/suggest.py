@@ -19,14 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
 from veil.exceptions import CheckFailedError, ParameterError, PolicyError
+from veil.frequency import COUNT
 from veil.policy import Policy
-from veil.privacy._anonymize import anonymize
-from veil.privacy.lattice import MAX_EXHAUSTIVE
+from veil.privacy._anonymize import anonymize, criteria_for, searched
+from veil.privacy.lattice import MAX_EXHAUSTIVE, FrequencyTable
 from veil.scan import ScanResult
+from veil.scan.hierarchies import build_hierarchy
 from veil.schema import ColumnRole
 from veil.suggest import DEFAULT_K, suggested_steps
 
@@ -62,13 +65,17 @@ class Outcome:
 
     @property
     def kept(self) -> float:
+        """The share of the records the release keeps."""
         return self.rows_out / self.rows_in if self.rows_in else 0.0
 
 
 def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str],
              goal: dict[str, Any]) -> Outcome:  # fmt: skip
     """Release the quasi-identifiers (and the sensitive column) under ``goal``: identifiers'
-    steps change no row, so the records kept and the levels are those of the whole release."""
+    steps change no row, so the records kept and the levels are those of the whole release.
+    ``data`` holding the ``COUNT`` column: the counts of a scan in passes (k alone)."""
+    if COUNT in data.columns:
+        return _measure_counts(data, quasi, goal)
     columns: dict[str, Any] = {q: {"role": "quasi_identifier"} for q in quasi}
     columns.update({s: {"role": "sensitive"} for s in sensitive})
     policy = {"columns": columns, "unlisted": "drop", "keep_order": True, "privacy": goal}
@@ -93,10 +100,45 @@ def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str],
     return outcome
 
 
-def _heights(data: pd.DataFrame, quasi: list[str]) -> dict[str, int]:
-    from veil.scan.hierarchies import build_hierarchy
+def _measure_counts(counts: pd.DataFrame, quasi: list[str], goal: dict[str, Any]) -> Outcome:
+    """``_measure`` on the counts of the quasi-identifiers' combinations a scan in passes
+    kept (a table larger than memory): the same search on the same hierarchies, the records
+    kept and classes read from the search's classes."""
+    outcome = Outcome(goal=goal)
+    weights = counts[COUNT].to_numpy()
+    privacy = Policy.from_dict({"privacy": goal}).privacy
+    assert privacy is not None
+    hierarchies = [build_hierarchy(q, counts[q], weights=weights) for q in quasi]
+    hierarchies = [h.up_to(privacy.max_levels[q]) if q in privacy.max_levels else h
+                   for q, h in zip(quasi, hierarchies, strict=True)]  # fmt: skip
+    table = FrequencyTable.from_counts(counts, quasi, hierarchies, count=COUNT)
+    models = criteria_for(privacy, None, {})
+    try:
+        result = searched(table, models, privacy, quasi, None)
+    except CheckFailedError as err:
+        outcome.failure = str(err)
+        return outcome
+    assert result.levels is not None
+    assert result.evaluation is not None
+    groups, failing = result.evaluation.groups, result.evaluation.failing
+    kept = ~failing & (groups.sizes > 0)
+    outcome.rows_in = table.rows
+    outcome.rows_out = int(groups.sizes[kept].sum())
+    outcome.classes = int(kept.sum())
+    outcome.k = int(groups.sizes[kept].min()) if kept.any() else 0
+    outcome.method = result.method
+    outcome.levels = dict(zip(quasi, result.levels, strict=True))
+    for i, (q, h, level) in enumerate(zip(quasi, hierarchies, result.levels, strict=True)):
+        labels = np.asarray(h.labels[level], dtype=object)[h.maps[level][groups.leaves[kept, i]]]
+        before, after = int(counts[q].nunique(dropna=False)), len(set(labels.tolist()))
+        outcome.distinct[q] = (before, after)
+        if after <= 1 < before:
+            outcome.wiped.append(q)
+    return outcome
 
-    return {q: build_hierarchy(q, data[q]).height for q in quasi}
+
+def _heights(data: pd.DataFrame, quasi: list[str], weights: Any = None) -> dict[str, int]:
+    return {q: build_hierarchy(q, data[q], weights=weights).height for q in quasi}
 
 
 def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: int,
@@ -106,7 +148,13 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
     kept below its top level (``max_levels``) while the goal is still met; where no
     generalization meets the goal, Mondrian's local recoding."""
     notes: list[str] = []
-    heights = _heights(data, quasi)
+    counted = COUNT in data.columns  # the counts of a scan in passes: no sensitive values
+    heights = _heights(data, quasi, data[COUNT].to_numpy() if counted else None)
+    if counted and sensitive and l is not None:
+        notes.append(f"distinct l = {l} on {sensitive[0]} is not suggested for a table read in "
+                     "passes (the scan counts no sensitive values): add it and the release "
+                     "measures it")  # fmt: skip
+        l = None  # noqa: E741
     goal: dict[str, Any] = {"k": k, "max_suppression": max_suppression}
     if math.prod(heights.values()) > MAX_EXHAUSTIVE:  # the heuristic: bounded, said in the file
         goal["time_limit"] = HEURISTIC_SECONDS
@@ -121,14 +169,14 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
         outcome = _measure(data, quasi, [], goal)
     if outcome.failure is None and outcome.wiped:
         goal, outcome = _keep_every_quasi(data, quasi, goal, outcome, heights, notes)
-    if outcome.failure is None and outcome.wiped:
+    if outcome.failure is None and outcome.wiped and not counted:  # Mondrian needs the rows
         local = _measure(data, quasi, list(goal.get("sensitive", [])), _mondrian_goal(goal))
         if local.failure is None and not local.wiped and local.kept >= outcome.kept:
             notes.append(f"the best full-domain generalization leaves {', '.join(outcome.wiped)} "
                          "with one value for everyone; Mondrian's local recoding (each class "
                          "generalized on its own) keeps every quasi-identifier")  # fmt: skip
             goal, outcome = local.goal, local
-    if outcome.failure is not None:
+    if outcome.failure is not None and not counted:
         detailed = max(quasi, key=lambda q: data[q].nunique())
         notes.append(f"no generalization meets the goal ({outcome.failure.split(';')[0]}); "
                      f"{detailed} is the most detailed quasi-identifier and blocks it most: "
@@ -213,7 +261,7 @@ def suggest_policy(
     key_file: str | None = None,
 ) -> Policy:
     """A validated starting policy for ``data`` from its scan (``data`` left out: a scan in
-    passes, whose goal is written but measured only by the release)."""
+    passes, fitted on the counts it kept)."""
     text = suggest_policy_yaml(result, data, k=k, key_file=key_file)
     return Policy.from_yaml(text, source="suggested policy")
 
@@ -261,6 +309,8 @@ def suggest_policy_yaml(
     quasi = result.quasi_identifiers
     sensitive = [c.name for c in result.columns if c.role is ColumnRole.SENSITIVE]
     goal: dict[str, Any] = {"k": k}
+    if data is None:  # a scan in passes: fitted on the counts of the QIs' combinations it kept
+        data = result.counts
     if quasi and data is not None:
         outcome, notes = fit_goal(data, quasi, sensitive, k=k, l=l,
                                   max_suppression=max_suppression)  # fmt: skip
@@ -273,14 +323,13 @@ def suggest_policy_yaml(
             lines.append(f"# {', '.join(outcome.wiped)}: one value for everyone; for more "
                          "detail allow more suppression, drop a quasi-identifier, or use "
                          "method: mondrian")  # fmt: skip
-    elif quasi:
-        goal = {"k": k, "max_suppression": max_suppression}
-        lines.append("# the goal: the search chooses each quasi-identifier's level when the "
-                     "release runs (a table read in passes is measured there)")  # fmt: skip
     lines += [
         "# checked on the release: every person shares their quasi-identifiers with k-1 others",
         "privacy:",
     ]
+    if "max_levels" in goal:
+        lines.append("# max_levels: the highest level of each hierarchy the search may choose "
+                     "(so that none is left with one value for everyone)")  # fmt: skip
     block = yaml.safe_dump(goal, sort_keys=False, default_flow_style=False, allow_unicode=True)
     lines.extend("  " + line for line in block.rstrip("\n").splitlines())
     return "\n".join(lines) + "\n"

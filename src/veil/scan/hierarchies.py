@@ -106,8 +106,9 @@ def build_hierarchy(
 
     >>> import pandas as pd
     >>> from veil.scan.hierarchies import build_hierarchy
-    >>> build_hierarchy("county", pd.Series(["Nyeri", "Kiambu", "Kisumu"])).table[0]
-    ['Kiambu', 'Central', 'Kenya', '*']
+    >>> counties = pd.Series(["Nyeri", "Kiambu", "Kisumu", "Siaya", "Mombasa"])
+    >>> build_hierarchy("county", counties).table[0]
+    ['Kiambu', 'Central', 'Central / Nyanza', '*']
     """
     if not pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_datetime64_any_dtype(
         values

@@ -252,7 +252,7 @@ def find_quasi(text: str, entities: Collection[str] | None = None) -> list[Span]
     if entities is None or DATE in entities:
         spans += [Span(DATE, m.start(), m.end(), 0.9) for m in _DATE_IN_TEXT.finditer(text)]
     if entities is None or LOCATION in entities:
-        places = words.places()
+        places = words.text_places()
         for match in _PLACE_RUN.finditer(text):
             run = match.group(0).split()
             # the longest known place at each word of the run

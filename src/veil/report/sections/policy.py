@@ -59,13 +59,24 @@ def _section(cert: Certificate, data: pd.DataFrame) -> Section:
             return f"policy, kept as is: {d.reason}"
         return d.by
 
+    search = cert.search or {}
+    levels = search.get("levels") or {}
+    done = {name: list(per_column.get(name, [])) for name in cert.columns_in}
+    for name, level in levels.items():
+        if level and name in done:
+            done[name].append(f"generalized by the search (hierarchy level {level})")
+    if search.get("method") == "mondrian":
+        for name in cert.quasi_identifiers:
+            if name in done:
+                done[name].append("generalized by Mondrian (each class on its own)")
+    scrubbed = {n for s in cert.steps if s.name == "scrub_text" for n in (s.counts or {})}
     rows = tuple(
         (
             name,
             cert.roles.get(name, "insensitive"),
             why(name),
-            "; ".join(per_column.get(name, [])) or "unchanged",
-            ("transformed" if name in per_column else "as is") if name in released else "no",
+            "; ".join(done[name]) or "unchanged",
+            ("transformed" if done[name] else "as is") if name in released else "no",
         )
         for name in cert.columns_in
     )
@@ -104,13 +115,23 @@ def _section(cert: Certificate, data: pd.DataFrame) -> Section:
         text.append(
             f"Privacy goals asked for: {goals}" + (f" ({settings})" if settings else "") + "."
         )
-    search = cert.search or {}
-    if search.get("levels"):
+    if scrubbed:
+        text.append(
+            "The original values of the generalized quasi-identifiers "
+            f"{', '.join(sorted(scrubbed))} were replaced in the free text too "
+            f"({'; '.join(s.description for s in cert.steps if s.name == 'scrub_text')})."
+        )
+    if levels:
+
+        def shown(name: str) -> str:
+            values = data[name].dropna().astype(str).value_counts() if name in data else None
+            return ", ".join(values.index[:3]) if values is not None else ""
+
         tables.append(
             Table(
                 "Generalization chosen by the search",
-                ("quasi-identifier", "hierarchy level"),
-                tuple(search["levels"].items()),
+                ("quasi-identifier", "hierarchy level", "most common released values"),
+                tuple((name, level, shown(name)) for name, level in levels.items()),
                 note=(
                     f"{search.get('method', '')} search, "
                     f"{'proven optimal' if search.get('optimal') else 'not proven optimal'}"

@@ -101,9 +101,10 @@ class EventDateRecognizer:
 
 
 def _record_key(column: ColumnSample) -> tuple[float, str] | None:
-    """(score, detail) when a column is distinct whole numbers with no skew: row numbers, a
-    survey's respondent ids, auto-increment keys (a run: at most twice as many numbers as
-    values span them) or a surrogate key drawn at random; None otherwise."""
+    """(score, detail) when a column is distinct whole numbers with no skew: row numbers and
+    auto-increment keys (a run: at most twice as many numbers as values span them), or a
+    surrogate key drawn at random (respondent ids) under a name that says nothing else (a key's
+    name, or an opaque one: a distinct ``MonthlyRate`` is a measurement); None otherwise."""
     if column.kind != "numeric" or column.n_valid < 20:
         return None
     if column.n_distinct < 0.999 * column.n_valid:
@@ -117,6 +118,11 @@ def _record_key(column: ColumnSample) -> tuple[float, str] | None:
             f"{column.n_distinct:,} distinct whole numbers from {values.low:,.0f} to "
             f"{values.high:,.0f}: a run, as row numbers and auto-increment keys are"
         )
+    from veil.scan.hints import KEY, is_opaque, read_name
+
+    said = {hint.entity for hint in read_name(column.name)}
+    if not (is_opaque(column.name) or said & {KEY, "RECORD_KEY"}):
+        return None
     return 0.75, (
         f"{column.n_distinct:,} distinct whole numbers spread evenly from {values.low:,.0f} to "
         f"{values.high:,.0f}: a surrogate key (a respondent or record id), not a measurement"

@@ -148,6 +148,20 @@ def places() -> frozenset[str]:
     return frozenset(normalize_place(w) for w in words) - {""}
 
 
+@cache
+def text_places() -> frozenset[str]:
+    """Places searched for inside free text: the countries' own gazetteers (Kenya's counties
+    and provinces), major world cities and country names. Narrower than ``places``: the city
+    lists of every Faker locale hold words a sentence uses otherwise ("Est", "Quam", "Man")."""
+    from veil.scan.recognizers.countries import country_places
+
+    words = set(country_places()) | set(WORLD_CITIES)
+    for locale in ("en_US", "en_GB"):  # English names (other locales' lists hold
+        module = importlib.import_module(f"faker.providers.address.{locale}")  # "Man", "Quam")
+        words.update(w for w in getattr(module.Provider, "countries", ()) if isinstance(w, str))
+    return frozenset(normalize_place(w) for w in words) - {""}
+
+
 #: Capitalized words that are not people's names in a note even when some locale has them as
 #: one ("Call", "Will", "May", "Grace period", "Doctor"): English function words and the words
 #: of business, clinical and Swahili notes that Faker's lists also hold.
