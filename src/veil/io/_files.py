@@ -266,7 +266,10 @@ def _parse_csv(data: bytes, encoding: str, sep: str, header: list[str]) -> pa.Ta
                 # the header's names as veil reads them (spaces trimmed: " State-gov"), so
                 # every column is read as text whatever its header holds
                 read_options=pacsv.ReadOptions(
-                    encoding=encoding, use_threads=True, block_size=block, skip_rows=1,
+                    encoding=encoding,
+                    use_threads=True,
+                    block_size=block,
+                    skip_rows=1,
                     column_names=header,
                 ),
                 parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),

@@ -342,7 +342,10 @@ def _in_a_table_of_its_kind(findings: list[ColumnFinding]) -> list[ColumnFinding
         out = []
         for finding in findings:
             phrase = names_one_of(finding.name, info.table_hints)
-            if finding.role is ColumnRole.INSENSITIVE and phrase is not None:
+            # a name read another way elsewhere ("grade": a school year in a survey) is this
+            # kind's in a table of it (a tumour's grade), unless its values said otherwise
+            named_only = finding.evidence.startswith("name ")
+            if phrase is not None and (finding.role is ColumnRole.INSENSITIVE or named_only):
                 evidence = (
                     f"name {finding.name!r} reads as {phrase!r}, {info.label} in a table where "
                     f"{n} of {len(findings)} columns are"

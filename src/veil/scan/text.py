@@ -213,9 +213,9 @@ def find_entities(text: str, entities: Collection[str] | None = None) -> list[Sp
 
 
 def text_entities() -> tuple[str, ...]:
-    """The entities searched for inside text, in declaration order: the direct identifiers,
-    then the quasi-identifiers (``QUASI_IN_TEXT``), which ``redact`` replaces too."""
-    return tuple(dict.fromkeys([*(s.entity for s in _searchers()), PERSON, *QUASI_IN_TEXT]))
+    """The direct identifiers searched for inside text, in declaration order (``redact``
+    replaces the quasi-identifiers of ``QUASI_IN_TEXT`` too)."""
+    return tuple(dict.fromkeys([*(s.entity for s in _searchers()), PERSON]))
 
 
 #: Quasi-identifiers searched for inside text by ``find_quasi``: places from the gazetteers

@@ -104,9 +104,9 @@ class Redact(ColumnTransform):
         self.random_state = random_state
 
     def _validate(self) -> None:
-        from veil.scan.text import text_entities
+        from veil.scan.text import QUASI_IN_TEXT, text_entities
 
-        known = text_entities()
+        known = (*text_entities(), *QUASI_IN_TEXT)
         unknown = [e for e in self.entities or () if e not in known]
         if unknown:
             raise ParameterError(

@@ -492,6 +492,19 @@ ENTITIES: tuple[Entity, ...] = (
             "constituency",
             "sub county",
             "residence county",
+            "south",
+            "north",
+            "northeast",
+            "midwest",
+            "smsa",
+            "msa",
+            "metro",
+            "urban",
+            "rural",
+            "fips",
+            "state fips",
+            "state fips code",
+            "region code",
             "kaunti",
             "mji",
             "mahali",
@@ -538,6 +551,13 @@ ENTITIES: tuple[Entity, ...] = (
             "employed",
             "self employed",
             "selfemp",
+            "rank",
+            "academic rank",
+            "discipline",
+            "wrkstat",
+            "work status",
+            "labor force",
+            "labour force",
             "student",
             "is student",
             "workclass",
@@ -565,7 +585,23 @@ HOUSEHOLD = Entity(
         "idadi ya watoto",
     ),
 )  # fmt: skip
-ENTITIES = (*ENTITIES, HOUSEHOLD)
+NATIONALITY = Entity(
+    "NATIONALITY",
+    "quasi_identifier",
+    label="a citizenship or country of birth",
+    hints=(
+        "citizen", "citizenship", "nationality", "country of birth", "birthplace",
+        "birth country", "native country", "immigrant", "foreign born", "uraia", "utaifa",
+    ),
+)  # fmt: skip
+BODY = Entity(
+    "BODY",
+    "quasi_identifier",
+    label="a body measurement (height, weight), which others see",
+    hints=("height", "weight", "body weight", "stature", "height cm", "weight kg",
+           "height m", "uzito", "urefu"),
+)  # fmt: skip
+ENTITIES = (*ENTITIES, HOUSEHOLD, NATIONALITY, BODY)
 
 #: Value patterns, asked first (countries' patterns follow them).
 PATTERNS = (EMAIL, PHONE, NUMERIC_PHONE, URL, IP_ADDRESS, CREDIT_CARD, IBAN)

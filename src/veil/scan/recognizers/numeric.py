@@ -100,11 +100,12 @@ class EventDateRecognizer:
         return Evidence(self.entity, 0.65, detail, heuristic=True)
 
 
-def _record_key(column: ColumnSample) -> tuple[float, str] | None:
-    """(score, detail) when a column is distinct whole numbers with no skew: row numbers and
-    auto-increment keys (a run: at most twice as many numbers as values span them), or a
-    surrogate key drawn at random (respondent ids) under a name that says nothing else (a key's
-    name, or an opaque one: a distinct ``MonthlyRate`` is a measurement); None otherwise."""
+def _record_key(column: ColumnSample) -> tuple[float, str, bool] | None:
+    """(score, detail, whether read from the distribution alone) when a column is distinct
+    whole numbers with no skew: row numbers and auto-increment keys (a run: at most twice as
+    many numbers as values span them: sure), or a surrogate key drawn at random (respondent
+    ids: heuristic, so a meaningful name that says otherwise, ``MonthlyRate``, outweighs it and
+    a key's name, ``rownames``, confirms it); None otherwise."""
     if column.kind != "numeric" or column.n_valid < 20:
         return None
     if column.n_distinct < 0.999 * column.n_valid:
@@ -114,18 +115,21 @@ def _record_key(column: ColumnSample) -> tuple[float, str] | None:
         return None
     span = values.high - values.low + 1
     if span <= 2 * column.n_valid:
-        return 0.95, (
-            f"{column.n_distinct:,} distinct whole numbers from {values.low:,.0f} to "
-            f"{values.high:,.0f}: a run, as row numbers and auto-increment keys are"
+        return (
+            0.95,
+            (
+                f"{column.n_distinct:,} distinct whole numbers from {values.low:,.0f} to "
+                f"{values.high:,.0f}: a run, as row numbers and auto-increment keys are"
+            ),
+            False,
         )
-    from veil.scan.hints import KEY, is_opaque, read_name
-
-    said = {hint.entity for hint in read_name(column.name)}
-    if not (is_opaque(column.name) or said & {KEY, "RECORD_KEY"}):
-        return None
-    return 0.75, (
-        f"{column.n_distinct:,} distinct whole numbers spread evenly from {values.low:,.0f} to "
-        f"{values.high:,.0f}: a surrogate key (a respondent or record id), not a measurement"
+    return (
+        0.6,
+        (
+            f"{column.n_distinct:,} distinct whole numbers spread evenly from {values.low:,.0f} to "
+            f"{values.high:,.0f}: a surrogate key (a respondent or record id), not a measurement"
+        ),
+        True,
     )
 
 
@@ -139,7 +143,10 @@ class RecordKeyRecognizer:
     def check(self, column: ColumnSample) -> Evidence | None:
         """Evidence of a record key: distinct whole numbers, unskewed (``_record_key``)."""
         found = _record_key(column)
-        return None if found is None else Evidence(self.entity, found[0], found[1])
+        if found is None:
+            return None
+        score, detail, heuristic = found
+        return Evidence(self.entity, score, detail, heuristic=heuristic)
 
 
 class UniqueNumberRecognizer:
@@ -153,7 +160,8 @@ class UniqueNumberRecognizer:
         """Evidence of a near-unique measurement: numbers, at least 90% of them distinct."""
         if column.kind != "numeric" or column.n_valid < 50 or column.distinct_ratio < 0.9:
             return None
-        if _record_key(column) is not None:  # a key, not a measurement
+        key = _record_key(column)
+        if key is not None and not key[2]:  # a run of row numbers, not a measurement
             return None
         detail = (
             f"{column.n_distinct:,} distinct values in {column.n_valid:,} rows "
@@ -218,6 +226,11 @@ ENTITIES: tuple[Entity, ...] = (
             "created",
             "created at",
             "claim date",
+            "year",
+            "census year",
+            "survey year",
+            "interview year",
+            "wave",
             "reading time",
             "tarehe",
             "tarehe ya kujiunga",
@@ -267,6 +280,12 @@ ENTITIES: tuple[Entity, ...] = (
             "birth date",
             "birthdate",
             "birthday",
+            "birth year",
+            "year of birth",
+            "yob",
+            "birth month",
+            "birth quarter",
+            "birth qrtr",
             "born",
             "tarehe ya kuzaliwa",
             "kuzaliwa",

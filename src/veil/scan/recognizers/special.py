@@ -102,7 +102,8 @@ ENTITIES: tuple[Entity, ...] = (
     # and surveys alike, so generalized like age (and listed as special category)
     Entity("ETHNICITY", "quasi_identifier", label="racial or ethnic origin",
            hints=("race", "ethnicity", "ethnic", "ethnic group", "ethnic origin", "tribe",
-                  "nonwhite", "non white", "language", "mother tongue", "first language",
+                  "nonwhite", "non white", "white", "black", "hispanic", "latino", "ethn",
+                  "race general", "language", "lang", "mother tongue", "first language",
                   "kabila", "lugha")),
     Entity("RELIGION", "sensitive", label="religious belief",
            hints=("religion", "religious", "faith", "denomination", "belief", "beliefs",
