@@ -360,3 +360,33 @@ def test_a_release_in_batches_replaces_them_too(tmp_path: Path) -> None:
         assert not notes.str.contains(rf"\b{re.escape(county)}\b").any(), county
     counted = {s.name: s.counts for s in released.certificate.steps}
     assert counted["scrub_text"]["county"] == len(notes)
+
+
+def test_row_numbers_are_no_feature_of_latent_masking_or_federated_learning() -> None:
+    from veil.federated._data import personal_columns
+    from veil.learn.latent._release import _identifiers
+
+    frame = pd.read_csv(DATA / TABLES["Wage"][0])
+    direct, quasi = _identifiers(frame)
+    assert "rownames" in direct
+    assert "rownames" not in quasi
+    assert "rownames" in personal_columns(frame)  # left out of every party's features
+
+
+def test_without_a_key_the_suggestion_makes_one_so_the_policy_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("VEIL_KEY", raising=False)
+    source = _copy("claims", tmp_path)
+    policy = tmp_path / "p.yaml"
+    code, err = _cli(["scan", source, "--suggest-policy", policy], capsys)
+    assert code == 0, err
+    key = tmp_path / "p.key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    assert "key_file: p.key" in policy.read_text()
+    assert key.read_text().strip() not in policy.read_text()  # a path, never the key
+    code, err = _cli(["anonymize", source, "--policy", policy, "-o", tmp_path / "r.csv"], capsys)
+    assert code == 0, err
+    again = key.read_text()
+    assert _cli(["scan", source, "--suggest-policy", policy, "--force"], capsys)[0] == 0
+    assert key.read_text() == again  # kept: the pseudonyms stay the same

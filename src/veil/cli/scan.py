@@ -3,6 +3,7 @@ be generalized."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -98,7 +99,9 @@ def scan(
     """Find the personal data in DATA, column by column, with evidence (and, for a sample,
     the population-uniqueness estimates). A table larger than memory is scanned in batches
     (--streaming) or on a Dask cluster (--backend dask): the sample decides, every row confirms."""
+    from veil.demo import ensure_key_file
     from veil.io import OutputSet, TableStream, read
+    from veil.keys import DEFAULT_KEY_ENV
     from veil.privacy.suggest import suggest_policy_yaml
     from veil.scan import scan as run
     from veil.scan import scan_stream
@@ -138,15 +141,28 @@ def scan(
             say(f"reading {_source(data)}")
             frame = read(data, **options)
             result = run(frame, progress=say, **measures)
+    made_key = None
     if suggest is not None:  # on the table, or on the counts a scan in passes kept
-        text = suggest_policy_yaml(result, frame, source=Path(data).name)
+        # no key of the user's: pseudonyms get one in a file beside the policy (only its owner
+        # reads it), so that the policy runs at the first try; VEIL_KEY replaces it
+        key = None if DEFAULT_KEY_ENV in os.environ else suggest.with_suffix(".key").name
+        text = suggest_policy_yaml(result, frame, source=Path(data).name, key_file=key)
         with outputs:
             outputs.stage(suggest).write_text(text, encoding="utf-8")
+        if key is not None and f"key_file: {key}" in text:
+            made_key = suggest.parent / key
+            if made_key.exists():
+                made_key = None  # an earlier run's key, kept so pseudonyms stay the same
+            else:
+                ensure_key_file(suggest.parent / key)
     if fmt == "json":
         out.print_json(result.to_json())
         return
     _print_scan(result)
     if suggest is not None:
+        if made_key is not None:
+            out.print(f"made a pseudonymization key in {made_key} (only you can read it; keep "
+                      "it secret, or set VEIL_KEY to use your own)", markup=False)  # fmt: skip
         out.print(f"wrote a starting policy to {suggest}: edit it, then run")
         out.print(f"  veil anonymize {data} --policy {suggest} -o release.csv")
 
