@@ -97,7 +97,9 @@ def test_moments_merged_in_any_split_equal_the_whole() -> None:
     assert merged.m3 == pytest.approx(whole.m3, rel=1e-9)
 
 
-def test_the_command_scans_in_batches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_scans_in_batches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key_env: str
+) -> None:
     data = str(DEMO_DATA)
     assert main(["scan", data, "--in-memory", "--format", "json"]) == 0
     whole = json.loads(capsys.readouterr().out)

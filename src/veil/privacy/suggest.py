@@ -71,11 +71,13 @@ class Outcome:
 
 def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str],
              goal: dict[str, Any]) -> Outcome:  # fmt: skip
-    """Release the quasi-identifiers (and the sensitive column) under ``goal``: identifiers'
-    steps change no row, so the records kept and the levels are those of the whole release.
-    ``data`` holding the ``COUNT`` column: the counts of a scan in passes (k alone)."""
+    """What ``goal`` achieves on ``data``: the search on the counts of the quasi-identifiers'
+    combinations (``data`` holding ``COUNT``, with the sensitive column when it is in
+    ``sensitive``), or Mondrian's local recoding on the rows, released with ``anonymize``.
+    Identifiers' steps change no row, so the records kept and the levels are those of the
+    whole release."""
     if COUNT in data.columns:
-        return _measure_counts(data, quasi, goal)
+        return _measure_counts(data, quasi, sensitive, goal)
     columns: dict[str, Any] = {q: {"role": "quasi_identifier"} for q in quasi}
     columns.update({s: {"role": "sensitive"} for s in sensitive})
     policy = {"columns": columns, "unlisted": "drop", "keep_order": True, "privacy": goal}
@@ -100,10 +102,17 @@ def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str],
     return outcome
 
 
-def _measure_counts(counts: pd.DataFrame, quasi: list[str], goal: dict[str, Any]) -> Outcome:
-    """``_measure`` on the counts of the quasi-identifiers' combinations a scan in passes
-    kept (a table larger than memory): the same search on the same hierarchies, the records
-    kept and classes read from the search's classes."""
+def _counted(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The distinct combinations of ``columns`` with how many rows hold each (``COUNT``)."""
+    return data.groupby(columns, dropna=False, sort=False, observed=True).size() \
+        .rename(COUNT).reset_index()  # fmt: skip
+
+
+def _measure_counts(counts: pd.DataFrame, quasi: list[str], sensitive: list[str],
+                    goal: dict[str, Any]) -> Outcome:  # fmt: skip
+    """``_measure`` on counts (of the table in memory, or those a scan in passes kept): the
+    release's search on the same hierarchies, the records kept and classes read from the
+    search's classes; as fast as the search, whatever the table's size."""
     outcome = Outcome(goal=goal)
     weights = counts[COUNT].to_numpy()
     privacy = Policy.from_dict({"privacy": goal}).privacy
@@ -111,8 +120,10 @@ def _measure_counts(counts: pd.DataFrame, quasi: list[str], goal: dict[str, Any]
     hierarchies = [build_hierarchy(q, counts[q], weights=weights) for q in quasi]
     hierarchies = [h.up_to(privacy.max_levels[q]) if q in privacy.max_levels else h
                    for q, h in zip(quasi, hierarchies, strict=True)]  # fmt: skip
-    table = FrequencyTable.from_counts(counts, quasi, hierarchies, count=COUNT)
-    models = criteria_for(privacy, None, {})
+    target = sensitive[0] if sensitive and any(m.needs_sensitive for m in privacy.models) \
+        else None  # fmt: skip
+    table = FrequencyTable.from_counts(counts, quasi, hierarchies, sensitive=target, count=COUNT)
+    models = criteria_for(privacy, target, {})
     try:
         result = searched(table, models, privacy, quasi, None)
     except CheckFailedError as err:
@@ -145,11 +156,16 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
              l: int | None, max_suppression: float) -> tuple[Outcome, list[str]]:  # noqa: E741  # fmt: skip
     """The goal the suggestion writes and what it achieved, with notes on what was tried:
     k (and l where reachable) by the optimal search; a quasi-identifier the optimum wipes is
-    kept below its top level (``max_levels``) while the goal is still met; where no
-    generalization meets the goal, Mondrian's local recoding."""
+    kept below its top level (``max_levels``) while the goal is still met; where only local
+    recoding keeps every quasi-identifier, or no generalization meets the goal, Mondrian.
+    ``data``: the rows, or the counts a scan in passes kept (``COUNT``; no sensitive values,
+    so no l, and no Mondrian, which needs the rows). The searches run on the counts of the
+    combinations, so the suggestion costs a few searches, not a few releases."""
     notes: list[str] = []
-    counted = COUNT in data.columns  # the counts of a scan in passes: no sensitive values
-    heights = _heights(data, quasi, data[COUNT].to_numpy() if counted else None)
+    counted = COUNT in data.columns
+    rows = None if counted else data
+    counts = data if counted else _counted(data, [*quasi, *sensitive[:1]])
+    heights = _heights(counts, quasi, counts[COUNT].to_numpy())
     if counted and sensitive and l is not None:
         notes.append(f"distinct l = {l} on {sensitive[0]} is not suggested for a table read in "
                      "passes (the scan counts no sensitive values): add it and the release "
@@ -160,30 +176,30 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
         goal["time_limit"] = HEURISTIC_SECONDS
     if sensitive and l is not None:
         goal.update({"l": l, "sensitive": sensitive[:1]})
-    outcome = _measure(data, quasi, sensitive[:1] if "l" in goal else [], goal)
+    outcome = _measure(counts, quasi, sensitive[:1], goal)
     if outcome.failure is not None and "l" in goal:
         notes.append(f"distinct l = {l} on {sensitive[0]} cannot be reached with at most "
                      f"{max_suppression:.0%} withheld ({outcome.failure.split(';')[0]}); the "
                      "goal is k alone")  # fmt: skip
         goal = {key: value for key, value in goal.items() if key not in {"l", "sensitive"}}
-        outcome = _measure(data, quasi, [], goal)
+        outcome = _measure(counts, quasi, [], goal)
     if outcome.failure is None and outcome.wiped:
-        goal, outcome = _keep_every_quasi(data, quasi, goal, outcome, heights, notes)
-    if outcome.failure is None and outcome.wiped and not counted:  # Mondrian needs the rows
-        local = _measure(data, quasi, list(goal.get("sensitive", [])), _mondrian_goal(goal))
+        goal, outcome = _keep_every_quasi(counts, quasi, goal, outcome, heights, notes)
+    if outcome.failure is None and outcome.wiped and rows is not None:
+        local = _measure(rows, quasi, list(goal.get("sensitive", [])), _mondrian_goal(goal))
         if local.failure is None and not local.wiped and local.kept >= outcome.kept:
             notes.append(f"the best full-domain generalization leaves {', '.join(outcome.wiped)} "
                          "with one value for everyone; Mondrian's local recoding (each class "
                          "generalized on its own) keeps every quasi-identifier")  # fmt: skip
             goal, outcome = local.goal, local
-    if outcome.failure is not None and not counted:
-        detailed = max(quasi, key=lambda q: data[q].nunique())
+    if outcome.failure is not None and rows is not None:
+        detailed = max(quasi, key=lambda q: rows[q].nunique())
         notes.append(f"no generalization meets the goal ({outcome.failure.split(';')[0]}); "
                      f"{detailed} is the most detailed quasi-identifier and blocks it most: "
                      "method mondrian (local recoding) is used instead; local_suppression "
                      "or fewer quasi-identifiers are the other ways")  # fmt: skip
         goal = _mondrian_goal({"k": k})
-        outcome = _measure(data, quasi, [], goal)
+        outcome = _measure(rows, quasi, [], goal)
     outcome.heights = heights
     return outcome, notes
 
