@@ -15,7 +15,6 @@ free text redacted.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -247,10 +246,6 @@ def _keep_every_quasi(data: pd.DataFrame, quasi: list[str], goal: dict[str, Any]
         notes.append(f"keeping {', '.join(outcome.wiped)} from one value for everyone misses "
                      "the goal: the search generalizes them fully")  # fmt: skip
     return goal, outcome
-
-
-def _flow(values: Sequence[str]) -> str:
-    return yaml.safe_dump(list(values), default_flow_style=True).strip()
 
 
 def _outcome_lines(outcome: Outcome, quasi: list[str]) -> list[str]:
