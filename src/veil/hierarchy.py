@@ -406,13 +406,21 @@ def numeric_hierarchy(
         widths.pop()  # one interval holding every value but the tails: as good as *
     # the last level before *: two halves at a multiple of the widest width near the median
     # (ARX's [0, 50), [50, 100)), so the search can keep a number with just two values
-    # (the widest width that has a multiple inside the range, and no level wider than it)
-    median, halves, middle = _weighted_quantile(numbers, w, 0.5), False, 0.0
+    # (at a multiple of the widest width that splits the rows between a fifth and four
+    # fifths, else of the width that splits them most evenly; no level wider than it stays)
+    median, total = _weighted_quantile(numbers, w, 0.5), float(w.sum())
+    candidates = []
     for j in range(len(widths) - 1, -1, -1):
-        middle = round(round(median / widths[j]) * widths[j], digits)
-        if bottom < middle < top:
-            halves, widths = True, widths[: j + 1]
-            break
+        cut = round(round(median / widths[j]) * widths[j], digits)
+        if bottom < cut < top:
+            share = float(w[numbers < cut].sum()) / total
+            candidates.append((not 0.2 <= share <= 0.8, abs(share - 0.5) if share else 1.0,
+                               -j, cut))  # fmt: skip
+    halves = bool(candidates)
+    middle = 0.0
+    if halves:
+        first = min(candidates, key=lambda c: (c[0], c[1] if c[0] else 0.0, c[2]))
+        middle, widths = first[3], widths[: -first[2] + 1]
 
     def label(x: float, w: float) -> str:
         if x < bottom:
