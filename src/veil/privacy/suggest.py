@@ -192,15 +192,35 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
                          "generalized on its own) keeps every quasi-identifier")  # fmt: skip
             goal, outcome = local.goal, local
     if outcome.failure is not None and rows is not None:
-        detailed = max(quasi, key=lambda q: rows[q].nunique())
+        blocker = _blocking(counts, quasi, k)
         notes.append(f"no generalization meets the goal ({outcome.failure.split(';')[0]}); "
-                     f"{detailed} is the most detailed quasi-identifier and blocks it most: "
-                     "method mondrian (local recoding) is used instead; local_suppression "
-                     "or fewer quasi-identifiers are the other ways")  # fmt: skip
+                     f"{blocker} blocks it most (with every other quasi-identifier at its "
+                     "coarsest level short of *, leaving it out releases the most records): "
+                     "method mondrian (local recoding) is used instead; local_suppression or "
+                     f"fewer quasi-identifiers (without {blocker}) are the other ways")  # fmt: skip
         goal = _mondrian_goal({"k": k})
         outcome = _measure(rows, quasi, [], goal)
     outcome.heights = heights
     return outcome, notes
+
+
+def _blocking(counts: pd.DataFrame, quasi: list[str], k: int) -> str:
+    """The quasi-identifier that keeps the most records from a goal of ``k``: with each at
+    its coarsest level short of ``*``, the one whose removal leaves the fewest records in
+    classes smaller than ``k``."""
+    weights = counts[COUNT].to_numpy()
+    coarse = pd.DataFrame(index=counts.index)
+    for q in quasi:
+        h = build_hierarchy(q, counts[q], weights=weights)
+        level = max(h.height - 2, 0)
+        coarse[q] = np.asarray(h.labels[level], dtype=object)[h.maps[level][h.encode(counts[q])]]
+
+    def small(columns: list[str]) -> int:
+        sizes = pd.Series(weights, index=coarse.index).groupby(
+            [coarse[c] for c in columns], dropna=False).transform("sum")  # fmt: skip
+        return int(weights[sizes.to_numpy() < k].sum())
+
+    return min(quasi, key=lambda q: small([c for c in quasi if c != q]) if len(quasi) > 1 else 0)
 
 
 def _mondrian_goal(goal: dict[str, Any]) -> dict[str, Any]:
