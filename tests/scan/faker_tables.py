@@ -125,7 +125,8 @@ def make_table(locale: str, rows: int = 400, *, seed: int = 0, opaque: bool = Fa
         # 1,470) singles them out as an ID would (issue 15): a quasi-identifier
         "monthly_rate": ("quasi_identifier", "UNIQUE_NUMBER",
                          lambda n: list(rng.integers(2_000, 27_000, n))),
-        "dependents": ("insensitive", None, lambda n: list(rng.integers(0, 6, n))),
+        # a household's size: a quasi-identifier a person names (the issue of first tries)
+        "dependents": ("quasi_identifier", "HOUSEHOLD", lambda n: list(rng.integers(0, 6, n))),
         # when a person joined is an event someone saw (issue 15): a QI
         "signup_date": ("quasi_identifier", "EVENT_DATE",
                         lambda n: list(pd.Timestamp("2016-01-01")
