@@ -109,7 +109,7 @@ def test_demo_report_renders_in_chromium(browser: Any, demo_run: DemoResult) -> 
         assert figure["ink"] > 0.01, figure["alt"]  # something is drawn
         assert figure["colours"] > 3, figure["alt"]
     body = page.inner_text("body")
-    assert "Every person shares their County, Gender, Marital_status, Age" in body
+    assert "Every person shares their County, Gender, Marital_status, No_of_dependents, Age" in body
     assert "records released of 1,001" in body
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / "demo-report.png"
