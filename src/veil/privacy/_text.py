@@ -10,6 +10,8 @@ import re
 from collections.abc import Sequence
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from veil.exceptions import CheckFailedError
 from veil.privacy.certificate import StepRecord
@@ -55,6 +57,24 @@ def _pattern(values: list[str]) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, values)) + r")(?!\w)", re.I)
 
 
+def _hits(cells: pd.Series, values: list[str], pattern: re.Pattern[str]) -> pd.Series:
+    """Which cells hold one of ``values`` as whole words: Arrow's RE2 kernel first (linear in
+    the text whatever the number of values: 2,000 town names over 100,000 notes took Python's
+    engine 8 s), Python's ``pattern`` where RE2 cannot take the alternation."""
+    texts = cells.astype(str).where(cells.notna(), "")
+    alternation = "|".join(re.escape(v) for v in values)
+    try:
+        found = pc.match_substring_regex(
+            pa.array(texts.to_numpy(dtype=object), type=pa.string()),
+            rf"(?i)(?:^|[^\w])(?:{alternation})(?:[^\w]|$)",
+        ).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return texts.str.contains(pattern) & cells.notna()
+    # RE2's \w is ASCII: a letter such as é next to a value may be a false hit, which the
+    # replacement (Python's \w, Unicode) then leaves alone
+    return pd.Series(found, index=cells.index) & cells.notna()
+
+
 def _generalized(before: pd.Series, after: pd.Series) -> pd.Series:
     """The original values of the rows whose released value differs (aligned by index)."""
     original = before.reindex(after.index)
@@ -85,7 +105,7 @@ def scrub_quasi(
         replaced = 0
         for column in columns:
             cells = out[column]
-            hit = cells.astype(str).str.contains(pattern) & cells.notna()
+            hit = _hits(cells, values, pattern)
             if not hit.any():
                 continue
             if out is after:
@@ -121,7 +141,7 @@ def leftover_quasi(before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[st
         pattern = _pattern(gone)
         for column in text_columns(after, quasi):
             cells = after[column].dropna().astype(str)
-            found = cells[cells.str.contains(pattern)]
+            found = cells[_hits(cells, gone, pattern)]
             if len(found):
                 value = pattern.search(found.iloc[0])
                 raise CheckFailedError(
