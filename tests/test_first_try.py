@@ -390,3 +390,16 @@ def test_without_a_key_the_suggestion_makes_one_so_the_policy_runs(
     again = key.read_text()
     assert _cli(["scan", source, "--suggest-policy", policy, "--force"], capsys)[0] == 0
     assert key.read_text() == again  # kept: the pseudonyms stay the same
+
+
+def test_a_member_number_repeated_over_claims_is_still_a_key() -> None:
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame({
+        "member_no": [f"MBR-{i:05d}" for i in rng.integers(0, 1500, 5000)],  # 30% distinct
+        "category_id": rng.integers(1, 11, 5000),  # the id of one of 10 categories
+        "employer": rng.choice(["KCB", "Safaricom", "Self", "KPLC"], 5000),
+    })  # fmt: skip
+    found = scan(frame)
+    assert found.column("member_no").role.value == "identifier"
+    assert found.column("category_id").role.value != "identifier"
+    assert found.column("employer").role.value == "quasi_identifier"

@@ -354,13 +354,12 @@ def suggest_policy_yaml(
             lines.append(f"# {', '.join(outcome.wiped)}: one value for everyone; for more "
                          "detail allow more suppression, drop a quasi-identifier, or use "
                          "method: mondrian")  # fmt: skip
-    lines += [
-        "# checked on the release: every person shares their quasi-identifiers with k-1 others",
-        "privacy:",
-    ]
+    lines.append("# checked on the release: every person shares their quasi-identifiers "
+                 "with k-1 others")  # fmt: skip
     if "max_levels" in goal:
         lines.append("# max_levels: the highest level of each hierarchy the search may choose "
                      "(so that none is left with one value for everyone)")  # fmt: skip
+    lines.append("privacy:")
     block = yaml.safe_dump(goal, sort_keys=False, default_flow_style=False, allow_unicode=True)
     lines.extend("  " + line for line in block.rstrip("\n").splitlines())
     return "\n".join(lines) + "\n"

@@ -271,8 +271,13 @@ def classify(column: ColumnSample) -> ColumnFinding:
             values[FREE_TEXT] = embedded
     names: dict[str, NameHint] = {h.entity: h for h in read_name(column.name)}
     meaningful = not is_opaque(column.name)
-    if KEY in names and KEY not in values and column.distinct_ratio < 0.5:
-        del names[KEY]  # "id" of a category (few values) is no key to a person
+    if (
+        KEY in names
+        and KEY not in values
+        and column.distinct_ratio < 0.5
+        and (column.n_distinct < max(50, 0.05 * column.n_valid))
+    ):  # "id" of a category (few values) is no key to a person; a member number repeated
+        del names[KEY]  # over each member's claims still is one
 
     scored: list[tuple[float, str]] = []
     for key in set(values) | set(names):
