@@ -403,3 +403,15 @@ def test_a_member_number_repeated_over_claims_is_still_a_key() -> None:
     assert found.column("member_no").role.value == "identifier"
     assert found.column("category_id").role.value != "identifier"
     assert found.column("employer").role.value == "quasi_identifier"
+
+
+def test_a_value_only_suppressed_records_held_is_no_leak_in_another_note() -> None:
+    frame = _notes_table(60)
+    frame = frame[frame["county"] != "Lamu"].reset_index(drop=True)
+    frame.loc[0, "county"] = "Lamu"  # only the first record is from Lamu
+    released = frame.iloc[1:].copy()  # that record withheld, the others kept as they were
+    released.loc[released.index[0], "notes"] = "Referred to Lamu for a scan"
+    leftover_quasi(frame, released, ["county"])  # no refusal: nothing was generalized
+    generalized = released.assign(county="*")
+    with pytest.raises(CheckFailedError, match="still holds county"):
+        leftover_quasi(frame, generalized, ["county"])
