@@ -415,3 +415,16 @@ def test_a_value_only_suppressed_records_held_is_no_leak_in_another_note() -> No
     generalized = released.assign(county="*")
     with pytest.raises(CheckFailedError, match="still holds county"):
         leftover_quasi(frame, generalized, ["county"])
+
+
+def test_a_hostile_megabyte_cell_is_not_searched_for() -> None:
+    from veil.privacy._text import scrub_quasi
+
+    huge = "x" * 1_000_000
+    before = pd.DataFrame({"county": ["Nairobi", "Kisumu", huge] * 20,
+                           "notes": ["seen at Nairobi clinic today", f"note {huge}",
+                                     "nothing to see here"] * 20})  # fmt: skip
+    out, counted = scrub_quasi(before, before.assign(county="*"), ["county"])
+    assert counted == {"county": 20}  # the 1 MB value is no category a note repeats
+    assert not out["notes"].str.contains("Nairobi").any()
+    leftover_quasi(before, out, ["county"])  # and the check passes what was replaced

@@ -19,8 +19,10 @@ from veil.privacy.certificate import StepRecord
 __all__ = ["leftover_quasi", "scrub_quasi", "scrub_record", "text_columns"]
 
 #: A value shorter than this, or with no letter, is not searched for in text (a code "A", an
-#: age "45" would match everywhere).
+#: age "45" would match everywhere); one longer than ``MAX_LENGTH`` is no category a note
+#: repeats (a hostile 10 MB cell would make the search's pattern 10 MB).
 MIN_LENGTH = 3
+MAX_LENGTH = 200
 
 
 def _is_text(series: pd.Series) -> bool:
@@ -49,7 +51,8 @@ def text_columns(frame: pd.DataFrame, quasi: Sequence[str]) -> list[str]:
 
 def _searchable(values: pd.Series) -> list[str]:
     texts = {str(v).strip() for v in values.dropna().unique()}
-    return sorted((t for t in texts if len(t) >= MIN_LENGTH and re.search(r"[^\W\d_]", t)),
+    return sorted((t for t in texts
+                   if MIN_LENGTH <= len(t) <= MAX_LENGTH and re.search(r"[^\W\d_]", t)),
                   key=lambda t: (-len(t), t))  # fmt: skip
 
 
