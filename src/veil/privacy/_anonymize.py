@@ -301,6 +301,20 @@ def plan_release(
     return Plan(pol, tuple(decisions), quasi, sensitive, given, specs)
 
 
+def limited(hierarchies: Sequence[Hierarchy], quasi: Sequence[str],
+            privacy: PrivacySettings) -> list[Hierarchy]:  # fmt: skip
+    """``hierarchies`` (one per quasi-identifier) cut at ``privacy.max_levels``, ARX's highest
+    level the search may choose per attribute; a limit on no quasi-identifier stops with the
+    names."""
+    limits = privacy.max_levels
+    unknown = sorted(set(limits) - set(quasi))
+    if unknown:
+        raise PolicyError(f"privacy.max_levels names {unknown}, which are not quasi-identifiers "
+                          f"of the search ({list(quasi)}); name one of them")  # fmt: skip
+    return [h.up_to(limits[q]) if q in limits else h
+            for q, h in zip(quasi, hierarchies, strict=True)]  # fmt: skip
+
+
 def search_setup(
     plan: Plan, frame: pd.DataFrame, quasi: list[str], sensitive: list[str],
     weights: np.ndarray | None = None,
@@ -321,12 +335,7 @@ def search_setup(
         or hierarchy_from_spec(q, specs.get(q, "auto"), frame[q], base=base, auto=built)
         for q in quasi
     ]
-    limits = pol.privacy.max_levels
-    unknown = sorted(set(limits) - set(quasi))
-    if unknown:
-        raise PolicyError(f"privacy.max_levels names {unknown}, which are not quasi-identifiers "
-                          f"of the search ({quasi}); name one of them")  # fmt: skip
-    used = [h.up_to(limits[q]) if q in limits else h for q, h in zip(quasi, used, strict=True)]
+    used = limited(used, quasi, pol.privacy)
     target = sensitive[0] if sensitive else None
     trees = dict(given)
     if target is not None and target not in trees and target in specs:

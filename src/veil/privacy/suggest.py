@@ -24,8 +24,9 @@ import yaml
 
 from veil.exceptions import CheckFailedError, ParameterError, PolicyError
 from veil.frequency import COUNT
+from veil.hierarchy import Hierarchy
 from veil.policy import Policy
-from veil.privacy._anonymize import anonymize, criteria_for, searched
+from veil.privacy._anonymize import anonymize, criteria_for, limited, searched
 from veil.privacy.lattice import MAX_EXHAUSTIVE, FrequencyTable
 from veil.scan import ScanResult
 from veil.scan.hierarchies import build_hierarchy
@@ -68,15 +69,15 @@ class Outcome:
         return self.rows_out / self.rows_in if self.rows_in else 0.0
 
 
-def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str],
-             goal: dict[str, Any]) -> Outcome:  # fmt: skip
+def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str], goal: dict[str, Any],
+             built: dict[str, Hierarchy] | None = None) -> Outcome:  # fmt: skip
     """What ``goal`` achieves on ``data``: the search on the counts of the quasi-identifiers'
     combinations (``data`` holding ``COUNT``, with the sensitive column when it is in
     ``sensitive``), or Mondrian's local recoding on the rows, released with ``anonymize``.
     Identifiers' steps change no row, so the records kept and the levels are those of the
-    whole release."""
+    whole release. ``built``: the quasi-identifiers' hierarchies, built once on the counts."""
     if COUNT in data.columns:
-        return _measure_counts(data, quasi, sensitive, goal)
+        return _measure_counts(data, quasi, sensitive, goal, built or _built(data, quasi))
     columns: dict[str, Any] = {q: {"role": "quasi_identifier"} for q in quasi}
     columns.update({s: {"role": "sensitive"} for s in sensitive})
     policy = {"columns": columns, "unlisted": "drop", "keep_order": True, "privacy": goal}
@@ -107,18 +108,21 @@ def _counted(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
         .rename(COUNT).reset_index()  # fmt: skip
 
 
+def _built(counts: pd.DataFrame, quasi: list[str]) -> dict[str, Hierarchy]:
+    """The hierarchy the release builds for each quasi-identifier, from the counts."""
+    weights = counts[COUNT].to_numpy()
+    return {q: build_hierarchy(q, counts[q], weights=weights) for q in quasi}
+
+
 def _measure_counts(counts: pd.DataFrame, quasi: list[str], sensitive: list[str],
-                    goal: dict[str, Any]) -> Outcome:  # fmt: skip
+                    goal: dict[str, Any], built: dict[str, Hierarchy]) -> Outcome:  # fmt: skip
     """``_measure`` on counts (of the table in memory, or those a scan in passes kept): the
     release's search on the same hierarchies, the records kept and classes read from the
     search's classes; as fast as the search, whatever the table's size."""
     outcome = Outcome(goal=goal)
-    weights = counts[COUNT].to_numpy()
     privacy = Policy.from_dict({"privacy": goal}).privacy
     assert privacy is not None
-    hierarchies = [build_hierarchy(q, counts[q], weights=weights) for q in quasi]
-    hierarchies = [h.up_to(privacy.max_levels[q]) if q in privacy.max_levels else h
-                   for q, h in zip(quasi, hierarchies, strict=True)]  # fmt: skip
+    hierarchies = limited([built[q] for q in quasi], quasi, privacy)
     target = sensitive[0] if sensitive and any(m.needs_sensitive for m in privacy.models) \
         else None  # fmt: skip
     table = FrequencyTable.from_counts(counts, quasi, hierarchies, sensitive=target, count=COUNT)
@@ -147,10 +151,6 @@ def _measure_counts(counts: pd.DataFrame, quasi: list[str], sensitive: list[str]
     return outcome
 
 
-def _heights(data: pd.DataFrame, quasi: list[str], weights: Any = None) -> dict[str, int]:
-    return {q: build_hierarchy(q, data[q], weights=weights).height for q in quasi}
-
-
 def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: int,
              l: int | None, max_suppression: float) -> tuple[Outcome, list[str]]:  # noqa: E741  # fmt: skip
     """The goal the suggestion writes and what it achieved, with notes on what was tried:
@@ -164,7 +164,8 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
     counted = COUNT in data.columns
     rows = None if counted else data
     counts = data if counted else _counted(data, [*quasi, *sensitive[:1]])
-    heights = _heights(counts, quasi, counts[COUNT].to_numpy())
+    built = _built(counts, quasi)  # once: every search below cuts them at its max_levels
+    heights = {q: h.height for q, h in built.items()}
     if counted and sensitive and l is not None:
         notes.append(f"distinct l = {l} on {sensitive[0]} is not suggested for a table read in "
                      "passes (the scan counts no sensitive values): add it and the release "
@@ -175,15 +176,15 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
         goal["time_limit"] = HEURISTIC_SECONDS
     if sensitive and l is not None:
         goal.update({"l": l, "sensitive": sensitive[:1]})
-    outcome = _measure(counts, quasi, sensitive[:1], goal)
+    outcome = _measure(counts, quasi, sensitive[:1], goal, built)
     if outcome.failure is not None and "l" in goal:
         notes.append(f"distinct l = {l} on {sensitive[0]} cannot be reached with at most "
                      f"{max_suppression:.0%} withheld ({outcome.failure.split(';')[0]}); the "
                      "goal is k alone")  # fmt: skip
         goal = {key: value for key, value in goal.items() if key not in {"l", "sensitive"}}
-        outcome = _measure(counts, quasi, [], goal)
+        outcome = _measure(counts, quasi, [], goal, built)
     if outcome.failure is None and outcome.wiped:
-        goal, outcome = _keep_every_quasi(counts, quasi, goal, outcome, heights, notes)
+        goal, outcome = _keep_every_quasi(counts, quasi, goal, outcome, built, notes)
     if outcome.failure is None and outcome.wiped and rows is not None:
         local = _measure(rows, quasi, list(goal.get("sensitive", [])), _mondrian_goal(goal))
         if local.failure is None and not local.wiped and local.kept >= outcome.kept:
@@ -192,7 +193,7 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
                          "generalized on its own) keeps every quasi-identifier")  # fmt: skip
             goal, outcome = local.goal, local
     if outcome.failure is not None and rows is not None:
-        blocker = _blocking(counts, quasi, k)
+        blocker = _blocking(counts, quasi, k, built)
         notes.append(f"no generalization meets the goal ({outcome.failure.split(';')[0]}); "
                      f"{blocker} blocks it most (with every other quasi-identifier at its "
                      "coarsest level short of *, leaving it out releases the most records): "
@@ -204,14 +205,15 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
     return outcome, notes
 
 
-def _blocking(counts: pd.DataFrame, quasi: list[str], k: int) -> str:
+def _blocking(counts: pd.DataFrame, quasi: list[str], k: int,
+              built: dict[str, Hierarchy]) -> str:  # fmt: skip
     """The quasi-identifier that keeps the most records from a goal of ``k``: with each at
     its coarsest level short of ``*``, the one whose removal leaves the fewest records in
     classes smaller than ``k``."""
     weights = counts[COUNT].to_numpy()
     coarse = pd.DataFrame(index=counts.index)
     for q in quasi:
-        h = build_hierarchy(q, counts[q], weights=weights)
+        h = built[q]
         level = max(h.height - 2, 0)
         coarse[q] = np.asarray(h.labels[level], dtype=object)[h.maps[level][h.encode(counts[q])]]
 
@@ -230,7 +232,7 @@ def _mondrian_goal(goal: dict[str, Any]) -> dict[str, Any]:
 
 
 def _keep_every_quasi(data: pd.DataFrame, quasi: list[str], goal: dict[str, Any],
-                      outcome: Outcome, heights: dict[str, int],
+                      outcome: Outcome, built: dict[str, Hierarchy],
                       notes: list[str]) -> tuple[dict[str, Any], Outcome]:  # fmt: skip
     """The goal with ``max_levels`` that keeps the quasi-identifiers the optimum wiped (one
     value for everyone) below their top level, if the goal is still met: first every one at
@@ -239,16 +241,17 @@ def _keep_every_quasi(data: pd.DataFrame, quasi: list[str], goal: dict[str, Any]
     sensitive = list(goal.get("sensitive", []))
 
     def attempt(limits: dict[str, int]) -> Outcome | None:
-        tried = _measure(data, quasi, sensitive, {**goal, "max_levels": limits})
+        tried = _measure(data, quasi, sensitive, {**goal, "max_levels": limits}, built)
         return tried if tried.failure is None and tried.kept >= least else None
 
+    heights = {q: h.height for q, h in built.items()}
     every = {q: heights[q] - 2 for q in quasi if heights[q] >= 2 and data[q].nunique() > 1}
     found = attempt(every)
     if found is not None:
         return found.goal, found
     if sensitive:  # l-diversity is what needs a column wiped: keeping every column wins
         plain = {key: value for key, value in goal.items() if key not in {"l", "sensitive"}}
-        found = _measure(data, quasi, [], {**plain, "max_levels": every})
+        found = _measure(data, quasi, [], {**plain, "max_levels": every}, built)
         if found.failure is None and found.kept >= least:
             notes.append(f"distinct l = {goal['l']} on {sensitive[0]} would leave "
                          f"{', '.join(outcome.wiped)} with one value for everyone: the goal is "
@@ -309,8 +312,8 @@ def suggest_policy_yaml(
 ) -> str:
     """The suggested policy as commented YAML: every column says what veil found and why, and
     the goal says what the search achieved with it on ``data`` (records kept, classes, each
-    quasi-identifier's level). For a table scanned in passes (``data`` left out: its counts
-    are in ``result.counts``) the goal is written and measured by the release.
+    quasi-identifier's level). For a table scanned in passes (``data`` left out) it is measured
+    on the counts of the quasi-identifiers' combinations the scan kept (``result.counts``).
 
     Pseudonyms are keyed by ``VEIL_KEY`` unless ``key_file`` names a key file (a path, never
     the key itself, is written into the policy).
