@@ -428,3 +428,13 @@ def test_a_hostile_megabyte_cell_is_not_searched_for() -> None:
     assert counted == {"county": 20}  # the 1 MB value is no category a note repeats
     assert not out["notes"].str.contains("Nairobi").any()
     leftover_quasi(before, out, ["county"])  # and the check passes what was replaced
+
+
+def test_a_batch_whose_rows_cannot_be_paired_is_refused_not_released() -> None:
+    from veil.privacy._stream import _Produce
+
+    frame = _notes_table(40)
+    frame.index = [0] * len(frame)  # a batch with a repeated index: rows cannot be paired
+    produce = _Produce([], lambda batch: batch.assign(county="*"), set(), ["county"])
+    with pytest.raises(CheckFailedError, match="still holds county"):
+        produce(frame)

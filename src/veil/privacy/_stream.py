@@ -55,7 +55,7 @@ from veil.privacy._anonymize import (
     withheld_everything,
 )
 from veil.privacy._anonymize import searched as searched_node
-from veil.privacy._text import scrub_quasi, scrub_record
+from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
 from veil.privacy._verify import verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.lattice import FrequencyTable
@@ -385,6 +385,7 @@ class _Produce:
         out = self.apply(batch)
         # the generalized quasi-identifiers' values, out of the free text too (row by row)
         out, replaced = scrub_quasi(original, out, self.quasi)
+        leftover_quasi(original, out, self.quasi)  # rows that could not be paired: refused
         tallies.append((replaced, len(out)))
         return out, tallies
 
