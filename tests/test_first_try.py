@@ -323,6 +323,10 @@ def test_redact_finds_places_and_dates() -> None:
     redacted = Redact(columns="n").fit_transform(notes)["n"].tolist()
     assert redacted == ["Admitted at <LOCATION> hospital on <DATE>",
                         "Seen in <LOCATION> on <DATE>; call back"]  # fmt: skip
+    twice = pd.DataFrame({"n": ["Moved from Kisumu Kisumu to Homa Bay"]})  # a place repeated
+    assert Redact(columns="n").fit_transform(twice)["n"].tolist() == [
+        "Moved from <LOCATION> <LOCATION> to <LOCATION>"
+    ]
 
 
 def test_an_unreachable_goal_still_writes_a_policy_that_runs(key_env: str) -> None:

@@ -254,15 +254,15 @@ def find_quasi(text: str, entities: Collection[str] | None = None) -> list[Span]
     if entities is None or LOCATION in entities:
         places = words.text_places()
         for match in _PLACE_RUN.finditer(text):
-            run = match.group(0).split()
+            run = list(re.finditer(r"\S+", match.group(0)))
             # the longest known place at each word of the run
             i = 0
             while i < len(run):
                 for j in range(len(run), i, -1):
-                    phrase = " ".join(run[i:j])
+                    start, end = match.start() + run[i].start(), match.start() + run[j - 1].end()
+                    phrase = text[start:end]
                     if normalize_place(phrase) in places and normalize(phrase) not in _NOT_PLACES:
-                        start = match.start() + match.group(0).index(phrase)
-                        spans.append(Span(LOCATION, start, start + len(phrase), 0.7))
+                        spans.append(Span(LOCATION, start, end, 0.7))
                         i = j
                         break
                 else:
