@@ -442,3 +442,19 @@ def test_a_batch_whose_rows_cannot_be_paired_is_refused_not_released() -> None:
     produce = _Produce([], lambda batch: batch.assign(county="*"), set(), ["county"])
     with pytest.raises(CheckFailedError, match="still holds county"):
         produce(frame)
+
+
+def test_a_released_label_naming_original_values_is_not_written_into_the_text() -> None:
+    from veil.privacy._text import scrub_quasi
+
+    jobs = ["Teacher", "Nurse", "Farmer", "Driver"] * 10
+    before = pd.DataFrame(
+        {"occupation": jobs, "notes": [f"works as a {j} in town today" for j in jobs]}
+    )
+    label = "Teacher / Nurse / …"  # a frequency hierarchy's two-groups label
+    after = before.assign(occupation=[label if j in {"Teacher", "Nurse"} else "Other"
+                                      for j in jobs])  # fmt: skip
+    out, counted = scrub_quasi(before, after, ["occupation"])
+    assert counted == {"occupation": 40}
+    assert not out["notes"].str.contains("Teacher|Nurse|Farmer|Driver").any()
+    leftover_quasi(before, out, ["occupation"])  # nothing left: not refused

@@ -116,11 +116,13 @@ def scrub_quasi(
             fixed = []
             for label, text in cells[hit].items():
                 mine, shown = str(own.at[label]), str(released.at[label])
+                # a released label that names original values ("Coast / Nairobi", "Teacher /
+                # Nurse / …") would put them back in the text: a tag instead
+                readable = shown not in {"*", mine} and not pattern.search(shown)
 
                 def swap(match: re.Match[str], mine: str = mine, shown: str = shown,
-                         tag: str = f"<{name}>") -> str:  # fmt: skip
-                    same = match.group(0).casefold() == mine and shown not in {"*", mine}
-                    return shown if same else tag
+                         readable: bool = readable, tag: str = f"<{name}>") -> str:  # fmt: skip
+                    return shown if readable and match.group(0).casefold() == mine else tag
 
                 new, n = pattern.subn(swap, str(text))
                 fixed.append(new)
