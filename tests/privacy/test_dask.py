@@ -250,3 +250,29 @@ def test_the_scan_on_the_cluster_is_the_scan_in_memory(
     # the same columns and the same search (the counts hold no sensitive value: no l)
     assert suggested.read_text().startswith(expected.split("# the goal", 1)[0])
     assert "records kept" in suggested.read_text()
+
+
+def test_generalized_values_leave_the_free_text_on_the_cluster_too(client: Any) -> None:
+    """Partitions read from separate files repeat their index labels; the release on the
+    workers still replaces a generalized county in the notes, and counts it."""
+    import re
+
+    import pandas as pd
+
+    from tests.test_first_try import _notes_table
+    from veil.scan.recognizers.ke.counties import COUNTY_PROVINCE
+
+    table = _notes_table(400)
+    parts = [table.iloc[i : i + 100].reset_index(drop=True) for i in range(0, 400, 100)]
+    frame = dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
+    policy = {"columns": {"county": {"role": "quasi_identifier"},
+                          "occupation": {"role": "quasi_identifier"},
+                          "gender": {"role": "quasi_identifier"},
+                          "notes": {"role": "insensitive"}},
+              "privacy": {"k": 5, "max_levels": {"gender": 0}}}  # fmt: skip
+    release = anonymize_dask(frame, policy)
+    notes = pd.Series(release.data.compute()["notes"])
+    for county in COUNTY_PROVINCE:
+        assert not notes.str.contains(rf"\b{re.escape(county)}\b").any(), county
+    counted = {s.name: s.counts for s in release.certificate.steps}
+    assert counted["scrub_text"]["county"] == len(notes)

@@ -377,6 +377,8 @@ class _Produce:
 
     def __call__(self, batch: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
         tallies: list[Any] = []
+        if not batch.index.is_unique:  # a cluster's partitions read together (the sample):
+            batch = batch.reset_index(drop=True)  # rows paired by position, as written
         original = batch
         for step in self.steps:
             batch = step.transform.transform(batch)
@@ -385,7 +387,7 @@ class _Produce:
         out = self.apply(batch)
         # the generalized quasi-identifiers' values, out of the free text too (row by row)
         out, replaced = scrub_quasi(original, out, self.quasi)
-        leftover_quasi(original, out, self.quasi)  # rows that could not be paired: refused
+        leftover_quasi(original, out, self.quasi)  # what the replacement missed: refused
         tallies.append((replaced, len(out)))
         return out, tallies
 
