@@ -40,8 +40,6 @@ TABLES = {
     "SLID": ("surveys/SLID.csv.gz", ["education", "age", "sex", "language"], ["rownames"]),
     "Affairs": ("surveys/Affairs.csv.gz", ["gender", "age", "yearsmarried", "children",
                 "education", "occupation"], ["rownames"]),
-    "Credit": ("surveys/Credit.csv.gz", ["Age", "Education", "Gender", "Student", "Married",
-               "Ethnicity"], ["rownames", "ID"]),
     "DoctorVisits": ("surveys/DoctorVisits.csv.gz", ["gender", "age"], ["rownames"]),
     "acs12": ("surveys/acs12.csv.gz", ["employment", "race", "age", "gender", "citizen", "lang",
               "married", "edu", "birth_qrtr"], ["rownames"]),
