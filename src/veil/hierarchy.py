@@ -483,9 +483,9 @@ def two_groups(rows: list[list[str]], counts: pd.Series) -> None:
         if group not in {OTHER, "NULL"}:
             common.append(group)
             running += rows_held
-    name = _label_of(common)
+    name, members = _label_of(common), set(common)
     for row in rows:
-        row.append(row[-1] if row[-1] == "NULL" else name if row[-1] in common else OTHER)
+        row.append(row[-1] if row[-1] == "NULL" else name if row[-1] in members else OTHER)
 
 
 def ordered_hierarchy(name: str, values: pd.Series, order: Sequence[str]) -> Hierarchy:
@@ -532,9 +532,10 @@ def frequency_hierarchy(
     ranked = sorted(texts, key=lambda t: (-float(counts.get(t, 0.0)), t))
     total = float(counts.sum()) or 1.0
     cumulative = np.cumsum([float(counts.get(t, 0.0)) for t in ranked]) / total
+    rank_of = {t: i for i, t in enumerate(ranked)}
     rows = []
     for text in texts:
-        rank = ranked.index(text)
+        rank = rank_of[text]
         before = cumulative[rank - 1] if rank else 0.0
         already = text.strip().casefold() in {"other", "others", "other/unknown"}
         rows.append([text, *(OTHER if already or before >= c else text for c in coverage)])
