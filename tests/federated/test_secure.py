@@ -25,7 +25,7 @@ PHE = ROOT / ".venv-phe" / "bin" / "python"
 
 
 @cache
-def keyholder(bits: int = 1024) -> Paillier:
+def keyholder(bits: int = 2048) -> Paillier:
     return Paillier.generate(bits, max_parties=16)
 
 
@@ -54,16 +54,102 @@ def test_keys_round_trip_and_bad_keys_get_one_line() -> None:
     assert again.public == public
     with pytest.raises(InputError, match="not a veil Paillier key"):
         paillier.PublicKey.from_json("{}")
-    with pytest.raises(InputError, match="at least 1024 bits"):
+    with pytest.raises(InputError, match="too weak"):
         paillier.PublicKey.from_json(json.dumps({"scheme": "paillier", "n": "f1"}))
     broken = json.loads(scheme.private.to_json())
     broken["p"] = format(int(broken["p"], 16) + 2, "x")
     with pytest.raises(SecretError, match="damaged"):
         paillier.PrivateKey.from_json(json.dumps(broken))
-    other = Paillier.generate(1024)
+    other = Paillier.generate(2048)
     assert other.private is not None
     with pytest.raises(SecretError, match="does not belong"):
         Paillier(scheme.key, private=other.private)
+
+
+def test_weak_keys_are_refused_when_made_or_read(tmp_path: Path) -> None:
+    """A 1024-bit modulus can be factored by a determined party: veil neither makes nor reads
+    one (the audit made a 512-bit key and read a 1024-bit one back)."""
+    from veil.federated import keys
+
+    for bits in (512, 1024, 2047):
+        with pytest.raises(ParameterError, match="--key-bits must be one of"):
+            paillier.generate_keypair(bits)
+    # a real 1024-bit key pair, made by hand as an attacker's tool would
+    import gmpy2
+
+    p = int(gmpy2.next_prime(2**511 + 2**510 + 12345))  # top two bits: n has 1024 bits
+    q = int(gmpy2.next_prime(2**511 + 2**510 + 54321))
+    weak_public = json.dumps({"scheme": "paillier", "n": format(p * q, "x")})
+    with pytest.raises(InputError, match="1024-bit Paillier key is too weak"):
+        paillier.PublicKey.from_json(weak_public)
+    (tmp_path / "weak.pub").write_text(weak_public)
+    with pytest.raises(InputError, match="too weak"):
+        keys.read_public(tmp_path / "weak.pub")
+    (tmp_path / "weak.key").write_text(
+        json.dumps(
+            {
+                "scheme": "paillier",
+                "n": format(p * q, "x"),
+                "p": format(p, "x"),
+                "q": format(q, "x"),
+            }
+        )
+    )
+    with pytest.raises(SecretError, match="too weak"):
+        keys.read_secret(tmp_path / "weak.key")
+
+
+def test_ckks_contexts_below_128_bit_security_are_refused() -> None:
+    """SEAL will not make such a context, so the check is shown on a context's parameters
+    as TenSEAL reports them: ring 4096 with the 200-bit modulus veil uses at 8192."""
+    from veil.federated.secure import check_ckks_security
+
+    class Parms:
+        def __init__(self, ring: int) -> None:
+            self.ring = ring
+
+        def poly_modulus_degree(self) -> int:
+            return self.ring
+
+    class Data:
+        def __init__(self, ring: int, bits: int) -> None:
+            self.ring, self.bits = ring, bits
+
+        def parms(self) -> Parms:
+            return Parms(self.ring)
+
+        def total_coeff_modulus_bit_count(self) -> int:
+            return self.bits
+
+    class Context:
+        def __init__(self, ring: int, bits: int) -> None:
+            data = Data(ring, bits)
+            self.data = type(
+                "D",
+                (),
+                {"seal_context": lambda _: type("S", (), {"key_context_data": lambda _: data})()},
+            )()
+
+    check_ckks_security(Context(8192, 200))
+    with pytest.raises(InputError, match="below 128-bit security"):
+        check_ckks_security(Context(4096, 200))
+    check_ckks_security(Ckks()._context)  # veil's own passes, as read back
+    Ckks(Ckks().public())
+
+
+def test_a_party_sending_an_oversized_slot_never_decodes() -> None:
+    """A slot is checked against what `parties` values within the bound can make."""
+    scheme = keyholder()
+    party = scheme.for_parties()
+    packing = party.packing
+    honest = [packing.encode(np.zeros(10)) for _ in range(2)]
+    bad = packing.encode(np.zeros(10))
+    # the first value's slot at 20 times the largest value (still inside the slot's bits)
+    bad[0] += (40 * packing.offset - packing.offset) << packing.slot_bits
+    assert 40 * packing.offset < 2**packing.slot_bits
+    sums = [a + b + c for a, b, c in zip(*honest, bad, strict=True)]
+    with pytest.raises(InputError, match="oversized slot"):
+        packing.decode(sums, 10, 3)
 
 
 def test_packed_sum_of_parties_equals_the_plain_sum_within_precision() -> None:
@@ -146,7 +232,7 @@ def test_a_configuration_that_could_overflow_is_refused() -> None:
     with pytest.raises(ParameterError, match="cannot hold two"):
         Packing(255, precision=52, bound=2.0**80, max_parties=1_000)
     scheme = keyholder()
-    party = Paillier(scheme.key, max_parties=2)
+    party = Paillier(scheme.key, max_parties=2)  # fewer parties than sent
     blobs = [party.encrypt(np.ones(10)) for _ in range(3)]
     with pytest.raises(ParameterError, match="exceed the packing's headroom of 2 parties"):
         party.aggregate(blobs)

@@ -1,4 +1,4 @@
-"""Federated averaging on Flower's apps in one process: encrypted equals plain within the
+"""Federated averaging on Flower's simulation engine: encrypted equals plain within the
 packing's precision, FedAvg near centralized training, personal columns never leave a party,
 and every bad input or fault stops with one line."""
 
@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from uuid import uuid4
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from veil.cli import main
-from veil.exceptions import InputError, SecretError
+from veil.exceptions import InputError, ParameterError, SecretError
 from veil.federated import _data, secure
-from veil.federated._flower import _MEMORY, LocalGrid, Settings, client_app, run
-from veil.federated.simulate import partition, simulate
+from veil.federated._flower import Settings
+from veil.federated.simulate import partition, run_simulated, simulate
+
+from ._sim import Watched, nodes
 
 ADULT = Path(__file__).resolve().parents[1] / "data" / "arx_adult" / "adult.csv.gz"
 
@@ -29,7 +30,7 @@ def adult() -> pd.DataFrame:
 def test_encrypted_runs_give_the_plain_model_within_precision(adult: pd.DataFrame) -> None:
     options = {"target": "salary-class", "parties": 3, "rounds": 3, "seed": 1}
     plain = simulate(adult, encrypt="none", **options)
-    packed = simulate(adult, encrypt="paillier", key_bits=1024, **options)
+    packed = simulate(adult, encrypt="paillier", **options)
     ckks = simulate(adult, encrypt="ckks", **options)
     # each round's sum is off by at most parties * 2^-25 per weight (the packing's rounding);
     # over 3 rounds of 3 parties, with a factor 2 for what local training does with it
@@ -41,14 +42,16 @@ def test_encrypted_runs_give_the_plain_model_within_precision(adult: pd.DataFram
     )
     assert packed.rounds[0]["bytes_sent"] > 0
     assert plain.to_dict().keys() == {"rounds", "centralized_accuracy", "encrypt", "model", "dp",
-                                      "parties"}  # fmt: skip
+                                      "parties", "disclosed"}  # fmt: skip
+    # without DP, what leaves a party in clear is said, in the result too
+    assert any("row count" in line for line in packed.disclosed)
 
 
 @pytest.mark.parametrize("model", ["logistic", "linear"])
 def test_fedavg_comes_within_two_points_of_centralized_training(adult: pd.DataFrame,
                                                                 model: str) -> None:  # fmt: skip
     result = simulate(adult, target="salary-class", parties=3, rounds=5, encrypt="paillier",
-                      key_bits=1024, split_by="race", model=model)  # fmt: skip
+                      split_by="race", model=model)  # fmt: skip
     final = result.final_accuracy
     assert final is not None
     assert final > 0.75  # above the majority class (0.75)
@@ -68,23 +71,8 @@ def test_identifiers_and_free_text_never_leave_a_party(adult: pd.DataFrame) -> N
     assert {"email", "client_ref"} <= set(result.left_out)
 
 
-def _grid(tables: list[tuple[str, pd.DataFrame]], encrypt: str = "paillier"
-          ) -> tuple[LocalGrid, list[str]]:  # fmt: skip
-    tokens, configs = [], []
-    for i, (name, table) in enumerate(tables):
-        token = f"memory:{uuid4()}"
-        _MEMORY[token] = _data.split(table, 0.2, i)
-        tokens.append(token)
-        configs.append({"role": "party", "party": name, "data": token})
-    if encrypt != "none":
-        token = f"memory:{uuid4()}"
-        _MEMORY[token] = secure.Paillier.generate(1024)
-        tokens.append(token)
-        configs.append({"role": "keyholder", "secret": token})
-    return LocalGrid(client_app, configs), tokens
-
-
-def test_bad_parties_get_one_line_naming_party_and_column(adult: pd.DataFrame) -> None:
+def test_bad_parties_get_one_line_naming_party_and_column(adult: pd.DataFrame,
+                                                          tmp_path: Path) -> None:  # fmt: skip
     a, b, c = (t for _, t in partition(adult, parties=3, split_by="random"))
     cases = [
         ([("a", a), ("b", b.drop(columns="occupation")), ("c", c)],
@@ -95,87 +83,67 @@ def test_bad_parties_get_one_line_naming_party_and_column(adult: pd.DataFrame) -
         ([("a", a), ("b", b.assign(age=b["age"].astype(str) + " years")), ("c", c)],
          r"column 'age' is categories at party 'b' but numbers at party 'a'"),
     ]  # fmt: skip
-    for tables, message in cases:
-        grid, tokens = _grid(tables, encrypt="none")
-        try:
-            with pytest.raises(InputError, match=message):
-                run(grid, Settings(target="salary-class", rounds=1, encrypt="none"))
-        finally:
-            for t in tokens:
-                _MEMORY.pop(t, None)
+    for i, (tables, message) in enumerate(cases):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        with pytest.raises(InputError, match=message):
+            run_simulated(nodes(folder, tables, encrypt="none"),
+                          Settings(target="salary-class", rounds=1, encrypt="none"))  # fmt: skip
 
 
-class DroppingGrid(LocalGrid):
-    """A party that stops answering after its first training round."""
+class Dropping(Watched):
+    """The fourth party's training message is not delivered from round 2 on."""
 
-    def push_messages(self, messages):  # type: ignore[no-untyped-def]
-        messages = list(messages)
-        if any(m.metadata.message_type == "train" for m in messages):
-            self.trained = getattr(self, "trained", 0) + 1
-            if self.trained == 2:
-                self.dropped.add(2)
-        return super().push_messages(messages)
+    def outgoing(self, messages, timeout):  # type: ignore[no-untyped-def]
+        trains = [m for m in messages if m.metadata.message_type == "train"]
+        if trains and not getattr(self, "seen", False):
+            self.seen = True
+            return messages
+        if trains:
+            return [m for m in messages if m is not trains[-1]]
+        return messages
 
 
-def test_a_party_that_drops_out_leaves_the_round_to_the_rest(adult: pd.DataFrame) -> None:
-    tables = partition(adult, parties=3, split_by="random")
-    grid, tokens = _grid(tables)
-    grid.__class__ = DroppingGrid
-    try:
-        outcome = run(grid, Settings(target="salary-class", rounds=3, timeout=5))
-    finally:
-        for t in tokens:
-            _MEMORY.pop(t, None)
-    assert [r.parties for r in outcome.rounds] == [3, 2, 2]
+def test_a_party_that_drops_out_leaves_the_round_to_the_rest(adult: pd.DataFrame,
+                                                             tmp_path: Path) -> None:  # fmt: skip
+    tables = partition(adult, parties=4, split_by="random")
+    outcome = run_simulated(nodes(tmp_path, tables),
+                            Settings(target="salary-class", rounds=3, parties=4, timeout=30),
+                            grid=Dropping)  # fmt: skip
+    assert [r.parties for r in outcome.rounds] == [4, 3, 3]
     assert all(r.accuracy is not None and r.accuracy > 0.7 for r in outcome.rounds)
 
 
-def test_too_few_parties_or_a_tampered_sum_stop_the_run(
-    adult: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    tables = partition(adult, parties=3, split_by="random")
-    grid, tokens = _grid(tables)
-    grid.dropped.update({1, 2})
-    try:
-        with pytest.raises(InputError, match="nodes connected"):
-            run(grid, Settings(target="salary-class", rounds=1, timeout=1))
-    finally:
-        for t in tokens:
-            _MEMORY.pop(t, None)
-
-    real = secure.Paillier.aggregate
-
-    def tampered(self, updates):  # type: ignore[no-untyped-def]
-        out = bytearray(real(self, updates))
-        out[7] ^= 0x10
-        return bytes(out)
-
-    monkeypatch.setattr(secure.Paillier, "aggregate", tampered)
-    with pytest.raises(InputError, match="key holder could not decrypt.*tampered"):
-        simulate(adult, target="salary-class", rounds=1, key_bits=1024)
-
-
-def test_only_the_key_holder_decrypts_and_a_wrong_public_key_is_refused(
+def test_too_few_parties_stop_the_run_and_two_parties_never_encrypt(
     adult: pd.DataFrame, tmp_path: Path
 ) -> None:
     tables = partition(adult, parties=3, split_by="random")
-    grid, tokens = _grid(tables)
-    other = secure.Paillier.generate(1024)
-    key_file = tmp_path / "given.pub"
-    key_file.write_text(other.key.to_json())
-    grid.contexts[1].node_config["public-key"] = str(key_file)
-    try:
-        with pytest.raises(InputError, match="not the key this party was given"):
-            run(grid, Settings(target="salary-class", rounds=1, min_parties=3))
-        # the server's side of a run holds only the public key
-        grid.contexts[1].node_config.pop("public-key")
-        outcome = run(grid, Settings(target="salary-class", rounds=1))
-        assert outcome.rounds[0].parties == 3
-    finally:
-        for t in tokens:
-            _MEMORY.pop(t, None)
+    with pytest.raises(InputError, match="only 4 of 5 nodes connected"):
+        run_simulated(nodes(tmp_path, tables),
+                      Settings(target="salary-class", rounds=1, parties=4, timeout=2))  # fmt: skip
+    # with two parties each reads the other's update from the next model: refused up front
+    with pytest.raises(ParameterError, match="two parties each reads the other's update"):
+        simulate(adult, target="salary-class", parties=2, rounds=1, min_parties=2)
+    with pytest.raises(ParameterError, match="fewer than --min-parties 3"):
+        simulate(adult, target="salary-class", parties=2, rounds=1)
+    assert main(["fl", "simulate", str(ADULT), "--target", "salary-class", "--sep", ";",
+                 "--key-bits", "1024"]) == 2  # fmt: skip
+
+
+def test_a_party_encrypts_only_under_the_key_it_was_given(adult: pd.DataFrame,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    tables = partition(adult, parties=3, split_by="random")
+    given = nodes(tmp_path, tables)
+    other = tmp_path / "other.pub"
+    other.write_bytes(secure.Paillier.generate(2048).public())
+    given[0]["public-key"] = str(other)  # the server relays the key holder's, not this one
+    with pytest.raises(InputError, match="not the key this party was given"):
+        run_simulated(given, Settings(target="salary-class", rounds=1))
+    given[0].pop("public-key")
+    with pytest.raises(InputError, match="not given the key holder's public key"):
+        run_simulated(given, Settings(target="salary-class", rounds=1))
     with pytest.raises(SecretError, match="only the key holder can decrypt"):
-        other.for_parties().decrypt(b"", 1, 1)
+        secure.Paillier.generate(2048).for_parties().decrypt(b"", 1, 1)
 
 
 def test_cli_simulate_prints_rounds_and_the_json_contract(tmp_path: Path,
@@ -184,7 +152,7 @@ def test_cli_simulate_prints_rounds_and_the_json_contract(tmp_path: Path,
     source = tmp_path / "adult.csv"
     adult.head(3_000).to_csv(source, index=False)
     code = main(["fl", "simulate", str(source), "--target", "salary-class", "--rounds", "2",
-                 "--encrypt", "paillier", "--key-bits", "1024", "--format", "json"])  # fmt: skip
+                 "--encrypt", "paillier", "--format", "json"])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0, printed
     result = json.loads(printed)
@@ -209,7 +177,7 @@ def test_a_torch_mlp_averages_too_and_encrypted_equals_plain() -> None:
     adult = pd.read_csv(ADULT, sep=";")
     options = {"target": "salary-class", "rounds": 4, "model": "mlp", "split_by": "race"}
     plain = simulate(adult, encrypt="none", **options)
-    packed = simulate(adult, encrypt="paillier", key_bits=1024, **options)
+    packed = simulate(adult, encrypt="paillier", **options)
     assert np.abs(packed.weights - plain.weights).max() < 4 * 3 * 2.0**-25 * 2
     final = plain.final_accuracy
     assert final is not None
@@ -217,32 +185,13 @@ def test_a_torch_mlp_averages_too_and_encrypted_equals_plain() -> None:
     assert abs(final - plain.centralized_accuracy) <= 0.02
 
 
-def test_many_classes_and_the_key_holders_role_are_kept(adult: pd.DataFrame) -> None:
-    from flwr.app import ConfigRecord, Context, Message, RecordDict
-
-    from veil.federated._flower import _decrypt, _party_scheme
-
-    result = simulate(adult, target="marital-status", rounds=2, key_bits=1024)
+def test_many_classes_are_kept(adult: pd.DataFrame) -> None:
+    result = simulate(adult, target="marital-status", rounds=2)
     classes = len(result.spec["classes"])
     assert classes == adult["marital-status"].nunique()
     assert len(result.weights) == classes * (len(result.weights) // classes)
     assert result.final_accuracy is not None
     assert result.final_accuracy > adult["marital-status"].value_counts(normalize=True).iloc[0]
-    party = Context(run_id=1, node_id=1, node_config={"role": "party"}, state=RecordDict(),
-                    run_config={})  # fmt: skip
-    asked = Message(RecordDict({"config": ConfigRecord({"encrypt": "paillier", "public": b""})}),
-                    dst_node_id=1, message_type="query.decrypt")  # fmt: skip
-    with pytest.raises(SecretError, match="only the key holder decrypts"):
-        _decrypt(asked, party)
-    with pytest.raises(SecretError, match="no public key arrived"):
-        _party_scheme(asked, party, "update")
-    holder = Context(run_id=1, node_id=2, node_config={"role": "keyholder"}, state=RecordDict(),
-                     run_config={})  # fmt: skip
-    lone = Message(RecordDict({"config": ConfigRecord({"parties": 1, "purpose": "update",
-                                                       "count": 3})}),
-                   dst_node_id=2, message_type="query.decrypt")  # fmt: skip
-    with pytest.raises(SecretError, match="sums of at least 2 parties"):
-        _decrypt(lone, holder)
 
 
 def test_a_value_only_one_region_holds_is_data_not_a_coding_mismatch() -> None:

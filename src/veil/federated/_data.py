@@ -239,3 +239,69 @@ def split(frame: pd.DataFrame, fraction: float, seed: int) -> tuple[pd.DataFrame
     order = np.random.default_rng(seed).permutation(len(frame))
     cut = round(len(frame) * fraction)
     return frame.iloc[order[cut:]], frame.iloc[order[:cut]]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The public domain a DP run is built from, given by the user, never learnt from rows:
+    each number column's bounds ``[low, high]`` and each category column's values (the
+    target's among them). JSON: ``{"age": [17, 90], "sex": ["Female", "Male"], ...}``.
+    Numbers are scaled by their bounds (to ``[-1, 1]`` inside them), categories one-hot over
+    the listed values (any other value is all zeros): nothing about a party's table is sent."""
+
+    numbers: dict[str, tuple[float, float]]
+    categories: dict[str, list[str]]
+
+    @classmethod
+    def from_json(cls, text: str) -> Domain:
+        """Read and check a domain; a malformed entry is named."""
+        import json
+        import math
+
+        try:
+            data = json.loads(text)
+        except ValueError as err:
+            raise InputError(f"the domain is not JSON: {err}") from err
+        if not isinstance(data, dict) or not data:
+            raise InputError("the domain must be a JSON object of column -> [low, high] or "
+                             "column -> [category, ...]")  # fmt: skip
+        numbers, categories = {}, {}
+        for column, value in data.items():
+            if (isinstance(value, list) and len(value) == 2
+                    and all(isinstance(v, int | float) and not isinstance(v, bool)
+                            for v in value)):  # fmt: skip
+                low, high = float(value[0]), float(value[1])
+                if not (math.isfinite(low) and math.isfinite(high) and low < high):
+                    raise InputError(f"domain column {column!r}: bounds must be finite with "
+                                     f"low < high, got {value!r}")  # fmt: skip
+                numbers[str(column)] = (low, high)
+            elif (isinstance(value, list) and value
+                  and all(isinstance(v, str | int) and not isinstance(v, bool)
+                          for v in value)):  # fmt: skip
+                categories[str(column)] = sorted({str(v) for v in value})
+            else:
+                raise InputError(f"domain column {column!r} must be [low, high] (numbers) or a "
+                                 f"list of categories, got {value!r}")  # fmt: skip
+        return cls(numbers, categories)
+
+    def check_target(self, target: str) -> None:
+        """The target must be a category column of the domain with at least two classes."""
+        if len(self.categories.get(target, [])) < 2:
+            raise InputError(f"the domain must list the target {target!r}'s classes (at least "
+                             "two)")  # fmt: skip
+
+    def check(self, frame: pd.DataFrame, *, party: str, target: str) -> None:
+        """A party holds every column of the domain (the schema is public)."""
+        self.check_target(target)
+        for column in [*self.numbers, *self.categories]:
+            if column not in frame.columns:
+                raise InputError(f"party {party!r} lacks domain column {column!r}")
+
+    def spec(self, target: str) -> Spec:
+        """The features: numbers scaled by their public bounds, categories as listed."""
+        self.check_target(target)
+        numbers = list(self.numbers)
+        categories = {c: v for c, v in self.categories.items() if c != target}
+        return Spec(target, numbers, categories, list(self.categories[target]),
+                    [(lo + hi) / 2 for lo, hi in self.numbers.values()],
+                    [(hi - lo) / 2 for lo, hi in self.numbers.values()])  # fmt: skip

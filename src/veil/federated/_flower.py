@@ -1,23 +1,30 @@
 """veil's federation on Flower's Message API: a ``ClientApp`` for parties and the key holder,
-a ``ServerApp`` whose strategy (:class:`SecureFedAvg`, a Flower ``FedAvg``) only ever adds
-what it cannot read, and :class:`LocalGrid`, which runs the same apps in one process.
+and a ``ServerApp`` whose strategy (:class:`SecureFedAvg`, a Flower ``FedAvg``) only ever adds
+what it cannot read. The same apps run deployed (``veil fl server/keyholder/client``) and in
+Flower's simulation engine (``veil fl simulate``).
 
 The run, as the server drives it:
 
-1. ``query.describe`` to every node: parties answer with their table's description
-   (:mod:`._data`), the key holder with the public material of its scheme;
+1. ``query.describe`` to every node: the key holder answers with its public material and this
+   run's nonce; parties with their table's description (:mod:`._data`) or, under DP, only
+   that they hold the public domain's columns;
 2. the parties' descriptions are agreed into one spec (or the run stops, naming the party and
-   column that do not fit);
-3. ``query.moments``: each party sends ``rows / total`` times its columns' moments, protected;
-   the server adds them, the key holder decrypts the sum: the common scaling;
+   column that do not fit); under DP the spec is the public domain's;
+3. ``query.moments`` (not under DP): each party sends ``rows / total`` times its columns'
+   moments, protected and signed; the server adds them, the key holder checks the pieces and
+   decrypts the sum: the common scaling;
 4. each round, ``train``: each party trains from the global weights and sends ``[w, w * delta]``
-   (``w = rows / total``), protected; the server adds; the key holder decrypts the sum only;
-   the new global model is ``global + sum(w * delta) / sum(w)`` (so a party that drops out is
-   simply not in either sum); then ``evaluate`` on each party's own test rows.
+   (``w = rows / total``, or 1 under DP), protected and signed; the server adds them and sends
+   the sum with every signed piece to the key holder, which decrypts it only if the pieces are
+   this round's, of enough distinct enrolled parties, and multiply to that sum; the new global
+   model is ``global + sum(w * delta) / sum(w)``; then ``evaluate`` on each party's own test
+   rows (not under DP).
 
 Node settings (Flower's ``node_config``): ``role`` (``party`` or ``keyholder``), ``party``
-(a name), ``data`` (a table's path), ``secret`` (the key holder's key file), ``public-key``
-(a party's copy of the public key, checked against what the server relays).
+(a name), ``data`` (a table's path; ``test-data`` if already split), ``public-key`` (the key
+holder's public key, the only one a party encrypts under), ``signing-key`` (a party's Ed25519
+key), ``secret`` and ``roster`` (the key holder's key file and the parties' signing keys),
+``min-parties``, ``ledger``.
 """
 
 from __future__ import annotations
@@ -25,13 +32,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from logging import WARNING
 from typing import Any
-from uuid import uuid4
 
 import numpy as np
 import pandas as pd
@@ -52,16 +59,15 @@ from flwr.app import (
     RecordDict,
 )
 from flwr.clientapp import ClientApp
-from flwr.common.constant import SUPERLINK_NODE_ID
 from flwr.serverapp import Grid, ServerApp
 from flwr.serverapp.strategy import FedAvg
-from flwr.supercore.task_identity import TaskIdentity
+
+#: the fewest parties whose encrypted updates are summed: with two, each party reads the
+#: other's update from the next model (its own is known), and encryption protects nothing
+MIN_ENCRYPTED_PARTIES = 3
 
 #: the moments of number columns are large (a mean square of incomes): their own packing
 MOMENT_BOUND, MOMENT_PRECISION = 2.0**50, 40
-
-# tables held in memory for in-process runs (``veil fl simulate``): node data "memory:<id>"
-_MEMORY: dict[str, Any] = {}
 
 
 # --------------------------------------------------------------------------------- schemes
@@ -91,27 +97,22 @@ def _party_table(context: Context) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     config = context.node_config
     source = str(config.get("data", ""))
     name = str(config.get("party", f"node {context.node_id}"))
-    if source.startswith("memory:"):
-        train, test = _MEMORY[source]
-        return train, test, name
     from veil.io import read
 
     if not source:
         raise InputError(f"party {name!r} was started without data (node setting data=PATH)")
     frame = read(source)
+    if config.get("test-data"):  # already split (``veil fl simulate``)
+        return frame, read(str(config["test-data"])), name
     train, test = _data.split(frame, float(config.get("test-fraction", 0.2)),
                               int(config.get("seed", 0)))  # fmt: skip
     return train, test, name
 
 
 def _keyholder_secret(context: Context) -> tuple[str, bytes, Any]:
-    source = str(context.node_config.get("secret", ""))
-    if source.startswith("memory:"):
-        scheme = _MEMORY[source]
-    else:
-        from veil.federated.keys import read_secret
+    from veil.federated.keys import read_secret
 
-        scheme = read_secret(source)
+    scheme = read_secret(str(context.node_config.get("secret", "")))
     if isinstance(scheme, secure.Paillier):
         return "paillier", scheme.public(), scheme.private
     if isinstance(scheme, secure.Ckks):
@@ -137,25 +138,34 @@ def _blob(record: Any, key: str) -> bytes:
 
 
 def _party_scheme(message: Message, context: Context, purpose: str) -> secure.Scheme:
+    """The scheme this party encrypts under: the public material it was given at enrolment
+    (node setting ``public-key``), never only what the server relays (a server could relay a
+    key of its own and read the update)."""
     config = _record(message, "config")
     name = str(config["encrypt"])
-    public = bytes(config["public"])
-    if name == "paillier":
-        own = str(context.node_config.get("public-key", ""))
-        if own:
-            from veil.federated import paillier
+    if name == "none":
+        if str(context.node_config.get("encrypt", "")) not in ("", "none"):
+            raise SecretError(
+                "the server asks for plain updates, but this party was enrolled for encrypted "
+                "ones: refusing to send its update in clear"
+            )
+        return secure.Plain()
+    own = str(context.node_config.get("public-key", ""))
+    if not own:
+        raise SecretError(
+            "this party was not given the key holder's public key (--public-key): it will not "
+            "encrypt under a key only the server vouches for"
+        )
+    from veil.federated.keys import read_public
 
-            given = paillier.read_public_key(own)
-            relayed = paillier.PublicKey.from_json(public.decode())
-            if given != relayed:
-                raise SecretError(
-                    f"the public key the server relayed (fingerprint {relayed.fingerprint}) is "
-                    f"not the key this party was given ({given.fingerprint}): refusing to send "
-                    "an update under it"
-                )
-        elif not public:
-            raise SecretError("no public key arrived: the party will not send a plain update")
-    return scheme_for(name, public, purpose=purpose)
+    given = read_public(own)
+    mine = scheme_for(name, given, purpose=purpose)
+    if mine.fingerprint() != scheme_for(name, bytes(config["public"])).fingerprint():
+        raise SecretError(
+            "the public key the server relayed is not the key this party was given: refusing "
+            "to send an update under it"
+        )
+    return mine
 
 
 @client_app.query("describe")
@@ -163,10 +173,16 @@ def _describe(message: Message, context: Context) -> Message:
     role = str(context.node_config.get("role", "party"))
     if role == "keyholder":
         name, public, _ = _keyholder_secret(context)
+        nonce = _keyholder_state(context)[0]
         return _reply(message, answer=ConfigRecord({"role": role, "encrypt": name,
-                                                    "public": public}))  # fmt: skip
+                                                    "public": public, "nonce": nonce}))  # fmt: skip
     train, _, party = _party_table(context)
-    target = str(_record(message, "config")["target"])
+    config = _record(message, "config")
+    target = str(config["target"])
+    if "domain" in config:  # under DP: the public domain, nothing about the table is sent
+        domain = _data.Domain.from_json(str(config["domain"]))
+        domain.check(train, party=party, target=target)
+        return _reply(message, answer=ConfigRecord({"role": role, "party": party}))
     description = _data.describe(train, party=party, target=target)
     return _reply(
         message,
@@ -177,19 +193,46 @@ def _describe(message: Message, context: Context) -> Message:
 @client_app.query("moments")
 def _moments(message: Message, context: Context) -> Message:
     config = _record(message, "config")
+    if "dp-epsilon" in config:
+        raise SecretError("under DP a party sends no moments of its columns (they would leave "
+                          "outside the guarantee): the server asked for them")  # fmt: skip
     train, _, _ = _party_table(context)
     spec = _data.Spec.from_dict(json.loads(str(config["spec"])))
-    return _reply(message, update=_weighted(message, context, "moments", len(train),
-                                            _data.moments(train, spec)))  # fmt: skip
+    return _reply(message, **_weighted(message, context, "moments", 0, len(train),
+                                       _data.moments(train, spec)))  # fmt: skip
 
 
-def _weighted(message: Message, context: Context, purpose: str, rows: int,
-              values: np.ndarray) -> ArrayRecord:  # fmt: skip
-    """``[w, w * values]`` with ``w = rows / total rows``, protected: summed over the parties
-    it is the weighted average's numerator and denominator (whoever answered)."""
-    weight = rows / int(_record(message, "config")["total-rows"])
+def _weighted(message: Message, context: Context, purpose: str, round: int, rows: int,
+              values: np.ndarray) -> dict[str, Any]:  # fmt: skip
+    """``[w, w * values]``, protected and signed: summed over the parties it is the weighted
+    average's numerator and denominator (whoever answered). ``w = rows / total rows``, or 1
+    under DP (a row count is not sent, even inside a sum)."""
+    config = _record(message, "config")
+    weight = 1.0 if "dp-epsilon" in config else rows / int(config["total-rows"])
     protected = _party_scheme(message, context, purpose)
-    return _array(protected.encrypt(np.concatenate([[weight], weight * values])))
+    blob = protected.encrypt(np.concatenate([[weight], weight * values]))
+    records: dict[str, Any] = {"update": _array(blob)}
+    if protected.name != "none":
+        signer = _signer(context)
+        signature = signer.sign(nonce=str(config["nonce"]), purpose=purpose, round=round,
+                                blob=blob)  # fmt: skip
+        records["signed"] = ConfigRecord({"party": signer.party, "signature": signature})
+    return records
+
+
+def _signer(context: Context) -> Any:
+    from veil.federated.signing import read_signer
+
+    path = str(context.node_config.get("signing-key", ""))
+    if not path:
+        raise SecretError("this party has no signing key (--signing-key, made by `veil fl "
+                          "certs`): the key holder decrypts only signed contributions")  # fmt: skip
+    signer = read_signer(path)
+    name = str(context.node_config.get("party", signer.party))
+    if name != signer.party:
+        raise SecretError(f"the signing key was made for {signer.party!r}, and this party is "
+                          f"{name!r}")  # fmt: skip
+    return signer
 
 
 def _setup(message: Message, context: Context, *, test: bool = False
@@ -212,15 +255,20 @@ def _train(message: Message, context: Context) -> Message:
     # the shuffle's seed from the party's name and the round, not Flower's random node id:
     # the same parties train the same model in one process and across machines
     name = str(context.node_config.get("party", context.node_id))
-    seed = zlib.crc32(f"{name}/{config['server-round']}".encode())
+    server_round = int(config["server-round"])
+    seed = zlib.crc32(f"{name}/{server_round}".encode())
     update = model.fit(weights, x, y, seed=seed) - weights
     privacy = _client_dp(config)
-    if privacy is not None:
-        if not str(context.node_config.get("data", "")).startswith("memory:"):
-            _charge(context, privacy, int(config["server-round"]))  # (simulate charges once)
-        update = privatize(update, privacy, bound=secure.Paillier.DEFAULT_BOUND)
-    return _reply(message, update=_weighted(message, context, "update", len(train), update),
-                  metrics=MetricRecord({"num-examples": len(train)}))  # fmt: skip
+    if privacy is None:
+        return _reply(message, **_weighted(message, context, "update", server_round,
+                                           len(train), update),
+                      metrics=MetricRecord({"num-examples": len(train)}))  # fmt: skip
+    if str(context.node_config.get("dp-charged", "")) != "owner":
+        _charge(context, privacy, server_round)  # (simulate: the table's owner charged it)
+    update = privatize(update, privacy, bound=secure.Paillier.DEFAULT_BOUND)
+    # no row count, even as a metric: under DP only the noisy update leaves
+    return _reply(message, **_weighted(message, context, "update", server_round, len(train),
+                                       update))  # fmt: skip
 
 
 def _client_dp(config: Any) -> ClientDP | None:
@@ -249,36 +297,91 @@ def _charge(context: Context, privacy: ClientDP, server_round: int) -> None:
 
 
 def dp_what(privacy: ClientDP) -> str:
-    """The ledger's line for a run."""
+    """The ledger's line for a run: each charged release, and what else left (nothing)."""
     return (
-        f"federated learning: {privacy.rounds} rounds, client-level DP (Gaussian, clip "
-        f"{privacy.clip:g}, epsilon {privacy.epsilon_per_round:.3g} per round, zCDP total)"
+        f"federated learning: {privacy.rounds} noisy model updates (Gaussian, clip "
+        f"{privacy.clip:g}, epsilon {privacy.epsilon_per_round:.3g} per round, zCDP total); "
+        "nothing else left the party (features from the public domain, equal weights, no "
+        "counts, moments or accuracies)"
     )
 
 
 @client_app.evaluate()
 def _evaluate(message: Message, context: Context) -> Message:
+    if "dp-epsilon" in _record(message, "config"):
+        raise SecretError("under DP a party reports no accuracy on its rows (it would leave "
+                          "outside the guarantee): the server asked for one")  # fmt: skip
     test, spec, weights, model = _setup(message, context, test=True)
     right, rows = model.correct(weights, *_data.encode(test, spec))
     return _reply(message, metrics=MetricRecord({"accuracy": right / max(rows, 1),
                                                  "num-examples": rows}))  # fmt: skip
 
 
+def _keyholder_state(context: Context) -> tuple[str, set[str]]:
+    """This run's nonce (drawn by the key holder, so nothing signed for another run verifies)
+    and the (purpose, round)s it has decrypted, kept in the node's state for the run."""
+    record = context.state.config_records.get("veil-keyholder")
+    if record is None:
+        record = ConfigRecord({"nonce": secrets.token_hex(16), "done": ""})
+        context.state["veil-keyholder"] = record
+    done = str(record["done"])
+    return str(record["nonce"]), set(done.split("\n")) - {""}
+
+
+def _mark_done(context: Context, what: str) -> None:
+    record = context.state.config_records["veil-keyholder"]
+    record["done"] = "\n".join(sorted({*str(record["done"]).split("\n"), what} - {""}))
+
+
 @client_app.query("decrypt")
 def _decrypt(message: Message, context: Context) -> Message:
+    """Decrypt a sum only if it is the product of this round's contributions of at least
+    ``min-parties`` distinct enrolled parties, each with its signature; once per round."""
     if str(context.node_config.get("role", "party")) != "keyholder":
         raise SecretError("only the key holder decrypts, and this node is a party")
+    from veil.federated.signing import Roster, read_roster
+
     config = _record(message, "config")
-    # a sum of one is one party's update: the key holder never opens it (the check slot
-    # makes the count true: each update adds 1 there)
-    least = int(context.node_config.get("min-parties", 2))
-    if int(config["parties"]) < least:
-        raise SecretError(f"the key holder decrypts sums of at least {least} parties, and was "
-                          f"sent one of {config['parties']}")  # fmt: skip
+    purpose, server_round = str(config["purpose"]), int(config["round"])
+    nonce, done = _keyholder_state(context)
+    source = str(context.node_config.get("roster", ""))
+    if not source:
+        raise SecretError("the key holder has no roster of the parties' signing keys "
+                          "(--roster): it decrypts nothing it cannot attribute")  # fmt: skip
+    roster = (Roster.from_json(source) if source.lstrip().startswith("{")
+              else read_roster(source))  # fmt: skip
+    signers = [str(s) for s in config.get("signers", [])]
+    signatures = [bytes(s) for s in config.get("signatures", [])]
+    arrays = _record(message, "arrays")
+    least = max(
+        MIN_ENCRYPTED_PARTIES, int(context.node_config.get("min-parties", MIN_ENCRYPTED_PARTIES))
+    )
+    if len(signers) != len(signatures) or len(signers) != len(arrays) - 1:
+        raise SecretError("the decryption request does not carry one signature per "
+                          "contribution: refusing")  # fmt: skip
+    if len(set(signers)) != len(signers):
+        raise SecretError("the decryption request counts one party's contribution twice: "
+                          "refusing")  # fmt: skip
+    if len(signers) < least:
+        raise SecretError(f"the key holder decrypts sums of at least {least} parties' signed "
+                          f"contributions, and was sent {len(signers)}")  # fmt: skip
+    if f"{purpose}/{server_round}" in done:
+        raise SecretError(
+            f"{purpose} round {server_round} of this run was decrypted already: a second sum of "
+            "the same round would give away a difference"
+        )
+    pieces = [_blob(arrays, f"piece-{i}") for i in range(len(signers))]
+    for party, signature, piece in zip(signers, signatures, pieces, strict=True):
+        roster.verify(nonce=nonce, purpose=purpose, round=server_round, party=party,
+                      blob=piece, signature=signature)  # fmt: skip
+    _mark_done(context, f"{purpose}/{server_round}")  # before decrypting: one try per round
     name, public, secret = _keyholder_secret(context)
-    scheme = scheme_for(name, public, purpose=str(config["purpose"]), secret=secret)
-    total = scheme.decrypt(_blob(_record(message, "arrays"), "aggregate"),
-                           int(config["count"]), int(config["parties"]))  # fmt: skip
+    scheme = scheme_for(name, public, purpose=purpose, secret=secret)
+    aggregate = scheme.aggregate(pieces)  # the key holder's own product of the signed pieces
+    if aggregate != _blob(arrays, "aggregate"):
+        raise SecretError("the sum the server sent is not the product of the signed "
+                          "contributions (it was altered): refusing to decrypt it")  # fmt: skip
+    total = scheme.decrypt(aggregate, int(config["count"]), len(signers))
     return _reply(message, arrays=ArrayRecord({"sum": _np_record(total)}))
 
 
@@ -303,6 +406,7 @@ class RoundLog:
     bytes_sent: int = 0
     parties: int = 0
     timing: dict[str, float] = field(default_factory=dict)
+    weights: np.ndarray | None = None  # the global model after the round
 
 
 class SecureFedAvg(FedAvg):
@@ -356,16 +460,20 @@ class SecureFedAvg(FedAvg):
         current = self._current
         start = time.perf_counter()
         total = decrypt_sum(self._grid, self.keyholder, self.scheme, aggregate,
-                            count=len(current) + 1, parties=len(good), purpose="update",
-                            timeout=self.timeout)  # fmt: skip
+                            count=len(current) + 1, replies=good, purpose="update",
+                            round=server_round, timeout=self.timeout)  # fmt: skip
         log.timing["decrypt"] = time.perf_counter() - start
         new = current + total[1:] / total[0]
         self._current = new
+        log.weights = new
         return ArrayRecord({"weights": _np_record(new)}), None
 
     def configure_evaluate(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
                            grid: Grid) -> Iterable[Message]:  # fmt: skip
-        """Every party scores the new global model on its own test rows."""
+        """Every party scores the new global model on its own test rows (not under DP: a
+        party's accuracy on its rows is not covered by the guarantee)."""
+        if "dp-epsilon" in self.config:
+            return []
         record = ConfigRecord({**self.config, "server-round": server_round})
         return [Message(RecordDict({"arrays": arrays, "config": record}), dst_node_id=node,
                         message_type="evaluate") for node in self.parties]  # fmt: skip
@@ -374,12 +482,16 @@ class SecureFedAvg(FedAvg):
                            ) -> MetricRecord | None:  # fmt: skip
         """Accuracy over all parties' test rows (weighted by their counts)."""
         good, _ = _split_replies(replies)
+        log = self.rounds[-1]
+        log.seconds = time.perf_counter() - self._started
+        if "dp-epsilon" in self.config:
+            self.say(f"round {server_round}: ({log.parties} parties, {log.seconds:.1f} s, "
+                     f"{log.bytes_sent:,} bytes sent; no accuracy under DP)")  # fmt: skip
+            return None
         rows = sum(int(_record(m, "metrics")["num-examples"]) for m in good)
         right = sum(float(_record(m, "metrics")["accuracy"])
                     * int(_record(m, "metrics")["num-examples"]) for m in good)  # fmt: skip
-        log = self.rounds[-1]
         log.accuracy = right / rows if rows else None
-        log.seconds = time.perf_counter() - self._started
         self.say(f"round {server_round}: accuracy {log.accuracy:.4f} ({log.parties} parties, "
                  f"{log.seconds:.1f} s, {log.bytes_sent:,} bytes sent)")  # fmt: skip
         return MetricRecord({"accuracy": log.accuracy or 0.0})
@@ -406,20 +518,43 @@ def _enough(answered: int, asked: int, needed: int, failed: list[str], what: str
 
 
 def decrypt_sum(grid: Grid, keyholder: int | None, scheme: secure.Scheme, aggregate: bytes, *,
-                count: int, parties: int, purpose: str, timeout: float) -> np.ndarray:  # fmt: skip
-    """The plain sum, from the key holder (or, for ``none``, read directly)."""
+                count: int, replies: list[Message], purpose: str, round: int,
+                timeout: float) -> np.ndarray:  # fmt: skip
+    """The plain sum, from the key holder (or, for ``none``, read directly). The key holder is
+    sent the sum and every signed piece it is made of: it checks them before it decrypts."""
     if keyholder is None:
-        return scheme.decrypt(aggregate, count, parties)
+        return scheme.decrypt(aggregate, count, len(replies))
+    arrays = {"aggregate": _np_record(np.frombuffer(aggregate, np.uint8))}
+    signers, signatures = [], []
+    for i, reply in enumerate(replies):
+        arrays[f"piece-{i}"] = _record(reply, "update")["update"]
+        if "signed" not in reply.content:
+            raise InputError(f"node {reply.metadata.src_node_id} sent an unsigned update: the "
+                             "key holder would refuse the sum")  # fmt: skip
+        signed = _record(reply, "signed")
+        signers.append(str(signed["party"]))
+        signatures.append(bytes(signed["signature"]))
     message = Message(RecordDict({
-        "arrays": ArrayRecord({"aggregate": _np_record(np.frombuffer(aggregate, np.uint8))}),
-        "config": ConfigRecord({"count": count, "parties": parties, "purpose": purpose}),
+        "arrays": ArrayRecord(arrays),
+        "config": ConfigRecord({"count": count, "parties": len(replies), "purpose": purpose,
+                                "round": round, "signers": signers,
+                                "signatures": signatures}),
     }), dst_node_id=keyholder, message_type="query.decrypt")  # fmt: skip
-    replies = list(grid.send_and_receive([message], timeout=timeout))
-    if not replies:
+    answers = list(grid.send_and_receive([message], timeout=timeout))
+    if not answers:
         raise InputError(f"the key holder did not answer within {timeout:.0f} s")
-    if replies[0].has_error():
-        raise InputError(f"the key holder could not decrypt: {replies[0].error.reason}")
-    return _numpy(_record(replies[0], "arrays"), "sum")
+    if answers[0].has_error():
+        raise InputError(f"the key holder refused to decrypt: {_reason(answers[0])}")
+    return _numpy(_record(answers[0], "arrays"), "sum")
+
+
+def _reason(message: Message) -> str:
+    """A failed node's one line (Flower wraps the exception's text)."""
+    reason = str(message.error.reason)
+    for kind in ("SecretError", "InputError", "ParameterError"):
+        if f"{kind}:" in reason:
+            reason = reason.split(f"{kind}:", 1)[1]
+    return reason.strip().splitlines()[0] if reason.strip() else reason
 
 
 # ------------------------------------------------------------------------------ the run
@@ -433,11 +568,35 @@ class Settings:
     encrypt: str = "paillier"
     epochs: int = 1
     parties: int = 3
-    min_parties: int = 2
+    min_parties: int = MIN_ENCRYPTED_PARTIES
     timeout: float = 600.0
     dp_epsilon: float = 0.0  # > 0: client-level DP over the whole run
     dp_delta: float = 1e-6
     dp_clip: float = 1.0
+    domain: str = ""  # under DP: the public domain (JSON), what the features are made from
+
+    def check(self) -> None:
+        """Refuse, before anything is sent, a run whose protection would be void."""
+        if self.encrypt not in secure.SCHEMES:
+            raise ParameterError(f"--encrypt must be one of {secure.SCHEMES}, got "
+                                 f"{self.encrypt!r}")  # fmt: skip
+        if self.encrypt != "none" and self.min_parties < MIN_ENCRYPTED_PARTIES:
+            raise ParameterError(
+                f"--min-parties {self.min_parties} with --encrypt {self.encrypt}: with two "
+                "parties each reads the other's update from the next model, so encryption "
+                f"would protect nothing; use at least {MIN_ENCRYPTED_PARTIES} parties"
+            )
+        if self.parties < self.min_parties:
+            raise ParameterError(f"--parties {self.parties} is fewer than --min-parties "
+                                 f"{self.min_parties}")  # fmt: skip
+        if self.privacy() is not None:
+            if not self.domain:
+                raise ParameterError(
+                    "--dp-epsilon needs --domain FILE: the public bounds of each number column "
+                    "and the categories of each category column (and the target's classes); "
+                    "learnt from the parties' rows they would leave outside the guarantee"
+                )
+            _data.Domain.from_json(self.domain).check_target(self.target)
 
     def privacy(self) -> ClientDP | None:
         """The run's client-level DP, if asked for."""
@@ -455,52 +614,79 @@ class Outcome:
     spec: _data.Spec
     encrypt: str
     model: str
-    privacy: dict[str, float] | None = None
+    privacy: dict[str, Any] | None = None
+    disclosed: list[str] = field(default_factory=list)
+
+
+#: what leaves a party in clear in a run without DP (the README's list)
+DISCLOSED = [
+    "each party's training row count (in its description, and with each update)",
+    "each party's columns, their kinds, every category value it holds, and which of them are "
+    "5% of its rows or more",
+    "why a column was left out (a direct identifier, free text, near-unique values)",
+    "each party's accuracy and test row count on its own test rows, every round",
+]
+#: what leaves a party in clear in a run under DP
+DISCLOSED_DP = ["that the party holds the public domain's columns (the run stops otherwise)"]
 
 
 def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: None) -> Outcome:
     """The server's side of a run (see the module's doc)."""
+    settings.check()
+    privacy = settings.privacy()
     nodes = _wait_for_nodes(grid, settings.parties + (settings.encrypt != "none"),
                             settings.timeout)  # fmt: skip
-    ask = ConfigRecord({"target": settings.target})
-    answers = _ask(grid, nodes, "query.describe", RecordDict({"config": ask}), settings.timeout)
+    ask: dict[str, Any] = {"target": settings.target}
+    if privacy is not None:
+        ask["domain"] = settings.domain
+    answers = _ask(grid, nodes, "query.describe", RecordDict({"config": ConfigRecord(ask)}),
+                   settings.timeout)  # fmt: skip
     keyholders = [n for n, a in answers.items() if a["answer"]["role"] == "keyholder"]
     parties = [n for n in answers if n not in keyholders]
     if settings.encrypt != "none" and len(keyholders) != 1:
         raise InputError(f"--encrypt {settings.encrypt} needs exactly one key holder node, "
                          f"found {len(keyholders)}")  # fmt: skip
     keyholder = keyholders[0] if keyholders else None
-    public = b""
+    public, nonce = b"", ""
     if keyholder is not None:
         answer = answers[keyholder]["answer"]
         if str(answer["encrypt"]) != settings.encrypt:
             raise InputError(f"the key holder holds a {answer['encrypt']!s} key, but the run asks "
                              f"for --encrypt {settings.encrypt}")  # fmt: skip
-        public = bytes(answer["public"])
-    descriptions = [_data.Description.from_dict(json.loads(str(answers[n]["answer"]
-                    ["description"]))) for n in parties]  # fmt: skip
-    spec = _data.agree(descriptions, target=settings.target)
-    total = sum(d.rows for d in descriptions)
-    say(f"{len(parties)} parties, {total:,} training rows, {spec.width} features; "
-        f"updates protected by {settings.encrypt}")  # fmt: skip
-    base: dict[str, Any] = {"encrypt": settings.encrypt, "public": public,
-                            "total-rows": total, "model": settings.model,
-                            "epochs": settings.epochs, "rounds": settings.rounds}  # fmt: skip
-    privacy = settings.privacy()
-    if privacy is not None:
+        public, nonce = bytes(answer["public"]), str(answer["nonce"])
+    base: dict[str, Any] = {"encrypt": settings.encrypt, "public": public, "nonce": nonce,
+                            "model": settings.model, "epochs": settings.epochs,
+                            "rounds": settings.rounds}  # fmt: skip
+    if privacy is None:
+        descriptions = sorted(
+            (
+                _data.Description.from_dict(json.loads(str(answers[n]["answer"]["description"])))
+                for n in parties
+            ),
+            key=lambda d: d.party,
+        )  # by name: node ids are Flower's random ones
+        spec = _data.agree(descriptions, target=settings.target)
+        total = sum(d.rows for d in descriptions)
+        say(f"{len(parties)} parties, {total:,} training rows, {spec.width} features; "
+            f"updates protected by {settings.encrypt}")  # fmt: skip
+        base["total-rows"] = total
+        # the common scaling, summed under encryption
+        record = ConfigRecord({**base, "spec": json.dumps(spec.to_dict())})
+        replies = _ask(grid, parties, "query.moments", RecordDict({"config": record}),
+                       settings.timeout, needed=settings.min_parties, messages=True)  # fmt: skip
+        moments_scheme = scheme_for(settings.encrypt, public, purpose="moments")
+        aggregate = moments_scheme.aggregate([_blob(_record(r, "update"), "update")
+                                              for r in replies])  # fmt: skip
+        summed = decrypt_sum(grid, keyholder, moments_scheme, aggregate,
+                             count=2 * len(spec.numbers) + 1, replies=replies,
+                             purpose="moments", round=0, timeout=settings.timeout)  # fmt: skip
+        spec = _data.with_scaling(spec, summed[1:] / summed[0])
+    else:
+        spec = _data.Domain.from_json(settings.domain).spec(settings.target)
+        say(f"{len(parties)} parties, {spec.width} features from the public domain; updates "
+            f"protected by {settings.encrypt}, client-level DP")  # fmt: skip
         base.update({"dp-epsilon": privacy.epsilon, "dp-delta": privacy.delta,
                      "dp-clip": privacy.clip})  # fmt: skip
-
-    # the common scaling, summed under encryption
-    record = ConfigRecord({**base, "spec": json.dumps(spec.to_dict())})
-    replies = _ask(grid, parties, "query.moments", RecordDict({"config": record}),
-                   settings.timeout, needed=settings.min_parties)  # fmt: skip
-    moments_scheme = scheme_for(settings.encrypt, public, purpose="moments")
-    aggregate = moments_scheme.aggregate([_blob(r["update"], "update") for r in replies.values()])
-    summed = decrypt_sum(grid, keyholder, moments_scheme, aggregate,
-                         count=2 * len(spec.numbers) + 1, parties=len(replies),
-                         purpose="moments", timeout=settings.timeout)  # fmt: skip
-    spec = _data.with_scaling(spec, summed[1:] / summed[0])
 
     model = make_model(settings.model, classes=len(spec.classes), width=spec.width)
     strategy = SecureFedAvg(scheme_for(settings.encrypt, public), parties=parties,
@@ -518,9 +704,12 @@ def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: N
         epsilon, rho = charged(privacy)  # by OpenDP's own privacy map
         spent = {"epsilon": epsilon, "delta": privacy.delta, "rho": rho, "sigma": privacy.sigma,
                  "clip": privacy.clip, "rounds": privacy.rounds,
-                 "epsilon_per_round": privacy.epsilon_per_round}  # fmt: skip
+                 "epsilon_per_round": privacy.epsilon_per_round,
+                 "releases": [f"round {r}: one noisy model update per party"
+                              for r in range(1, privacy.rounds + 1)]}  # fmt: skip
     return Outcome(strategy.rounds, weights, spec, settings.encrypt, settings.model,
-                   privacy=spent)  # fmt: skip
+                   privacy=spent,
+                   disclosed=list(DISCLOSED if privacy is None else DISCLOSED_DP))  # fmt: skip
 
 
 def _wait_for_nodes(grid: Grid, count: int, timeout: float) -> list[int]:
@@ -529,27 +718,29 @@ def _wait_for_nodes(grid: Grid, count: int, timeout: float) -> list[int]:
         if time.monotonic() > deadline:
             raise InputError(f"only {len(nodes)} of {count} nodes connected within "
                              f"{timeout:.0f} s")  # fmt: skip
-        time.sleep(0.5)
+        time.sleep(0.2)
     return nodes
 
 
 def _ask(grid: Grid, nodes: list[int], kind: str, content: RecordDict, timeout: float, *,
-         needed: int | None = None) -> dict[int, Any]:  # fmt: skip
-    messages = [Message(content, dst_node_id=n, message_type=kind) for n in nodes]
-    good, failed = _split_replies(grid.send_and_receive(messages, timeout=timeout))
+         needed: int | None = None, messages: bool = False) -> Any:  # fmt: skip
+    sent = [Message(content, dst_node_id=n, message_type=kind) for n in nodes]
+    good, failed = _split_replies(grid.send_and_receive(sent, timeout=timeout))
     if needed is None and failed:
         raise InputError(failed[0].split(": ", 1)[1] if ": " in failed[0] else failed[0])
     _enough(len(good), len(nodes), needed if needed is not None else len(nodes), failed, kind)
+    if messages:
+        return good
     return {m.metadata.src_node_id: m.content for m in good}
 
 
 @contextlib.contextmanager
-def _quiet_flower() -> Iterator[None]:
+def _quiet_flower(quiet: int = WARNING) -> Iterator[None]:
     from flwr.supercore.logger import FLOWER_LOGGER
 
     logger = FLOWER_LOGGER
     level = logger.level
-    logger.setLevel(WARNING)
+    logger.setLevel(quiet)
     try:
         yield
     finally:
@@ -572,11 +763,13 @@ def _main(grid: Grid, context: Context) -> None:
                             encrypt=str(config.get("encrypt", "paillier")),
                             epochs=int(config.get("epochs", 1)),
                             parties=int(config.get("parties", 3)),
-                            min_parties=int(config.get("min-parties", 2)),
+                            min_parties=int(config.get("min-parties",
+                                                       MIN_ENCRYPTED_PARTIES)),
                             timeout=float(config.get("timeout", 600)),
                             dp_epsilon=float(config.get("dp-epsilon", 0.0)),
                             dp_delta=float(config.get("dp-delta", 1e-6)),
-                            dp_clip=float(config.get("dp-clip", 1.0)))  # fmt: skip
+                            dp_clip=float(config.get("dp-clip", 1.0)),
+                            domain=str(config.get("domain", "")))  # fmt: skip
         outcome = run(grid, settings, say=print)
         out = str(config.get("output", ""))
         if out:
@@ -588,71 +781,3 @@ def _main(grid: Grid, context: Context) -> None:
         raise
     final = outcome.rounds[-1].accuracy if outcome.rounds else None
     print(f"{DONE}: {len(outcome.rounds)} rounds, final accuracy {final}", flush=True)
-
-
-# ------------------------------------------------------------------------------- local grid
-class LocalGrid(Grid):
-    """Flower's ``Grid`` for one process: each message is handled at once by the
-    ``ClientApp`` with its node's own context. The same apps, no network (``veil fl
-    simulate``); a node can be made to fail or drop out, for tests."""
-
-    def __init__(self, app: ClientApp, node_configs: list[dict[str, Any]]) -> None:
-        from flwr.supercore.run import Run
-
-        self.app = app
-        self.contexts = {i + 1: Context(run_id=1, node_id=i + 1, node_config=dict(c),
-                                        state=RecordDict(), run_config={})
-                         for i, c in enumerate(node_configs)}  # fmt: skip
-        self.dropped: set[int] = set()
-        self._replies: dict[str, Message] = {}
-        self._run = Run.create_empty(1)
-        TaskIdentity.run_id, TaskIdentity.task_id = 1, 1
-        TaskIdentity.node_id = SUPERLINK_NODE_ID
-
-    def set_run(self, run: Any) -> None:
-        """Runs are not switched in one process."""
-
-    @property
-    def run(self) -> Any:
-        """The one run."""
-        return self._run
-
-    def create_message(self, content: RecordDict, message_type: str, dst_node_id: int,
-                       group_id: str, ttl: float | None = None) -> Message:  # fmt: skip
-        """As Flower's grids do."""
-        return Message(content, dst_node_id, message_type, ttl=ttl, group_id=group_id)
-
-    def get_node_ids(self) -> Iterable[int]:
-        """The nodes that have not dropped out."""
-        return [n for n in self.contexts if n not in self.dropped]
-
-    def push_messages(self, messages: Iterable[Message]) -> Iterable[str]:
-        """Handle each message now; keep its reply."""
-        ids = []
-        for message in messages:
-            message.metadata.__dict__["_message_id"] = str(uuid4())
-            node = message.metadata.dst_node_id
-            ids.append(message.metadata.message_id)
-            if node in self.dropped:
-                continue
-            TaskIdentity.node_id = node
-            try:
-                reply = self.app(message, self.contexts[node])
-            except Exception as err:  # a failing party becomes an error reply, as in Flower
-                from flwr.app import Error
-
-                reply = Message(Error(code=0, reason=f"{type(err).__name__}: {err}"),
-                                reply_to=message)  # fmt: skip
-            finally:
-                TaskIdentity.node_id = SUPERLINK_NODE_ID
-            self._replies[message.metadata.message_id] = reply
-        return ids
-
-    def pull_messages(self, message_ids: Iterable[str]) -> Iterable[Message]:
-        """The replies there are."""
-        return [self._replies.pop(i) for i in list(message_ids) if i in self._replies]
-
-    def send_and_receive(self, messages: Iterable[Message], *,
-                         timeout: float | None = None) -> Iterable[Message]:  # fmt: skip
-        """Push, then pull: in one process every reply is there at once."""
-        return self.pull_messages(self.push_messages(messages))

@@ -36,9 +36,31 @@ def write_secret(scheme: secure.Scheme, path: str | Path) -> None:
         raise SecretError("--encrypt none has no secret to keep")
 
 
+def write_signing_key(signer: Any, path: str | Path) -> None:
+    """A party's Ed25519 signing key (``veil.federated.signing.Signer``), owner-only."""
+    _write(path, signer.to_bytes(), private=True)
+
+
 def write_public(scheme: secure.Scheme, path: str | Path) -> None:
     """The public key (or CKKS public context): for the parties."""
     _write(path, scheme.public(), private=False)
+
+
+def read_public(path: str | Path) -> bytes:
+    """The public material in a file :func:`write_public` wrote (a Paillier key, checked for
+    its size, or a CKKS public context, checked for its security): as the key holder relays
+    it."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read the public key {str(path)!r}: {err.strerror}") from err
+    if data.lstrip().startswith(b"{"):
+        from veil.federated.paillier import PublicKey
+
+        PublicKey.from_json(data.decode(errors="replace"))
+    else:
+        secure.Ckks(data)
+    return data
 
 
 def read_secret(path: str | Path) -> secure.Scheme:

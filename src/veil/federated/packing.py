@@ -6,8 +6,11 @@ with ``offset = bound * 2^precision``, so negatives are non-negative too: each f
 ``value_bits``. Summed over at most ``max_parties`` parties, a slot holds at most
 ``max_parties * 2 * offset``: ``slot_bits`` is that number's bit length, the headroom. A
 plaintext holds ``slots`` such slots below the modulus, one of them a check slot in which
-every party puts 1: the decrypted sum must read the number of parties there, or the aggregate
-was tampered with (Paillier is malleable) or a party broke the bound.
+every party puts 1: the decrypted sum must read the number of parties there, and each slot no
+more than that many values within the bound can make. These catch accidents and a party's
+oversized slot; they cannot authenticate a sum (Paillier is malleable, and its key public):
+that is done by the parties' signatures, checked by the key holder
+(:mod:`veil.federated.signing`).
 
 Every configuration that could overflow is refused when it is made (:class:`Packing`), and
 every value outside the bound when it is encoded; decoding subtracts the parties' offsets.
@@ -133,5 +136,12 @@ class Packing:
                 )
             take = min(per, count - i * per)
             for j in range(take):
-                out[i * per + j] = ((plaintext >> ((j + 1) * bits)) & mask) - shift_off
+                slot = (plaintext >> ((j + 1) * bits)) & mask
+                if slot > 2 * shift_off:  # more than `parties` values within the bound make
+                    raise InputError(
+                        f"the aggregate does not decode (plaintext {i}, value {j}: a sum "
+                        f"beyond what {parties} values within ±{self.bound} can make): a "
+                        "party sent a value outside the bound or an oversized slot"
+                    )
+                out[i * per + j] = slot - shift_off
         return out / 2.0**self.precision

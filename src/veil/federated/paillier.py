@@ -28,6 +28,8 @@ from veil.exceptions import InputError, MissingExtraError, ParameterError, Secre
 
 #: key sizes veil makes (NIST SP 800-57: 2048 bits until 2030, 3072 beyond)
 KEY_BITS = (2048, 3072)
+#: the smallest modulus veil makes, reads or accepts (112-bit security, NIST SP 800-57)
+MIN_BITS = 2048
 #: bits of the fixed-base table's window: 2^WINDOW powers per window, bits/2/WINDOW windows
 WINDOW = 8
 
@@ -80,10 +82,19 @@ class PublicKey:
                 "the public key is not a veil Paillier key (JSON with scheme and n); "
                 "ask the key holder for the file `veil fl keyholder` wrote"
             ) from err
-        if data.get("scheme") != "paillier" or n.bit_length() < 1024 or n % 2 == 0:
+        if data.get("scheme") != "paillier" or n % 2 == 0:
+            raise InputError(f"the public key is not a Paillier modulus (scheme "
+                             f"{data.get('scheme')!r}, n even: {n % 2 == 0})")  # fmt: skip
+        return cls.checked(n)
+
+    @classmethod
+    def checked(cls, n: int) -> PublicKey:
+        """The key of modulus ``n``, refused below :data:`MIN_BITS` (a weak key would let
+        whoever factors it read every update)."""
+        if n.bit_length() < MIN_BITS:
             raise InputError(
-                f"the public key must be a Paillier modulus of at least 1024 bits, got "
-                f"{data.get('scheme')!r} of {n.bit_length()} bits"
+                f"a {n.bit_length()}-bit Paillier key is too weak: veil reads and makes keys of "
+                f"at least {MIN_BITS} bits; make a new one (`veil fl keyholder --key-bits 2048`)"
             )
         return cls(n)
 
@@ -159,14 +170,19 @@ class PrivateKey:
             ) from err
         if p * q != n:
             raise SecretError("the private key file is damaged: its primes do not make its n")
-        return cls(PublicKey(n), p, q)
+        try:
+            public = PublicKey.checked(n)
+        except InputError as err:
+            raise SecretError(str(err)) from err
+        return cls(public, p, q)
 
 
 def generate_keypair(bits: int = 2048) -> tuple[PublicKey, PrivateKey]:
-    """A new key pair of ``bits`` bits (2048 or 3072; smaller only for tests) from the
-    operating system's random source (``secrets``)."""
-    if bits not in KEY_BITS and not 256 <= bits < 2048:
-        raise ParameterError(f"bits must be one of {KEY_BITS}, got {bits!r}")
+    """A new key pair of ``bits`` bits (2048 or 3072) from the operating system's random
+    source (``secrets``)."""
+    if bits not in KEY_BITS:
+        raise ParameterError(f"--key-bits must be one of {KEY_BITS} (smaller keys can be "
+                             f"factored), got {bits!r}")  # fmt: skip
     gmpy2 = _gmpy2()
     half = bits // 2
     while True:

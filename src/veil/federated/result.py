@@ -22,7 +22,9 @@ class FederatedResult:
     centralized_accuracy: float
     weights: np.ndarray = field(repr=False)
     spec: dict[str, Any] = field(repr=False)
-    privacy: dict[str, float] | None = None
+    privacy: dict[str, Any] | None = None
+    #: what left each party in clear (not encrypted, not under DP)
+    disclosed: list[str] = field(default_factory=list)
 
     @property
     def left_out(self) -> dict[str, str]:
@@ -44,6 +46,7 @@ class FederatedResult:
             "model": self.model,
             "parties": self.parties,
             "dp": self.privacy,
+            "disclosed": self.disclosed,
         }  # fmt: skip
 
 

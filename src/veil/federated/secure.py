@@ -50,6 +50,12 @@ class Scheme(ABC):
     def public(self) -> bytes:
         """What parties and server need: never the secret."""
 
+    def fingerprint(self) -> str:
+        """A hash of the public key alone (what a party compares with the key it was given)."""
+        import hashlib
+
+        return hashlib.sha256(self.public()).hexdigest()
+
 
 # ---------------------------------------------------------------------------------- plain
 class Plain(Scheme):
@@ -149,6 +155,21 @@ class Paillier(Scheme):
 # ----------------------------------------------------------------------------------- ckks
 #: CKKS parameters: 8192 slots' ring (4096 values per ciphertext), 2^40 scale
 CKKS_RING, CKKS_PRIMES, CKKS_SCALE = 8192, (60, 40, 40, 60), 2.0**40
+#: the largest coefficient modulus (bits) per ring size at 128-bit classical security, from
+#: the Homomorphic Encryption Standard's table (also SEAL's default bound)
+CKKS_MAX_MODULUS_128 = {1024: 27, 2048: 54, 4096: 109, 8192: 218, 16384: 438, 32768: 881}
+
+
+def check_ckks_security(context: Any) -> None:
+    """Refuse a CKKS context below 128-bit security (its ring too small for its modulus)."""
+    data = context.data.seal_context().key_context_data()
+    ring, bits = data.parms().poly_modulus_degree(), data.total_coeff_modulus_bit_count()
+    if bits > CKKS_MAX_MODULUS_128.get(ring, 0):
+        raise InputError(
+            f"the CKKS context (ring {ring}, modulus {bits} bits) is below 128-bit security: "
+            f"at ring {ring} the modulus may have at most {CKKS_MAX_MODULUS_128.get(ring, 0)} "
+            "bits; ask the key holder for a context veil made"
+        )
 
 
 def _tenseal() -> Any:
@@ -175,6 +196,7 @@ class Ckks(Scheme):
                 self._context = ts.context_from(context)
             except Exception as err:  # TenSEAL raises its own ValueError/RuntimeError kinds
                 raise InputError("the CKKS context is not a TenSEAL context: damaged") from err
+        check_ckks_security(self._context)
         self.slots = CKKS_RING // 2
 
     def encrypt(self, values: np.ndarray) -> bytes:
@@ -226,6 +248,15 @@ class Ckks(Scheme):
     def public(self) -> bytes:
         """The context without its secret key."""
         return bytes(self._context.serialize(save_secret_key=False))
+
+    def fingerprint(self) -> str:
+        """A hash of the public key alone (a context's other keys serialize differently each
+        time it is loaded)."""
+        import hashlib
+
+        key = self._context.serialize(save_public_key=True, save_secret_key=False,
+                                      save_galois_keys=False, save_relin_keys=False)  # fmt: skip
+        return hashlib.sha256(bytes(key)).hexdigest()
 
     def secret(self) -> bytes:
         """The context with its secret key: for the key holder's own file only."""

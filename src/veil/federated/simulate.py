@@ -1,23 +1,31 @@
-"""``veil fl simulate``: every party (and the key holder) in one process, on Flower's apps
-through :class:`~veil.federated._flower.LocalGrid`, beside the centralized baseline."""
+"""``veil fl simulate``: every party and the key holder as virtual SuperNodes of Flower's
+simulation engine (its Ray backend), running the same apps as a deployment, beside the
+centralized baseline. Each party's rows, its signing key and the key holder's secret go to a
+private temporary folder (owner-only, removed after the run), as they would sit on separate
+machines."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
-from uuid import uuid4
 
 import numpy as np
 import pandas as pd
 
-from veil.exceptions import ParameterError
+from veil.exceptions import InputError, ParameterError
 from veil.federated import _data
-from veil.federated._flower import _MEMORY, LocalGrid, Outcome, Settings, client_app, run
+from veil.federated._flower import MIN_ENCRYPTED_PARTIES, Outcome, Settings, _quiet_flower, run
 from veil.federated._models import make_model
+from veil.federated.paillier import KEY_BITS
 from veil.federated.result import FederatedResult, plot_convergence
-from veil.federated.secure import SCHEMES, Ckks, Paillier
+from veil.federated.secure import SCHEMES, Ckks, Paillier, Scheme
 
 
 def partition(frame: pd.DataFrame, *, parties: int, split_by: str, seed: int = 0
@@ -54,14 +62,16 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
              rounds: int = 10, model: str = "logistic", encrypt: str = "paillier",
              epochs: int = 1, key_bits: int = 2048, test_fraction: float = 0.2, seed: int = 0,
              dp_epsilon: float = 0.0, dp_delta: float = 1e-6, dp_clip: float = 1.0,
+             domain: dict[str, Any] | str | None = None, min_parties: int | None = None,
              accountant: Any = None,
              say: Callable[[str], None] = lambda _: None) -> FederatedResult:  # fmt: skip
-    """Train on ``parties`` shares of ``frame`` with FedAvg on Flower's apps in this process;
+    """Train on ``parties`` shares of ``frame`` with FedAvg on Flower's simulation engine;
     the key holder is a node of its own (the server code never holds its key).
 
     ``dp_epsilon > 0``: client-level DP (each party clips its update to ``dp_clip`` and adds
     OpenDP's Gaussian noise); the run's (epsilon, delta) is charged to ``accountant`` (a
-    ``veil.dp.Accountant``, required then) before any row is read for training.
+    ``veil.dp.Accountant``, required then) before any row is read for training. ``domain``
+    (required then): the public bounds and categories the features are made from.
     """
     if encrypt not in SCHEMES:  # every parameter checked before a budget is charged
         raise ParameterError(f"encrypt must be one of {SCHEMES}, got {encrypt!r}")
@@ -69,10 +79,21 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
         raise ParameterError(f"rounds must be at least 1, got {rounds}")
     if parties < 2:
         raise ParameterError(f"parties must be at least 2, got {parties}")
+    if encrypt == "paillier" and key_bits not in KEY_BITS:
+        raise ParameterError(f"--key-bits must be one of {KEY_BITS} (smaller keys can be "
+                             f"factored), got {key_bits!r}")  # fmt: skip
     make_model(model, classes=2, width=1)  # an unknown model name: one line, now
+    if isinstance(domain, dict):
+        import json
+
+        domain = json.dumps(domain)
+    least = min_parties if min_parties is not None else (
+        MIN_ENCRYPTED_PARTIES if encrypt != "none" else 2)  # fmt: skip
     settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
-                        epochs=epochs, parties=parties, dp_epsilon=dp_epsilon,
-                        dp_delta=dp_delta, dp_clip=dp_clip)  # fmt: skip
+                        epochs=epochs, parties=parties, min_parties=least,
+                        dp_epsilon=dp_epsilon, dp_delta=dp_delta, dp_clip=dp_clip,
+                        domain=domain or "")  # fmt: skip
+    settings.check()
     privacy = settings.privacy()
     charge: Any = contextlib.nullcontext()
     if privacy is not None:
@@ -97,36 +118,146 @@ def _simulate(frame: pd.DataFrame, settings: Settings, *, parties: int, split_by
     encrypt, rounds, model, epochs = (settings.encrypt, settings.rounds, settings.model,
                                       settings.epochs)  # fmt: skip
     shares = partition(frame, parties=parties, split_by=split_by, seed=seed)
-    tokens = []
-    configs: list[dict[str, Any]] = []
-    try:
-        for i, (name, table) in enumerate(shares):
-            token = f"memory:{uuid4()}"
-            _MEMORY[token] = _data.split(table, test_fraction, seed + i)
-            tokens.append(token)
-            configs.append({"role": "party", "party": name, "data": token})
-        if encrypt != "none":
-            token = f"memory:{uuid4()}"
-            say(f"key holder: making a {key_bits}-bit key" if encrypt == "paillier"
-                else "key holder: making a CKKS context")  # fmt: skip
-            _MEMORY[token] = Paillier.generate(key_bits) if encrypt == "paillier" else Ckks()
-            tokens.append(token)
-            configs.append({"role": "keyholder", "party": "key holder", "secret": token})
-        grid = LocalGrid(client_app, configs)
-        settings = replace(settings, parties=len(shares))
-        outcome = run(grid, settings, say=say)
-        central = _centralized([_MEMORY[t] for t in tokens[: len(shares)]], outcome, epochs,
-                               rounds, seed)  # fmt: skip
-    finally:
-        for token in tokens:
-            _MEMORY.pop(token, None)
+    splits = [_data.split(table, test_fraction, seed + i) for i, (_, table) in enumerate(shares)]
+    with private_directory() as folder:
+        nodes = enrol(folder, [(name, train, test) for (name, _), (train, test)
+                               in zip(shares, splits, strict=True)],
+                      encrypt=encrypt, key_bits=key_bits, say=say)  # fmt: skip
+        if settings.privacy() is not None:
+            for node in nodes:
+                node["dp-charged"] = "owner"  # the table's ledger was charged once, above
+        outcome = run_simulated(nodes, replace(settings, parties=len(shares)), say=say)
+    if settings.privacy() is not None:
+        # no party reports an accuracy under DP: the table's owner scores each round's model
+        # on the test rows it holds (the same rows the parties would have used)
+        for log in outcome.rounds:
+            if log.weights is not None:
+                log.accuracy = _accuracy(splits, outcome, log.weights)
+    central = _centralized(splits, outcome, epochs, rounds, seed)
     return FederatedResult(
         encrypt, model, [name for name, _ in shares],
         [{"round": r.round, "accuracy": r.accuracy, "seconds": r.seconds,
           "bytes_sent": r.bytes_sent, "parties": r.parties, "timing": r.timing}
          for r in outcome.rounds],
         central, outcome.weights, outcome.spec.to_dict(), outcome.privacy,
+        disclosed=outcome.disclosed,
     )  # fmt: skip
+
+
+@contextlib.contextmanager
+def private_directory() -> Iterator[Path]:
+    """A temporary folder only this user can read (the parties' shares and the keys of a
+    simulated run), removed on the way out."""
+    with tempfile.TemporaryDirectory(prefix="veil-fl-") as name:
+        os.chmod(name, 0o700)
+        yield Path(name)
+
+
+def enrol(folder: Path, tables: list[tuple[str, pd.DataFrame, pd.DataFrame]], *, encrypt: str,
+          key_bits: int = 2048, say: Callable[[str], None] = lambda _: None,
+          secret: Scheme | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Node settings for parties holding ``tables`` (name, training rows, test rows) and a key
+    holder, with everything written to ``folder``: each party's rows, its signing key and the
+    key holder's public key; the key holder's secret and the roster of signing keys."""
+    from veil.federated import keys
+    from veil.federated.signing import Roster, Signer
+
+    nodes: list[dict[str, Any]] = []
+    roster: dict[str, str] = {}
+    public_path = folder / "keyholder.pub"
+    for i, (name, train, test) in enumerate(tables):
+        train_path, test_path = folder / f"party-{i}.parquet", folder / f"party-{i}-test.parquet"
+        train.to_parquet(train_path)
+        test.to_parquet(test_path)
+        node: dict[str, Any] = {"role": "party", "party": name, "data": str(train_path),
+                                "test-data": str(test_path), "encrypt": encrypt}  # fmt: skip
+        if encrypt != "none":
+            signer = Signer.generate(name)
+            key_path = folder / f"party-{i}.sign"
+            keys.write_signing_key(signer, key_path)
+            roster[name] = signer.public_hex
+            node.update({"signing-key": str(key_path), "public-key": str(public_path)})
+        nodes.append(node)
+    if encrypt != "none":
+        if secret is None:
+            say(f"key holder: making a {key_bits}-bit key" if encrypt == "paillier"
+                else "key holder: making a CKKS context")  # fmt: skip
+            secret = Paillier.generate(key_bits) if encrypt == "paillier" else Ckks()
+        keys.write_secret(secret, folder / "keyholder.key")
+        keys.write_public(secret, public_path)
+        nodes.append({"role": "keyholder", "party": "key holder",
+                      "secret": str(folder / "keyholder.key"),
+                      "roster": Roster(roster).to_json()})  # fmt: skip
+    return nodes
+
+
+def run_simulated(nodes: list[dict[str, Any]], settings: Settings, *,
+                  say: Callable[[str], None] = lambda _: None, client: Any = None,
+                  grid: Callable[[Any], Any] | None = None) -> Outcome:  # fmt: skip
+    """veil's apps on Flower's simulation engine: node ``i`` (a virtual SuperNode, run by
+    Flower's Ray backend) has ``nodes[i]`` as its node settings. ``client``: another
+    ``ClientApp`` (default veil's); ``grid``: wraps the server's ``Grid`` (to watch or attack
+    the messages, as tests do)."""
+    from flwr.serverapp import ServerApp
+    from flwr.simulation import run_simulation
+
+    settings.check()
+    outcome: dict[str, Any] = {}
+    server = ServerApp()
+
+    @server.main()
+    def _main(real: Any, context: Any) -> None:
+        try:
+            outcome["value"] = run(grid(real) if grid else real, settings, say=say)
+        except Exception as err:  # re-raised in the caller's thread, as one line if veil's
+            outcome["error"] = err
+
+    app = _node_client(nodes, client)
+    with _quiet_flower(logging.ERROR), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_simulation(server, app, num_supernodes=len(nodes), backend_config={
+            "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+            "init_args": {"num_cpus": max(1, min(len(nodes), os.cpu_count() or 1)),
+                          "include_dashboard": False, "log_to_driver": False,
+                          "logging_level": logging.ERROR}})  # fmt: skip
+    if "error" in outcome:
+        raise outcome["error"]
+    if "value" not in outcome:
+        raise InputError("the simulated federation ended without a result")
+    return outcome["value"]
+
+
+def _node_client(nodes: list[dict[str, Any]], inner: Any) -> Any:
+    """A ``ClientApp`` that gives each virtual SuperNode its own settings (Flower gives each
+    only its ``partition-id``) and hands the message to veil's (or ``inner``'s) handlers."""
+    from flwr.app import Context
+    from flwr.clientapp import ClientApp
+
+    from veil.federated._flower import client_app
+
+    target = inner or client_app
+    app = ClientApp()
+
+    def handle(message: Any, context: Any) -> Any:
+        own = Context(run_id=context.run_id, node_id=context.node_id,
+                      node_config=dict(nodes[int(context.node_config["partition-id"])]),
+                      state=context.state, run_config=context.run_config)  # fmt: skip
+        return target(message, own)
+
+    app.train()(handle)
+    app.evaluate()(handle)
+    for kind in ("describe", "moments", "decrypt"):
+        app.query(kind)(handle)
+    return app
+
+
+def _accuracy(splits: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outcome,
+              weights: np.ndarray) -> float:  # fmt: skip
+    spec = outcome.spec
+    test = pd.concat([t for _, t in splits])
+    model = make_model(outcome.model, classes=len(spec.classes), width=spec.width)
+    right, rows = model.correct(weights, *_data.encode(test, spec))
+    return right / max(rows, 1)
 
 
 def _centralized(tables: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outcome,
