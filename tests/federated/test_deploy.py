@@ -1,8 +1,10 @@
-"""Real processes on 127.0.0.1, as Flower deploys them: `veil fl server` (a SuperLink and
-veil's ServerApp), `veil fl keyholder` and three `veil fl client`s (SuperNodes). The model
-they train equals the one the same parties train in one process, and the server's processes
-never hold the private key: their memory is searched for the key's primes while the run goes
-on (the key holder's process, where they are, is the search's positive control)."""
+"""Real processes on 127.0.0.1, as Flower deploys them: `veil fl certs` enrols the
+federation; `veil fl server` (a SuperLink over TLS with node authentication, and veil's
+ServerApp), `veil fl keyholder` and three `veil fl client`s (SuperNodes) run from their own
+folders. A SuperNode whose key was not enrolled is refused. The model they train equals the
+one the same parties train on Flower's simulation engine, and the server's processes never
+hold the private key: their memory is searched for the key's primes while the run goes on
+(the key holder's process, where they are, is the search's positive control)."""
 
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ import pandas as pd
 import pytest
 
 from veil.federated import _data, keys
-from veil.federated._flower import LocalGrid, Settings, client_app, run
+from veil.federated._flower import Settings
 from veil.federated.deploy import free_port
+from veil.federated.simulate import run_simulated
 
 ADULT = Path(__file__).resolve().parents[1] / "data" / "arx_adult" / "adult.csv.gz"
 VEIL = [sys.executable, "-m", "veil"]
@@ -100,12 +103,22 @@ def party_files(tmp_path: Path) -> list[Path]:
     return paths
 
 
-def test_server_keyholder_and_three_clients_as_separate_processes(
+def test_server_keyholder_and_three_clients_over_tls_with_node_authentication(
     tmp_path: Path, party_files: list[Path]
 ) -> None:
     port = free_port()
     env = {**os.environ, "FLWR_TELEMETRY_ENABLED": "0", "VEIL_QUIET": "1"}
     model_path, secret, public = tmp_path / "model.json", tmp_path / "kh.key", tmp_path / "kh.pub"
+    fed = tmp_path / "federation"
+    names = [p.stem for p in party_files]
+    enrolled = subprocess.run([*VEIL, "fl", "certs", str(fed), "--parties", ",".join(names)],
+                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert enrolled.returncode == 0, enrolled.stderr
+    # a node from another enrolment, holding this federation's CA: TLS works, its key is unknown
+    rogue = tmp_path / "rogue"
+    subprocess.run([*VEIL, "fl", "certs", str(rogue), "--parties", "rogue"], env=env,
+                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    (rogue / "parties" / "rogue" / "ca.pem").write_bytes((fed / "ca.pem").read_bytes())
     started: list[subprocess.Popen[str]] = []
 
     def start(*args: str) -> subprocess.Popen[str]:
@@ -118,21 +131,30 @@ def test_server_keyholder_and_three_clients_as_separate_processes(
     try:
         server = start("server", "--target", "salary-class", "--parties", "3", "--rounds",
                        "2", "--port", str(port), "--output", str(model_path),
-                       "--timeout", "120")  # fmt: skip
+                       "--timeout", "120", "--certs", str(fed / "server"))  # fmt: skip
+        lines: list[str] = []
+        assert server.stdout is not None
+        for line in server.stdout:  # nodes join once their keys are registered
+            lines.append(line.rstrip())
+            if "enrolled nodes registered" in line:
+                break
+        assert "over TLS; 4 enrolled nodes registered" in "\n".join(lines), lines
         holder = start("keyholder", "--server", f"127.0.0.1:{port}", "--secret", str(secret),
-                       "--public-key", str(public), "--key-bits", "1024")  # fmt: skip
+                       "--public-key", str(public), "--certs", str(fed / "keyholder"))  # fmt: skip
         deadline = time.monotonic() + 60
         while not public.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         assert public.exists(), "the key holder wrote no public key"
         for path in party_files:
             start("client", str(path), "--server", f"127.0.0.1:{port}", "--public-key",
-                  str(public))  # fmt: skip
+                  str(public), "--certs", str(fed / "parties" / path.stem))  # fmt: skip
+        intruder = start("client", str(party_files[0]), "--server", f"127.0.0.1:{port}",
+                         "--public-key", str(public), "--certs",
+                         str(rogue / "parties" / "rogue"))  # fmt: skip
         private = keys.read_secret(secret).private  # type: ignore[attr-defined]
         patterns = _patterns(private.p) + _patterns(private.q)
 
-        lines, searched = [], False
-        assert server.stdout is not None
+        searched = False
         for line in server.stdout:
             lines.append(line.rstrip())
             if line.startswith("round 1:") and not searched:
@@ -149,6 +171,11 @@ def test_server_keyholder_and_three_clients_as_separate_processes(
                 searched = True
         assert server.wait(timeout=300) == 0, "\n".join(lines)
         assert searched, "\n".join(lines)
+        # the node whose key was not enrolled was refused by the SuperLink
+        assert intruder.wait(timeout=60) == 2
+        assert intruder.stdout is not None
+        refused = intruder.stdout.read()
+        assert "the Flower SuperNode exited with code" in refused, refused
     finally:
         for process in started:
             if process.poll() is None:
@@ -164,10 +191,51 @@ def test_server_keyholder_and_three_clients_as_separate_processes(
     assert re.search(r"round 2: accuracy 0\.[78]\d", text), text
     deployed = keys.read_model(model_path)
     assert deployed["encrypt"] == "paillier"
-    # the same parties (same files, names, splits) in one process: the same model
-    configs = [{"role": "party", "party": p.stem, "data": str(p.resolve()), "test-fraction": 0.2,
-                "seed": 0} for p in party_files]  # fmt: skip
-    configs.append({"role": "keyholder", "secret": str(secret)})
-    local = run(LocalGrid(client_app, configs), Settings(target="salary-class", rounds=2))
+    # the same parties (same files, names, keys, splits) on the simulation engine: the same model
+    configs: list[dict] = [{"role": "party", "party": p.stem, "data": str(p.resolve()),
+                            "test-fraction": 0.2, "seed": 0, "public-key": str(public),
+                            "signing-key": str(fed / "parties" / p.stem / "signing.key")}
+                           for p in party_files]  # fmt: skip
+    configs.append({"role": "keyholder", "secret": str(secret),
+                    "roster": str(fed / "keyholder" / "roster.json")})  # fmt: skip
+    local = run_simulated(configs, Settings(target="salary-class", rounds=2))
     assert np.abs(np.array(deployed["weights"]) - local.weights).max() < 1e-9
     assert _data.Spec.from_dict(deployed["spec"]).width == local.spec.width
+
+
+def test_deployed_commands_refuse_weak_keys_and_silent_insecurity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No TLS only when asked, with a warning; no key below 2048 bits."""
+    from veil.cli import main
+
+    assert (
+        main(
+            [
+                "fl",
+                "keyholder",
+                "--server",
+                "127.0.0.1:1",
+                "--secret",
+                str(tmp_path / "k"),
+                "--key-bits",
+                "1024",
+                "--insecure",
+                "--roster",
+                str(tmp_path / "r.json"),
+            ]
+        )
+        == 2
+    )
+    assert "--key-bits must be one of (2048, 3072)" in capsys.readouterr().err
+    assert not (tmp_path / "k").exists()
+    assert main(["fl", "server", "--target", "y"]) == 2
+    assert "give --certs FOLDER" in capsys.readouterr().err
+    assert main(["fl", "server", "--target", "y", "--parties", "2", "--min-parties", "2",
+                 "--insecure"]) == 2  # fmt: skip
+    assert "each reads the other's update" in capsys.readouterr().err
+    table = tmp_path / "party.csv"
+    table.write_text("age,y\n30,a\n40,b\n")
+    assert main(["fl", "client", str(table), "--server", "127.0.0.1:1", "--certs",
+                 str(tmp_path / "nowhere")]) == 2  # fmt: skip
+    assert "ca.pem is missing" in capsys.readouterr().err

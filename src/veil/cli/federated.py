@@ -18,6 +18,7 @@ from veil.cli._common import (
     _progress,
     _read_options,
     _report_format,
+    err,
     out,
 )
 from veil.exceptions import InputError, ParameterError
@@ -30,7 +31,9 @@ Encrypt = Annotated[
     str, typer.Option("--encrypt", help="paillier (exact), ckks (approximate) or none.")
 ]
 Epochs = Annotated[int, typer.Option("--epochs", help="Local passes per round.")]
-KeyBits = Annotated[int, typer.Option("--key-bits", help="Paillier key: 2048 or 3072.")]
+KeyBits = Annotated[
+    int, typer.Option("--key-bits", help="Paillier key: 2048 or 3072 bits (nothing smaller).")
+]
 
 DpEpsilon = Annotated[
     float | None,
@@ -44,6 +47,69 @@ DpDelta = Annotated[float, typer.Option("--dp-delta", help="The run's delta.")]
 DpClip = Annotated[
     float, typer.Option("--dp-clip", help="L2 norm each party's update is clipped to.")
 ]
+
+Domain = Annotated[
+    Path | None,
+    typer.Option(
+        "--domain",
+        help="Under --dp-epsilon: a JSON file of each column's public "
+        "bounds [low, high] or categories (the target's classes among them); the features are "
+        "made from it, so nothing about a party's table leaves outside the guarantee.",
+    ),
+]
+MinParties = Annotated[
+    int | None,
+    typer.Option(
+        "--min-parties",
+        help="The fewest parties whose updates are summed (at least 3 with encryption: with "
+        "two, each reads the other's update from the next model).",
+    ),
+]
+Insecure = Annotated[
+    bool,
+    typer.Option(
+        "--insecure",
+        help="No TLS and no node authentication (Flower's insecure mode): on one machine only. "
+        "Prints a warning.",
+    ),
+]
+
+
+def _domain(path: Path | None) -> str:
+    if path is None:
+        return ""
+    from veil.federated._data import Domain
+
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise InputError(f"cannot read --domain {str(path)!r}: {err.strerror}") from err
+    Domain.from_json(text)  # checked now, in one line
+    return text
+
+
+def _transport(certs: Path | None, insecure: bool, needs: tuple[str, ...]) -> Path | None:
+    """The node's enrolment folder, or None when the user opted out of TLS (warned)."""
+    if insecure:
+        err.print(
+            "warning: --insecure: no TLS and no node authentication; anyone who can reach the "
+            "port can read the traffic and join as a node"
+        )
+        return None
+    if certs is None:
+        raise ParameterError(
+            "give --certs FOLDER (this node's folder from `veil fl certs`) for TLS and node "
+            "authentication, or --insecure to run without them on one machine"
+        )
+    from veil.federated.certs import check_folder
+
+    return check_folder(certs, *needs)
+
+
+def _certs_option(who: str) -> object:
+    return typer.Option("--certs", help=f"{who}'s folder from `veil fl certs` (TLS and node "
+                        "authentication).")  # fmt: skip
+
 
 fl_app = typer.Typer(
     help="Federated learning: parties train one model without sharing rows; the server only "
@@ -80,12 +146,14 @@ def simulate_command(
     dp_epsilon: DpEpsilon = None,
     dp_delta: DpDelta = 1e-6,
     dp_clip: DpClip = 1.0,
+    domain: Domain = None,
+    min_parties: MinParties = None,
     ledger: Ledger = None,
     fmt: Format = "text",
     sep: Sep = None,
 ) -> None:
-    """All parties and the key holder in one process, on Flower's apps: accuracy per round
-    beside the same model trained on all rows in one place."""
+    """All parties and the key holder as virtual SuperNodes of Flower's simulation engine:
+    accuracy per round beside the same model trained on all rows in one place."""
     from veil.federated.simulate import simulate
     from veil.io import read
 
@@ -105,7 +173,8 @@ def simulate_command(
         result = simulate(frame, target=target, parties=parties, split_by=split_by,
                           rounds=rounds, model=model, encrypt=encrypt, epochs=epochs,
                           key_bits=key_bits, seed=seed, say=say, dp_epsilon=dp_epsilon or 0.0,
-                          dp_delta=dp_delta, dp_clip=dp_clip, accountant=accountant)  # fmt: skip
+                          dp_delta=dp_delta, dp_clip=dp_clip, domain=_domain(domain),
+                          min_parties=min_parties, accountant=accountant)  # fmt: skip
     if plot is not None:
         from veil.federated.simulate import plot_convergence
 
@@ -130,12 +199,34 @@ def simulate_command(
         out.print(f"  round {r['round']:>3}: accuracy {accuracy}  {r['seconds']:.2f} s  "
                   f"{r['bytes_sent']:,} bytes sent")  # fmt: skip
     out.print(f"centralized (all rows in one place): accuracy {result.centralized_accuracy:.4f}")
+    out.print("left each party in clear: " + "; ".join(result.disclosed))
     if result.privacy is not None:
         p = result.privacy
         out.print(f"client-level DP: epsilon {p['epsilon']:.3g}, delta {p['delta']:g} over "
                   f"{p['rounds']:.0f} rounds ({p['epsilon_per_round']:.3g} a round alone; noise "
                   f"sigma {p['sigma']:.3g} on updates clipped to {p['clip']:g}); charged to "
                   f"{accountant.path if accountant else 'the ledger'}")  # fmt: skip
+
+
+@fl_app.command("certs")
+def certs_command(
+    folder: Annotated[Path, typer.Argument(help="A new folder for the federation's files.")],
+    parties: Annotated[str, typer.Option("--parties", help="The parties' names, comma-separated.")],
+    host: Annotated[
+        list[str] | None,
+        typer.Option("--host", help="A name or address the server is reached at (repeatable)."),
+    ] = None,
+) -> None:
+    """Enrol a federation: a CA, the server's TLS certificate, each node's authentication key
+    and each party's signing key, in one folder per node."""
+    from veil.federated.certs import make
+
+    names = [p.strip() for p in parties.split(",") if p.strip()]
+    enrolment = make(folder, names, hosts=list(host or []))
+    out.print(f"made the federation in {folder}: give {enrolment.server} to the server, "
+              f"{enrolment.keyholder} to the key holder, and each of "
+              f"{', '.join(str(enrolment.party(n)) for n in names)} to its party; "
+              f"{folder / 'ca.key'} stays with you (it can enrol nodes)")  # fmt: skip
 
 
 @fl_app.command("server")
@@ -156,28 +247,36 @@ def server_command(
     dp_epsilon: DpEpsilon = None,
     dp_delta: DpDelta = 1e-6,
     dp_clip: DpClip = 1.0,
+    domain: Domain = None,
+    min_parties: MinParties = None,
+    certs: Annotated[Path | None, _certs_option("The server")] = None,
+    insecure: Insecure = False,
 ) -> None:
-    """Run the server: a Flower SuperLink and veil's ServerApp. It only adds protected
-    updates; the key holder (veil fl keyholder) decrypts their sum."""
+    """Run the server: a Flower SuperLink (TLS, enrolled nodes only) and veil's ServerApp. It
+    only adds protected updates; the key holder (veil fl keyholder) decrypts their sum."""
+    from veil.federated._flower import MIN_ENCRYPTED_PARTIES, Settings
     from veil.federated.deploy import serve
-    from veil.federated.secure import SCHEMES
 
-    if encrypt not in SCHEMES:
-        raise ParameterError(f"--encrypt must be one of {SCHEMES}, got {encrypt!r}")
+    least = min_parties if min_parties is not None else (
+        MIN_ENCRYPTED_PARTIES if encrypt != "none" else 2)  # fmt: skip
+    settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
+                        epochs=epochs, parties=parties, min_parties=least,
+                        dp_epsilon=dp_epsilon or 0.0, dp_delta=dp_delta, dp_clip=dp_clip,
+                        domain=_domain(domain))  # fmt: skip
+    settings.check()  # every parameter now, not in round 1
     config: dict[str, object] = {"target": target, "parties": parties, "rounds": rounds,
                                  "model": model, "encrypt": encrypt, "epochs": epochs,
-                                 "timeout": timeout}  # fmt: skip
+                                 "timeout": timeout, "min-parties": least}  # fmt: skip
     if dp_epsilon is not None:
-        from veil.federated._dp import ClientDP
-
-        ClientDP(dp_epsilon, dp_delta, rounds, dp_clip)  # checked here, not in round 1
-        config.update({"dp-epsilon": dp_epsilon, "dp-delta": dp_delta, "dp-clip": dp_clip})
+        config.update({"dp-epsilon": dp_epsilon, "dp-delta": dp_delta, "dp-clip": dp_clip,
+                       "domain": settings.domain})  # fmt: skip
+    folder = _transport(certs, insecure, ("server.pem", "server.key"))
     if output is not None:
         from veil.io import check_output
 
         check_output(output, inputs=[], force=False)
         config["output"] = str(output.resolve())
-    serve(config, port=port, say=out.print)
+    serve(config, port=port, certs=folder, say=out.print)
     if output is not None:
         out.print(f"wrote the model to {output}")
 
@@ -186,14 +285,19 @@ def server_command(
 def client_command(
     data: Annotated[Path, typer.Argument(help="This party's table (it never leaves).")],
     server: Annotated[str, typer.Option("--server", help="The SuperLink, HOST:PORT.")],
-    party: Annotated[str | None, typer.Option("--party", help="This party's name.")] = None,
     public_key: Annotated[
         Path | None,
         typer.Option(
             "--public-key",
-            help="The key holder's public key, to check the one the "
-            "server relays (an update is never sent under another).",
+            help="The key holder's public key: the only key this party encrypts under "
+            "(required unless the run is --encrypt none).",
         ),
+    ] = None,
+    certs: Annotated[Path | None, _certs_option("This party")] = None,
+    insecure: Insecure = False,
+    signing_key: Annotated[
+        Path | None,
+        typer.Option("--signing-key", help="This party's signing key (default: in --certs)."),
     ] = None,
     test_fraction: Annotated[
         float, typer.Option("--test-fraction", help="Rows kept for this party's evaluation.")
@@ -209,21 +313,31 @@ def client_command(
     ] = None,
 ) -> None:
     """Run one party: a Flower SuperNode with veil's ClientApp, until stopped."""
-    from veil.federated.deploy import supernode
-    from veil.federated.paillier import read_public_key
+    from veil.federated.deploy import NodeTls, supernode
+    from veil.federated.keys import read_public
+    from veil.federated.signing import read_signer
     from veil.io import read
 
     read(str(data)).head(1)  # unreadable data fails here, in one line, not in a round
-    settings: dict[str, object] = {"role": "party", "party": party or data.stem,
-                                   "data": str(data.resolve()), "test-fraction": test_fraction,
-                                   "seed": seed}  # fmt: skip
+    folder = _transport(certs, insecure, ("node.key", "signing.key"))
+    key = signing_key or (certs / "signing.key" if certs is not None else None)
+    settings: dict[str, object] = {"role": "party", "data": str(data.resolve()),
+                                   "test-fraction": test_fraction, "seed": seed}  # fmt: skip
+    if key is not None:
+        settings["party"] = read_signer(key).party
+        settings["signing-key"] = str(key.resolve())
+    else:
+        settings["party"] = data.stem
     if public_key is not None:
-        read_public_key(public_key)
+        read_public(public_key)
         settings["public-key"] = str(public_key.resolve())
+        settings["encrypt"] = "encrypted"
     budget = _ledger(ledger)
     if budget.exists():
         settings["ledger"] = str(budget.resolve())
-    _run_node(supernode(server, settings), f"party {settings['party']} connected to {server}")
+    tls = NodeTls.of(folder) if folder is not None else None
+    _run_node(supernode(server, settings, tls=tls),
+              f"party {settings['party']} connected to {server}")  # fmt: skip
 
 
 @fl_app.command("keyholder")
@@ -242,12 +356,35 @@ def keyholder_command(
     ] = None,
     encrypt: Annotated[str, typer.Option("--encrypt", help="paillier or ckks.")] = "paillier",
     key_bits: KeyBits = 2048,
+    certs: Annotated[Path | None, _certs_option("The key holder")] = None,
+    insecure: Insecure = False,
+    roster: Annotated[
+        Path | None,
+        typer.Option("--roster", help="The parties' signing keys (default: in --certs)."),
+    ] = None,
+    min_parties: MinParties = None,
 ) -> None:
-    """Run the key holder: it makes (or reads) the key pair and decrypts only the sums the
-    server sends it, as a Flower SuperNode of its own."""
+    """Run the key holder: it makes (or reads) the key pair and decrypts only sums of at least
+    --min-parties enrolled parties' signed contributions of the round, as a Flower SuperNode."""
     from veil.federated import keys, secure
-    from veil.federated.deploy import supernode
+    from veil.federated._flower import MIN_ENCRYPTED_PARTIES
+    from veil.federated.deploy import NodeTls, supernode
+    from veil.federated.paillier import KEY_BITS
+    from veil.federated.signing import read_roster
 
+    least = MIN_ENCRYPTED_PARTIES if min_parties is None else min_parties
+    if least < MIN_ENCRYPTED_PARTIES:
+        raise ParameterError(f"--min-parties must be at least {MIN_ENCRYPTED_PARTIES}: with two, "
+                             "each party reads the other's update from the next model")  # fmt: skip
+    if encrypt == "paillier" and key_bits not in KEY_BITS:
+        raise ParameterError(f"--key-bits must be one of {KEY_BITS} (smaller keys can be "
+                             f"factored), got {key_bits!r}")  # fmt: skip
+    folder = _transport(certs, insecure, ("node.key",))
+    roster_file = roster or (certs / "roster.json" if certs is not None else None)
+    if roster_file is None:
+        raise ParameterError("the key holder needs the parties' signing keys: --certs FOLDER "
+                             "(its roster.json) or --roster FILE")  # fmt: skip
+    read_roster(roster_file)
     if secret.exists():
         scheme = keys.read_secret(secret)
         out.print(f"using the key in {secret}")
@@ -259,6 +396,7 @@ def keyholder_command(
         else:
             raise ParameterError(f"--encrypt must be paillier or ckks, got {encrypt!r}")
         keys.write_secret(scheme, secret)
+        scheme = keys.read_secret(secret)  # the public key as the node will relay it
         out.print(f"made a new {scheme.name} key; its secret is in {secret} (owner-only)")
     if public_key is not None:
         from veil.io import check_output
@@ -266,8 +404,11 @@ def keyholder_command(
         check_output(public_key, inputs=[str(secret)], force=True)
         keys.write_public(scheme, public_key)
         out.print(f"wrote the public key to {public_key}: give it to the parties")
+    tls = NodeTls.of(folder) if folder is not None else None
     _run_node(supernode(server, {"role": "keyholder", "party": "key holder",
-                                 "secret": str(secret.resolve())}),
+                                 "secret": str(secret.resolve()),
+                                 "roster": str(roster_file.resolve()), "min-parties": least},
+                        tls=tls),
               f"key holder connected to {server}")  # fmt: skip
 
 

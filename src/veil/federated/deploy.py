@@ -7,9 +7,11 @@ veil's apps and the run's settings) and runs it, streaming its lines; ``veil fl 
 ``veil fl keyholder`` start SuperNodes. The key holder's secret stays in its own file, read
 only by its own ClientApp processes: the server is never given its path.
 
-Transport here is Flower's insecure mode (no TLS, the SuperLink warns): on one machine or a
-private network. Across the internet, put Flower's certificates in front (its
-``--ssl-certfile`` options), which veil passes through unchanged.
+Transport is TLS with every SuperNode authenticated, on Flower's own options: the SuperLink
+serves the certificate ``veil fl certs`` made and registers each enrolled node's public key
+(``--enable-supernode-auth``), so a SuperNode whose key was not enrolled is refused; nodes
+verify the server against the federation's CA. Flower's insecure mode (no TLS, any node may
+join) is only an explicit opt-in (``--insecure``), which warns.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,13 +94,34 @@ def _node_config(settings: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def supernode(server: str, settings: dict[str, Any], *, home: Path | None = None,
-              log: Any = None) -> subprocess.Popen[Any]:  # fmt: skip
+@dataclass(frozen=True)
+class NodeTls:
+    """What a SuperNode needs to reach the SuperLink over TLS and be let in: the federation's
+    CA certificate and its own node-authentication key (both from ``veil fl certs``)."""
+
+    ca: Path
+    node_key: Path
+
+    @classmethod
+    def of(cls, folder: str | Path) -> NodeTls:
+        """A node's enrolment folder (``ca.pem``, ``node.key``), checked."""
+        from veil.federated.certs import check_folder
+
+        where = check_folder(folder, "node.key")
+        return cls(where / "ca.pem", where / "node.key")
+
+
+def supernode(server: str, settings: dict[str, Any], *, tls: NodeTls | None,
+              home: Path | None = None, log: Any = None) -> subprocess.Popen[Any]:  # fmt: skip
     """A SuperNode connected to the SuperLink at ``server``, running veil's ClientApp with
-    ``settings`` as its node config (``role``, ``party``, ``data``, ``secret``...)."""
+    ``settings`` as its node config (``role``, ``party``, ``data``, ``secret``...); over TLS
+    and authenticated unless ``tls`` is None (insecure, the caller's explicit choice)."""
     parse_address(server)
     home = home or Path(tempfile.mkdtemp(prefix="veil-flower-node-"))
-    command = [_tool("flower-supernode"), "--insecure", "--superlink", server,
+    transport = (["--insecure"] if tls is None else
+                 ["--root-certificates", str(tls.ca), "--auth-supernode-private-key",
+                  str(tls.node_key)])  # fmt: skip
+    command = [_tool("flower-supernode"), *transport, "--superlink", server,
                "--port", str(free_port()), "--node-config", _node_config(settings)]  # fmt: skip
     return subprocess.Popen(command, env=flower_environment(home), stdout=log or subprocess.DEVNULL,
                             stderr=subprocess.STDOUT)  # fmt: skip
@@ -129,6 +153,25 @@ clientapp = "veil.federated._flower:client_app"
 """
 
 
+def _register(certs: Any, home: Path) -> int:
+    """Register each enrolled node's public key with the SuperLink (``flwr supernode
+    register``): with authentication on, only these nodes may join."""
+    from veil.federated.certs import node_keys
+
+    keys = node_keys(certs)
+    if not keys:
+        raise InputError(f"{certs / 'nodes'} holds no node keys: make the federation with "
+                         "`veil fl certs`")  # fmt: skip
+    for key in keys:
+        done = subprocess.run([_tool("flwr"), "supernode", "register", str(key), "veil"],
+                              env=flower_environment(home), capture_output=True, text=True,
+                              timeout=60)  # fmt: skip
+        if done.returncode != 0 or "registered successfully" not in done.stdout:
+            last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
+            raise InputError(f"the SuperLink did not register node key {key.name}: {last[0]}")
+    return len(keys)
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -139,11 +182,17 @@ def _toml_value(value: Any) -> str:
 
 
 @contextmanager
-def superlink(port: int, *, home: Path, log: Any = None,
+def superlink(port: int, *, home: Path, certs: Any = None, log: Any = None,
               timeout: float = 60.0) -> Iterator[subprocess.Popen[Any]]:  # fmt: skip
     """A SuperLink on ``port`` (all its APIs on it, as Flower 1.41 serves them), stopped on
-    the way out."""
-    process = subprocess.Popen([_tool("flower-superlink"), "--insecure", "--port", str(port)],
+    the way out: over TLS with SuperNode authentication when ``certs`` (the server's folder
+    from ``veil fl certs``) is given, else insecure."""
+    transport = (["--insecure"] if certs is None else
+                 ["--ssl-ca-certfile", str(certs / "ca.pem"),
+                  "--ssl-certfile", str(certs / "server.pem"),
+                  "--ssl-keyfile", str(certs / "server.key"),
+                  "--enable-supernode-auth"])  # fmt: skip
+    process = subprocess.Popen([_tool("flower-superlink"), *transport, "--port", str(port)],
                                env=flower_environment(home), stdout=log or subprocess.DEVNULL,
                                stderr=subprocess.STDOUT)  # fmt: skip
     try:
@@ -157,20 +206,30 @@ def superlink(port: int, *, home: Path, log: Any = None,
             process.kill()
 
 
-def serve(run_config: dict[str, Any], *, port: int, say: Callable[[str], None] = print,
-          home: Path | None = None, timeout: float = 3600.0) -> None:  # fmt: skip
-    """Start a SuperLink, submit veil's ServerApp with ``run_config`` and stream its lines
-    until the run ends; a failed run raises with the ServerApp's one line."""
+def serve(run_config: dict[str, Any], *, port: int, certs: Any,
+          say: Callable[[str], None] = print, home: Path | None = None,
+          timeout: float = 3600.0) -> None:  # fmt: skip
+    """Start a SuperLink (TLS and node authentication with ``certs``, the server's folder from
+    ``veil fl certs``; insecure when None), register every enrolled
+    node's key, submit veil's ServerApp with ``run_config`` and stream its lines until the run
+    ends; a failed run raises with the ServerApp's one line."""
     home = home or Path(tempfile.mkdtemp(prefix="veil-flower-server-"))
     app = home / "app"
     app.mkdir(parents=True, exist_ok=True)
     body = "\n".join(f"{key} = {_toml_value(value)}" for key, value in run_config.items())
     (app / "pyproject.toml").write_text(APP.format(config=body))
+    transport = ("insecure = true\n" if certs is None
+                 else f"root-certificates = {_toml_value(str(certs / 'ca.pem'))}\n")  # fmt: skip
     (home / "config.toml").write_text(
         f'[superlink]\ndefault = "veil"\n\n[superlink.veil]\naddress = "127.0.0.1:{port}"\n'
-        "insecure = true\n"
+        + transport
     )
-    with (home / "superlink.log").open("w") as log, superlink(port, home=home, log=log):
+    with (home / "superlink.log").open("w") as log, superlink(port, home=home, certs=certs,
+                                                               log=log):  # fmt: skip
+        if certs is not None:
+            registered = _register(certs, home)
+            say(f"SuperLink listening on port {port} over TLS; {registered} enrolled nodes "
+                "registered, any other is refused")  # fmt: skip
         say(f"SuperLink listening on port {port}; waiting for {run_config.get('parties')} "
             "parties and the key holder")  # fmt: skip
         command = [_tool("flwr"), "run", str(app), "veil", "--stream"]
