@@ -6,16 +6,19 @@ Prints, all measured in this run:
 - Paillier 2048-bit throughput, one core: veil's packed encryption and CRT decryption (values
   per second, ciphertext bytes per value) beside python-paillier (phe 1.5.0 with gmpy2, one
   value per ciphertext, in its own `.venv-phe`: it is GPL-3.0);
-- one round of 10 parties x 100,000 parameters: encrypt (the parties in parallel on this
-  machine's 2 cores, as they would run on their own machines), Flower message encoding
+- Ed25519 signing and verifying of one party's encrypted update (one signature per update);
+- one round of 10 parties x 100,000 parameters: encrypt and sign (the parties in parallel on
+  this machine's 2 cores, as they would run on their own machines), Flower message encoding
   (transport: every update up and the model down, deflated and inflated as Flower's wire
-  format; the loopback itself is not counted), aggregate, decrypt; for Paillier, CKKS and
-  plain FedAvg; naive phe extrapolated from its measured per-value rates;
+  format; the loopback itself is not counted), aggregate, verify (the key holder checks every
+  signature and recomputes the product of the pieces), decrypt; for Paillier, CKKS and plain
+  FedAvg; naive phe extrapolated from its measured per-value rates;
 - accuracy: FedAvg (logistic) with updates in the clear, under Paillier and under CKKS, on
   adult split by native country and on the cross-sell data split by Region_Code, 10 rounds,
-  beside centralized training (and on adult: with client-level DP at epsilon 1 and 10, and a
-  torch MLP); the largest weight difference between the encrypted and the plain model;
-  convergence plots (bench/out/federated_convergence_*.png).
+  beside centralized training (and on adult: with client-level DP at epsilon 1 and 10, its
+  features from the public domain adult.names documents, and a torch MLP); the largest
+  weight difference between the encrypted and the plain model; convergence plots
+  (bench/out/federated_convergence_*.png).
 """
 
 from __future__ import annotations
@@ -68,6 +71,21 @@ def throughput(phe_python: str) -> None:
     print(f"  phe 1.5.0 (one value per ciphertext): encrypt {phe['encrypt_per_s']:,.0f} values/s, "
           f"decrypt {phe['decrypt_per_s']:,.0f} values/s, {phe['bytes_per_value']} bytes per "
           f"value")  # fmt: skip
+    from veil.federated.signing import Roster, Signer
+
+    signer = Signer.generate("party")
+    roster = Roster({"party": signer.public_hex})
+    start = time.process_time()
+    signature = signer.sign(nonce="n", purpose="update", round=1, blob=blob)
+    sign = time.process_time() - start
+    start = time.process_time()
+    roster.verify(nonce="n", purpose="update", round=1, party="party", blob=blob,
+                  signature=signature)  # fmt: skip
+    verify = time.process_time() - start
+    signed_bytes = (len(blob) + len(signature) + len("party")) / len(values)
+    print(f"  Ed25519 over the update's SHA-256 ({len(blob) / 1e6:.1f} MB): sign "
+          f"{sign * 1e3:.1f} ms, verify {verify * 1e3:.1f} ms CPU; {signed_bytes:.2f} bytes per "
+          "value with the signature")  # fmt: skip
     fewer = phe["bytes_per_value"] / (len(blob) / len(values))
     print(f"  veil / phe: encrypt {encrypt / phe['encrypt_per_s']:,.0f}x, decrypt "
           f"{decrypt / phe['decrypt_per_s']:,.0f}x, bytes {fewer:,.0f}x fewer")  # fmt: skip
@@ -81,13 +99,18 @@ def _phe(python: str, count: int) -> dict[str, float]:
     return dict(json.loads(done.stdout))
 
 
-def _encrypt_party(args: tuple[str, bytes, int, int]) -> tuple[bytes, float]:
-    name, public, size, seed = args
+def _encrypt_party(args: tuple[str, bytes, int, int, bytes]) -> tuple[bytes, bytes, float]:
+    """One party's update encrypted and signed; its CPU seconds."""
+    from veil.federated.signing import Signer
+
+    name, public, size, seed, key = args
     scheme = _public_scheme(name, public)
     values = np.random.default_rng(seed).uniform(-0.1, 0.1, size)
-    start = time.perf_counter()
+    start = time.process_time()
     blob = scheme.encrypt(np.concatenate([[0.1], values]))
-    return blob, time.perf_counter() - start
+    signature = b"" if name == "none" else Signer.from_bytes(key).sign(
+        nonce="n", purpose="update", round=1, blob=blob)  # fmt: skip
+    return blob, signature, time.process_time() - start
 
 
 def _public_scheme(name: str, public: bytes) -> Scheme:
@@ -97,59 +120,91 @@ def _public_scheme(name: str, public: bytes) -> Scheme:
 
 
 def _transport(blobs: list[bytes], model_size: int) -> float:
-    """Flower's wire encoding of every update (up) and of the model to every party (down)."""
-    from flwr.app import Array, ArrayRecord, ConfigRecord, Message, RecordDict
-    from flwr.common.constant import SUPERLINK_NODE_ID
-    from flwr.supercore.task_identity import TaskIdentity
+    """Flower's wire encoding of every update (up) and of the model to every party (down):
+    each record and every object under it deflated, as Flower sends them."""
+    from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
 
-    TaskIdentity.run_id, TaskIdentity.task_id, TaskIdentity.node_id = 1, 1, SUPERLINK_NODE_ID
+    def deflate(node: object) -> int:
+        total = len(node.deflate())  # type: ignore[attr-defined]
+        for child in (getattr(node, "children", None) or {}).values():
+            total += deflate(child)
+        return total
+
     model = np.zeros(model_size)
     start = time.perf_counter()
     for blob in blobs:
         for payload in (np.frombuffer(blob, np.uint8), model):
-            message = Message(RecordDict({"arrays": ArrayRecord({"x": Array(payload)}),
-                                          "config": ConfigRecord({"round": 1})}),
-                              dst_node_id=1, message_type="train")  # fmt: skip
-            objects = message.deflate()
-            assert objects
+            content = RecordDict({"arrays": ArrayRecord({"x": Array(payload)}),
+                                  "config": ConfigRecord({"round": 1})})  # fmt: skip
+            assert deflate(content) >= payload.nbytes
     return time.perf_counter() - start
 
 
 def one_round(parties: int, params: int, phe_python: str) -> None:
     print(f"\none round, {parties} parties x {params:,} parameters (2 cores)")
-    print(f"  {'':<10}{'encrypt':>10}{'transport':>11}{'aggregate':>11}{'decrypt':>9}"
-          f"{'total':>9}{'MB sent':>9}")  # fmt: skip
+    print(f"  {'':<10}{'encrypt':>10}{'transport':>11}{'aggregate':>11}{'verify':>9}"
+          f"{'decrypt':>9}{'total':>9}{'MB sent':>9}{'CPU s':>8}")  # fmt: skip
     holders: dict[str, Scheme] = {"paillier": Paillier.generate(2048), "ckks": Ckks(),
                                   "none": Plain()}  # fmt: skip
     for name, holder in holders.items():
+        from veil.federated.signing import Roster, Signer
+
         public = holder.public()
-        jobs = [(name, public, params, seed) for seed in range(parties)]
+        signers = [Signer.generate(f"party {i}") for i in range(parties)]
+        roster = Roster({s.party: s.public_hex for s in signers})
+        jobs = [(name, public, params, seed, signers[seed].to_bytes()) for seed in range(parties)]
+        main_cpu = time.process_time()
         start = time.perf_counter()
         with concurrent.futures.ProcessPoolExecutor(2) as pool:
             results = list(pool.map(_encrypt_party, jobs))
         encrypt = time.perf_counter() - start
-        blobs = [blob for blob, _ in results]
+        blobs = [blob for blob, _, _ in results]
         transport = _transport(blobs, params)
         server = _public_scheme(name, public)
         start = time.perf_counter()
         aggregate = server.aggregate(blobs)
         aggregated = time.perf_counter() - start
         start = time.perf_counter()
+        if name != "none":  # what the key holder does before it decrypts anything
+            for signer, (blob, signature, _) in zip(signers, results, strict=True):
+                roster.verify(nonce="n", purpose="update", round=1, party=signer.party,
+                              blob=blob, signature=signature)  # fmt: skip
+            assert holder.aggregate(blobs) == aggregate
+        verify = time.perf_counter() - start
+        start = time.perf_counter()
         total = holder.decrypt(aggregate, params + 1, parties)
         decrypt = time.perf_counter() - start
+        # CPU: this process (server and key holder) plus each party's own encrypt and sign
+        cpu = time.process_time() - main_cpu + sum(c for _, _, c in results)
         assert abs(total[0] - 0.1 * parties) < 1e-4
-        seconds = encrypt + transport + aggregated + decrypt
+        seconds = encrypt + transport + aggregated + verify + decrypt
+        sent = sum(len(b) + len(sig) for b, sig, _ in results)
         print(f"  {name:<10}{encrypt:>9.2f}s{transport:>10.2f}s{aggregated:>10.2f}s"
-              f"{decrypt:>8.2f}s{seconds:>8.1f}s{sum(map(len, blobs)) / 1e6:>9.1f}")  # fmt: skip
+              f"{verify:>8.2f}s{decrypt:>8.2f}s{seconds:>8.1f}s{sent / 1e6:>9.1f}"
+              f"{cpu:>8.1f}")  # fmt: skip
     phe = _phe(phe_python, 100)
     values = parties * params
     encrypt = values / phe["encrypt_per_s"] / 2  # two cores
     aggregate = (parties - 1) * params * phe["add_seconds"]
     decrypt = params / phe["decrypt_per_s"]
     total = encrypt + aggregate + decrypt
-    print(f"  {'phe naive':<10}{encrypt:>9.0f}s{'':>11}{aggregate:>10.0f}s{decrypt:>8.0f}s"
+    print(f"  {'phe naive':<10}{encrypt:>9.0f}s{'':>11}{aggregate:>10.0f}s{'':>9}{decrypt:>8.0f}s"
           f"{total:>8.0f}s{values * phe['bytes_per_value'] / 1e6:>9.0f}   extrapolated from "
           f"its measured rates: {total / 3600:.1f} hours, not run")  # fmt: skip
+
+
+def _adult_domain() -> dict[str, list]:
+    """The public domain of adult's columns as UCI's adult.names documents them (not learnt
+    from rows); the numbers' bounds are round figures any analyst would pick."""
+    domain: dict[str, list] = {"age": [16, 100], "capital_gain": [0, 100_000],
+                               "capital_loss": [0, 5_000], "hours_per_week": [0, 100],
+                               "income": ["<=50K", ">50K"]}  # fmt: skip
+    for line in (DATASETS / "adult_census" / "adult.names").read_text().splitlines():
+        name, _, values = line.partition(": ")
+        column = name.strip().replace("-", "_")
+        if column in ADULT_COLUMNS and column not in domain and values.strip() != "continuous.":
+            domain[column] = [v.strip() for v in values.rstrip(".").split(",")]
+    return domain
 
 
 def _adult() -> pd.DataFrame:
@@ -191,9 +246,10 @@ def accuracy(rounds: int) -> None:
             for epsilon in (1.0, 10.0):
                 with tempfile.TemporaryDirectory() as tmp:
                     ledger = Accountant.create(Path(tmp) / "ledger.db", Budget(epsilon, 1e-5))
+                    domain = {k: v for k, v in _adult_domain().items() if k != split_by}
                     noisy = simulate(frame, target=target, parties=3, split_by=split_by,
                                      rounds=rounds, encrypt="paillier", dp_epsilon=epsilon,
-                                     accountant=ledger)  # fmt: skip
+                                     accountant=ledger, domain=domain)  # fmt: skip
                 curve = " ".join(f"{r['accuracy']:.4f}" for r in noisy.rounds)
                 assert noisy.privacy is not None
                 print(f"  client-level DP epsilon {epsilon:g} (delta 1e-6, clip 1, sigma "

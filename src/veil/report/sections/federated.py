@@ -14,10 +14,12 @@ from veil.report.model import Fact, Figure, Report, Section, Table
 from veil.report.sections._common import Inputs, standalone
 
 PROTECTION = {
-    "paillier": "Paillier-encrypted (exact to 2^-24 per value); the server only multiplied "
-    "ciphertexts, a separate key holder decrypted the sum alone",
-    "ckks": "CKKS-encrypted (TenSEAL, approximate); the server only added ciphertexts, a "
-    "separate key holder decrypted the sum alone",
+    "paillier": "Paillier-encrypted (exact to 2^-24 per value) and signed by each party; the "
+    "server only multiplied ciphertexts, a separate key holder decrypted only sums of at least "
+    "three parties' signed updates of the round",
+    "ckks": "CKKS-encrypted (TenSEAL, approximate) and signed by each party; the server only "
+    "added ciphertexts, a separate key holder decrypted only sums of at least three parties' "
+    "signed updates of the round",
     "none": "in the clear: the server saw every party's update",
 }
 
@@ -46,6 +48,8 @@ def section(result: FederatedResult) -> Section:
     if result.left_out:
         text.append("Never described or trained on, at any party: " + "; ".join(
             f"{c} ({why})" for c, why in result.left_out.items()) + ".")  # fmt: skip
+    if result.disclosed:
+        text.append("What left each party in clear: " + "; ".join(result.disclosed) + ".")
     if result.privacy is not None:
         p = result.privacy
         text.append(
