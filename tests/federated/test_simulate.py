@@ -83,12 +83,15 @@ def test_bad_parties_get_one_line_naming_party_and_column(adult: pd.DataFrame,
         ([("a", a), ("b", b.assign(age=b["age"].astype(str) + " years")), ("c", c)],
          r"column 'age' is categories at party 'b' but numbers at party 'a'"),
     ]  # fmt: skip
-    for i, (tables, message) in enumerate(cases):
-        folder = tmp_path / str(i)
-        folder.mkdir()
+    # each as the server meets it: the parties' descriptions agreed
+    for tables, message in cases:
+        described = [_data.describe(t, party=n, target="salary-class") for n, t in tables]
         with pytest.raises(InputError, match=message):
-            run_simulated(nodes(folder, tables, encrypt="none"),
-                          Settings(target="salary-class", rounds=1, encrypt="none"))  # fmt: skip
+            _data.agree(described, target="salary-class")
+    # and one end to end, on the simulation engine: the run stops with that line
+    with pytest.raises(InputError, match=cases[0][1]):
+        run_simulated(nodes(tmp_path, cases[0][0], encrypt="none"),
+                      Settings(target="salary-class", rounds=1, encrypt="none"))  # fmt: skip
 
 
 class Dropping(Watched):
