@@ -152,12 +152,18 @@ def test_a_party_encrypts_only_under_the_key_it_was_given(adult: pd.DataFrame,
 def test_cli_simulate_prints_rounds_and_the_json_contract(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str],
                                                           adult: pd.DataFrame) -> None:  # fmt: skip
+    import tempfile
+
     source = tmp_path / "adult.csv"
     adult.head(3_000).to_csv(source, index=False)
+    ray = Path(tempfile.gettempdir()) / "ray"
+    sessions = sorted(ray.glob("session_*")) if ray.exists() else []
     code = main(["fl", "simulate", str(source), "--target", "salary-class", "--rounds", "2",
                  "--encrypt", "paillier", "--format", "json"])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0, printed
+    # the parties' rows, keys and Ray's session files lived in a private folder, now gone
+    assert (sorted(ray.glob("session_*")) if ray.exists() else []) == sessions
     result = json.loads(printed)
     assert [r["round"] for r in result["rounds"]] == [1, 2]
     assert set(result["rounds"][0]) == {"round", "accuracy", "seconds", "bytes_sent"}

@@ -126,7 +126,8 @@ def _simulate(frame: pd.DataFrame, settings: Settings, *, parties: int, split_by
         if settings.privacy() is not None:
             for node in nodes:
                 node["dp-charged"] = "owner"  # the table's ledger was charged once, above
-        outcome = run_simulated(nodes, replace(settings, parties=len(shares)), say=say)
+        outcome = run_simulated(nodes, replace(settings, parties=len(shares)), say=say,
+                                scratch=folder)  # fmt: skip
     if settings.privacy() is not None:
         # no party reports an accuracy under DP: the table's owner scores each round's model
         # on the test rows it holds (the same rows the parties would have used)
@@ -193,11 +194,13 @@ def enrol(folder: Path, tables: list[tuple[str, pd.DataFrame, pd.DataFrame]], *,
 
 def run_simulated(nodes: list[dict[str, Any]], settings: Settings, *,
                   say: Callable[[str], None] = lambda _: None, client: Any = None,
-                  grid: Callable[[Any], Any] | None = None) -> Outcome:  # fmt: skip
+                  grid: Callable[[Any], Any] | None = None,
+                  scratch: Path | None = None) -> Outcome:  # fmt: skip
     """veil's apps on Flower's simulation engine: node ``i`` (a virtual SuperNode, run by
     Flower's Ray backend) has ``nodes[i]`` as its node settings. ``client``: another
     ``ClientApp`` (default veil's); ``grid``: wraps the server's ``Grid`` (to watch or attack
-    the messages, as tests do)."""
+    the messages, as tests do); ``scratch``: a private folder for Ray's session files (its
+    logs would otherwise stay in the system's temporary folder after the run)."""
     from flwr.serverapp import ServerApp
     from flwr.simulation import run_simulation
 
@@ -213,13 +216,16 @@ def run_simulated(nodes: list[dict[str, Any]], settings: Settings, *,
             outcome["error"] = err
 
     app = _node_client(nodes, client)
+    ray: dict[str, Any] = {"num_cpus": max(1, min(len(nodes), os.cpu_count() or 1)),
+                           "include_dashboard": False, "log_to_driver": False,
+                           "logging_level": logging.ERROR}  # fmt: skip
+    if scratch is not None:
+        ray["_temp_dir"] = str(scratch / "ray")
     with _quiet_flower(logging.ERROR), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_simulation(server, app, num_supernodes=len(nodes), backend_config={
             "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-            "init_args": {"num_cpus": max(1, min(len(nodes), os.cpu_count() or 1)),
-                          "include_dashboard": False, "log_to_driver": False,
-                          "logging_level": logging.ERROR}})  # fmt: skip
+            "init_args": ray})  # fmt: skip
     if "error" in outcome:
         raise outcome["error"]
     if "value" not in outcome:
