@@ -374,7 +374,6 @@ def _decrypt(message: Message, context: Context) -> Message:
     for party, signature, piece in zip(signers, signatures, pieces, strict=True):
         roster.verify(nonce=nonce, purpose=purpose, round=server_round, party=party,
                       blob=piece, signature=signature)  # fmt: skip
-    _mark_done(context, f"{purpose}/{server_round}")  # before decrypting: one try per round
     name, public, secret = _keyholder_secret(context)
     scheme = scheme_for(name, public, purpose=purpose, secret=secret)
     aggregate = scheme.aggregate(pieces)  # the key holder's own product of the signed pieces
@@ -382,6 +381,10 @@ def _decrypt(message: Message, context: Context) -> Message:
         raise SecretError("the sum the server sent is not the product of the signed "
                           "contributions (it was altered): refusing to decrypt it")  # fmt: skip
     total = scheme.decrypt(aggregate, int(config["count"]), len(signers))
+    # recorded with the answer (Flower keeps a node's state when it replies; every refusal
+    # above returns nothing, so a refused request needs no record). Flower's SuperNode handles
+    # one message at a time, so two requests for one round cannot both pass this point.
+    _mark_done(context, f"{purpose}/{server_round}")
     return _reply(message, arrays=ArrayRecord({"sum": _np_record(total)}))
 
 
