@@ -156,8 +156,30 @@ def units(name: str, store: Store, pattern: str) -> list[Unit]:
     folder = Path(store.path)
     if not folder.is_dir():
         raise InputError(f"store {name!r}: folder {str(folder)!r} does not exist")
-    return [FileUnit(p.relative_to(folder).as_posix(), folder=folder)
-            for p in sorted(folder.glob(pattern)) if p.is_file()]  # fmt: skip
+    from veil.rights._map import inside_folder
+
+    try:
+        inside_folder(pattern)
+    except ValueError as err:
+        raise InputError(f"store {name!r}: {err}") from err
+    # every file by its real path inside the folder: a link is followed to the file it names
+    # (rewriting the link itself would leave the data in its target), and refused when that
+    # file is outside the folder (the store would reach data the map does not hold)
+    real = folder.resolve()
+    out: dict[str, FileUnit] = {}
+    for path in sorted(folder.glob(pattern)):
+        if not path.is_file():
+            continue
+        target = path.resolve()
+        if not target.is_relative_to(real):
+            raise InputError(
+                f"store {name!r}: {path.relative_to(folder).as_posix()!r} is a link to "
+                f"{str(target)!r}, outside the store's folder: refusing to read or rewrite it "
+                "(nothing was changed); map that folder as a store, or remove the link"
+            )
+        label = target.relative_to(real).as_posix()
+        out.setdefault(label, FileUnit(label, folder=real))
+    return list(out.values())
 
 
 @dataclass(frozen=True)

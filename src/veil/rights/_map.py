@@ -66,7 +66,24 @@ class Store(_Strict):
         needed = {"sql": "url", "files": "path", "s3": "bucket"}[self.kind]
         if getattr(self, needed) is None:
             raise ValueError(f"a {self.kind} store needs {needed}")
+        if self.kind == "files":
+            for pattern in self.tables:
+                inside_folder(pattern)
         return self
+
+
+def inside_folder(pattern: str) -> str:
+    """A file pattern that cannot leave its store's folder: relative, without ``..``."""
+    from pathlib import PurePath, PurePosixPath, PureWindowsPath
+
+    if (PurePosixPath(pattern).is_absolute() or PureWindowsPath(pattern).is_absolute()
+            or PureWindowsPath(pattern).drive):  # fmt: skip
+        raise ValueError(f"file pattern {pattern!r} is absolute: patterns are read inside the "
+                         "store's folder; give the folder as the store's path")  # fmt: skip
+    if ".." in PurePath(pattern.replace("\\", "/")).parts:
+        raise ValueError(f"file pattern {pattern!r} climbs out of the store's folder ('..'): "
+                         "map that folder as a store of its own")  # fmt: skip
+    return pattern
 
 
 class RetentionClass(_Strict):

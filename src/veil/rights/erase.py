@@ -108,6 +108,7 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
                 if len(rows) - sum(keep):
                     removed[f"{name}.{table}"] = len(rows) - sum(keep)
         return Erasure(subject_id, mode, True, removed, anonymized, dict(plan.counts))
+    preflight(data_map)  # a store the map cannot be honoured on fails before any journal
     log = Journal(journal, subject_id, subject=subject_id, mode=mode)
     if log.resumed and log.state.get("mode") != mode:
         raise InputError(f"an interrupted erasure of this person with --mode "
@@ -141,6 +142,17 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
 
 Rows = list[dict[str, Any]]
 Counts = tuple[dict[str, int], dict[str, int]]
+
+
+def preflight(data_map: DataMap) -> None:
+    """Refuse, before a journal exists, what no re-run could fix: a files store's folder that
+    is missing, or a file of it that is a link out of the folder."""
+    from veil.rights._files import units
+
+    for name, store in data_map.stores.items():
+        if store.kind == "files":
+            for pattern in store.tables:
+                units(name, store, pattern)
 
 
 def erase_many(data_map: DataMap, key: str, values: list[str], *, subject_id: str,

@@ -75,6 +75,9 @@ def apply_retention(data_map: DataMap, *, journal: Path, as_of: pd.Timestamp | N
     """Apply every class with a ``keep`` to the tables, files and objects that name it.
     ``journal``: the folder of the run's journal (an interrupted run resumes from it, with
     the date it started with)."""
+    from veil.rights.erase import preflight
+
+    preflight(data_map)  # what no re-run could fix fails before the journal exists
     log = None if dry_run else Journal(journal, "retention")
     now = as_of if as_of is not None else pd.Timestamp.now()
     if log is not None and log.resumed:

@@ -1,0 +1,92 @@
+"""Files stay inside their store: a link to a file outside the store's folder is refused, a
+link inside it is followed (the file it names is rewritten, the link stays), and patterns
+that climb out of the folder or are absolute are refused by name, before anything is read.
+Each case: one line, nothing changed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from veil.cli import main
+from veil.exceptions import InputError
+from veil.rights import DataMap
+from veil.rights.erase import erase
+from veil.rights.retrieve import retrieve
+
+ROWS = b"national_id,name\r\n30000001,Person One\r\n30000002,Person Two\r\n"
+
+
+def _store(tmp_path: Path, pattern: str = "export_*.csv") -> dict[str, Any]:
+    return {"subject_keys": ["national_id"],
+            "stores": {"exports": {"kind": "files", "path": str(tmp_path / "exports"),
+                                   "tables": {pattern: {"subject_keys": {
+                                       "national_id": "national_id"}}}}}}  # fmt: skip
+
+
+def _snapshot(root: Path) -> dict[str, tuple[bool, bytes]]:
+    return {str(p.relative_to(root)): (p.is_symlink(), p.read_bytes())
+            for p in sorted(root.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+def test_a_link_out_of_the_store_is_refused_and_nothing_changes(tmp_path: Path) -> None:
+    (tmp_path / "exports").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.csv").write_bytes(ROWS)
+    (tmp_path / "exports" / "export_1.csv").write_bytes(ROWS)
+    os.symlink("../outside/secret.csv", tmp_path / "exports" / "export_0.csv")
+    before = _snapshot(tmp_path)
+    data_map = DataMap.model_validate(_store(tmp_path))
+    with pytest.raises(
+        InputError,
+        match=r"'export_0.csv' is a link to .*outside.*secret.csv"
+        r".*outside the store's folder.*nothing was changed",
+    ):
+        erase(data_map, {"national_id": "30000001"}, subject_id="s", journal=tmp_path / "j")
+    with pytest.raises(InputError, match="outside the store's folder"):
+        retrieve(data_map, {"national_id": "30000001"})
+    assert _snapshot(tmp_path) == before
+    assert (tmp_path / "exports" / "export_0.csv").is_symlink()
+
+
+def test_a_link_inside_the_store_rewrites_the_file_it_names(tmp_path: Path) -> None:
+    (tmp_path / "exports" / "archive").mkdir(parents=True)
+    (tmp_path / "exports" / "archive" / "export_9.csv").write_bytes(ROWS)
+    os.symlink("archive/export_9.csv", tmp_path / "exports" / "export_0.csv")
+    data_map = DataMap.model_validate(_store(tmp_path))
+    result = erase(data_map, {"national_id": "30000001"}, subject_id="s",
+                   journal=tmp_path / "j")  # fmt: skip
+    assert result.verified
+    link = tmp_path / "exports" / "export_0.csv"
+    assert link.is_symlink()  # the link was not replaced by a copy
+    assert (tmp_path / "exports" / "archive" / "export_9.csv").read_bytes() == \
+        b"national_id,name\r\n30000002,Person Two\r\n"  # fmt: skip
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("../outside/*.csv", "climbs out of the store's folder"),
+    ("/etc/*.csv", "is absolute"),
+    ("sub/../../outside/*.csv", "climbs out of the store's folder"),
+])  # fmt: skip
+def test_patterns_that_leave_the_folder_are_map_errors(tmp_path: Path, pattern: str,
+                                                       message: str,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:  # fmt: skip
+    (tmp_path / "exports").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.csv").write_bytes(ROWS)
+    before = _snapshot(tmp_path)
+    map_path = tmp_path / "map.yaml"
+    map_path.write_text(yaml.safe_dump(_store(tmp_path, pattern)))
+    code = main(["rights", "erase", "--map", str(map_path), "--subject",
+                 "national_id=30000001"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert _snapshot(tmp_path) == {**before, "map.yaml": (False, map_path.read_bytes())}
+    assert not (tmp_path / "map.journal").exists()
