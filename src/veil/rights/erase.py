@@ -25,12 +25,12 @@ import pandas as pd
 import sqlalchemy as sa
 
 from veil.exceptions import InputError, ParameterError
-from veil.rights import _sql
+from veil.rights import _lock, _sql
 from veil.rights._files import opened, rewritten, subject_rows
 from veil.rights._files import token as make_token
 from veil.rights._journal import Journal
 from veil.rights._map import DataMap, Store, children_first
-from veil.rights.retrieve import retrieve, retrieve_sql
+from veil.rights.retrieve import retrieve, retrieve_one, retrieve_sql
 
 MODES = ("delete", "anonymize")
 
@@ -108,24 +108,38 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
                 if len(rows) - sum(keep):
                     removed[f"{name}.{table}"] = len(rows) - sum(keep)
         return Erasure(subject_id, mode, True, removed, anonymized, dict(plan.counts))
-    preflight(data_map)  # a store the map cannot be honoured on fails before any journal
+    preflight(data_map)  # a store the map cannot be honoured on fails before any file
+    with _lock.request(journal, subject_id):  # one request about this person at a time
+        return _erase(data_map, subject, subject_id=subject_id, journal=journal, mode=mode,
+                      now=now)  # fmt: skip
+
+
+def _erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journal: Path,
+           mode: str, now: pd.Timestamp) -> Erasure:  # fmt: skip
     log = Journal(journal, subject_id, subject=subject_id, mode=mode)
     if log.resumed and log.state.get("mode") != mode:
         raise InputError(f"an interrupted erasure of this person with --mode "
                          f"{log.state.get('mode')} is in {log.path}: finish it in that "
                          "mode")  # fmt: skip
     log.save()
+    # every store, also those an earlier run finished: each step finds what is left (nothing,
+    # when it is done) and is verified before the journal calls it done
     for name, store in data_map.stores.items():
-        if log.done(name):
-            continue
         try:
-            if store.kind == "sql":
-                removed, anonymized = erase_sql(data_map, name, store, subject, now, mode,
-                                                before_commit=log.noter(name))  # fmt: skip
+            with _lock.store(name, store, journal):  # from the first read to the check
+                if store.kind == "sql":
+                    removed, anonymized = erase_sql(data_map, name, store, subject, now, mode,
+                                                    before_commit=log.noter(name))  # fmt: skip
+                else:
+                    removed, anonymized = _erase_files(data_map, name, store, subject, now,
+                                                       mode, log=log)  # fmt: skip
+                    removed, anonymized = {}, {}  # each file recorded its own counts
+                # held rows were kept with the keys replaced: the keys no longer find them
+                still = {t: len(r) for t, r in retrieve_one(name, store, subject).items()}
+                if sum(still.values()):
+                    raise InputError(f"store {name!r} still holds {sum(still.values())} rows "
+                                     "about this person after its rewrite")  # fmt: skip
                 log.finish(name, removed=removed, anonymized=anonymized)
-            else:
-                _erase_files(data_map, name, store, subject, now, mode, log=log)
-                log.record(name)
         except InputError as err:
             finished = [s for s in data_map.stores if log.done(s)]
             raise InputError(
@@ -355,8 +369,8 @@ def _erase_files(data_map: DataMap, name: str, store: Store, subject: dict[str, 
     file is a journal step that notes its counts before it is rewritten."""
     removed: dict[str, int] = {}
     anonymized: dict[str, int] = {}
-    skip = log.done if log is not None else (lambda step: False)
-    for got in opened(name, store, store.tables, name, skip):
+    # every file, also those an earlier run finished: what is done holds nothing (re-read)
+    for got in opened(name, store, store.tables, name, lambda step: False):
         label = f"{name}.{got.pattern}"
         hit = subject_rows(got.frame, got.spec.subject_keys, subject, where=got.where)
         if not hit.any():

@@ -22,6 +22,7 @@ changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from veil.exceptions import InputError
-from veil.rights import _sql
+from veil.rights import _lock, _sql
 from veil.rights._files import (
     Unit,
     appended,
@@ -100,12 +101,19 @@ def apply_retention(data_map: DataMap, *, journal: Path, as_of: pd.Timestamp | N
             if not tables or (log is not None and log.done(step)):
                 continue
             try:
-                if store.kind == "sql":
-                    counts = _retain_sql(data_map, rule, step, name, store, tables, now,
-                                         cutoff, log)  # fmt: skip
-                else:
-                    counts = _retain_units(data_map, rule, step, name, store, tables, now,
-                                           cutoff, log)  # fmt: skip
+                archive = rule.archive_to if rule.then == "archive" else None
+                with contextlib.ExitStack() as locks:  # beside erasures of these stores
+                    if log is not None:  # (a dry run changes nothing, and leaves nothing)
+                        locks.enter_context(_lock.store(name, store, journal))
+                    if archive is not None and log is not None:  # source, then archive
+                        locks.enter_context(_lock.store(archive, data_map.stores[archive],
+                                                        journal))  # fmt: skip
+                    if store.kind == "sql":
+                        counts = _retain_sql(data_map, rule, step, name, store, tables, now,
+                                             cutoff, log)  # fmt: skip
+                    else:
+                        counts = _retain_units(data_map, rule, step, name, store, tables, now,
+                                               cutoff, log)  # fmt: skip
             except InputError as err:
                 if log is None:
                     raise

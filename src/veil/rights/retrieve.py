@@ -114,13 +114,19 @@ def retrieve(data_map: DataMap, subject: dict[str, str]) -> Retrieval:
     stores: dict[str, dict[str, list[dict[str, Any]]]] = {}
     retention: dict[str, str | None] = {}
     for name, store in data_map.stores.items():
-        if store.kind == "sql":
-            found = retrieve_sql(name, store, subject)
-        else:
-            found = retrieve_store(name, store, subject)
-        stores[name] = {t: rows for t, rows in found.items() if rows}
+        stores[name] = retrieve_one(name, store, subject)
         retention.update({f"{name}.{t}": store.tables[t].retention for t in stores[name]})
     return Retrieval(subject, stores, retention)
+
+
+def retrieve_one(name: str, store: Store, subject: dict[str, str]
+                 ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+    """The rows about ``subject`` in one store (tables with none left out)."""
+    if store.kind == "sql":
+        found = retrieve_sql(name, store, subject)
+    else:
+        found = retrieve_store(name, store, subject)
+    return {t: rows for t, rows in found.items() if rows}
 
 
 Seed = Callable[[sa.Connection, str, sa.Table], list[dict[str, Any]]]
