@@ -147,3 +147,53 @@ def test_an_erasure_confirmation_comes_from_the_verified_log(
     assert main([*base, *subject, "-o", str(tmp_path / "again.json")]) == 1
     assert "entry 1 (seq 1) was edited" in capsys.readouterr().err
     assert not (tmp_path / "again.json").exists()
+
+
+@pytest.mark.parametrize("attack", ["delete log and head", "truncate log and head",
+                                    "delete anchor file only"])  # fmt: skip
+def test_deleting_or_cutting_the_log_with_its_head_fails_verification(
+    tmp_path: Path, key: bytes, capsys: pytest.CaptureFixture[str], attack: str
+) -> None:
+    """The head is also anchored beside the journal folder and in each SQL store: deleting the
+    log and its head ("0 entries, intact" before), or cutting both back, is found and named;
+    and the next request refuses to start a new chain."""
+    import yaml
+
+    from tests.rights.conftest import build_insurer, insurer_map
+    from veil.cli import main
+
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=20)
+    map_path = tmp_path / "insurer.yaml"
+    map_path.write_text(yaml.safe_dump(insurer_map(url)))
+    base = ["rights", "audit", "--map", str(map_path), "--verify"]
+    for i in range(3):
+        assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
+                     f"national_id=2000000{i}"]) == 0  # fmt: skip
+    assert main(base) == 0
+    capsys.readouterr()
+    log, head = tmp_path / "insurer.audit.jsonl", tmp_path / "insurer.audit.jsonl.head"
+    if attack == "delete log and head":
+        log.unlink()
+        head.unlink()
+        expected = r"is missing, but its anchor in .* records 3"
+    elif attack == "truncate log and head":
+        # cut back to the first entry, with a head that matches it (forged with the key)
+        lines = log.read_text().splitlines()
+        log.write_text(lines[0] + "\n")
+        first = AuditLog(tmp_path / "x.jsonl", key)
+        first._write_head(1, json.loads(lines[0])["hash"])
+        head.write_text((tmp_path / "x.jsonl.head").read_text())
+        expected = r"holds 1 entries, but its anchor in .* records 3"
+    else:  # one anchor gone: the others still hold, and the log is intact
+        next(tmp_path.glob("insurer.journal.locks/audit-*.anchor")).unlink()
+        assert main(base) == 0
+        return
+    assert main(base) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert __import__("re").search(expected, err), err
+    # and no request starts a new chain over the gap
+    assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
+                 "national_id=20000005"]) == 1  # fmt: skip
+    assert "records 3" in capsys.readouterr().err

@@ -26,10 +26,13 @@ MapOption = Annotated[Path, typer.Option("--map", help="The data map (YAML).")]
 def _audit(map_path: Path, data_map: DataMap) -> tuple[AuditLog, bytes]:
     """The map's audit log, keyed with the key the map names (never printed)."""
     from veil.keys import load_key
-    from veil.rights._audit import open_log
+    from veil.rights._audit import anchors_for, open_log
 
     key = load_key(key_env=data_map.key_env, key_file=data_map.key_file)
-    return open_log(data_map.audit_path(map_path), key), key
+    path = data_map.audit_path(map_path)
+    log = open_log(path, key, anchors=anchors_for(data_map, map_path, path))
+    log.check()  # a log cut short or deleted: no request runs unrecorded
+    return log, key
 
 
 @rights_app.command("map")

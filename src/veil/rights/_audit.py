@@ -38,13 +38,107 @@ def _digest(key: bytes, entry: dict[str, Any]) -> str:
     return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
 
 
-class AuditLog:
-    """The log at ``path`` (created on first append), keyed with ``key``."""
+class Anchor:
+    """A copy of the log's head kept where deleting the log cannot reach it unnoticed."""
 
-    def __init__(self, path: str | Path, key: bytes) -> None:
+    where: str
+
+    def read(self) -> dict[str, Any] | None:
+        """The head recorded here (None: never anchored here)."""
+        raise NotImplementedError
+
+    def write(self, body: dict[str, Any]) -> None:
+        """Record the head here."""
+        raise NotImplementedError
+
+
+class FileAnchor(Anchor):
+    """The head in a file of veil's own (beside the map's journal folder)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.where = str(path)
+
+    def read(self) -> dict[str, Any] | None:
+        if not self.path.exists():
+            return None
+        try:
+            return dict(json.loads(self.path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return {"damaged": True}
+
+    def write(self, body: dict[str, Any]) -> None:
+        from veil.io import atomic_open
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(self.path) as handle:
+            handle.write(json.dumps(body))
+
+
+class SqlAnchor(Anchor):
+    """The head in a table of veil's own (``veil_audit_anchor``) in a SQL store."""
+
+    TABLE = "veil_audit_anchor"
+
+    def __init__(self, name: str, url: str, log: str) -> None:
+        self.name, self.url, self.log = name, url, log
+        self.where = f"store {name!r} (table {self.TABLE})"
+
+    def _table(self) -> Any:
+        import sqlalchemy as sa
+
+        metadata = sa.MetaData()
+        return sa.Table(self.TABLE, metadata, sa.Column("log", sa.String(64), primary_key=True),
+                        sa.Column("head", sa.Text, nullable=False))  # fmt: skip
+
+    def read(self) -> dict[str, Any] | None:
+        import sqlalchemy as sa
+
+        from veil.rights import _sql
+
+        engine = _sql.connect(self.url, store=self.name)
+        try:
+            with engine.connect() as connection:
+                if not sa.inspect(connection).has_table(self.TABLE):
+                    return None
+                table = self._table()
+                row = connection.execute(sa.select(table.c.head).where(
+                    table.c.log == self.log)).first()  # fmt: skip
+        finally:
+            engine.dispose()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def write(self, body: dict[str, Any]) -> None:
+        import sqlalchemy as sa
+
+        from veil.rights import _sql
+
+        engine = _sql.connect(self.url, store=self.name)
+        try:
+            table = self._table()
+            with engine.begin() as connection:
+                table.metadata.create_all(connection)
+                done = connection.execute(sa.update(table).where(table.c.log == self.log)
+                                          .values(head=json.dumps(body)))  # fmt: skip
+                if not done.rowcount:
+                    connection.execute(sa.insert(table).values(log=self.log,
+                                                               head=json.dumps(body)))  # fmt: skip
+        except sa.exc.SQLAlchemyError as err:
+            raise InputError(f"the audit log's anchor in {self.where} could not be written: "
+                             f"{_sql.first_line(err)}") from err  # fmt: skip
+        finally:
+            engine.dispose()
+
+
+class AuditLog:
+    """The log at ``path`` (created on first append), keyed with ``key``; its head also kept
+    at each of ``anchors``."""
+
+    def __init__(self, path: str | Path, key: bytes, anchors: tuple[Anchor, ...] = ()) -> None:
         self.path = Path(path)
         self.head = self.path.with_name(self.path.name + ".head")
         self._key = key
+        self.anchors = anchors
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -74,6 +168,7 @@ class AuditLog:
         """Add one entry (under a lock, flushed to disk) and return it."""
         with self._locked():
             entries = self._entries()
+            self._check_anchors(entries)  # never a new chain where one was cut or deleted
             previous = entries[-1]["hash"] if entries else GENESIS
             entry: dict[str, Any] = {
                 "seq": len(entries) + 1,
@@ -101,6 +196,38 @@ class AuditLog:
 
         with atomic_open(self.head) as handle:
             handle.write(json.dumps(body))
+        for anchor in self.anchors:
+            anchor.write(body)
+
+    def check(self) -> None:
+        """Refuse, before a request runs, a log that is shorter than an anchor says (a
+        request would otherwise go unrecorded, or start a new chain over the gap)."""
+        self._check_anchors(self._entries())
+
+    def _check_anchors(self, entries: list[dict[str, Any]]) -> None:
+        """Each anchor's head must be an entry of the log as it is (the log may have grown
+        since, never shrunk)."""
+        for anchor in self.anchors:
+            body = anchor.read()
+            if body is None:
+                continue
+            if not hmac.compare_digest(str(body.get("hash")), _digest(self._key, {
+                    k: body.get(k) for k in ("entries", "last")})):  # fmt: skip
+                raise CheckFailedError(f"audit log {self.path}: its anchor in {anchor.where} was "
+                                       "edited or damaged")  # fmt: skip
+            count = int(body["entries"])
+            if count > len(entries):
+                what = ("is missing" if not self.path.exists() else
+                        f"holds {len(entries)} entries")  # fmt: skip
+                raise CheckFailedError(
+                    f"audit log {self.path} {what}, but its anchor in {anchor.where} records "
+                    f"{count}: entries after {len(entries)} were deleted or cut off"
+                )
+            if count and entries[count - 1].get("hash") != body.get("last"):
+                raise CheckFailedError(
+                    f"audit log {self.path}: entry {count} is not the one its anchor in "
+                    f"{anchor.where} recorded: the log was replaced"
+                )
 
     def verify(self) -> int:
         """The number of entries, if the log is intact; else ``CheckFailedError`` naming the
@@ -121,6 +248,7 @@ class AuditLog:
                     "hash does not match"
                 )
             previous = entry["hash"]
+        self._check_anchors(entries)
         if not entries and not self.head.exists():
             return 0
         try:
@@ -151,12 +279,29 @@ def _actor() -> str:
         return f"uid {os.getuid()}"
 
 
-def open_log(path: str | Path, key: bytes) -> AuditLog:
+def open_log(path: str | Path, key: bytes, *, anchors: tuple[Anchor, ...] = ()) -> AuditLog:
     """The audit log at ``path``; a folder in the way is one clear line."""
     target = Path(path)
     if target.is_dir():
         raise InputError(f"audit_log {str(target)!r} is a folder; name a file")
-    return AuditLog(target, key)
+    return AuditLog(target, key, anchors)
+
+
+def anchors_for(data_map: Any, map_path: str | Path, log_path: Path) -> tuple[Anchor, ...]:
+    """Where a map's log is anchored: a file beside its journal folder, and a table in each
+    writable SQL store (named by a hash of the log's path, so logs sharing a database do not
+    collide)."""
+    import hashlib
+
+    from veil.rights import _lock
+
+    journal = Path(map_path).with_name(Path(map_path).stem + ".journal")
+    log_id = hashlib.sha256(str(log_path.resolve()).encode()).hexdigest()[:32]
+    out: list[Anchor] = [FileAnchor(_lock.folder(journal) / f"audit-{log_id}.anchor")]
+    for name, store in data_map.stores.items():
+        if store.kind == "sql" and not store.read_only and store.url is not None:
+            out.append(SqlAnchor(name, store.url, log_id))
+    return tuple(out)
 
 
 def confirmation(log: AuditLog, subject_id: str) -> dict[str, Any]:

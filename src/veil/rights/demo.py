@@ -15,7 +15,7 @@ import sqlalchemy as sa
 import yaml
 
 from veil.data import sample as bundled_sample
-from veil.rights._audit import open_log, subject_hash
+from veil.rights._audit import anchors_for, open_log, subject_hash
 from veil.rights._map import load_map
 from veil.rights.erase import erase
 from veil.rights.retrieve import retrieve
@@ -98,7 +98,8 @@ def run_demo(folder: Path, key: bytes, say: Callable[[str], None] = print) -> bo
     data_map = load_map(map_path)
     who = {"national_id": str(clients["national_id"].iloc[0])}
     hashed = subject_hash(key, who)
-    log = open_log(data_map.audit_path(map_path), key)
+    path = data_map.audit_path(map_path)
+    log = open_log(path, key, anchors=anchors_for(data_map, map_path, path))
     say(f"data map: {map_path} ({len(clients):,} clients and their policies, claims, payments, "
         "contacts)")  # fmt: skip
     found = retrieve(data_map, who)

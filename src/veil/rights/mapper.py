@@ -44,6 +44,8 @@ def build_map(urls: list[str], *, scan: bool = True,
             tables: dict[str, TableMap] = {}
             with engine.connect() as connection:
                 for table in metadata.sorted_tables:
+                    if table.name == "veil_audit_anchor":  # veil's own (the log's anchor)
+                        continue
                     progress(f"mapping {name}.{table.name}")
                     links = {}
                     for fk in table.foreign_keys:
