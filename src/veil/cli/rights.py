@@ -35,6 +35,14 @@ def _audit(map_path: Path, data_map: DataMap) -> tuple[AuditLog, bytes]:
     return log, key
 
 
+def _hashed_keys(key: bytes, keys: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The keys a request followed, as the log keeps them: each value as its keyed hash."""
+    from veil.rights import subject_hash
+
+    return {name: sorted(subject_hash(key, {name: v}) for v in values)
+            for name, values in keys.items()}  # fmt: skip
+
+
 @rights_app.command("map")
 def map_command(
     urls: Annotated[
@@ -135,7 +143,8 @@ def retrieve_command(
         check_output(output, inputs=[str(map_path)], force=False)
     found = retrieve(data_map, who)
     log.append("retrieve", subject=subject_hash(key, who), stores=list(found.stores),
-               counts=found.counts)  # fmt: skip
+               counts=found.counts,
+               detail={"keys": _hashed_keys(key, found.keys)})  # fmt: skip
     data = found.to_dict()
     if output is not None:
         from veil.rights.retrieve import write_export
@@ -189,12 +198,13 @@ def erase_command(
     journal = map_path.with_name(map_path.stem + ".journal")
     when = pd.Timestamp(as_of) if as_of else None
     result = erase(data_map, who, subject_id=identity, journal=journal, mode=mode,
-                   dry_run=dry_run, as_of=when)  # fmt: skip
+                   dry_run=dry_run, as_of=when, key=key)  # fmt: skip
     counts = {**result.removed, **{f"{t} (anonymized)": n for t, n in result.anonymized.items()}}
     log.append("erase (dry run)" if dry_run else "erase", subject=identity,
                stores=list(data_map.stores), counts=counts,
                detail={"mode": mode, "verified": result.verified, "left": result.left,
-                       "resumed": result.resumed})  # fmt: skip
+                       "resumed": result.resumed,
+                       "keys": _hashed_keys(key, result.keys)})  # fmt: skip
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
     else:

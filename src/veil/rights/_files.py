@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import secrets
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -235,14 +235,24 @@ def objects_of(s3: Any, name: str, store: Store, prefix: str) -> list[str]:
     return sorted(keys)
 
 
-def matches(frame: pd.DataFrame, column: str, value: str, *, where: str) -> pd.Series:
-    """Rows whose ``column`` holds ``value`` (compared as trimmed text)."""
+def matches(frame: pd.DataFrame, column: str, value: str | Collection[str], *,
+            where: str) -> pd.Series:  # fmt: skip
+    """Rows whose ``column`` holds ``value`` (or one of several; compared as trimmed text)."""
     if column not in frame.columns:
         raise InputError(f"{where} has no column {column!r}: fix the map")
-    return frame[column].astype(str).str.strip() == value.strip()
+    wanted = {v.strip() for v in values_of(value)}
+    return frame[column].astype(str).str.strip().isin(wanted)
 
 
-def subject_rows(frame: pd.DataFrame, columns: dict[str, str], subject: dict[str, str], *,
+def values_of(value: str | Collection[str]) -> list[str]:
+    """A subject key's value, or its values (a person may have several e-mails)."""
+    return [value] if isinstance(value, str) else sorted(value)
+
+
+Subject = Mapping[str, "str | Collection[str]"]
+
+
+def subject_rows(frame: pd.DataFrame, columns: dict[str, str], subject: Subject, *,
                  where: str) -> pd.Series:  # fmt: skip
     """Rows holding any of the subject's keys the table maps (``columns``: key -> column)."""
     hit = pd.Series(False, index=frame.index)
@@ -252,7 +262,7 @@ def subject_rows(frame: pd.DataFrame, columns: dict[str, str], subject: dict[str
     return hit
 
 
-def retrieve_store(name: str, store: Store, subject: dict[str, str]
+def retrieve_store(name: str, store: Store, subject: Subject
                    ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     """Rows about ``subject`` in every file or object of the store, with the one they came
     from."""

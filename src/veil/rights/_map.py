@@ -95,11 +95,23 @@ class RetentionClass(_Strict):
     hold: str | None = None  # a legal hold: not deleted before this age, anonymized instead
 
 
+class FollowRules(_Strict):
+    """How a person's keys are followed from one to the next (see ``retrieve``)."""
+
+    never: list[str] = Field(default_factory=list)  # keys whose found values are not followed
+    shared: dict[str, list[str]] = Field(default_factory=dict)  # key -> values many people share
+    max_values: int = 25  # a closure past this many values joins several people: stop
+    # keys a person has one value of (default: the key a request gives): a second one found
+    # means a shared value joined two people, and the request stops
+    unique: list[str] = Field(default_factory=list)
+
+
 class DataMap(_Strict):
     """The whole map."""
 
     version: int = 1
     subject_keys: list[str]
+    follow: FollowRules = Field(default_factory=FollowRules)
     stores: dict[str, Store]
     retention: dict[str, RetentionClass] = Field(default_factory=dict)
     audit_log: str | None = None
@@ -108,6 +120,9 @@ class DataMap(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> DataMap:
+        for key in [*self.follow.never, *self.follow.shared, *self.follow.unique]:
+            if key not in self.subject_keys:
+                raise ValueError(f"follow: {key!r} is not one of subject_keys {self.subject_keys}")
         for store_name, store in self.stores.items():
             for table_name, table in store.tables.items():
                 where = f"store {store_name!r}, table {table_name!r}"

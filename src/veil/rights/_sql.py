@@ -53,8 +53,10 @@ def reflect(engine: sa.Engine, tables: Iterable[str] | None = None, *,
     return metadata
 
 
-def typed(column: sa.Column[Any], values: Iterable[Any], *, where: str) -> list[Any]:
-    """``values`` as the column's Python type (a text value for an integer key)."""
+def typed(column: sa.Column[Any], values: Iterable[Any], *, where: str,
+          lenient: bool = False) -> list[Any]:  # fmt: skip
+    """``values`` as the column's Python type (a text value for an integer key); with
+    ``lenient``, a value that cannot be one is left out (it cannot match) instead of refused."""
     try:
         kind = column.type.python_type
     except NotImplementedError:
@@ -67,15 +69,18 @@ def typed(column: sa.Column[Any], values: Iterable[Any], *, where: str) -> list[
         try:
             out.append(kind(value) if kind is not bool else str(value).lower() in ("1", "true"))
         except (TypeError, ValueError, decimal.InvalidOperation) as err:
+            if lenient:
+                continue
             raise InputError(f"{where}: {value!r} cannot be a value of column {column.name!r} "
                              f"({kind.__name__})") from err  # fmt: skip
     return out
 
 
 def fetch(connection: sa.Connection, table: sa.Table, column: str, values: Iterable[Any],
-          *, where: str) -> list[dict[str, Any]]:  # fmt: skip
+          *, where: str, lenient: bool = False) -> list[dict[str, Any]]:  # fmt: skip
     """Every row of ``table`` whose ``column`` is one of ``values``."""
-    wanted = typed(table.c[column], {v for v in values if v is not None}, where=where)
+    wanted = typed(table.c[column], {v for v in values if v is not None}, where=where,
+                   lenient=lenient)  # fmt: skip
     rows: list[dict[str, Any]] = []
     for start in range(0, len(wanted), CHUNK):
         chunk = wanted[start : start + CHUNK]

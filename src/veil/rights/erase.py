@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,11 +27,11 @@ import sqlalchemy as sa
 
 from veil.exceptions import InputError, ParameterError
 from veil.rights import _lock, _sql
-from veil.rights._files import opened, rewritten, subject_rows
+from veil.rights._files import Subject, opened, rewritten, subject_rows, values_of
 from veil.rights._files import token as make_token
 from veil.rights._journal import Journal
 from veil.rights._map import DataMap, Store, children_first
-from veil.rights.retrieve import retrieve, retrieve_one, retrieve_sql
+from veil.rights.retrieve import closure, retrieve, retrieve_one, retrieve_sql
 
 MODES = ("delete", "anonymize")
 
@@ -46,6 +47,7 @@ class Erasure:
     anonymized: dict[str, int] = field(default_factory=dict)  # kept, identifiers replaced
     left: dict[str, int] = field(default_factory=dict)  # what retrieve still finds
     resumed: bool = False
+    keys: dict[str, list[str]] = field(default_factory=dict)  # every key followed (not logged)
 
     @property
     def verified(self) -> bool:
@@ -56,7 +58,8 @@ class Erasure:
         """For ``--format json`` and the audit log."""
         return {"subject": self.subject, "mode": self.mode, "dry_run": self.dry_run,
                 "removed": self.removed, "anonymized": self.anonymized, "left": self.left,
-                "verified": self.verified, "resumed": self.resumed}  # fmt: skip
+                "verified": self.verified, "resumed": self.resumed,
+                "keys": {k: len(v) for k, v in self.keys.items()}}  # fmt: skip
 
 
 def parse_age(text: str) -> pd.DateOffset:
@@ -84,10 +87,12 @@ def _held(data_map: DataMap, store: Store, table: str, rows: list[dict[str, Any]
 
 
 def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journal: Path,
-          mode: str = "delete", dry_run: bool = False,
-          as_of: pd.Timestamp | None = None) -> Erasure:  # fmt: skip
+          mode: str = "delete", dry_run: bool = False, as_of: pd.Timestamp | None = None,
+          key: bytes | None = None) -> Erasure:  # fmt: skip
     """Erase ``subject`` from every store (see the module's doc). ``subject_id`` is the
-    subject's keyed hash (the journal's name); ``journal`` the journal folder."""
+    subject's keyed hash (the journal's name); ``journal`` the journal folder; ``key`` the
+    map's key, which seals the keys followed in the journal (so a killed run finishes under
+    all of them)."""
     if mode not in MODES:
         raise ParameterError(f"--mode must be one of {MODES}, got {mode!r}")
     now = as_of if as_of is not None else pd.Timestamp.now()
@@ -107,24 +112,74 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
                     anonymized[f"{name}.{table}"] = sum(keep)
                 if len(rows) - sum(keep):
                     removed[f"{name}.{table}"] = len(rows) - sum(keep)
-        return Erasure(subject_id, mode, True, removed, anonymized, dict(plan.counts))
+        return Erasure(subject_id, mode, True, removed, anonymized, dict(plan.counts),
+                       keys=plan.keys)  # fmt: skip
     preflight(data_map)  # a store the map cannot be honoured on fails before any file
     with _lock.request(journal, subject_id):  # one request about this person at a time
         return _erase(data_map, subject, subject_id=subject_id, journal=journal, mode=mode,
-                      now=now)  # fmt: skip
+                      now=now, key=key)  # fmt: skip
 
 
-def _erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journal: Path,
-           mode: str, now: pd.Timestamp) -> Erasure:  # fmt: skip
+def _cipher(key: bytes, subject_id: str, nonce: bytes) -> Any:
+    import hashlib
+    import hmac
+
+    from Crypto.Cipher import AES
+
+    sealing = hmac.new(key, f"veil journal keys {subject_id}".encode(), hashlib.sha256).digest()
+    return AES.new(sealing, AES.MODE_GCM, nonce=nonce)
+
+
+def _sealed(key: bytes, subject_id: str, keys: dict[str, set[str]]) -> str:
+    """The keys followed, AES-GCM under a key derived from the map's key, as hex."""
+    nonce = secrets.token_bytes(12)
+    body = json.dumps({k: sorted(v) for k, v in keys.items()}).encode()
+    sealed, tag = _cipher(key, subject_id, nonce).encrypt_and_digest(body)
+    return (nonce + tag + sealed).hex()
+
+
+def _opened(key: bytes | None, subject_id: str, text: Any) -> dict[str, list[str]]:
+    """The keys an interrupted run followed (empty when it kept none)."""
+    if not text or key is None:
+        return {}
+    raw = bytes.fromhex(str(text))
+    try:
+        body = _cipher(key, subject_id, raw[:12]).decrypt_and_verify(raw[28:], raw[12:28])
+    except ValueError as err:
+        raise InputError("the journal's keys do not open with the map's key: it was made with "
+                         "another key, or edited") from err  # fmt: skip
+    return {str(k): [str(x) for x in v] for k, v in json.loads(body).items()}
+
+
+def _erase(data_map: DataMap, subject: Subject, *, subject_id: str, journal: Path,
+           mode: str, now: pd.Timestamp, key: bytes | None) -> Erasure:  # fmt: skip
     log = Journal(journal, subject_id, subject=subject_id, mode=mode)
     if log.resumed and log.state.get("mode") != mode:
         raise InputError(f"an interrupted erasure of this person with --mode "
                          f"{log.state.get('mode')} is in {log.path}: finish it in that "
                          "mode")  # fmt: skip
+    # the person under every key they are known by, followed before anything changes: once a
+    # row is gone, the keys only it held cannot be found again, so the journal keeps them
+    # (encrypted with the map's key: it never holds a raw key in clear)
+    if not log.resumed:
+        followed, _ = closure(data_map, subject)  # an error here: nothing changed, no journal
+        if key is not None:
+            log.state["keys"] = _sealed(key, subject_id, followed)
+    else:
+        saved = _opened(key, subject_id, log.state.get("keys"))
+        start = {k: {*values_of(subject.get(k, [])), *saved.get(k, [])}
+                 for k in {*subject, *saved}}  # fmt: skip
+        try:
+            followed, _ = closure(data_map, start)
+        except InputError as err:
+            raise InputError(f"{err}; the journal {log.path} keeps the request: run the same "
+                             "command again") from err  # fmt: skip
     log.save()
+    subject = followed
     # every store, also those an earlier run finished: each step finds what is left (nothing,
-    # when it is done) and is verified before the journal calls it done
-    for name, store in data_map.stores.items():
+    # when it is done) and is verified before the journal calls it done. Files and objects
+    # first: the keys they are found by mostly come from the databases, erased last
+    for name, store in sorted(data_map.stores.items(), key=lambda item: item[1].kind == "sql"):
         try:
             with _lock.store(name, store, journal):  # from the first read to the check
                 if store.kind == "sql":
@@ -146,9 +201,10 @@ def _erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journ
                 f"{err}; stores done: {', '.join(finished) or 'none'}; the journal {log.path} "
                 "keeps the request: run the same command again"
             ) from err
-    left = retrieve(data_map, subject)
+    left = retrieve(data_map, subject)  # from every key followed, following again
     result = Erasure(subject_id, mode, False, log.counts("removed"),
-                     log.counts("anonymized"), dict(left.counts), log.resumed)  # fmt: skip
+                     log.counts("anonymized"), dict(left.counts), log.resumed,
+                     {k: sorted(v) for k, v in followed.items()})  # fmt: skip
     if result.verified:
         log.close()
     return result
@@ -249,7 +305,7 @@ def _identifying(table: sa.Table, spec_columns: set[str], link_columns: set[str]
     return [c.name for c in table.columns if c.name in spec_columns and c.name not in keys]
 
 
-def erase_sql(data_map: DataMap, name: str, store: Store, subject: dict[str, str],
+def erase_sql(data_map: DataMap, name: str, store: Store, subject: Subject,
                now: pd.Timestamp, mode: str, *, found: dict[str, Rows] | None = None,
                before_commit: Callable[[dict[str, dict[str, int]]], None] | None = None
                ) -> Counts:  # fmt: skip
@@ -361,7 +417,7 @@ def held_rows(data_map: DataMap, store: Store, table: str, frame: pd.DataFrame,
                      index=frame.index, dtype=bool)  # fmt: skip
 
 
-def _erase_files(data_map: DataMap, name: str, store: Store, subject: dict[str, str],
+def _erase_files(data_map: DataMap, name: str, store: Store, subject: Subject,
                  now: pd.Timestamp, mode: str, *,
                  log: Journal | None = None) -> Counts:  # fmt: skip
     """Rewrite each file or object of the store that holds the subject (held rows kept,

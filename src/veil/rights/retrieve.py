@@ -1,6 +1,13 @@
 """Right of access and portability: everything about one person, in every store of the map,
 found from their identity and followed along links breadth-first (a client's policies, a
-policy's claims, a claim's payments), as data a program reads and a person can check."""
+policy's claims, a claim's payments), as data a program reads and a person can check.
+
+A person is every key they are known by: from the key given, the rows found hold their other
+subject keys (an e-mail in the customers table, a phone in a contacts file); those are looked
+up too, across stores, until no new value appears (:func:`closure`). Keys the map says never
+to follow (``follow.never``) and values many people share (``follow.shared``: a family
+e-mail) are not followed; a closure past ``follow.max_values`` stops the request, since it
+joins several people."""
 
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ import sqlalchemy as sa
 
 from veil.exceptions import InputError
 from veil.rights import _sql
-from veil.rights._files import retrieve_store
+from veil.rights._files import TOKEN, Subject, retrieve_store, values_of
 from veil.rights._map import DataMap, Store, children_first
 
 
@@ -25,6 +32,7 @@ class Retrieval:
     subject: dict[str, str]
     stores: dict[str, dict[str, list[dict[str, Any]]]]
     retention: dict[str, str | None] = field(default_factory=dict)  # "store.table" -> class
+    keys: dict[str, list[str]] = field(default_factory=dict)  # every key followed, its values
 
     @property
     def counts(self) -> dict[str, int]:
@@ -42,12 +50,14 @@ class Retrieval:
         return summary_html(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"subject", "stores": {STORE: {TABLE: [rows]}}, "counts": {TABLE: n}}``."""
+        """``{"subject", "stores": {STORE: {TABLE: [rows]}}, "counts": {TABLE: n}, "keys":
+        {KEY: [values followed]}}``."""
         return {
             "subject": self.subject,
             "stores": {s: {t: [{k: _sql.jsonable(v) for k, v in r.items()} for r in rows]
                            for t, rows in tables.items()} for s, tables in self.stores.items()},
             "counts": self.counts,
+            "keys": self.keys,
         }  # fmt: skip
 
 
@@ -109,17 +119,84 @@ def parse_subject(text: str, data_map: DataMap) -> dict[str, str]:
     return {key: value}
 
 
-def retrieve(data_map: DataMap, subject: dict[str, str]) -> Retrieval:
-    """Every row about ``subject`` in every store."""
-    stores: dict[str, dict[str, list[dict[str, Any]]]] = {}
+def retrieve(data_map: DataMap, subject: Subject) -> Retrieval:
+    """Every row about ``subject`` in every store, under every key they are known by."""
+    keys, stores = closure(data_map, subject)
     retention: dict[str, str | None] = {}
-    for name, store in data_map.stores.items():
-        stores[name] = retrieve_one(name, store, subject)
-        retention.update({f"{name}.{t}": store.tables[t].retention for t in stores[name]})
-    return Retrieval(subject, stores, retention)
+    for name, tables in stores.items():
+        store = data_map.stores[name]
+        retention.update({f"{name}.{t}": store.tables[t].retention for t in tables})
+    given = {k: values_of(v)[0] if isinstance(v, str) else ", ".join(values_of(v))
+             for k, v in subject.items()}  # fmt: skip
+    return Retrieval(given, stores, retention, {k: sorted(v) for k, v in keys.items()})
 
 
-def retrieve_one(name: str, store: Store, subject: dict[str, str]
+Found = dict[str, dict[str, list[dict[str, Any]]]]
+
+
+def closure(data_map: DataMap, subject: Subject) -> tuple[dict[str, set[str]], Found]:
+    """The subject's keys, followed to a fixed point, and the rows they find in each store."""
+    rules = data_map.follow
+    known: dict[str, set[str]] = {k: {v.strip() for v in values_of(v)}
+                                  for k, v in subject.items()}  # fmt: skip
+    query: Subject = dict(subject)  # the first pass as given: a bad value is an error
+    while True:
+        found = {name: retrieve_one(name, store, query)
+                 for name, store in data_map.stores.items()}  # fmt: skip
+        grew = False
+        before = {k: set(v) for k, v in known.items()}
+        for name, tables in found.items():
+            store = data_map.stores[name]
+            for table, rows in tables.items():
+                keyed = store.tables[table].subject_keys
+                for row in rows:
+                    values = {key: _text(row.get(column)) for key, column in keyed.items()}
+                    # a row found by one of the person's keys is theirs: all its keys are;
+                    # a row reached only by a link (a claim's beneficiary) gives a key only
+                    # of a kind the person has none of yet (a contacts row's phone)
+                    direct = any(v in before.get(k, ()) for k, v in values.items())
+                    for key, text in values.items():
+                        if (not text or key in rules.never or text.startswith(TOKEN)
+                                or text in shared_values(rules, key)
+                                or not (direct or not before.get(key))):  # fmt: skip
+                            continue
+                        seen = known.setdefault(key, set())
+                        if text not in seen:
+                            seen.add(text)
+                            grew = True
+        given = [k for k, v in subject.items() if isinstance(v, str)]  # one value, as asked
+        for key in rules.unique or given:
+            if len(known.get(key, ())) > 1:
+                raise InputError(
+                    f"following this person's keys found {len(known[key])} values of {key!r}, "
+                    "which a person has one of: a value several people share (a family e-mail, "
+                    "an office phone) joins them; list it under follow.shared in the map: "
+                    "nothing was changed"
+                )
+        total = sum(map(len, known.values()))
+        if total > rules.max_values:
+            shown = ", ".join(f"{k} {len(v)}" for k, v in known.items() if v)
+            raise InputError(
+                f"following this person's keys found {total} values ({shown}), more than "
+                f"follow.max_values ({rules.max_values}): a value several people share (a "
+                "family e-mail, an office phone) joins them; list it under follow.shared in the "
+                "map (or raise max_values): nothing was changed"
+            )
+        if not grew:
+            return {k: v for k, v in known.items() if v}, found
+        query = {k: v for k, v in known.items() if v}
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def shared_values(rules: Any, key: str) -> set[str]:
+    """Values of ``key`` the map says many people share (never followed)."""
+    return {v.strip() for v in rules.shared.get(key, [])}
+
+
+def retrieve_one(name: str, store: Store, subject: Subject
                  ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     """The rows about ``subject`` in one store (tables with none left out)."""
     if store.kind == "sql":
@@ -132,7 +209,7 @@ def retrieve_one(name: str, store: Store, subject: dict[str, str]
 Seed = Callable[[sa.Connection, str, sa.Table], list[dict[str, Any]]]
 
 
-def retrieve_sql(name: str, store: Store, subject: dict[str, str] | None = None, *,
+def retrieve_sql(name: str, store: Store, subject: Subject | None = None, *,
                  seed: Seed | None = None) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     """One SQL store: the rows the subject's keys find (or ``seed`` gives: retention's aged
     rows), then the rows linking to them, parents before children (one pass: the links form
@@ -153,8 +230,10 @@ def retrieve_sql(name: str, store: Store, subject: dict[str, str] | None = None,
                 for key, column in spec.subject_keys.items():
                     if key in subject:
                         _column(table, column, where)
-                        for row in _sql.fetch(connection, table, column, [subject[key]],
-                                              where=where):  # fmt: skip
+                        value = subject[key]  # several (followed) values: lenient
+                        for row in _sql.fetch(connection, table, column, values_of(value),
+                                              where=where,
+                                              lenient=not isinstance(value, str)):  # fmt: skip
                             found[table_name][_sql.row_key(table, row)] = row
                 for column, target in spec.links.items():
                     parent, parent_column = target.split(".")
