@@ -90,3 +90,23 @@ def test_patterns_that_leave_the_folder_are_map_errors(tmp_path: Path, pattern: 
     assert len(err.strip().splitlines()) == 1
     assert _snapshot(tmp_path) == {**before, "map.yaml": (False, map_path.read_bytes())}
     assert not (tmp_path / "map.journal").exists()
+
+
+def test_a_link_to_a_missing_parent_column_is_one_line_and_no_journal(
+    tmp_path: Path, key: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It exited 3 (KeyError) before; now a map error, before any journal exists."""
+    from tests.rights.conftest import build_insurer, insurer_map
+
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=10)
+    spec = insurer_map(url)
+    spec["stores"]["core"]["tables"]["policies"]["links"] = {"client_id": "clients.uuid"}
+    map_path = tmp_path / "insurer.yaml"
+    map_path.write_text(yaml.safe_dump(spec))
+    code = main(["rights", "erase", "--map", str(map_path), "--subject",
+                 "national_id=20000001"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "table 'clients' (linked from 'policies') has no column 'uuid'" in err
+    assert not (tmp_path / "insurer.journal").exists()

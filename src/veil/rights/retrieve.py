@@ -238,6 +238,11 @@ def retrieve_sql(name: str, store: Store, subject: Subject | None = None, *,
                 for column, target in spec.links.items():
                     parent, parent_column = target.split(".")
                     _column(table, column, where)
+                    _column(
+                        metadata.tables[parent],
+                        parent_column,
+                        f"store {name!r}, table {parent!r} (linked from {table_name!r})",
+                    )
                     values = {r[parent_column] for r in found[parent].values()}
                     if values:
                         for row in _sql.fetch(connection, table, column, values, where=where):
