@@ -122,3 +122,36 @@ def test_a_fides_dataset_becomes_a_map_that_retrieves_the_same(tmp_path: Path) -
     path.write_text(FIDES.replace("fides_key: insurer", "fides_key: 'bad key!'"))
     with pytest.raises(PolicyError, match="Fides dataset 'bad key!'"):
         from_fides(path, {"bad key!": url})
+
+
+def test_proposed_keys_are_key_shaped_and_index_statements_run(tmp_path: Path) -> None:
+    """The map proposes key-shaped columns and the people table's own key, never a free-text
+    column; the CREATE INDEX it suggests runs on the database it was suggested for."""
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    build_insurer(url, clients=30)
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("CREATE TABLE letters (id INTEGER PRIMARY KEY, "
+                                   "client_id INTEGER REFERENCES clients(id), body TEXT)"))  # fmt: skip
+        for i in range(1, 31):
+            connection.execute(sa.text("INSERT INTO letters VALUES (:i, :i, :b)"), {
+                "i": i, "b": f"Dear Client {i}, we called +2547{i:08d} and wrote to "
+                             f"client{i}@example.co.ke about claim {i}."})  # fmt: skip
+    engine.dispose()
+    built = build_map([url])
+    tables = next(iter(built.stores.values())).tables
+    assert "body" not in tables["letters"].subject_keys.values()
+    assert tables["clients"].subject_keys.get("clients_id") == "id"
+    spec = insurer_map(url)
+    spec["stores"]["core"]["tables"]["clients"]["subject_keys"]["email"] = "name"  # no index
+    path = tmp_path / "map.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    _, warnings = check_map(load_map(path))
+    statement = next(w for w in warnings if "core.clients.name has no index" in w)
+    create = statement.split("; ", 1)[1]
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(sa.text(create))  # SQLite rejected the unnamed form
+    engine.dispose()
+    _, warnings = check_map(load_map(path))
+    assert not any("core.clients.name has no index" in w for w in warnings)

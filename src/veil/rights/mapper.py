@@ -69,9 +69,14 @@ def _subject_keys(connection: sa.Connection, table: sa.Table) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for found in scan(pd.DataFrame(rows)).columns:
-        if found.role is ColumnRole.IDENTIFIER and found.entity:
-            key = KEY_NAMES.get(found.entity, found.entity.lower())
-            out.setdefault(key, found.name)
+        # only key-shaped values: a name or a free-text note is not looked a person up by
+        if (found.role is ColumnRole.IDENTIFIER and found.entity in KEY_NAMES
+                and not found.free_text):  # fmt: skip
+            out.setdefault(KEY_NAMES[found.entity], found.name)
+    primary = [c.name for c in table.primary_key.columns]
+    if out and len(primary) == 1 and not table.foreign_keys:
+        # the table people are kept in: its own key is how other systems know them
+        out.setdefault(f"{table.name}_{primary[0]}", primary[0])
     return out
 
 
@@ -140,8 +145,8 @@ def _check_sql(name: str, store: Store, errors: list[str], warnings: list[str]) 
             for column in [*spec.subject_keys.values(), *spec.links]:
                 if column in columns[table] and column not in indexed:
                     warnings.append(f"{name}.{table}.{column} has no index: each retrieve and "
-                                    f"erase reads the whole table; CREATE INDEX ON {table} "
-                                    f"({column})")  # fmt: skip
+                                    "erase reads the whole table; "
+                                    f"{_create_index(engine, table, column)}")  # fmt: skip
             for column, target in spec.links.items():
                 parent, parent_column = target.split(".")
                 if parent in columns and parent_column not in columns[parent]:
@@ -149,6 +154,16 @@ def _check_sql(name: str, store: Store, errors: list[str], warnings: list[str]) 
                                   f"column {parent_column!r}")  # fmt: skip
     finally:
         engine.dispose()
+
+
+def _create_index(engine: sa.Engine, table: str, column: str) -> str:
+    """The statement that adds the index, as this database's dialect writes it (SQLite wants
+    a name, PostgreSQL quotes what needs quoting)."""
+    from sqlalchemy.schema import CreateIndex
+
+    target = sa.Table(table, sa.MetaData(), sa.Column(column))
+    index = sa.Index(f"ix_{table}_{column}"[:63], target.c[column])
+    return f"{str(CreateIndex(index).compile(dialect=engine.dialect)).strip()};"
 
 
 def _check_files(name: str, store: Store, errors: list[str]) -> None:
