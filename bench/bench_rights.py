@@ -5,7 +5,8 @@
 
 Prints, per database: retrieve one subject (median of 20; target <= 1 s), erase + verify one
 subject (median of 10; target <= 2 s), both with the key closure on (the e-mail found in the
-customer's row is followed too: every request makes at least two passes over the stores), a batch erase of 10,000 subjects (subjects per second;
+customer's row is followed too: every request makes at least two passes over the stores),
+a batch erase of 10,000 subjects (subjects per second;
 target >= 1,000/s), and the indexes veil needs (on every subject-key and link column; `veil
 rights map --check` warns about a missing one). The peer figure is Fides' own users' report:
 15 minutes per request at 900k recipients (Fides issue #1956); Fides needs PostgreSQL and

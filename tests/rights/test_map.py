@@ -131,8 +131,8 @@ def test_proposed_keys_are_key_shaped_and_index_statements_run(tmp_path: Path) -
     build_insurer(url, clients=30)
     engine = sa.create_engine(url)
     with engine.begin() as connection:
-        connection.execute(sa.text("CREATE TABLE letters (id INTEGER PRIMARY KEY, "
-                                   "client_id INTEGER REFERENCES clients(id), body TEXT)"))  # fmt: skip
+        connection.execute(sa.text("CREATE TABLE letters (id INTEGER PRIMARY KEY, client_id "
+                                   "INTEGER REFERENCES clients(id), body TEXT)"))  # fmt: skip
         for i in range(1, 31):
             connection.execute(sa.text("INSERT INTO letters VALUES (:i, :i, :b)"), {
                 "i": i, "b": f"Dear Client {i}, we called +2547{i:08d} and wrote to "
