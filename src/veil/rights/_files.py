@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import secrets
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -129,10 +130,100 @@ class ObjectUnit(Unit):
 
 
 def parse(data: bytes, name: str) -> pd.DataFrame:
-    """A CSV or Parquet file's bytes as a table of text."""
+    """A CSV, Parquet, JSON (an array of objects) or JSON-lines file's bytes as a table of
+    text; a JSON record's nested fields are columns named by their path (``contact.email``)."""
     if _parquet(name):
         return pd.read_parquet(io.BytesIO(data)).astype("string")
+    if _json_kind(name):
+        records = _json_records(data, name)
+        frame = pd.json_normalize(records, sep=".") if records else pd.DataFrame()
+        frame = frame.map(_json_text).astype(object) if len(frame) else frame
+        frame.attrs["json"] = True  # a field no record of this file holds is simply absent
+        return frame
     return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+
+
+#: file endings of JSON stores: an array of objects, or one object per line
+JSON_ENDINGS = {".json": "array", ".jsonl": "lines", ".ndjson": "lines"}
+
+
+def _json_kind(name: str) -> str | None:
+    return next((kind for end, kind in JSON_ENDINGS.items() if name.lower().endswith(end)), None)
+
+
+def _json_text(value: Any) -> str:
+    """A JSON value as the text a key compares as (nested lists as JSON)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _json_records(data: bytes, name: str) -> list[dict[str, Any]]:
+    """A JSON store file's records, each an object (or one clear line)."""
+    text = data.decode("utf-8")
+    try:
+        if _json_kind(name) == "lines":
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            records = json.loads(text) if text.strip() else []
+    except json.JSONDecodeError as err:
+        raise InputError(f"{name}: not valid JSON (line {err.lineno}): left as it is") from err
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise InputError(f"{name}: a JSON store file must hold objects (an array of them, or "
+                         "one per line)")  # fmt: skip
+    return records
+
+
+def _set_path(record: dict[str, Any], path: str, value: Any) -> None:
+    """Set a nested field by its dotted path (the column ``parse`` named it by)."""
+    if path in record:
+        record[path] = value
+        return
+    head, _, rest = path.partition(".")
+    if rest and isinstance(record.get(head), dict):
+        _set_path(record[head], rest, value)
+
+
+def _json_rewritten(data: bytes, label: str, *, drop: pd.Series, anonymize: pd.Series,
+                    columns: Collection[str]) -> bytes:  # fmt: skip
+    """A JSON store file without the dropped records and with the anonymized ones' fields
+    replaced; in a JSON-lines file every other line keeps its bytes."""
+    records = _json_records(data, label)
+    if _json_kind(label) == "lines":
+        lines = data.decode("utf-8").splitlines(keepends=True)
+        out, index = [], 0
+        for line in lines:
+            if not line.strip():
+                out.append(line)
+                continue
+            if drop.iloc[index]:
+                pass
+            elif anonymize.iloc[index]:
+                record = records[index]
+                for column in columns:
+                    _set_path(record, column, token())
+                ending = line[len(line.rstrip("\r\n")) :] or "\n"
+                out.append(json.dumps(record, ensure_ascii=False) + ending)
+            else:
+                out.append(line)
+            index += 1
+        return "".join(out).encode("utf-8")
+    kept = []
+    for i, record in enumerate(records):
+        if drop.iloc[i]:
+            continue
+        if anonymize.iloc[i]:
+            for column in columns:
+                _set_path(record, column, token())
+        kept.append(record)
+    indent = 2 if b"\n" in data.strip() else None
+    return (json.dumps(kept, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
 
 
 def _parquet(name: str) -> bool:
@@ -220,7 +311,7 @@ def client(name: str, store: Store) -> Any:
 
 
 def objects_of(s3: Any, name: str, store: Store, prefix: str) -> list[str]:
-    """The object keys under ``prefix`` ending in .csv or .parquet."""
+    """The object keys under ``prefix`` of a kind veil reads (CSV, Parquet, JSON)."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     keys: list[str] = []
@@ -228,7 +319,8 @@ def objects_of(s3: Any, name: str, store: Store, prefix: str) -> list[str]:
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=store.bucket,
                                                                  Prefix=prefix):  # fmt: skip
             keys.extend(o["Key"] for o in page.get("Contents", [])
-                        if o["Key"].lower().endswith((".csv", ".parquet")))  # fmt: skip
+                        if o["Key"].lower().endswith((".csv", ".parquet",
+                                                      *JSON_ENDINGS)))  # fmt: skip
     except (BotoCoreError, ClientError) as err:
         raise InputError(f"store {name!r} (bucket {store.bucket!r}) cannot be listed: "
                          f"{err}") from err  # fmt: skip
@@ -239,6 +331,8 @@ def matches(frame: pd.DataFrame, column: str, value: str | Collection[str], *,
             where: str) -> pd.Series:  # fmt: skip
     """Rows whose ``column`` holds ``value`` (or one of several; compared as trimmed text)."""
     if column not in frame.columns:
+        if frame.attrs.get("json"):
+            return pd.Series(False, index=frame.index)
         raise InputError(f"{where} has no column {column!r}: fix the map")
     wanted = {v.strip() for v in values_of(value)}
     return frame[column].astype(str).str.strip().isin(wanted)
@@ -310,6 +404,8 @@ def rewritten(data: bytes, label: str, where: str, *, drop: pd.Series, anonymize
               columns: Collection[str]) -> bytes:  # fmt: skip
     """The file without the rows in ``drop`` and with ``columns`` of the rows in
     ``anonymize`` replaced by tokens (masks over its rows in order)."""
+    if _json_kind(label):
+        return _json_rewritten(data, label, drop=drop, anonymize=anonymize, columns=columns)
     if _parquet(label):
         frame = pd.read_parquet(io.BytesIO(data))
         mask, held = drop.to_numpy(), anonymize.to_numpy()
@@ -347,6 +443,12 @@ def appended(existing: bytes | None, addition: bytes, label: str, where: str) ->
     """``addition``'s rows after ``existing``'s (same columns, or one clear line)."""
     if existing is None:
         return addition
+    if _json_kind(label) == "lines":
+        head = existing if existing.endswith(b"\n") or not existing else existing + b"\n"
+        return head + addition
+    if _json_kind(label):
+        both = _json_records(existing, label) + _json_records(addition, label)
+        return (json.dumps(both, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     old, new = parse(existing, label), parse(addition, label)
     if list(old.columns) != list(new.columns):
         raise InputError(f"{where} holds columns {list(old.columns)}, the rows to add "

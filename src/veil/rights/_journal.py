@@ -70,10 +70,19 @@ class Journal:
         return dict(self.state["counts"].get(kind, {}))
 
     def save(self) -> None:
-        """Write the journal (temporary file, then rename)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(self.path) as handle:
-            handle.write(json.dumps(self.state, indent=1))
+        """Write the journal (temporary file, then rename). Another request finishing may
+        remove the shared folder between the two steps (it goes when empty): made again."""
+        from veil.exceptions import OutputError
+
+        for attempt in range(3):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with atomic_open(self.path) as handle:
+                    handle.write(json.dumps(self.state, indent=1))
+                return
+            except OutputError:
+                if attempt == 2 or self.path.parent.is_dir():
+                    raise
 
     def close(self) -> None:
         """The request is done (and verified): the journal goes, and its folder when empty."""

@@ -399,6 +399,8 @@ def identifying(frame: pd.DataFrame, keys: set[str]) -> set[str]:
         from veil.schema import ColumnRole
 
         for found in scan(frame.head(1_000)).columns:
+            if found.entity in (None, "RECORD_KEY"):  # a row's own number (unique, of no
+                continue  # known kind) says nothing of a person: kept, as a table's key is
             if found.role is ColumnRole.IDENTIFIER or (
                 found.role is ColumnRole.QUASI_IDENTIFIER and found.entity in
                 {"PERSON", "PHONE_NUMBER", "EMAIL", "ADDRESS", "DATE_OF_BIRTH"}
