@@ -399,14 +399,21 @@ def identifying(frame: pd.DataFrame, keys: set[str]) -> set[str]:
         from veil.schema import ColumnRole
 
         for found in scan(frame.head(1_000)).columns:
-            if found.entity in (None, "RECORD_KEY"):  # a row's own number (unique, of no
-                continue  # known kind) says nothing of a person: kept, as a table's key is
+            if found.entity == "RECORD_KEY" or (found.entity is None and _row_numbers(
+                    frame[found.name])):  # fmt: skip
+                continue  # a row's own number says nothing of a person: kept, as a key is
             if found.role is ColumnRole.IDENTIFIER or (
                 found.role is ColumnRole.QUASI_IDENTIFIER and found.entity in
                 {"PERSON", "PHONE_NUMBER", "EMAIL", "ADDRESS", "DATE_OF_BIRTH"}
             ):  # fmt: skip
                 out.add(str(found.name))
     return out
+
+
+def _row_numbers(values: pd.Series) -> bool:
+    """Whether a column holds only whole numbers (a record's number, not a reference)."""
+    text = values.astype(str).str.strip()
+    return bool(len(text)) and bool(text.str.fullmatch(r"\d{1,9}").all())
 
 
 def held_rows(data_map: DataMap, store: Store, table: str, frame: pd.DataFrame,
