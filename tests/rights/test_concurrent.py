@@ -40,6 +40,16 @@ def _map(folder: Path) -> DataMap:
 
 
 def _run(job: tuple[str, ...], start: Any, results: Any) -> None:
+    try:
+        _job(job, start, results)
+    except BaseException as err:  # the test names what went wrong in the child
+        import traceback
+
+        results.put(("error", "".join(traceback.format_exception(err))))
+        raise
+
+
+def _job(job: tuple[str, ...], start: Any, results: Any) -> None:
     kind, folder, who, *tag = job
     data_map = _map(Path(folder))
     journal = Path(folder).with_name("map.journal")
@@ -57,15 +67,20 @@ def _run(job: tuple[str, ...], start: Any, results: Any) -> None:
 
 
 def _together(jobs: list[tuple[str, ...]]) -> dict[str, Any]:
-    context = multiprocessing.get_context("fork")
+    # a fork server: children forked from a clean process (this one may run other threads,
+    # and fork copies none of them safely), with veil imported once there
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["veil.rights.erase", "veil.rights.retention", __name__])
     start, results = context.Barrier(len(jobs)), context.Queue()
     processes = [context.Process(target=_run, args=(job, start, results)) for job in jobs]
     for p in processes:
         p.start()
     for p in processes:
         p.join(timeout=60)
-        assert p.exitcode == 0
-    return dict(results.get(timeout=5) for _ in jobs)
+    said = dict(results.get(timeout=5) for _ in jobs)
+    assert "error" not in said, said["error"]
+    assert [p.exitcode for p in processes] == [0] * len(jobs)
+    return said
 
 
 def _without(data: bytes, ids: set[str], aged: bool = False) -> bytes:
