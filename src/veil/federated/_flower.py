@@ -30,6 +30,7 @@ key), ``secret`` and ``roster`` (the key holder's key file and the parties' sign
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -38,6 +39,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from logging import WARNING
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -156,16 +158,34 @@ def _party_scheme(message: Message, context: Context, purpose: str) -> secure.Sc
             "this party was not given the key holder's public key (--public-key): it will not "
             "encrypt under a key only the server vouches for"
         )
-    from veil.federated.keys import read_public
-
-    given = read_public(own)
-    mine = scheme_for(name, given, purpose=purpose)
-    if mine.fingerprint() != scheme_for(name, bytes(config["public"])).fingerprint():
+    given = _given_public(own)
+    mine = _scheme(name, given, purpose)
+    if mine.fingerprint() != _scheme(name, bytes(config["public"]), "update").fingerprint():
         raise SecretError(
             "the public key the server relayed is not the key this party was given: refusing "
             "to send an update under it"
         )
     return mine
+
+
+def _given_public(path: str) -> bytes:
+    """The public key a party was given, read and checked once per version of its file (a
+    CKKS context is ~2 MB: loading it for every message of a run would be wasted)."""
+    stat = Path(path).stat() if Path(path).exists() else None
+    return _read_public(path, stat.st_mtime_ns if stat else 0, stat.st_size if stat else 0)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_public(path: str, mtime: int, size: int) -> bytes:
+    from veil.federated.keys import read_public
+
+    return read_public(path)
+
+
+@functools.lru_cache(maxsize=8)
+def _scheme(name: str, public: bytes, purpose: str) -> secure.Scheme:
+    """:func:`scheme_for` from public material, once per key and purpose in this process."""
+    return scheme_for(name, public, purpose=purpose)
 
 
 @client_app.query("describe")

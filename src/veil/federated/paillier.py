@@ -21,7 +21,6 @@ import functools
 import json
 import secrets
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from veil.exceptions import InputError, MissingExtraError, ParameterError, SecretError
@@ -280,12 +279,3 @@ def from_bytes(public: PublicKey, blob: bytes) -> list[int]:
     for c in out:
         public.check(c)
     return out
-
-
-def read_public_key(path: str | Path) -> PublicKey:
-    """A public key from a file written by ``veil fl keyholder``."""
-    try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise InputError(f"cannot read the public key {str(path)!r}: {err.strerror}") from err
-    return PublicKey.from_json(text)
