@@ -254,11 +254,10 @@ def server_command(
 ) -> None:
     """Run the server: a Flower SuperLink (TLS, enrolled nodes only) and veil's ServerApp. It
     only adds protected updates; the key holder (veil fl keyholder) decrypts their sum."""
-    from veil.federated._flower import MIN_ENCRYPTED_PARTIES, Settings
+    from veil.federated._flower import Settings, fewest_parties
     from veil.federated.deploy import serve
 
-    least = min_parties if min_parties is not None else (
-        MIN_ENCRYPTED_PARTIES if encrypt != "none" else 2)  # fmt: skip
+    least = fewest_parties(encrypt, min_parties)
     settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
                         epochs=epochs, parties=parties, min_parties=least,
                         dp_epsilon=dp_epsilon or 0.0, dp_delta=dp_delta, dp_clip=dp_clip,
@@ -369,16 +368,15 @@ def keyholder_command(
     from veil.federated import keys, secure
     from veil.federated._flower import MIN_ENCRYPTED_PARTIES
     from veil.federated.deploy import NodeTls, supernode
-    from veil.federated.paillier import KEY_BITS
+    from veil.federated.paillier import check_key_bits
     from veil.federated.signing import read_roster
 
     least = MIN_ENCRYPTED_PARTIES if min_parties is None else min_parties
     if least < MIN_ENCRYPTED_PARTIES:
         raise ParameterError(f"--min-parties must be at least {MIN_ENCRYPTED_PARTIES}: with two, "
                              "each party reads the other's update from the next model")  # fmt: skip
-    if encrypt == "paillier" and key_bits not in KEY_BITS:
-        raise ParameterError(f"--key-bits must be one of {KEY_BITS} (smaller keys can be "
-                             f"factored), got {key_bits!r}")  # fmt: skip
+    if encrypt == "paillier":
+        check_key_bits(key_bits)
     folder = _transport(certs, insecure, ("node.key",))
     roster_file = roster or (certs / "roster.json" if certs is not None else None)
     if roster_file is None:

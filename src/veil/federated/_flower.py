@@ -68,6 +68,14 @@ from flwr.serverapp.strategy import FedAvg
 #: other's update from the next model (its own is known), and encryption protects nothing
 MIN_ENCRYPTED_PARTIES = 3
 
+
+def fewest_parties(encrypt: str, given: int | None = None) -> int:
+    """The run's fewest parties: as given, else 3 with encryption (2 without)."""
+    if given is not None:
+        return given
+    return MIN_ENCRYPTED_PARTIES if encrypt != "none" else 2
+
+
 #: the moments of number columns are large (a mean square of incomes): their own packing
 MOMENT_BOUND, MOMENT_PRECISION = 2.0**50, 40
 

@@ -176,12 +176,17 @@ class PrivateKey:
         return cls(public, p, q)
 
 
-def generate_keypair(bits: int = 2048) -> tuple[PublicKey, PrivateKey]:
-    """A new key pair of ``bits`` bits (2048 or 3072) from the operating system's random
-    source (``secrets``)."""
+def check_key_bits(bits: int) -> None:
+    """Refuse a key size veil does not make (before anything is charged or started)."""
     if bits not in KEY_BITS:
         raise ParameterError(f"--key-bits must be one of {KEY_BITS} (smaller keys can be "
                              f"factored), got {bits!r}")  # fmt: skip
+
+
+def generate_keypair(bits: int = 2048) -> tuple[PublicKey, PrivateKey]:
+    """A new key pair of ``bits`` bits (2048 or 3072) from the operating system's random
+    source (``secrets``)."""
+    check_key_bits(bits)
     gmpy2 = _gmpy2()
     half = bits // 2
     while True:

@@ -21,9 +21,9 @@ import pandas as pd
 
 from veil.exceptions import InputError, ParameterError
 from veil.federated import _data
-from veil.federated._flower import MIN_ENCRYPTED_PARTIES, Outcome, Settings, _quiet_flower, run
+from veil.federated._flower import Outcome, Settings, _quiet_flower, fewest_parties, run
 from veil.federated._models import make_model
-from veil.federated.paillier import KEY_BITS
+from veil.federated.paillier import check_key_bits
 from veil.federated.result import FederatedResult, plot_convergence
 from veil.federated.secure import SCHEMES, Ckks, Paillier, Scheme
 
@@ -79,16 +79,14 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
         raise ParameterError(f"rounds must be at least 1, got {rounds}")
     if parties < 2:
         raise ParameterError(f"parties must be at least 2, got {parties}")
-    if encrypt == "paillier" and key_bits not in KEY_BITS:
-        raise ParameterError(f"--key-bits must be one of {KEY_BITS} (smaller keys can be "
-                             f"factored), got {key_bits!r}")  # fmt: skip
+    if encrypt == "paillier":
+        check_key_bits(key_bits)
     make_model(model, classes=2, width=1)  # an unknown model name: one line, now
     if isinstance(domain, dict):
         import json
 
         domain = json.dumps(domain)
-    least = min_parties if min_parties is not None else (
-        MIN_ENCRYPTED_PARTIES if encrypt != "none" else 2)  # fmt: skip
+    least = fewest_parties(encrypt, min_parties)
     settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
                         epochs=epochs, parties=parties, min_parties=least,
                         dp_epsilon=dp_epsilon, dp_delta=dp_delta, dp_clip=dp_clip,
