@@ -179,6 +179,7 @@ def _erase(data_map: DataMap, subject: Subject, *, subject_id: str, journal: Pat
     # every store, also those an earlier run finished: each step finds what is left (nothing,
     # when it is done) and is verified before the journal calls it done. Files and objects
     # first: the keys they are found by mostly come from the databases, erased last
+    left: dict[str, int] = {}
     for name, store in sorted(data_map.stores.items(), key=lambda item: item[1].kind == "sql"):
         try:
             with _lock.store(name, store, journal):  # from the first read to the check
@@ -191,6 +192,7 @@ def _erase(data_map: DataMap, subject: Subject, *, subject_id: str, journal: Pat
                     removed, anonymized = {}, {}  # each file recorded its own counts
                 # held rows were kept with the keys replaced: the keys no longer find them
                 still = {t: len(r) for t, r in retrieve_one(name, store, subject).items()}
+                left.update({f"{name}.{t}": n for t, n in still.items()})
                 if sum(still.values()):
                     raise InputError(f"store {name!r} still holds {sum(still.values())} rows "
                                      "about this person after its rewrite")  # fmt: skip
@@ -201,9 +203,10 @@ def _erase(data_map: DataMap, subject: Subject, *, subject_id: str, journal: Pat
                 f"{err}; stores done: {', '.join(finished) or 'none'}; the journal {log.path} "
                 "keeps the request: run the same command again"
             ) from err
-    left = retrieve(data_map, subject)  # from every key followed, following again
+    # every store was retrieved again under its lock with every key followed, and found
+    # nothing (else the loop stopped): a retrieve of all of them now would repeat that
     result = Erasure(subject_id, mode, False, log.counts("removed"),
-                     log.counts("anonymized"), dict(left.counts), log.resumed,
+                     log.counts("anonymized"), left, log.resumed,
                      {k: sorted(v) for k, v in followed.items()})  # fmt: skip
     if result.verified:
         log.close()
