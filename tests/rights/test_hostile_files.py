@@ -110,3 +110,17 @@ def test_a_link_to_a_missing_parent_column_is_one_line_and_no_journal(
     err = capsys.readouterr().err
     assert "table 'clients' (linked from 'policies') has no column 'uuid'" in err
     assert not (tmp_path / "insurer.journal").exists()
+
+
+def test_a_link_in_place_of_a_lock_file_is_refused(tmp_path: Path) -> None:
+    """A lock file is opened without following a link: a link planted in its place would
+    otherwise make veil create (and lock) whatever file it names."""
+    (tmp_path / "exports").mkdir()
+    (tmp_path / "exports" / "export_1.csv").write_bytes(ROWS)
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere" / "planted", tmp_path / ".exports.veil-lock")
+    with pytest.raises(InputError, match=r"cannot take the lock .*\.exports\.veil-lock.*link"):
+        erase(DataMap.model_validate(_store(tmp_path)), {"national_id": "30000001"},
+              subject_id="s", journal=tmp_path / "j")  # fmt: skip
+    assert not (tmp_path / "elsewhere" / "planted").exists()
+    assert (tmp_path / "exports" / "export_1.csv").read_bytes() == ROWS

@@ -26,14 +26,26 @@ from veil.rights._map import Store
 
 @contextlib.contextmanager
 def held(path: Path) -> Iterator[None]:
-    """An exclusive lock on ``path`` (made if missing, never truncated), waited for."""
+    """An exclusive lock on ``path`` (made if missing, never written), waited for. A link in
+    its place is refused: opening it would create or lock whatever file it names."""
+    import os
+
+    from veil.exceptions import InputError
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as err:
+        raise InputError(f"cannot take the lock {str(path)!r}: {err.strerror} (a link in its "
+                         "place is refused; remove it)") from err  # fmt: skip
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+    finally:
+        os.close(descriptor)
 
 
 def folder(journal: Path) -> Path:
