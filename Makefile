@@ -6,7 +6,7 @@ export FLWR_TELEMETRY_ENABLED := 0
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-scale
+.PHONY: demo test lint typecheck unit clean bench bench-hostile bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -129,6 +129,10 @@ bench-load: $(VENV)/.installed
 bench-startup: $(VENV)/.installed
 	$(BIN)/python bench/bench_startup.py
 
+# one cell of 10 MB (letters, digits, separators, words) against the same table without it
+bench-hostile: $(VENV)/.installed
+	$(BIN)/python bench/bench_hostile.py
+
 # DuckDB (MIT), the group-by peer of the scaling benchmark: its own environment, as every peer.
 DUCKDB := .venv-duckdb
 
@@ -138,7 +142,7 @@ $(DUCKDB)/.installed:
 bench-scale: $(VENV)/.installed-test $(DUCKDB)/.installed
 	$(BIN)/python bench/bench_scale.py --csv
 
-bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-scale
+bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) $(DUCKDB) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -14,7 +14,10 @@ from pathlib import Path
 
 from veil.exceptions import SecretError
 
-__all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "check_key_env", "generate_key", "load_key"]
+__all__ = [
+    "DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "check_key_env", "generate_key", "load_key",
+    "looks_like_a_key",
+]  # fmt: skip
 
 DEFAULT_KEY_ENV = "VEIL_KEY"
 MIN_KEY_BYTES = 16
@@ -28,28 +31,33 @@ def generate_key() -> str:
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
+def looks_like_a_key(name: str, *, file: bool = False) -> bool:
+    """A name where a secret was pasted: long, unspaced, without a dot, and either hexadecimal
+    (``veil keygen``'s keys, whether they start with a digit or a letter) or letters mixed with
+    digits (a random token) with no ``_`` between words. ``file``: a file's name, where any
+    mix of letters and digits is suspect (URL-safe tokens hold ``_`` and ``-``)."""
+    if len(name) < MIN_KEY_BYTES or re.search(r"[\s.]", name):
+        return False
+    if re.fullmatch(r"[0-9A-Fa-f]+", name):
+        return True
+    mixed = bool(re.search(r"\d", name)) and bool(re.search(r"[A-Za-z]", name))
+    return mixed and (file or "_" not in name.strip("_"))
+
+
 def check_key_env(key_env: object) -> str:
     """``key_env`` must be the *name* of an environment variable; the value is never echoed
-    (someone may have pasted the key itself there)."""
-    if not isinstance(key_env, str) or not _ENV_NAME.fullmatch(key_env):
+    (someone may have pasted the key itself there: a name shaped like a key is refused)."""
+    if (
+        not isinstance(key_env, str)
+        or not _ENV_NAME.fullmatch(key_env)
+        or looks_like_a_key(key_env)
+    ):
         raise SecretError(
             "key_env must be the name of an environment variable (letters, digits and _, "
             "such as VEIL_KEY), not the key itself; the value given is not shown: put the key "
             "in that variable, or in a key_file"
         )
     return key_env
-
-
-def _looks_like_a_key(path: Path) -> bool:
-    """A file name without extension, long, unspaced, with digits and letters: more likely a
-    pasted key (resolved beside the policy) than a file's name."""
-    name = path.name
-    return (
-        len(name) >= MIN_KEY_BYTES
-        and not re.search(r"[.\s]", name)
-        and bool(re.search(r"\d", name))
-        and bool(re.search(r"[A-Za-z]", name))
-    )
 
 
 def load_key(
@@ -67,7 +75,7 @@ def load_key(
             key = path.read_bytes().strip()
         except OSError as err:
             shown = "(not shown: it looks like a key, which belongs inside the file)"
-            named = shown if _looks_like_a_key(path) else repr(str(path))
+            named = shown if looks_like_a_key(path.name, file=True) else repr(str(path))
             raise SecretError(
                 f"key_file {named} cannot be read ({err.strerror}); "
                 "create one with `veil keygen -o FILE`"

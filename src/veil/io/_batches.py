@@ -30,6 +30,7 @@ from veil.io._files import (
     _PANDAS_DATE_FORMS,
     PARQUET_SUFFIXES,
     TEXT_FORMATS,
+    check_header,
     check_readable,
     csv_dialect,
     not_plain_number,
@@ -199,6 +200,7 @@ class TableStream:
             except (pa.ArrowInvalid, OSError) as err:
                 raise InputError(f"{path}: not a readable Parquet file ({one_line(str(err))})"
                                  ) from err  # fmt: skip
+            check_header(path, meta.schema_arrow.names, "the Parquet schema")
             nested = [f"{f.name} ({f.type})" for f in meta.schema_arrow
                       if pa.types.is_nested(f.type)]  # fmt: skip
             if nested:

@@ -70,6 +70,7 @@ def read_parquet(path: Path) -> pd.DataFrame:
 
     try:
         schema = pq.read_schema(path)
+        check_header(path, schema.names, "the Parquet schema")  # Arrow's words do not say it
         nested = [f"{f.name} ({f.type})" for f in schema if pa.types.is_nested(f.type)]
         if nested:
             raise InputError(
@@ -104,7 +105,7 @@ def read_excel(path: Path, *, sheet: str | int | None) -> pd.DataFrame:
     # a column with neither name nor values is formatting, not data
     kept = [i for i, h in enumerate(header) if h or body.iloc[:, i].notna().any()]
     header = [header[i] for i in kept]
-    _check_header(path, header, where="row 1")
+    check_header(path, header, where="row 1")
     body = body.iloc[:, kept]
     body.columns = header
     if body.empty:
@@ -201,7 +202,7 @@ def csv_dialect(path: Path, data: bytes, *, sep: str | None, encoding: str | Non
     header = next(csv.reader(io.StringIO(text_head), delimiter=sep))
     header = [h.strip() for h in header]
     _check_separator(path, header, sep)
-    _check_header(path, header)
+    check_header(path, header)
     return encoding, sep, header
 
 
@@ -298,7 +299,7 @@ def _check_separator(path: Path, header: list[str], sep: str) -> None:
             )
 
 
-def _check_header(path: Path, header: list[str], where: str = "line 1") -> None:
+def check_header(path: Path, header: list[str], where: str = "line 1") -> None:
     if any(not h for h in header):
         pos = [i + 1 for i, h in enumerate(header) if not h]
         raise InputError(

@@ -26,7 +26,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from veil.exceptions import InputError, PolicyError
+from veil.exceptions import InputError, PolicyError, SecretError
+from veil.keys import check_key_env
 
 
 class _Strict(BaseModel):
@@ -117,6 +118,14 @@ class DataMap(_Strict):
     audit_log: str | None = None
     key_env: str = "VEIL_KEY"
     key_file: str | None = None
+
+    @field_validator("key_env")
+    @classmethod
+    def _key_env(cls, value: str) -> str:
+        try:  # a key pasted in the name's place is refused without being repeated
+            return check_key_env(value)
+        except SecretError as err:
+            raise ValueError(str(err)) from None
 
     @model_validator(mode="after")
     def _consistent(self) -> DataMap:

@@ -27,6 +27,7 @@ from functools import cache
 
 from veil.scan.recognizers import ENTITY_INFO, TEXT_RECOGNIZERS, PatternRecognizer
 from veil.scan.recognizers import vocabulary as words
+from veil.scan.recognizers.base import LONGEST_WORD
 from veil.scan.recognizers.normalize import normalize, normalize_place
 
 #: A hit whose pattern is only a shape (no checksum, no parse) must score this much.
@@ -130,7 +131,14 @@ def _names(text: str) -> list[Span]:
         for m in _WORD.finditer(text)
         for word in (m.group(0).rstrip("."),)
     ]
-    keys = [normalize(t[2]) for t in tokens]  # each word as the word lists hold it, once
+    # each word as the word lists hold it, normalized once per distinct word; a word longer
+    # than any list's entry is none of them (and a cell of megabytes of letters is one word)
+    folded: dict[str, str] = {}
+    keys = [
+        folded.get(word) or folded.setdefault(word, normalize(word) if len(word) <= LONGEST_WORD
+                                              else "")
+        for _, _, word in tokens
+    ]  # fmt: skip
     spans: list[Span] = []
     i = 0
     while i < len(tokens):

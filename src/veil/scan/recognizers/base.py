@@ -26,9 +26,16 @@ from veil.io._dates import mostly_dates
 from veil.scan.recognizers.normalize import normalize
 
 _CONFIRM_DISTINCT = 100_000
-_TWO_WORDS = re.compile(
-    r"[^\W\d_]{2,}[\s,;:.!?-]+[^\W\d_]{2,}"
-)  # two words of letters  # vocabulary shares are exact below this many distinct values
+#: No entry of a word list is longer: a longer cell is not looked up (nor normalized, which a
+#: cell of megabytes would make the scan's slowest step).
+LONGEST_WORD = 256
+#: No value a pattern recognizes (an e-mail address has at most 254 characters, an IBAN 34) is
+#: longer: a longer cell is not matched whole against every pattern.
+LONGEST_VALUE = 512
+# Two words of letters. Linear in the cell: a word is tried only where one starts and is taken
+# whole (possessive), so a run of a million letters is one step, not a million (the pattern
+# without them backtracked over every start: quadratic, minutes on a cell of 100,000 letters).
+_TWO_WORDS = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}+[\s,;:.!?-]++[^\W\d_]{2}")
 
 
 @dataclass(frozen=True)
@@ -325,7 +332,7 @@ class PatternRecognizer:
         texts = column.texts
         if not texts:
             return None
-        shape = [any(c.match(t) for c in self._full) for t in texts]
+        shape = [len(t) <= LONGEST_VALUE and any(c.match(t) for c in self._full) for t in texts]
         scores = [self.score_value(t) if ok else 0.0 for t, ok in zip(texts, shape, strict=True)]
         n_shape, n_valid = sum(shape), sum(s > 0 for s in scores)
         if n_valid / len(texts) < self.min_share:
@@ -373,8 +380,10 @@ class VocabularyRecognizer:
         of 693 health statuses, is also a place name somewhere)."""
         vocabulary = self.words()
         known = np.fromiter(
-            (self.normalizer(str(v)) in vocabulary for v in counts.index), bool, len(counts)
-        )
+            (len(t) <= LONGEST_WORD and self.normalizer(t) in vocabulary
+             for t in map(str, counts.index)),
+            bool, len(counts),
+        )  # fmt: skip
         rows = counts.to_numpy(dtype=float)
         weights = np.log1p(rows)
         total = weights.sum()
