@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -16,6 +17,8 @@ from veil.exceptions import InputError, VeilError
 from veil.io import read
 from veil.io._batches import TableStream
 from veil.rights._map import load_map
+
+DATA = Path(__file__).parent / "data"
 
 # -- bounded work on hostile cells ------------------------------------------------------------
 
@@ -108,3 +111,55 @@ def test_a_repeated_parquet_column_is_named(streaming: bool, tmp_path: Path) -> 
     opening = (lambda: TableStream(str(path))) if streaming else (lambda: read(path))
     with pytest.raises(InputError, match=r"duplicate column name\(s\) \['age'\]"):
         opening()
+
+
+# -- evaluate: intervals, labels, types, DCR ---------------------------------------------------
+
+
+def test_a_risk_interval_is_well_formed_when_the_control_is_attacked_more_often() -> None:
+    from veil.evaluate._attacks import risk_of
+
+    for success, control in ((0, 30), (2, 60), (0, 0), (500, 500), (40, 10)):
+        measured = risk_of(500, success, control, 0)
+        low, high = measured.ci
+        assert 0.0 <= low <= measured.risk <= high <= 1.0, (success, control, measured.ci)
+
+
+def test_a_risk_label_follows_its_interval_not_its_point() -> None:
+    from veil.evaluate import risk_label
+
+    assert risk_label((0.0, 0.088)) == "uncertain"  # the audit saw "some" beside 0.000
+    assert risk_label((0.0, 0.02)) == "low"
+    assert risk_label((0.06, 0.09)) == "moderate"
+    assert risk_label((0.12, 0.2)) == "high"
+
+
+def _years(dtype: str, n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    year = rng.choice([2001, 2002, 2003, 2004], n, p=[0.1, 0.2, 0.3, 0.4])
+    tier = rng.choice(["A", "B", "C"], n)
+    return pd.DataFrame({"year": year.astype(dtype), "tier": tier})
+
+
+def test_whole_numbers_written_as_floats_are_the_same_categories() -> None:
+    from veil.evaluate import evaluate_release
+
+    real, holdout = _years("int64", 3000, 1), _years("int64", 600, 2)
+    released = _years("float64", 3000, 3)  # a synthesizer's 2003.0 for 2003
+    assert released["year"].nunique() <= 10  # few values: compared as categories
+    fidelity = evaluate_release(real, released, holdout=holdout).fidelity["columns"]
+    assert fidelity["year"]["statistic"] == "tvd"
+    assert fidelity["year"]["value"] < 0.05  # the audit measured 1.0: disjoint categories
+    as_text = released.assign(year=released["year"].map(lambda v: f"{v:.1f}"))
+    again = evaluate_release(real, as_text, holdout=holdout).fidelity["columns"]["year"]
+    assert again["value"] == pytest.approx(fidelity["year"]["value"])
+
+
+def test_the_training_rows_released_as_they_are_are_closer_to_training() -> None:
+    from veil.evaluate import evaluate_release
+
+    table = pd.read_csv(DATA / "arx_adult" / "adult.csv.gz", sep=";").head(3000)
+    train, holdout = table.iloc[:2400], table.iloc[2400:]  # holdout smaller than training
+    dcr = evaluate_release(train, train.copy(), holdout=holdout).privacy["dcr"]
+    assert dcr["share_closer_to_training"] >= 0.95  # the audit measured 75%
+    assert dcr["ideal"] == pytest.approx(0.8)

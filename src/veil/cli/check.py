@@ -284,15 +284,18 @@ def evaluate_command(
         out.print(f"privacy: not measured ({p['dcr_reason']})")
         return
     out.print(f"privacy: {p['dcr']['share_closer_to_training']:.1%} of release rows closer to "
-              f"training than to holdout rows (50% ideal); exact copies {p['exact_copies']:.1%}; "
+              f"training than to holdout rows ({p['dcr']['ideal']:.0%} ideal: the training rows' "
+              f"share); exact copies {p['exact_copies']:.1%}; "
               f"membership advantage {p['membership_advantage']:.3f}")  # fmt: skip
+    from veil.evaluate import risk_label
+
     for attack in ("singling_out", "linkability", "inference"):
         measured = p[attack]
         if measured["risk"] is None:
             out.print(f"  {attack.replace('_', ' ')}: not measured ({measured['reason']})")
             continue
         low, high = measured["ci"]
-        light = "high" if low >= 0.1 else "low" if high < 0.05 else "some"
+        light = risk_label((low, high))
         out.print(f"  {attack.replace('_', ' ')} risk {measured['risk']:.3f} "
                   f"[{low:.3f}, {high:.3f}] ({light})")  # fmt: skip
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from veil.evaluate._attacks import inference, linkability, singling_out
+from veil.evaluate._attacks import inference, linkability, risk_label, singling_out
 from veil.evaluate._measures import (
     associations,
     check_target,
@@ -33,7 +33,7 @@ from veil.evaluate._measures import (
 )
 from veil.evaluate._prepare import MIN_HOLDOUT, Prepared, prepare
 
-__all__ = ["MIN_HOLDOUT", "Evaluation", "evaluate_release"]
+__all__ = ["MIN_HOLDOUT", "Evaluation", "evaluate_release", "risk_label"]
 
 
 @dataclass

@@ -10,9 +10,9 @@ Wilson-score error of both rates propagated into a 95% interval.
 - Singling out (multivariate): predicates on 3 columns built from release rows (a number above
   or below the release's median, a category equal) that match exactly one release row; success
   when one matches exactly one training row. The control's count is corrected for its size by
-  Anonymeter's model of singling out against table size (Cohen and Nissim 2020), fitted on
-  subsamples of the control from a tenth of it (Anonymeter starts at 1,000 rows, which leaves a
-  smaller control nothing to fit) to all of it.
+  Anonymeter's model of singling out against table size (Cohen and Nissim 2020), fitted as
+  Anonymeter fits it: on 5 subsamples of the control at each of 10 sizes from 1,000 rows (or
+  all of a smaller control) to all of it.
 - Linkability: the columns split in two halves; a target's nearest release row on each half;
   success when both are the same row (the release links the halves).
 - Inference: a secret column (the target) guessed from the nearest release row on the others;
@@ -54,7 +54,8 @@ class Risk:
 
     def to_dict(self) -> dict[str, Any]:
         """The risk, its interval, the three rates and what the attack used."""
-        return {"risk": self.risk, "ci": list(self.ci), "attack_rate": self.attack_rate,
+        return {"risk": self.risk, "ci": list(self.ci), "label": risk_label(self.ci),
+                "attack_rate": self.attack_rate,
                 "control_rate": self.control_rate, "baseline_rate": self.baseline_rate,
                 "n_attacks": self.n_attacks, **self.detail}  # fmt: skip
 
@@ -75,8 +76,23 @@ def risk_of(n: int, success: float, control: float, baseline: float) -> Risk:
     else:
         value = (a - c) / (1 - c)
         error = sqrt((da / (1 - c)) ** 2 + (dc * (a - 1) / (1 - c) ** 2) ** 2)
-    point = min(max(value, 0.0), 1.0)
-    return Risk(point, (max(value - error, 0.0), min(value + error, 1.0)), a, c, b, n)
+
+    def bound(x: float) -> float:  # Anonymeter's bind_value: every figure within [0, 1]
+        return min(max(x, 0.0), 1.0)
+
+    return Risk(bound(value), (bound(value - error), bound(value + error)), a, c, b, n)
+
+
+def risk_label(ci: tuple[float, float] | list[float]) -> str:
+    """What the interval (not the point) says: ``low`` when it stays under 5%, ``high`` when it
+    starts at 10% or more, ``moderate`` when it lies between, else ``uncertain`` (it reaches
+    past 5%: too few attacks, or too few rows, to call it low)."""
+    low, high = ci
+    if high < 0.05:
+        return "low"
+    if low >= 0.1:
+        return "high"
+    return "moderate" if low >= 0.05 else "uncertain"
 
 
 # ---------------------------------------------------------------------------- singling out
@@ -184,7 +200,10 @@ def _size_correction(control: _Table, queries: list, rows: int, rng: np.random.G
     """How much more often the queries single out in ``rows`` rows than in the control's
     size, from the model fitted on subsamples of the control."""
     sizes, hits = [], []
-    for size in np.linspace(max(control.rows // 10, 10), control.rows, 10).astype(int):
+    # Anonymeter's design: 10 sizes from 1,000 rows (or the whole control, if smaller) to all of
+    # it, 5 subsamples each. (Fitting from a tenth of the control instead erred low: the
+    # audit measured 0.036 where Anonymeter measured 0.121 on the same split.)
+    for size in np.linspace(min(1000, control.rows), control.rows, 10).astype(int):
         for _ in range(5):
             subset = rng.choice(control.rows, size, replace=False)
             sizes.append(size)

@@ -152,12 +152,22 @@ def _as_number(series: pd.Series) -> pd.Series:
     return pd.Series(as_numbers(series))
 
 
+_WHOLE = re.compile(r"^[-+]?\d+\.0*$")
+
+
+def _category(value: object) -> str | None:
+    """A category by its value: a whole number is written as one, whether a table holds it as
+    an integer (2003), a float (2003.0) or the text of either; other values as their text."""
+    if value is None:
+        return None
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    text = str(value)
+    return text.split(".")[0].lstrip("+") if _WHOLE.match(text) else text
+
+
 def _as_text(series: pd.Series) -> pd.Series:
-    return (
-        series.astype(object)
-        .where(series.notna(), None)
-        .map(lambda v: None if v is None else str(v))
-    )
+    return series.astype(object).where(series.notna(), None).map(_category)
 
 
 def _release_number(series: pd.Series, is_date: bool) -> tuple[pd.Series, str | None]:

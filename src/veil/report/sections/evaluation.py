@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.evaluate import Evaluation
+from veil.evaluate import Evaluation, risk_label
 from veil.plotting import AFTER, BEFORE, canvas, render
 from veil.report.model import Fact, Figure, Report, Section, Table
 from veil.report.sections._common import Inputs, standalone
@@ -29,11 +29,10 @@ _TOP = 10
 
 def light(measured: dict[str, Any]) -> str:
     """``good`` when the risk's interval stays under 5%, ``bad`` when it starts at 10% or
-    more, else no colour (some risk, or too few rows to say)."""
+    more, else no colour (moderate, or too few rows to say): ``risk_label`` of the interval."""
     if measured.get("risk") is None:
         return ""
-    low, high = measured["ci"]
-    return "good" if high < 0.05 else "bad" if low >= 0.1 else ""
+    return {"low": "good", "high": "bad"}.get(risk_label(measured["ci"]), "")
 
 
 def _overlay(name: str, real: pd.Series, released: pd.Series, kind: str) -> Figure:
@@ -168,10 +167,11 @@ def section(evaluation: Evaluation) -> Section:
         facts.append(Fact(f"{measured['risk']:.1%}", f"{label} risk (95%: {low:.1%} to "
                                                      f"{high:.1%})", light(measured)))  # fmt: skip
     if privacy.get("dcr") is not None:
-        share = privacy["dcr"]["share_closer_to_training"]
-        status = "good" if abs(share - 0.5) < 0.05 else "bad"
+        share, ideal = privacy["dcr"]["share_closer_to_training"], privacy["dcr"]["ideal"]
+        status = "good" if abs(share - ideal) < 0.05 else "bad"
         facts.append(Fact(f"{share:.1%}", "of release rows closer to training than to holdout "
-                          "rows (50% is ideal)", status))  # fmt: skip
+                          f"rows ({ideal:.0%} is ideal: the training rows' share of both)",
+                          status))  # fmt: skip
         facts.append(Fact(f"{privacy['exact_copies']:.1%}", "release rows that copy a real row",
                           "good" if privacy["exact_copies"] == 0 else "bad"))  # fmt: skip
     fidelity = data["fidelity"]
