@@ -55,6 +55,13 @@ PHE := .venv-phe
 $(PHE)/.installed:
 	$(call peer_venv,"phe==1.5.0" "gmpy2>=2.2")
 
+# Anonymeter (Clear BSD), the external oracle of veil's three attacks, pins numpy < 1.27: its
+# own environment, which the tests and bench-synth call.
+ANONYMETER := .venv-anonymeter
+
+$(ANONYMETER)/.installed:
+	$(call peer_venv,"anonymeter==1.1.0")
+
 # The report tests open the demo report in Debian's Chromium, driven by Playwright (which
 # downloads no browser of its own). Installed here, as root or through sudo; failing that,
 # make test stops with apt-get's error instead of skipping the browser tests.
@@ -66,7 +73,7 @@ $(CHROMIUM):
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 	$(CHROMIUM) --version
 
-unit: $(VENV)/.installed-test $(PYCANON)/.installed $(PHE)/.installed $(CHROMIUM)
+unit: $(VENV)/.installed-test $(PYCANON)/.installed $(PHE)/.installed $(ANONYMETER)/.installed $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit
@@ -88,12 +95,7 @@ bench-accuracy: $(VENV)/.installed
 	$(BIN)/python bench/scan_accuracy.py
 
 # synthetic data on adult (../shared/datasets): TSTR vs TRTR, MST at two epsilons, speed, and
-# the three attacks against Anonymeter, which pins numpy < 1.27: its own environment
-ANONYMETER := .venv-anonymeter
-
-$(ANONYMETER)/.installed:
-	$(call peer_venv,"anonymeter==1.1.0")
-
+# the three attacks against Anonymeter (its environment is made above, for the tests)
 bench-synth: $(VENV)/.installed-test $(ANONYMETER)/.installed
 	$(BIN)/python bench/bench_synth.py --anonymeter-python $(ANONYMETER)/bin/python
 

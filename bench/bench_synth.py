@@ -104,7 +104,7 @@ def _anonymeter(python: str, ori: pd.DataFrame, syn: pd.DataFrame, holdout: pd.D
         for name, frame in (("ori", ori), ("syn", syn), ("control", holdout)):
             frame[ours.compared].to_parquet(Path(tmp) / f"{name}.parquet")
         (Path(tmp) / "plan.json").write_text(json.dumps(plan))
-        runner = Path(__file__).with_name("anonymeter_runner.py")
+        runner = Path(__file__).parents[1] / "tests" / "evaluate" / "anonymeter_runner.py"
         done = subprocess.run([python, str(runner), tmp, str(seed)], capture_output=True,
                               text=True, check=False)  # fmt: skip
     if done.returncode != 0:

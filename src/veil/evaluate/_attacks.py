@@ -35,7 +35,8 @@ from veil.evaluate._prepare import Prepared
 
 N_ATTACKS = 500
 N_COLUMNS = 3
-_MAX_ATTEMPTS = 200_000
+_MAX_ATTEMPTS = 10_000_000  # Anonymeter's default
+_BITSET_BYTES = 512 * 2**20  # above this, queries are counted one by one
 _BATCH = 1000
 _Z = float(stats.norm.ppf(0.975))
 
@@ -148,32 +149,7 @@ def singling_out(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> R
     width = min(N_COLUMNS, len(names))
     medians = {n: float(np.nanmedian(release.columns[n])) for n in names
                if prepared.kinds[n] == "numeric"}  # fmt: skip
-    queries: list[tuple[tuple[str, str, float], ...]] = []
-    seen: set[tuple[tuple[str, str, float], ...]] = set()
-    attempts = 0
-    while len(queries) < n_attacks and attempts < _MAX_ATTEMPTS:
-        for _ in range(_BATCH):
-            row = int(rng.integers(release.rows))
-            chosen = rng.choice(names, size=width, replace=False)
-            parts = []
-            for name in chosen:
-                value = release.columns[name][row]
-                if prepared.kinds[name] == "numeric":
-                    if np.isnan(value):
-                        parts.append((str(name), "isnull", 0.0))
-                    else:
-                        parts.append(
-                            (str(name), ">=" if value > medians[name] else "<=", float(value))
-                        )
-                else:
-                    parts.append((str(name), "isnull" if value == -1 else "==", float(value)))
-            query = tuple(sorted(parts))
-            if query not in seen and release.count(query) == 1:
-                seen.add(query)
-                queries.append(query)
-                if len(queries) == n_attacks:
-                    break
-        attempts += _BATCH
+    queries = _singling_queries(release, prepared.kinds, names, width, medians, n_attacks, rng)
     success = sum(train.count(q) == 1 for q in queries)
     on_control = float(sum(control.count(q) == 1 for q in queries))
     if control.rows != train.rows and queries:  # a query singles out more often in fewer rows
@@ -189,6 +165,138 @@ def singling_out(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> R
             parts.append((str(name), str(ops[rng.integers(len(ops))]), value))
         baseline += train.count(tuple(parts)) == 1
     return risk_of(n_attacks, success, min(on_control, float(n_attacks)), baseline)
+
+
+Query = tuple[tuple[str, str, float], ...]
+
+
+def _query(parts: list[tuple[str, str, float]]) -> Query:
+    return tuple(sorted(parts))
+
+
+def _part(name: str, kind: str, value: float, median: float | None) -> tuple[str, str, float]:
+    """Anonymeter's predicate from a record's value: missing is null; a number is ``>=`` itself
+    above the median, ``<=`` at or below it; a category is equal."""
+    if kind == "numeric":
+        if np.isnan(value):
+            return (name, "isnull", 0.0)
+        return (name, ">=" if value > (median or 0.0) else "<=", float(value))
+    return (name, "isnull" if value == -1 else "==", float(value))
+
+
+def _singling_queries(release: _Table, kinds: dict[str, str], names: list[str], width: int,
+                      medians: dict[str, float], n_attacks: int, rng: np.random.Generator
+                      ) -> list[Query]:  # fmt: skip
+    """Up to ``n_attacks`` distinct queries that single out one release row, drawn as
+    Anonymeter draws them (a random release row, ``width`` random columns), trying up to
+    Anonymeter's 10 million times. Each column's rows are held as bit sets (equal to each value;
+    for numbers also at least and at most it), so a batch of 1,000 tries is counted with a few
+    ANDs and popcounts rather than a pass over the release per try."""
+    bits = _Bitsets.of(release, kinds, names)
+    queries: list[Query] = []
+    seen: set[Query] = set()
+    attempts = 0
+    while len(queries) < n_attacks and attempts < _MAX_ATTEMPTS:
+        rows = rng.integers(release.rows, size=_BATCH)
+        chosen = np.argsort(rng.random((_BATCH, len(names))), axis=1)[:, :width]
+        if bits is not None:
+            singles = np.flatnonzero(bits.count(rows, chosen, medians) == 1)
+        else:
+            singles = np.arange(_BATCH)
+        for i in singles:
+            row = int(rows[i])
+            query = _query([_part(names[j], kinds[names[j]], release.columns[names[j]][row],
+                                  medians.get(names[j])) for j in chosen[i]])  # fmt: skip
+            if query in seen or (bits is None and release.count(query) != 1):
+                continue
+            seen.add(query)
+            queries.append(query)
+            if len(queries) == n_attacks:
+                break
+        attempts += _BATCH
+    return queries
+
+
+@dataclass
+class _Bitsets:
+    """A table's columns as bit sets of rows, per distinct value: ``equal`` (missing included,
+    as a value of its own) and, for numbers, ``at_least`` and ``at_most`` (missing excluded)."""
+
+    names: list[str]
+    distinct: list[np.ndarray]  # per column, its sorted distinct values
+    index: list[np.ndarray]  # per column, each row's distinct-value index
+    missing: list[int]  # per column, the index of the missing value, or -1
+    equal: list[np.ndarray]  # per column (distinct, words) uint64
+    at_least: list[np.ndarray | None]
+    at_most: list[np.ndarray | None]
+
+    @classmethod
+    def of(cls, table: _Table, kinds: dict[str, str], names: list[str]) -> _Bitsets | None:
+        words = (table.rows + 63) // 64
+        sizes = [len(np.unique(table.columns[n])) * (3 if kinds[n] == "numeric" else 1)
+                 for n in names]  # fmt: skip
+        if sum(sizes) * words * 8 > _BITSET_BYTES:
+            return None
+        out = cls(names, [], [], [], [], [], [])
+        for name in names:
+            values = table.columns[name]
+            distinct, inverse = np.unique(values, return_inverse=True)
+            if kinds[name] == "numeric":
+                nan = np.flatnonzero(np.isnan(distinct))
+            else:
+                nan = np.flatnonzero(distinct == -1)
+            missing = int(nan[0]) if len(nan) else -1
+            members = np.zeros((len(distinct), table.rows), dtype=bool)
+            members[inverse, np.arange(table.rows)] = True
+            equal = _pack(members, words)
+            out.distinct.append(distinct)
+            out.index.append(inverse.reshape(-1))
+            out.missing.append(missing)
+            out.equal.append(equal)
+            if kinds[name] == "numeric":
+                present = equal.copy()
+                if missing >= 0:
+                    present[missing] = 0
+                out.at_least.append(np.bitwise_or.accumulate(present[::-1], axis=0)[::-1])
+                out.at_most.append(np.bitwise_or.accumulate(present, axis=0))
+            else:
+                out.at_least.append(None)
+                out.at_most.append(None)
+        return out
+
+    def count(self, rows: np.ndarray, chosen: np.ndarray, medians: dict[str, float]
+              ) -> np.ndarray:  # fmt: skip
+        """How many rows each query (row ``rows[i]``'s values on columns ``chosen[i]``) matches."""
+        total: np.ndarray | None = None
+        for slot in range(chosen.shape[1]):
+            sets = np.empty((len(rows), self.equal[0].shape[1]), dtype=np.uint64)
+            for j, name in enumerate(self.names):
+                pick = np.flatnonzero(chosen[:, slot] == j)
+                if not len(pick):
+                    continue
+                value = self.index[j][rows[pick]]
+                sets[pick] = self.equal[j][value]
+                at_least, at_most = self.at_least[j], self.at_most[j]
+                if at_least is not None and at_most is not None:
+                    numbers = value != self.missing[j]
+                    above = numbers & (self._values(j, value) > medians[name])
+                    below = numbers & ~above
+                    sets[pick[above]] = at_least[value[above]]
+                    sets[pick[below]] = at_most[value[below]]
+            total = sets if total is None else total & sets
+        assert total is not None
+        return np.bitwise_count(total).sum(axis=1)
+
+    def _values(self, j: int, value: np.ndarray) -> np.ndarray:
+        return self.distinct[j][value]
+
+
+def _pack(members: np.ndarray, words: int) -> np.ndarray:
+    """Rows of booleans as rows of ``words`` 64-bit words."""
+    packed = np.packbits(members, axis=1, bitorder="little")
+    padded = np.zeros((len(members), words * 8), dtype=np.uint8)
+    padded[:, : packed.shape[1]] = packed
+    return padded.view(np.uint64)
 
 
 def _probability_integral(n: np.ndarray, w: float) -> np.ndarray:
