@@ -15,7 +15,9 @@ import pytest
 from veil.demo import DemoResult, run_demo
 
 #: Run in pycanon's own environment, never imported here (doctest collection imports modules).
-collect_ignore = ["privacy/pycanon_runner.py", "federated/phe_runner.py"]
+collect_ignore = [
+    "privacy/pycanon_runner.py", "federated/phe_runner.py", "evaluate/anonymeter_runner.py"
+]  # fmt: skip
 
 TEST_KEY = "test-key-0123456789abcdef-not-a-real-secret"
 #: What the CLI prints per finished step when stderr is not a terminal (a test's never is).
