@@ -3,6 +3,7 @@ on bad input. Each test reproduces a finding that held before its fix."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -163,3 +164,122 @@ def test_the_training_rows_released_as_they_are_are_closer_to_training() -> None
     dcr = evaluate_release(train, train.copy(), holdout=holdout).privacy["dcr"]
     assert dcr["share_closer_to_training"] >= 0.95  # the audit measured 75%
     assert dcr["ideal"] == pytest.approx(0.8)
+
+
+# -- a published random_state undoes PRAM; none is published -----------------------------------
+
+
+def _pram_attack(released: pd.Series, published: pd.Series, seed: int, *, pd_: float,
+                 alpha: float) -> np.ndarray:  # fmt: skip
+    """The audit's attack: with the seed, regenerate PRAM's transition matrix (from the
+    column's published frequencies; PRAM keeps them in expectation) and its uniform draws, and
+    take as each row's original the likeliest category (the most frequent) among those whose
+    draw gives the released value (Bayes' rule: each is as likely to have made it)."""
+    from veil.transforms import PRAM
+    from veil.transforms._base import rng_from
+
+    frame = published.value_counts().rename_axis("c").reset_index()[["c"]]  # one row a value
+    frame = frame.loc[frame.index.repeat(published.value_counts().to_numpy())]
+    fitted = PRAM(columns=["c"], pd=pd_, alpha=alpha, random_state=seed).fit(frame)
+    categories = fitted.categories_["c"]
+    cumulative = np.cumsum(fitted.matrices_["c"], axis=1)
+    draws = rng_from(seed).random(len(released))
+    # for every row, the category each possible original would have become with that draw
+    became = (cumulative[None, :, :] < (draws[:, None, None] * cumulative[None, :, -1:])).sum(2)
+    became = np.minimum(became, len(categories) - 1)
+    position = {c: i for i, c in enumerate(categories)}
+    out = released.to_numpy(dtype=object).copy()
+    for row, value in enumerate(released):
+        candidates = np.flatnonzero(became[row] == position[value])
+        if len(candidates):  # categories are in falling frequency: the first is the likeliest
+            out[row] = categories[candidates[0]]
+    return out
+
+
+@pytest.mark.parametrize("published", [True, False])
+def test_pram_is_undone_by_its_seed_and_not_without_it(published: bool) -> None:
+    table = pd.read_csv(DATA / "arx_adult" / "adult.csv.gz", sep=";").head(5000)
+    original = table["occupation"]
+    policy = {
+        "keep_order": True,  # the attack on the row order is the seed's too; PRAM alone here
+        "unlisted": "drop",
+        "columns": {"occupation": {"role": "insensitive",
+                                   "steps": [{"pram": {"pd": 0.6, "alpha": 0.8}}]}},
+    }  # fmt: skip
+    if published:
+        policy["random_state"] = 2022
+    released = anonymize(table[["occupation"]], policy).data["occupation"]
+    # the attacker holds the policy (its seed: step 0 draws from random_state + 0) and the
+    # column's published frequencies, not its values
+    guessed = _pram_attack(released, original, 2022, pd_=0.6, alpha=0.8)
+    chance = float(np.mean(released.to_numpy() == original.to_numpy()))  # guess "unchanged"
+    recovered = float(np.mean(guessed == original.to_numpy()))
+    changed = released.to_numpy() != original.to_numpy()
+    undone = float(np.mean(guessed[changed] == original.to_numpy()[changed]))
+    assert changed.mean() > 0.1  # PRAM did change values
+    if published:
+        assert recovered > chance + 0.05, (recovered, chance)
+        assert undone > 0.15, undone
+    else:
+        assert recovered <= chance + 0.01, (recovered, chance)  # no better than chance
+        assert undone < 0.1, undone
+
+
+def test_the_seed_is_not_in_the_certificate_or_its_policy_fingerprint() -> None:
+    from veil.policy import Policy
+
+    table = pd.read_csv(DATA / "arx_adult" / "adult.csv.gz", sep=";").head(500)
+    raw = {"random_state": 4711, "unlisted": "drop",
+           "columns": {"occupation": {"role": "insensitive", "steps": ["pram"]}}}  # fmt: skip
+    released = anonymize(table[["occupation"]], raw)
+    text = json.dumps(released.certificate.to_dict())
+    assert "4711" not in text
+    # the fingerprint does not let anyone find the seed by trying each
+    fingerprint = released.certificate.policy_sha256
+    tried = {Policy.from_dict({**raw, "random_state": s}).fingerprint() for s in range(5000)}
+    assert tried == {Policy.from_dict({**raw, "random_state": None}).fingerprint()}
+    assert fingerprint in tried  # one fingerprint, whatever the seed
+
+
+def test_without_a_seed_the_draws_do_not_follow_numpy_global_state() -> None:
+    table = pd.read_csv(DATA / "arx_adult" / "adult.csv.gz", sep=";").head(2000)
+    policy = {"unlisted": "drop", "keep_order": True,
+              "columns": {"occupation": {"role": "insensitive", "steps": ["pram"]}}}  # fmt: skip
+    runs = []
+    for _ in range(2):
+        np.random.seed(0)  # a library seeding numpy's global state
+        runs.append(anonymize(table[["occupation"]], policy).data["occupation"].tolist())
+    assert runs[0] != runs[1]
+
+
+# -- mask-latent: row order and membership ------------------------------------------------------
+
+
+def test_a_latent_release_does_not_keep_the_input_order() -> None:
+    from veil.learn.latent import mask_latent
+
+    heart = pd.read_csv(DATA / "heart.csv")
+    heart["visit"] = np.arange(len(heart)) * 7 + 1000  # released as is, in input order
+    release = mask_latent(heart, dim=3, method="pca", target="target", keep=["visit"])
+    visits = release.data["visit"].to_numpy()
+    assert not (np.diff(visits) > 0).all()  # the audit found np.sort: input order kept
+    assert list(release.data.index) == list(range(len(visits)))  # renumbered, no input labels
+    kept = mask_latent(heart, dim=3, method="pca", target="target", keep=["visit"],
+                       keep_order=True)  # fmt: skip
+    assert (np.diff(kept.data["visit"].to_numpy()) > 0).all()
+    assert any("order" in note for note in kept.notes)
+
+
+def test_membership_counts_in_the_latent_label() -> None:
+    from veil.learn.latent._release import LatentRelease
+
+    attacks = {"membership_advantage": 0.93, "recovery": 0.1, "reidentification_rate": 0.0,
+               "reidentification_baseline": 0.0}  # fmt: skip
+    release = LatentRelease(pd.DataFrame(), "pca", 4, {}, attacks, False, None, None, [], {})
+    assert release.label.startswith("INVERTIBLE")  # the audit saw "not inverted" here
+    assert "membership" in release.label
+    assert release.disclosive
+    assert "--method autoencoder --epsilon" in release.advice
+    attacks["membership_advantage"] = 0.05
+    assert not release.disclosive
+    assert release.label.startswith("not inverted")

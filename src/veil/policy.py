@@ -2,7 +2,7 @@
 
 ```yaml
 version: 1
-random_state: 2022            # makes random steps (fake, resample, noise...) reproducible
+random_state: 2022            # reproducible PRAM, noise, shuffles, fakes: a SECRET (see below)
 read: {dates: [Date_of_entry], dayfirst: true}
 columns:
   ID_number: {role: identifier, steps: [drop: {}]}
@@ -18,6 +18,12 @@ Column steps run first (in column order, except that a column whose fake reads a
 ``name_column`` or ``gender_column``, runs after it), then table-level ``steps`` in order; a
 table-level step names its ``columns`` itself. Errors name the key, the column and the allowed
 values.
+
+Random steps draw from the operating system's CSPRNG afresh for each release unless
+``random_state`` asks for reproducibility. Whoever holds that number can replay every draw and
+undo PRAM, noise, shuffles and resampling (the release's row order too): keep a policy with a
+``random_state`` as private as the key. It is never written in a certificate, report or
+release, and the policy's fingerprint is taken without it.
 
 Nothing personal leaves unless chosen: columns the policy does not list get the role the scan
 finds (``unlisted: scan``, the default; or ``drop`` / ``error``), and a direct identifier is
@@ -259,6 +265,7 @@ class Policy(BaseModel):
     # Columns the policy does not list: `scan` gives them the role the scan finds (identifiers
     # get the suggested drop or pseudonym), `drop` leaves them out, `error` refuses the table.
     unlisted: Literal["scan", "drop", "error"] = "scan"
+    # A secret when set: it replays every random draw (PRAM, noise, shuffles, resampling).
     # The release's rows are shuffled (seeded by random_state) so that a row's position does not
     # point at its place in the input (a pseudonym of a sequential id would sit near it);
     # keep_order: true keeps the input's order (data that is public in that order).
@@ -317,8 +324,11 @@ class Policy(BaseModel):
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
     def fingerprint(self) -> str:
-        """SHA-256 of the policy's YAML: the certificate names the policy by it."""
-        return hashlib.sha256(self.to_yaml().encode()).hexdigest()
+        """SHA-256 of the policy's YAML without ``random_state``: the certificate names the
+        policy by it. The seed is a secret and left out: a small number hashed with the rest
+        of a policy the certificate describes would be found by trying each."""
+        public = self.model_copy(update={"random_state": None})
+        return hashlib.sha256(public.to_yaml().encode()).hexdigest()
 
     # -- reading it ------------------------------------------------------------------------
     def resolve(self, path: str) -> Path:

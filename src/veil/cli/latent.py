@@ -23,7 +23,7 @@ from veil.cli._common import (
     _source,
     out,
 )
-from veil.exceptions import ParameterError
+from veil.exceptions import CheckFailedError, ParameterError
 
 if TYPE_CHECKING:
     from veil.learn.latent import LatentRelease
@@ -79,6 +79,20 @@ def mask_latent_command(
             help="With --target, the autoencoder also learns to predict it from the code.",
         ),
     ] = True,
+    allow_invertible: Annotated[
+        bool,
+        typer.Option(
+            "--allow-invertible",
+            help="Write the release even when the attacks invert it (quasi-identifiers or "
+            "membership); without it such a release is refused and nothing is written.",
+        ),
+    ] = False,
+    keep_order: Annotated[
+        bool,
+        typer.Option(
+            "--keep-order", help="Keep the input's row order (whoever knows it links codes)."
+        ),
+    ] = False,
     report: Annotated[
         Path | None, typer.Option("--report", help="Write an HTML (or .json) report.")
     ] = None,
@@ -94,7 +108,8 @@ def mask_latent_command(
 ) -> None:
     """Release DATA as latent codes (an autoencoder's or PCA's) plus the target and the
     columns kept; measure the utility kept and what an attacker recovers from the codes. A
-    release whose codes give the quasi-identifiers back is labelled invertible."""
+    release whose codes give the quasi-identifiers or membership back is labelled invertible
+    and written only with --allow-invertible."""
     from veil.io import check_output, read, write
     from veil.learn.latent import mask_latent
 
@@ -116,8 +131,13 @@ def mask_latent_command(
             frame, dim=dim, method=method, target=target, keep=_columns(keep),
             quasi_identifiers=_columns(quasi_identifiers) or None, epsilon=epsilon, delta=delta,
             accountant=accountant, holdout_fraction=holdout_fraction, epochs=epochs, seed=seed,
-            supervised=supervised, progress=say,
+            supervised=supervised, keep_order=keep_order, progress=say,
         )  # fmt: skip
+    if release.disclosive and not allow_invertible:
+        raise CheckFailedError(
+            f"nothing written: {release.label}; try {release.advice}; or pass "
+            "--allow-invertible to write it labelled as such"
+        )
     write(release.data, output, force=force, inputs=[data], escape_formulas=escape_formulas)
     _documents(release, output, report, certificate, data, force)
     if fmt == "json":

@@ -9,6 +9,7 @@ through unchanged; ``get_feature_names_out`` makes ``Pipeline`` and
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -52,7 +53,14 @@ def as_frame(X: Any) -> pd.DataFrame:
 
 
 def rng_from(random_state: Any) -> np.random.Generator:
-    """A numpy Generator from an int/None/RandomState/Generator (not for DP noise: see veil.dp)."""
+    """A numpy Generator from an int/None/RandomState/Generator (not for DP noise: see veil.dp).
+
+    ``None`` (no reproducibility asked for) is a generator seeded with 128 bits fresh from the
+    operating system's CSPRNG, never numpy's global state (which any library may have seeded
+    with ``np.random.seed``): nobody can replay the draws of PRAM, noise, shuffles or
+    resampling. An int reproduces them, so whoever holds it can undo those steps."""
+    if random_state is None:
+        return np.random.default_rng(secrets.randbits(128))
     if isinstance(random_state, np.random.Generator):
         return random_state
     legacy = check_random_state(random_state)

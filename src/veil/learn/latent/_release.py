@@ -3,6 +3,7 @@ utility kept and what the codes still reveal measured side by side."""
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from veil.progress import Progress
 METHODS = ("autoencoder", "pca")
 INVERTIBLE_RECOVERY = 0.5  # mean share of the way from the marginals to the truth
 INVERTIBLE_LINKS = 0.05  # share of rows re-identified (and at least twice the baseline)
+#: membership advantage (2 AUC - 1) from which the published encoder tells who was in the table
+MEMBERSHIP_LIMIT = 0.25
 
 
 @dataclass
@@ -43,11 +46,43 @@ class LatentRelease:
     embeddings: dict[str, tuple[list[str], np.ndarray]] = field(default_factory=dict, repr=False)
 
     @property
+    def membership_disclosed(self) -> bool:
+        """With the encoder published, whether a person was in the table is told apart from
+        the codes (the membership advantage reaches ``MEMBERSHIP_LIMIT``)."""
+        advantage = self.attacks.get("membership_advantage")
+        return advantage is not None and advantage >= MEMBERSHIP_LIMIT
+
+    @property
+    def disclosive(self) -> bool:
+        """Invertible or disclosing membership: ``veil mask-latent`` writes such a release only
+        with ``--allow-invertible``."""
+        return self.invertible or self.membership_disclosed
+
+    @property
     def label(self) -> str:
         """What the release is called wherever it is shown: never "anonymized"."""
         if self.invertible:
             return "INVERTIBLE: the codes give the quasi-identifiers back; not anonymized"
+        if self.membership_disclosed:
+            return (f"INVERTIBLE (membership): with the encoder, who was in the table is told "
+                    f"apart (advantage {self.attacks['membership_advantage']:.2f}); "
+                    "not anonymized")  # fmt: skip
         return "not inverted by the attacks measured (a measurement, not a guarantee)"
+
+    @property
+    def advice(self) -> str:
+        """The settings to try when the release is disclosive."""
+        tries = []
+        if self.epsilon is None and self.method == "autoencoder":
+            tries.append("--epsilon 3 (DP-SGD: the encoder's weights then bound what membership "
+                         "reveals)")  # fmt: skip
+        if self.dim > 2:
+            tries.append(f"a smaller --dim (now {self.dim})")
+        if self.method == "pca":
+            tries.append("--method autoencoder --epsilon 3 (PCA has no DP training here)")
+        if self.notes and any("gradient boosting" in n for n in self.notes):
+            tries.append("--unsupervised (no trees fitted on the released rows in the encoder)")
+        return "; ".join(tries) or "a smaller --dim"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract of ``veil mask-latent --format json``."""
@@ -63,6 +98,7 @@ class LatentRelease:
             "utility": self.utility,
             "attacks": self.attacks,
             "invertible": self.invertible,
+            "membership_disclosed": self.membership_disclosed,
             "label": self.label,
             "epsilon": self.epsilon,
             "delta": self.delta,
@@ -92,7 +128,7 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
                 quasi_identifiers: Sequence[str] | None = None, epsilon: float | None = None,
                 delta: float | None = None, accountant: Any = None,
                 holdout_fraction: float = 0.2, insider_share: float = 0.01, seed: int = 0,
-                epochs: int | None = None, supervised: bool = True,
+                epochs: int | None = None, supervised: bool = True, keep_order: bool = False,
                 progress: Progress | None = None) -> LatentRelease:  # fmt: skip
     """Release ``frame`` as ``dim`` latent columns (plus ``target`` and the ``keep`` columns
     as they are), fitted on all but ``holdout_fraction`` of the rows; the held-out rows
@@ -100,7 +136,12 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     with ``delta`` (default 1 / (10 n)) to ``accountant``. With a ``target`` (and
     ``supervised``), the autoencoder also learns to predict it from the code, so the code
     keeps what predicts the target (which is released anyway), and without ``epsilon`` its
-    encoder reads gradient boosting's score of the target too (:class:`_Booster`)."""
+    encoder reads gradient boosting's score of the target too (:class:`_Booster`).
+
+    The released rows are shuffled with fresh randomness from the operating system (never
+    ``seed``, which is public by default) and renumbered, as ``anonymize`` does: in the input's
+    order, anyone who knows it (sequential ids) links each code to its person without an attack.
+    ``keep_order`` keeps it, with a note."""
     start = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"--method must be one of {METHODS}, got {method!r}")
@@ -148,6 +189,12 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     data = pd.DataFrame(codes, index=train.index, columns=names)
     for column in [target, *keep] if target else list(keep):
         data[column] = train[column]
+    if keep_order:
+        notes.append("rows kept in the input's order (keep_order): whoever knows that order "
+                     "links each code to its person")  # fmt: skip
+    else:
+        order = np.random.default_rng(secrets.randbits(128)).permutation(len(data))
+        data = data.iloc[order].reset_index(drop=True)
     held_codes = fitted.encode(holdout[inputs]) if len(holdout) else np.empty((0, size))
     utility = _utility(train, holdout, codec, target, codes, held_codes, seed)
     attacks = _measure(train, qis, clear, codec, codes, held_codes, fitted, insider_share, seed)
