@@ -194,16 +194,22 @@ def test_the_ledger_refuses_an_infinite_budget_and_a_boolean_epsilon(tmp_path) -
     assert acc.entries() == []
 
 
-def test_spending_on_another_dataset_than_the_ledgers_warns(tmp_path) -> None:
+def test_spending_on_another_dataset_than_the_ledgers_is_refused_unless_asked(tmp_path) -> None:
     from veil import dp
     from veil.dp.budget import dataset_id
-    from veil.exceptions import PrivacyLeakWarning
+    from veil.exceptions import ParameterError, PrivacyLeakWarning
 
     ours = pd.DataFrame({"Age": [30, 40, 50, 60]})
     acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(2.0), dataset=dataset_id(ours))
+    other = pd.DataFrame({"Age": [1, 2]})
+    # round three: the ledger stored the fingerprint but accepted another table's query
+    with pytest.raises(ParameterError, match="was made for dataset .* refused, nothing spent"):
+        dp.stats.mean(other, "Age", bounds=(0, 100), epsilon=0.1, accountant=acc)
+    assert acc.entries() == []
+    on_purpose = dp.Accountant(acc.path, other_dataset=True)
     with pytest.warns(PrivacyLeakWarning, match="was made for dataset"):
-        dp.stats.mean(pd.DataFrame({"Age": [1, 2]}), "Age", bounds=(0, 100), epsilon=0.1,
-                      accountant=acc)  # fmt: skip
+        dp.stats.mean(other, "Age", bounds=(0, 100), epsilon=0.1, accountant=on_purpose)
+    assert len(acc.entries()) == 1
     import warnings
 
     with warnings.catch_warnings():

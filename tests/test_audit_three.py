@@ -283,3 +283,74 @@ def test_membership_counts_in_the_latent_label() -> None:
     attacks["membership_advantage"] = 0.05
     assert not release.disclosive
     assert release.label.startswith("not inverted")
+
+
+# -- DP synthesis and statistics ---------------------------------------------------------------
+
+
+def test_mst_never_invents_a_missing_value(tmp_path: Path) -> None:
+    import warnings
+
+    from veil import dp
+    from veil.dp.synth import synthesize
+
+    wages = pd.read_csv(DATA / "surveys" / "Wage.csv.gz")
+    wages = wages[["maritl", "race", "education", "jobclass", "health", "health_ins"]]
+    assert not wages.isna().any().any()
+    wages.loc[wages.index[:300], "health_ins"] = None  # one column that does have blanks
+    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the categories are read from the data: said
+        made = synthesize(wages, epsilon=1.0, accountant=acc, identifiers=[])
+    blanks = made.data.isna().sum()
+    assert blanks.drop("health_ins").sum() == 0, blanks[blanks > 0]  # the audit found 135
+    assert 0 < blanks["health_ins"] < 0.3 * len(made.data)  # learned, under DP: some remain
+
+
+def test_dp_synthesis_chooses_its_columns_by_name_without_scanning_the_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import warnings
+
+    import veil.scan
+    from veil import dp
+    from veil.dp.synth import synthesize
+
+    def no_scan(*args: object, **kwargs: object) -> None:
+        raise AssertionError("DP synthesis scanned the private rows")
+
+    monkeypatch.setattr(veil.scan, "scan", no_scan)
+    table = pd.read_csv(DATA / "ke_claims.csv")[
+        ["national_id", "kra_pin", "county", "gender", "marital_status"]
+    ]
+    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        made = synthesize(table, epsilon=1.0, accountant=acc)
+    assert set(made.columns) == {"county", "gender", "marital_status"}
+    assert any("by their names" in note for note in made.notes)
+
+
+def test_a_quantile_over_bounds_far_wider_than_the_data_answers_near_it_or_warns(
+    tmp_path: Path,
+) -> None:
+    import warnings
+
+    from veil import dp
+    from veil.exceptions import AccuracyWarning
+
+    acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(10.0))
+    ages = pd.DataFrame({"age": np.random.default_rng(0).integers(20, 70, 2000)})
+    truth = float(ages["age"].median())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AccuracyWarning)  # bounds that fit: no warning
+        fit = dp.stats.quantile(ages, "age", 0.5, bounds=(0, 120), epsilon=1.0, accountant=acc)
+        # orders of magnitude too wide: candidates even in the logarithm (the audit's grid of
+        # 5,000 answered anywhere above the data)
+        wide = dp.stats.quantile(ages, "age", 0.5, bounds=(0, 1e6), epsilon=1.0, accountant=acc)
+    assert abs(fit.value - truth) < 5
+    assert abs(wide.value - truth) < 0.15 * truth, wide.value
+    with pytest.warns(AccuracyWarning, match="look far wider than the data"):
+        both = dp.stats.quantile(ages, "age", 0.5, bounds=(-1e6, 1e6), epsilon=1.0,
+                                 accountant=acc)  # fmt: skip
+    assert abs(both.value - truth) < 0.3 * truth, both.value

@@ -17,6 +17,7 @@ Messages read ``"{what} must be {constraint}, got {value!r}; {how to fix}"`` whe
 from __future__ import annotations
 
 __all__ = [
+    "AccuracyWarning",
     "BudgetExceededError",
     "CheckFailedError",
     "CleanupNotice",
@@ -110,6 +111,11 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
 def one_line(text: str) -> str:
     """A message on one line: libraries (Arrow, OpenDP) write several."""
     return " ".join(text.split())
+
+
+class AccuracyWarning(UserWarning):
+    """A DP answer is coarser than it needs to be (its candidate grid, for a quantile): said
+    from the public bounds and the answer only, never from the data."""
 
 
 class CleanupNotice(UserWarning):

@@ -105,6 +105,16 @@ Ledger = Annotated[
 ]
 
 
+OtherDataset = Annotated[
+    bool,
+    typer.Option(
+        "--other-dataset",
+        help="Charge this table to a ledger made for another (a subset, a new version of the "
+        "data) on purpose; without it the ledger refuses a table it was not made for.",
+    ),
+]
+
+
 def _ledger(ledger: Path | None) -> Path:
     from veil.dp.budget import default_ledger
 

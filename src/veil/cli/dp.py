@@ -16,6 +16,7 @@ from veil.cli._common import (
     Force,
     Format,
     Ledger,
+    OtherDataset,
     Sep,
     _check_format,
     _ledger,
@@ -121,6 +122,7 @@ def dp_command(
         int, typer.Option("--max-contributions", help="Rows kept per person (with --person-id).")
     ] = 1,
     ledger: Ledger = None,
+    other_dataset: OtherDataset = False,
     fmt: Format = "text",
     sep: Sep = None,
 ) -> None:
@@ -135,7 +137,7 @@ def dp_command(
     _check_format(fmt)
     name, args = _parse_query(query)
     limits = _parse_bounds(bounds or [])
-    acc = Accountant(_ledger(ledger))
+    acc = Accountant(_ledger(ledger), other_dataset=other_dataset)
     frame = read(data, **_read_options(None, sep=sep))
     cats = [c.strip() for c in categories.split(",")] if categories else None
     column = args[0] if args else None
@@ -266,6 +268,7 @@ def synth_command(
         ),
     ] = None,
     ledger: Ledger = None,
+    other_dataset: OtherDataset = False,
     force: Force = False,
     escape_formulas: EscapeFormulas = True,
     sep: Sep = None,
@@ -304,7 +307,7 @@ def synth_command(
         assert epsilon is not None
         _synth_mst(frame, data, output, epsilon=epsilon, columns=chosen, bounds=bounds,
                    bins=bins, rows=rows, seed=seed, ledger=ledger, force=force,
-                   escape_formulas=escape_formulas)  # fmt: skip
+                   escape_formulas=escape_formulas, other_dataset=other_dataset)  # fmt: skip
         return
     from veil import synth
     from veil.schema import require_columns
@@ -352,14 +355,14 @@ def _synth_schema(schema: Path, output: Path, *, rows: int | None, seed: int | N
 def _synth_mst(
     frame: Any, data: str, output: Path, *, epsilon: float, columns: list[str] | None,
     bounds: list[str] | None, bins: int, rows: int | None, seed: int | None,
-    ledger: Path | None, force: bool, escape_formulas: bool,
+    ledger: Path | None, force: bool, escape_formulas: bool, other_dataset: bool = False,
 ) -> None:  # fmt: skip
     from veil.dp import Accountant
     from veil.dp.budget import NEIGHBOURS
     from veil.dp.synth import synthesize
     from veil.io import write
 
-    acc = Accountant(_ledger(ledger))
+    acc = Accountant(_ledger(ledger), other_dataset=other_dataset)
     with _progress() as say:
         say("fitting MST marginals and synthesizing")
         result = synthesize(frame, epsilon=epsilon, accountant=acc, columns=columns,

@@ -14,6 +14,7 @@ from veil.cli._common import (
     Force,
     Format,
     Ledger,
+    OtherDataset,
     Sep,
     _check_format,
     _ledger,
@@ -101,6 +102,7 @@ def mask_latent_command(
         typer.Option("--certificate", help="Write the certificate (JSON): measures and label."),
     ] = None,
     ledger: Ledger = None,
+    other_dataset: OtherDataset = False,
     fmt: Format = "text",
     force: Force = False,
     escape_formulas: EscapeFormulas = True,
@@ -124,7 +126,7 @@ def mask_latent_command(
     if epsilon is not None:
         from veil.dp import Accountant
 
-        accountant = Accountant(_ledger(ledger))
+        accountant = Accountant(_ledger(ledger), other_dataset=other_dataset)
     with _progress(fmt != "json") as say:
         say.step(f"fitting the {method} and measuring the attacks")
         release = mask_latent(

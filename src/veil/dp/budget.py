@@ -157,8 +157,12 @@ def compose(entries: Sequence[tuple[float, float]], composition: str, slack: flo
 class Accountant:
     """The budget and ledger in one SQLite file."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, other_dataset: bool = False) -> None:
+        """The ledger at ``path``. ``other_dataset``: charge releases of a table the ledger was
+        not made for (a subset, a new version of the data) on purpose; without it they are
+        refused."""
         self.path = Path(path)
+        self.other_dataset = other_dataset
         if not self.path.exists():
             raise InputError(
                 f"no privacy budget at {self.path}; create one with `veil budget init DATA "
@@ -317,15 +321,23 @@ class Accountant:
         it. Check every data-independent parameter before calling this.
 
         Raises ``BudgetExceededError`` before the block runs when the budget cannot afford it.
-        Warns (``PrivacyLeakWarning``) when ``dataset`` is not the one the ledger was made for:
-        that data's releases are then counted here, not in its own ledger.
+        Refuses (``ParameterError``) a ``dataset`` other than the one the ledger was made for,
+        unless the accountant was made with ``other_dataset=True``: then it warns
+        (``PrivacyLeakWarning``) and counts that data's release here.
         """
         check_epsilon_delta(epsilon, delta)
         if dataset is not None and self.dataset is not None and dataset != self.dataset:
+            if not self.other_dataset:
+                raise ParameterError(
+                    f"the ledger {self.path} was made for dataset {self.dataset}, but {what!r} "
+                    f"reads dataset {dataset}: refused, nothing spent; give that table its own "
+                    "ledger (--ledger), or pass --other-dataset (other_dataset=True) to charge "
+                    "it here on purpose (a subset or a new version of the same data)"
+                )
             warnings.warn(
                 f"the ledger {self.path} was made for dataset {self.dataset}, but {what!r} "
                 f"reads dataset {dataset}: it is charged here, not to that data's own ledger "
-                "(a subset of the ledger's data is fine; otherwise give --ledger)",
+                "(--other-dataset: a subset or a new version of the ledger's data)",
                 PrivacyLeakWarning,
                 stacklevel=3,
             )

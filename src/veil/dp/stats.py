@@ -33,7 +33,7 @@ from veil.dp._mechanisms import (
     present,
 )
 from veil.dp.budget import NEIGHBOURS, Accountant
-from veil.exceptions import ParameterError, PrivacyLeakWarning
+from veil.exceptions import AccuracyWarning, ParameterError, PrivacyLeakWarning
 from veil.schema import is_dask, require_columns
 
 __all__ = [
@@ -325,6 +325,31 @@ def std(
     )
 
 
+#: Bounds from 0 (or more) up to this many times their lower end (at least 1) span orders of
+#: magnitude: the candidates are then even in the logarithm.
+_LOG_SPAN = 1e4
+
+
+def _candidates(lim: tuple[float, float], count: int) -> list[float]:
+    """The exponential mechanism's candidates: evenly spaced, or evenly spaced in the logarithm
+    when the (public) bounds span orders of magnitude, so that a median of 45 within bounds of
+    0..1,000,000 is answered to a few percent instead of on a grid of 5,000 (where every
+    candidate above the data scores the same and the answer is anywhere among them)."""
+    low, high = lim
+    if low < 0 < high and max(-low, high) >= _LOG_SPAN and count >= 5:  # both sides of zero
+        # each side's share of the candidates follows its orders of magnitude
+        weight = np.log1p(-low) / (np.log1p(-low) + np.log1p(high))
+        side = min(max(round((count - 1) * weight), 1), count - 2)
+        below = (-np.geomspace(max(-low, 1.0), 1.0, side)).tolist() if -low >= 1 else [low]
+        above = np.geomspace(1.0, high, count - 1 - len(below)).tolist() if high >= 1 else [high]
+        return [*below, 0.0, *above]
+    if low >= 0 and high >= _LOG_SPAN * max(low, 1.0) and count >= 3:
+        start = max(low, 1.0)
+        spaced = np.geomspace(start, high, count - (1 if low < start else 0)).tolist()
+        return ([low] if low < start else []) + spaced
+    return np.linspace(low, high, count).tolist()
+
+
 def quantile(
     frame: pd.DataFrame,
     column: str,
@@ -335,13 +360,17 @@ def quantile(
     accountant: Accountant | None,
     candidates: int = 200,
 ) -> DPResult:
-    """The exponential mechanism over ``candidates`` evenly spaced values in the bounds
-    (OpenDP's quantile scores and report-noisy-max with Gumbel noise)."""
+    """The exponential mechanism over ``candidates`` values in the bounds, evenly spaced (or
+    evenly in the logarithm when the bounds span orders of magnitude), with OpenDP's quantile
+    scores and report-noisy-max with Gumbel noise. Warns (``AccuracyWarning``) when the answer
+    is at the grid's first or last candidate or its spacing there is over a tenth of the
+    answer: the bounds are then far wider than the data (read from the bounds and the answer
+    only, never the data)."""
     if not 0 <= q <= 1:
         raise ParameterError(f"q must be in [0, 1], got {q!r}")
     values = _numbers(_values(frame, column), column)
     lim = _bounds(frame[column], bounds, column)
-    grid = np.linspace(lim[0], lim[1], candidates).tolist()
+    grid = _candidates(lim, candidates)
     name = f"quantile({column}, {q:g})"
 
     def compute() -> DPResult:
@@ -356,17 +385,31 @@ def quantile(
             epsilon,
         )
         index = int(measurement(values.tolist()))
-        step = grid[1] - grid[0] if len(grid) > 1 else 0.0
+        answer = grid[index]
+        # the spacing around the answer (the grid is even, or even in the logarithm)
+        step = max(grid[min(index + 1, len(grid) - 1)] - grid[max(index - 1, 0)], 0.0) / 2
+        notes = [f"resolution {step:g} (candidate spacing at the answer)"]
+        # Read from the bounds and the (public) answer only: an answer at the first or last
+        # candidate, or a spacing over a tenth of the answer (away from zero, where any spacing
+        # is), says the bounds are far wider than the data: the answer is coarser than needed
+        if index in (0, len(grid) - 1) or 0 < abs(answer) < 10 * step:
+            coarse = (
+                f"{name}: the candidate grid's spacing {step:g} is coarse beside the answer "
+                f"{answer:g}: the bounds {lim[0]:g}..{lim[1]:g} look far wider than the data; "
+                f"give narrower bounds or more candidates (now {candidates})"
+            )
+            warnings.warn(coarse, AccuracyWarning, stacklevel=4)
+            notes.append(coarse)
         return DPResult(
             name,
-            grid[index],
+            answer,
             epsilon,
             0.0,
             scale,
             None,
             mechanism="exponential",
             bounds=lim,
-            notes=[f"resolution {step:g} (candidate spacing)"],
+            notes=notes,
         )
 
     return _run(accountant, frame, name, epsilon, compute)

@@ -3,8 +3,9 @@ integration, on discretized columns, charged to the same ledger as every other D
 
 Categories and numeric bin edges are part of the release's *public* description: given, they
 cost nothing; inferred from the data, they leak (which categories occur, the min and max), so
-veil warns with ``PrivacyLeakWarning``. Direct identifiers (found by the scan), free text and
-dates are left out unless named.
+veil warns with ``PrivacyLeakWarning``. Direct identifiers (known by their column names, public
+metadata: no row is scanned to choose what to release), free text and dates are left out
+unless named. A missing value appears only in a column whose domain has one.
 """
 
 from __future__ import annotations
@@ -20,7 +21,21 @@ from veil.dp._mst import safe_mst
 from veil.dp.budget import Accountant, check_epsilon_delta, dataset_id
 from veil.dp.stats import opendp
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
-from veil.schema import ColumnRole, require_columns
+from veil.schema import require_columns
+
+
+def named_identifier(name: str) -> bool:
+    """A column whose name says it is a direct identifier or a key (``national_id``,
+    ``email``, ``customer_id``), read from the name alone."""
+    from veil.scan.hints import KEY, read_name
+    from veil.scan.recognizers import ENTITY_INFO
+
+    for hint in read_name(name):
+        info = ENTITY_INFO.get(hint.entity)
+        if hint.score >= 0.75 and (hint.entity == KEY or (info and info.role == "identifier")):
+            return True
+    return False
+
 
 _MAX_CATEGORIES = 50
 
@@ -95,7 +110,8 @@ def synthesize(
     alone tells D from D' (``Synthetic.rows_from`` says which).
 
     Without ``columns``, direct identifiers are left out: ``identifiers`` names them, else
-    veil's scan finds them (a national ID binned by range is still no column to release).
+    their column names do (``national_id``, ``email``: public metadata; scanning the private
+    rows to choose would be a release of its own, outside the budget).
     """
     check_epsilon_delta(epsilon)
     if accountant is None:
@@ -112,12 +128,11 @@ def synthesize(
             "pip install 'veil[dp]'"
         ) from err
     dropped: list[str] = []
+    by_name = False
     strict = columns is not None  # columns the user named must all be synthesized
     if columns is None:
-        if identifiers is None:
-            from veil.scan import scan  # same layer as dp; loaded only when needed
-
-            identifiers = [f.name for f in scan(frame).columns if f.role is ColumnRole.IDENTIFIER]
+        if identifiers is None:  # the names are public; the rows are not read to choose
+            identifiers, by_name = [str(c) for c in frame.columns if named_identifier(str(c))], True
         dropped = [str(c) for c in frame.columns if c in set(identifiers)]
         columns = [c for c in frame.columns if str(c) not in dropped]
     chosen, categories, cuts, left_out, leaked = _plan(
@@ -125,6 +140,12 @@ def synthesize(
     )
     if not chosen:
         raise ParameterError("no column can be synthesized: give columns with keys or bounds")
+    # a column has missing values in its domain when it has them (with the categories or range
+    # read from the data, part of what the warning below says is read) or its keys list one
+    nullable = {
+        name: bool(frame[name].isna().any()) or any(pd.isna(k) for k in (keys or {}).get(name, ()))
+        for name in chosen
+    }
     if leaked:
         warnings.warn(
             f"{', '.join(leaked)} were read from the data: that leaks outside the guarantee; "
@@ -152,7 +173,18 @@ def synthesize(
         synthetic = table.synthesize(rows)
     # the table synthesizes sorted rows: shuffle them (post-processing, no privacy cost)
     out = synthetic.sample(fraction=1.0, shuffle=True, seed=random_state).to_pandas()
+    # a value outside the given domain is counted in a bucket of its own, which the noise
+    # fills even where no row holds one: drawn as missing. A column without missing values
+    # gets those cells redrawn from its own synthetic values (post-processing: no privacy cost)
+    redrawn = 0
+    rng = np.random.default_rng(random_state)
     for name in chosen:
+        blank = out[name].isna().to_numpy()
+        if blank.any() and not nullable[name] and (~blank).any():
+            filled = out[name].to_numpy(dtype=object)
+            filled[blank] = rng.choice(filled[~blank], int(blank.sum()))
+            out[name] = pd.Series(filled, index=out.index).astype(out[name].dtype)
+            redrawn += int(blank.sum())
         if name in cuts and pd.api.types.is_integer_dtype(frame[name]):
             out[name] = out[name].round().astype("Int64")
     notes = [
@@ -161,7 +193,12 @@ def synthesize(
         "is not published)"
     ]  # fmt: skip
     if dropped:
-        notes.append(f"left out (direct identifiers): {', '.join(dropped)}")
+        how = " by their names (public; no row was read to choose them)" if by_name else ""
+        notes.append(f"left out (direct identifiers{how}): {', '.join(dropped)}")
+    if redrawn:
+        notes.append(f"{redrawn:,} cells the model drew as missing in columns that have no "
+                     "missing value were redrawn from the column's synthetic values "
+                     "(post-processing)")  # fmt: skip
     if left_out:
         notes.append(f"left out (too many distinct values: text, dates): {', '.join(left_out)}")
     return Synthetic(
