@@ -177,12 +177,14 @@ def synthesize(
     # fills even where no row holds one: drawn as missing. A column without missing values
     # gets those cells redrawn from its own synthetic values (post-processing: no privacy cost)
     redrawn = 0
-    rng = np.random.default_rng(random_state)
     for name in chosen:
         blank = out[name].isna().to_numpy()
         if blank.any() and not nullable[name] and (~blank).any():
             filled = out[name].to_numpy(dtype=object)
-            filled[blank] = rng.choice(filled[~blank], int(blank.sum()))
+            # the rows are in a random order already: the first values that are not blank
+            # are a draw from the column's synthetic values (no generator of our own)
+            present = filled[~blank]
+            filled[blank] = np.resize(present, int(blank.sum()))
             out[name] = pd.Series(filled, index=out.index).astype(out[name].dtype)
             redrawn += int(blank.sum())
         if name in cuts and pd.api.types.is_integer_dtype(frame[name]):
