@@ -37,6 +37,7 @@ N_ATTACKS = 500
 N_COLUMNS = 3
 _MAX_ATTEMPTS = 10_000_000  # Anonymeter's default
 _BITSET_BYTES = 512 * 2**20  # above this, queries are counted one by one
+_SLOW_ATTEMPTS = 200_000
 _BATCH = 1000
 _Z = float(stats.norm.ppf(0.975))
 
@@ -193,10 +194,13 @@ def _singling_queries(release: _Table, kinds: dict[str, str], names: list[str], 
     for numbers also at least and at most it), so a batch of 1,000 tries is counted with a few
     ANDs and popcounts rather than a pass over the release per try."""
     bits = _Bitsets.of(release, kinds, names)
+    # counted one by one (a release too large for the bit sets), Anonymeter's 10 million tries
+    # would take hours: such a release gets the tries of old, and fewer queries may be found
+    limit = _MAX_ATTEMPTS if bits is not None else _SLOW_ATTEMPTS
     queries: list[Query] = []
     seen: set[Query] = set()
     attempts = 0
-    while len(queries) < n_attacks and attempts < _MAX_ATTEMPTS:
+    while len(queries) < n_attacks and attempts < limit:
         rows = rng.integers(release.rows, size=_BATCH)
         chosen = np.argsort(rng.random((_BATCH, len(names))), axis=1)[:, :width]
         if bits is not None:
@@ -246,9 +250,10 @@ class _Bitsets:
             else:
                 nan = np.flatnonzero(distinct == -1)
             missing = int(nan[0]) if len(nan) else -1
-            members = np.zeros((len(distinct), table.rows), dtype=bool)
-            members[inverse, np.arange(table.rows)] = True
-            equal = _pack(members, words)
+            equal = np.zeros((len(distinct), words), dtype=np.uint64)
+            rows = np.arange(table.rows)
+            bit = np.left_shift(np.uint64(1), (rows % 64).astype(np.uint64))
+            np.bitwise_or.at(equal, (inverse.reshape(-1), rows // 64), bit)
             out.distinct.append(distinct)
             out.index.append(inverse.reshape(-1))
             out.missing.append(missing)
@@ -289,14 +294,6 @@ class _Bitsets:
 
     def _values(self, j: int, value: np.ndarray) -> np.ndarray:
         return self.distinct[j][value]
-
-
-def _pack(members: np.ndarray, words: int) -> np.ndarray:
-    """Rows of booleans as rows of ``words`` 64-bit words."""
-    packed = np.packbits(members, axis=1, bitorder="little")
-    padded = np.zeros((len(members), words * 8), dtype=np.uint8)
-    padded[:, : packed.shape[1]] = packed
-    return padded.view(np.uint64)
 
 
 def _probability_integral(n: np.ndarray, w: float) -> np.ndarray:
