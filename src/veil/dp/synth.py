@@ -30,11 +30,11 @@ def named_identifier(name: str) -> bool:
     from veil.scan.hints import KEY, read_name
     from veil.scan.recognizers import ENTITY_INFO
 
-    for hint in read_name(name):
-        info = ENTITY_INFO.get(hint.entity)
-        if hint.score >= 0.75 and (hint.entity == KEY or (info and info.role == "identifier")):
-            return True
-    return False
+    hints = read_name(name)  # strongest first: "No_of_dependents" is a household size
+    if not hints or hints[0].score < 0.75:
+        return False
+    info = ENTITY_INFO.get(hints[0].entity)
+    return hints[0].entity == KEY or bool(info and info.role == "identifier")
 
 
 _MAX_CATEGORIES = 50

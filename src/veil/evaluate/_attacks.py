@@ -21,6 +21,8 @@ Wilson-score error of both rates propagated into a 95% interval.
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass, field
 from math import sqrt
 from typing import Any
@@ -193,12 +195,16 @@ def _singling_queries(release: _Table, kinds: dict[str, str], names: list[str], 
     Anonymeter's 10 million times. Each column's rows are held as bit sets (equal to each value;
     for numbers also at least and at most it), so a batch of 1,000 tries is counted with a few
     ANDs and popcounts rather than a pass over the release per try."""
+    if not _can_single_out(release, names, width):
+        return []  # every row shares its values on any columns with another: nothing to find
     bits = _Bitsets.of(release, kinds, names)
     # counted one by one (a release too large for the bit sets), Anonymeter's 10 million tries
     # would take hours: such a release gets the tries of old, and fewer queries may be found
     limit = _MAX_ATTEMPTS if bits is not None else _SLOW_ATTEMPTS
     queries: list[Query] = []
     seen: set[Query] = set()
+    tried: set[tuple[int, ...]] = set()  # (row, columns...) pairs that single out, once each
+    space = release.rows * math.comb(len(names), width)
     attempts = 0
     while len(queries) < n_attacks and attempts < limit:
         rows = rng.integers(release.rows, size=_BATCH)
@@ -209,6 +215,10 @@ def _singling_queries(release: _Table, kinds: dict[str, str], names: list[str], 
             singles = np.arange(_BATCH)
         for i in singles:
             row = int(rows[i])
+            pair = (row, *sorted(chosen[i].tolist()))
+            if pair in tried:
+                continue
+            tried.add(pair)
             query = _query([_part(names[j], kinds[names[j]], release.columns[names[j]][row],
                                   medians.get(names[j])) for j in chosen[i]])  # fmt: skip
             if query in seen or (bits is None and release.count(query) != 1):
@@ -218,7 +228,26 @@ def _singling_queries(release: _Table, kinds: dict[str, str], names: list[str], 
             if len(queries) == n_attacks:
                 break
         attempts += _BATCH
+        if len(tried) >= space:  # every (row, columns) pair was tried: no new query is left
+            break
     return queries
+
+
+def _can_single_out(release: _Table, names: list[str], width: int) -> bool:
+    """Whether some row is alone on its values in some ``width`` columns: a query built from a
+    row matches at least the rows equal to it on its columns (an equality matches them, and so
+    does a ``>=`` or ``<=`` from the row's own value), so where no row is alone, no query can
+    single one out, and Anonymeter's 10 million tries would all fail (a table of a few
+    categories). Checked over every set of columns, up to 2,000 sets (more: assumed)."""
+    subsets = list(itertools.islice(itertools.combinations(names, width), 2001))
+    if len(subsets) > 2000:
+        return True
+    for subset in subsets:
+        stacked = np.column_stack([release.columns[n].astype(float) for n in subset])
+        _, counts = np.unique(stacked, axis=0, return_counts=True)
+        if counts.min() == 1:
+            return True
+    return False
 
 
 @dataclass
