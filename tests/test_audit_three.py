@@ -93,6 +93,15 @@ def test_a_key_pasted_where_a_variable_name_belongs_is_refused_without_echo(
         assert key[:16] not in message
 
 
+def test_a_data_map_that_is_not_yaml_does_not_quote_its_lines(tmp_path: Path) -> None:
+    key = "c38199ab0f3e4d5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4"
+    path = tmp_path / "map.yaml"
+    path.write_text(f"subject_keys: [email]\nkey_env: {{{key}\n")  # a brace left open
+    with pytest.raises(VeilError, match="not valid YAML: line 3") as caught:
+        load_map(path)
+    assert key[:16] not in str(caught.value)  # PyYAML's message quotes the line
+
+
 def test_a_variable_name_is_still_a_name() -> None:
     from veil.keys import check_key_env
 

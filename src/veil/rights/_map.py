@@ -26,7 +26,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from veil.exceptions import InputError, PolicyError, SecretError
+from veil.exceptions import InputError, PolicyError, SecretError, one_line
 from veil.keys import check_key_env
 
 
@@ -254,8 +254,12 @@ def load_map(path: str | Path) -> DataMap:
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as err:
         raise InputError(f"cannot read the data map {str(path)!r}: {err.strerror}") from err
-    except yaml.YAMLError as err:
-        raise PolicyError(f"the data map {str(path)!r} is not valid YAML: {err}") from err
+    except yaml.YAMLError as err:  # where and what, never the line (it may hold a key)
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
+        problem = one_line(getattr(err, "problem", None) or "")
+        raise PolicyError(f"the data map {str(path)!r} is not valid YAML:{where} {problem}"
+                          ) from err  # fmt: skip
     if not isinstance(raw, dict):
         raise PolicyError(f"the data map {str(path)!r} must be a mapping with stores")
     try:
