@@ -137,8 +137,12 @@ def mask_latent_command(
         )  # fmt: skip
     if release.disclosive and not allow_invertible:
         raise CheckFailedError(
-            f"nothing written: {release.label}; try {release.advice}; or pass "
-            "--allow-invertible to write it labelled as such"
+            f"nothing written: {release.label}; {release.advice}"
+            + (
+                ""
+                if "--allow-invertible" in release.advice
+                else "; or pass --allow-invertible to write it labelled as such"
+            )
         )
     write(release.data, output, force=force, inputs=[data], escape_formulas=escape_formulas)
     _documents(release, output, report, certificate, data, force)
