@@ -86,7 +86,7 @@ def test_import_veil_loads_nothing_heavy_and_modules_stay_importable() -> None:
     import pandas as pd
 
     import veil
-    import veil.privacy._dispatch as module
+    import veil.privacy.api as module
     import veil.scan.recognizers as recognizers
 
     assert recognizers.__name__ == "veil.scan.recognizers"

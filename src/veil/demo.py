@@ -16,8 +16,8 @@ from veil.data import SAMPLE, sample
 from veil.dp.budget import Accountant, dataset_id
 from veil.dp.stats import DPResult
 from veil.exceptions import MissingExtraError, OutputError
-from veil.io import TEXT_FORMATS, OutputSet, atomic_open, write_table
-from veil.keys import DEFAULT_KEY_ENV, generate_key
+from veil.io import TEXT_FORMATS, OutputSet, write_table
+from veil.keys import DEFAULT_KEY_ENV, ensure_key_file
 from veil.policy import Policy
 from veil.privacy import Release, anonymize
 from veil.privacy.suggest import suggest_policy_yaml
@@ -50,14 +50,6 @@ class DemoResult:
 def demo_data() -> pd.DataFrame:
     """The bundled sample: 1001 synthetic Kenyan insurance clients with IDs and KRA PINs (CC0)."""
     return sample()
-
-
-def ensure_key_file(path: Path) -> None:
-    """A random key in a file only its owner can read, made once and then reused."""
-    if path.exists():
-        return
-    with atomic_open(path, permissions=0o600) as fh:
-        fh.write(generate_key() + "\n")
 
 
 def run_demo(

@@ -15,12 +15,27 @@ from pathlib import Path
 from veil.exceptions import SecretError
 
 __all__ = [
-    "DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "check_key_env", "generate_key", "load_key",
+    "DEFAULT_KEY_ENV",
+    "MIN_KEY_BYTES",
+    "check_key_env",
+    "ensure_key_file",
+    "generate_key",
+    "load_key",
     "looks_like_a_key",
 ]  # fmt: skip
 
 DEFAULT_KEY_ENV = "VEIL_KEY"
 MIN_KEY_BYTES = 16
+
+
+def ensure_key_file(path: Path) -> None:
+    """A random key in a file only its owner can read, made once and then reused."""
+    from veil.io import atomic_open
+
+    if path.exists():
+        return
+    with atomic_open(path, permissions=0o600) as fh:
+        fh.write(generate_key() + "\n")
 
 
 def generate_key() -> str:

@@ -36,7 +36,7 @@ import difflib
 import hashlib
 import inspect
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -53,7 +53,14 @@ from pydantic import (
     model_validator,
 )
 
-from veil.criteria import SHORTHAND, PrivacyModel, ShorthandError, by_name, expand_shorthand
+from veil.criteria import (
+    SHORTHAND,
+    PrivacyModel,
+    ShorthandError,
+    by_name,
+    expand_shorthand,
+    override,
+)
 from veil.exceptions import ParameterError, PolicyError, one_line, shown
 from veil.schema import ColumnRole, Schema
 from veil.transforms import TRANSFORMS, ColumnTransform
@@ -272,6 +279,7 @@ class Policy(BaseModel):
     keep_order: bool = False
     # relative paths in the policy (key_file) are relative to the policy file's folder
     _base_dir: Path | None = PrivateAttr(default=None)
+    _file: Path | None = PrivateAttr(default=None)  # the file it was loaded from: an input
 
     @field_validator("steps", mode="before")
     @classmethod
@@ -315,7 +323,41 @@ class Policy(BaseModel):
             raise PolicyError(f"{p}: cannot be read as UTF-8 text ({err})") from err
         policy = cls.from_yaml(text, source=str(p))
         policy._base_dir = p.resolve().parent
+        policy._file = p
         return policy
+
+    def with_goals(
+        self, models: Sequence[Mapping[str, Any]] = (), *, search: bool = False, **settings: Any
+    ) -> Policy:
+        """This policy with the privacy goals and settings given over its own: the command
+        line's ``-k 10`` over a policy's ``k: 5`` (a flag for one part of a goal keeps the rest
+        of the policy's), ``models`` added to its models. ``None`` is "not given"; ``search``
+        asks for a privacy section even when nothing else is given (hierarchies given).
+
+        Parameters
+        ----------
+        models : list of mappings
+            Privacy models to add (``{"model": "entropy_l_diversity", "l": 2}``).
+        search : bool
+            Make a privacy section (the search) even with no goal given.
+        settings
+            The shorthand goals (``k``, ``l``, ``l_variant``, ``c``, ``t``, ``t_distance``) and
+            any ``privacy:`` setting (``max_suppression``, ``metric``, ``method``...).
+
+        Returns
+        -------
+        Policy
+            A new policy; this one is unchanged.
+        """
+        asked = {key: value for key, value in settings.items() if value is not None}
+        if not (asked or models or search):
+            return self
+        base = self.privacy.model_dump(exclude_unset=True) if self.privacy else {}
+        goals = {key: asked.pop(key) for key in SHORTHAND if key in asked}
+        merged = {**override(base, goals), **asked}
+        merged["models"] = [*merged.get("models", []), *models]
+        privacy = Policy.from_dict({"privacy": merged}).privacy
+        return self.model_copy(update={"privacy": privacy})
 
     def to_yaml(self) -> str:
         # python mode keeps .inf in bins (json mode would turn it into null)
@@ -331,6 +373,11 @@ class Policy(BaseModel):
         return hashlib.sha256(public.to_yaml().encode()).hexdigest()
 
     # -- reading it ------------------------------------------------------------------------
+    @property
+    def file(self) -> Path | None:
+        """The YAML file the policy was loaded from (an input: never written over)."""
+        return self._file
+
     def resolve(self, path: str) -> Path:
         """A path from the policy, relative to the policy file's folder."""
         p = Path(path)

@@ -217,13 +217,13 @@ def test_the_command_streams_by_size_or_when_asked(
     adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    from veil.cli import _common
+    from veil.io import _source
 
     args = ["anonymize", str(adult / "adult.csv"), "-k", "5", "--max-suppression", "0.04",
             "--hierarchies", str(adult), "--format", "json"]  # fmt: skip
     assert main([*args, "-o", str(tmp_path / "m.csv"), "--in-memory"]) == 0
     in_memory = json.loads(capsys.readouterr().out)
-    monkeypatch.setattr(_common, "STREAMING_SHARE", 0.0)  # any file is large now
+    monkeypatch.setattr(_source, "STREAMING_SHARE", 0.0)  # any file is large now
     assert main([*args, "-o", str(tmp_path / "s.parquet"), "--certificate",
                  str(tmp_path / "c.json")]) == 0  # fmt: skip
     streamed = json.loads(capsys.readouterr().out)

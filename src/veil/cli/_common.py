@@ -4,11 +4,14 @@ reading options and small parsers. Commands live in one module per group (``scan
 
 from __future__ import annotations
 
-import glob
-import os
+import dataclasses
+import functools
+import inspect
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+import typing
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -208,50 +211,6 @@ def _parse_bounds(items: list[str]) -> dict[str, tuple[float, float]]:
     return limits
 
 
-#: A file larger than this share of the machine's memory is read in batches by default: a CSV
-#: takes several times its size as a DataFrame (README, "Tables larger than memory").
-STREAMING_SHARE = 0.1
-
-
-def _streams(data: str, asked: bool | None, *, fmt: str | None = None,
-             report: Path | None = None, **reading: Any) -> bool:  # fmt: skip
-    """Whether to read ``data`` in batches: as asked, else when it is large for this machine."""
-    from veil.io import is_streamable
-
-    if asked is False:
-        return False
-    if asked is None:
-        if not is_streamable(data) or any(v for v in reading.values()):
-            return False
-        paths = [Path(p) for p in glob.glob(data)] if glob.has_magic(data) else [Path(data)]
-        if Path(data).is_dir():
-            paths = list(Path(data).iterdir())
-        size = sum(p.stat().st_size for p in paths if p.is_file())
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        if size <= STREAMING_SHARE * memory:
-            return False
-    if not is_streamable(data):
-        raise ParameterError(f"--streaming reads CSV or Parquet files, not {_source(data)}; "
-                             "use --in-memory")  # fmt: skip
-    _refuse_given(reading, "on a table read in batches yet; use --in-memory")
-    if fmt is not None and fmt not in {"csv", "parquet"}:
-        raise ParameterError(f"a release read in batches is written as .csv or .parquet, not "
-                             f".{fmt}; or use --in-memory")  # fmt: skip
-    if report is not None:
-        raise ParameterError("--report reads the release and the original in memory; leave it "
-                             "out with --streaming (the certificate holds the measured goals) "
-                             "or use --in-memory")  # fmt: skip
-    return True
-
-
-def _refuse_given(options: Mapping[str, Any], where: str) -> None:
-    """One line for the first of ``options`` (``--name``: value) given that cannot be
-    honoured ``where``."""
-    given = [f"--{name}" for name, value in options.items() if value]
-    if given:
-        raise ParameterError(f"{given[0]} is not supported {where}")
-
-
 Streaming = Annotated[
     bool | None,
     typer.Option(
@@ -279,15 +238,145 @@ Workers = Annotated[
 ]
 
 
-def _backend(name: str) -> str:
-    if name not in {"pandas", "dask"}:
-        raise ParameterError(f"--backend must be pandas or dask, got {name!r}")
-    return name
+EngineChoice = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="auto, memory, stream (in batches, larger than memory) or dask (a cluster); auto "
+        "streams a file over a tenth of this machine's memory.",
+    ),
+]
 
 
-def _stem(data: str) -> str:
-    """The stem hierarchy files are named after: a file's, a glob's first file's, a folder's."""
-    if glob.has_magic(data):
-        found = sorted(glob.glob(data))
-        return Path(found[0]).stem if found else Path(data).stem
-    return Path(data).name if Path(data).is_dir() else Path(data).stem
+def _engine(engine: str | None, streaming: bool | None = None, backend: str = "pandas") -> str:
+    """The engine of ``--engine``, or of the older ``--streaming/--in-memory`` and
+    ``--backend dask`` (one deprecation line for ``--backend``)."""
+    if backend not in {"pandas", "dask"}:
+        raise ParameterError(f"--backend must be pandas or dask, got {backend!r}")
+    if backend == "dask":
+        err.print("veil: --backend dask is deprecated; use --engine dask")
+    implied = {True: "stream", False: "memory", None: None}[streaming]
+    implied = "dask" if backend == "dask" else implied
+    if engine is not None and implied is not None and engine != implied:
+        raise ParameterError(f"--engine {engine} contradicts the other engine flag given "
+                             f"({implied}); give --engine alone")  # fmt: skip
+    return engine or implied or "auto"
+
+
+# -- option groups: declared once, flattened into each command's options ---------------------
+#: The default of a group parameter: ``with_groups`` gives every group its options' values.
+GROUP: Any = None
+#: The table every reading command takes.
+Data = Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")]
+
+
+@dataclass
+class ReadFlags:
+    """How DATA is read (over a policy's ``read:`` section)."""
+
+    sep: Sep = None
+    encoding: Encoding = None
+    dates: Dates = None
+    dayfirst: Dayfirst = None
+    date_format: DateFormat = None
+    coerce_dates: CoerceDates = False
+    sheet: Sheet = None
+    table: SqlTable = None
+    query: SqlQuery = None
+
+    def given(self, policy_read: Any = None) -> dict[str, Any]:
+        """The reading options given (flags over ``policy_read``), as ``veil.read`` takes them."""
+        return _read_options(policy_read, **dataclasses.asdict(self))
+
+
+@dataclass
+class EngineFlags:
+    """Which engine reads DATA: ``--engine``, or the older ``--streaming``/``--backend``."""
+
+    engine: EngineChoice = None
+    streaming: Streaming = None
+    batch_rows: BatchRows = 500_000
+    backend: Backend = "pandas"
+    scheduler: Scheduler = None
+    workers: Workers = None
+
+    def chosen(self) -> str:
+        """The engine asked for (``auto`` unless a flag says)."""
+        return _engine(self.engine, self.streaming, self.backend)
+
+    def running(self, engine: str) -> AbstractContextManager[Any]:
+        """Where ``engine`` runs: a Dask cluster (``--scheduler`` or a LocalCluster of
+        ``--workers``) for ``dask``, else nothing to start."""
+        if engine != "dask":
+            return nullcontext()
+        from veil.io import cluster
+
+        return cluster(self.scheduler, self.workers)
+
+
+@dataclass
+class SamplingFlags:
+    """What the table is a sample of (``veil.scan.population``'s estimates)."""
+
+    population: Population = None
+    sampling_fraction: SamplingFraction = None
+    weights: Weights = None
+
+    def given(self) -> dict[str, Any] | None:
+        """The ones given (None: the table is the whole population)."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None} or None
+
+
+@dataclass
+class GoalFlags:
+    """The privacy goals, with the same words in every command that takes them."""
+
+    k: KGoal = None
+    l_value: LGoal = None
+    t_value: TGoal = None
+    t_distance: TDistance = None
+    models: ModelGoals = None
+    sensitive: Sensitive = None
+
+    def specs(self) -> list[dict[str, Any]]:
+        """The ``--model`` options as checked mappings."""
+        return _model_specs(self.models)
+
+    def settings(self) -> dict[str, Any]:
+        """The shorthand goals and the sensitive column, as ``Policy.with_goals`` takes them."""
+        return {"k": self.k, "l": self.l_value, "t": self.t_value, "t_distance": self.t_distance,
+                "sensitive": [self.sensitive] if self.sensitive else None}  # fmt: skip
+
+
+def with_groups(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with each parameter annotated by an option group (``ReadFlags``...) flattened
+    into the group's options, so that typer shows them one by one and every command spells them
+    alike; a call gathers them back into the group."""
+    hints = typing.get_type_hints(command, include_extras=True)
+    parameters: list[inspect.Parameter] = []
+    groups: dict[str, tuple[type, list[str]]] = {}
+    for param in inspect.signature(command).parameters.values():
+        hint = hints[param.name]
+        if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+            parameters.append(param.replace(kind=_KEYWORD, annotation=hint))
+            continue
+        inner = typing.get_type_hints(hint, include_extras=True)
+        names = [f.name for f in dataclasses.fields(hint)]
+        groups[param.name] = (hint, names)
+        for field in dataclasses.fields(hint):
+            parameters.append(inspect.Parameter(field.name, _KEYWORD, default=field.default,
+                                                annotation=inner[field.name]))  # fmt: skip
+
+    @functools.wraps(command)
+    def run(**given: Any) -> None:
+        for name, (group, names) in groups.items():
+            given[name] = group(**{n: given.pop(n) for n in names})
+        command(**given)
+
+    del run.__wrapped__  # typer reads the flattened signature below, not the command's
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in parameters}
+    return run
+
+
+_KEYWORD = inspect.Parameter.KEYWORD_ONLY

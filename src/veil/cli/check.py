@@ -4,63 +4,42 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from veil.cli._common import (
-    Backend,
-    BatchRows,
-    Encoding,
+    GROUP,
+    Data,
+    EngineFlags,
     Force,
     Format,
-    KGoal,
-    LGoal,
-    ModelGoals,
-    Population,
-    SamplingFraction,
-    Scheduler,
-    Sensitive,
+    GoalFlags,
+    ReadFlags,
+    SamplingFlags,
     Sep,
-    Sheet,
-    SqlQuery,
-    SqlTable,
-    Streaming,
-    TDistance,
-    TGoal,
-    Weights,
-    Workers,
-    _backend,
     _check_format,
-    _model_specs,
     _progress,
     _read_options,
-    _refuse_given,
     _report_format,
     _source,
-    _streams,
     out,
+    with_groups,
 )
-from veil.exceptions import CheckFailedError, InputError, ParameterError
+from veil.exceptions import CheckFailedError, ParameterError
 
 
+@with_groups
 def check_command(
-    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    data: Data,
     quasi_identifiers: Annotated[
         str, typer.Option("--quasi-identifiers", "-q", help="Comma-separated columns.")
     ],
-    sensitive: Sensitive = None,
-    k: KGoal = None,
-    l_value: LGoal = None,
-    t_value: TGoal = None,
-    t_distance: TDistance = None,
-    models: ModelGoals = None,
+    goals: GoalFlags = GROUP,
     risk_threshold: Annotated[
         float, typer.Option("--risk-threshold", help="Risk above which a record is at risk.")
     ] = 0.2,
-    population: Population = None,
-    sampling_fraction: SamplingFraction = None,
-    weights: Weights = None,
+    sampling: SamplingFlags = GROUP,
     hierarchies: Annotated[
         Path | None,
         typer.Option(
@@ -77,88 +56,48 @@ def check_command(
         ),
     ] = None,
     fmt: Format = "text",
-    sep: Sep = None,
-    encoding: Encoding = None,
-    sheet: Sheet = None,
-    table: SqlTable = None,
-    query: SqlQuery = None,
-    streaming: Streaming = None,
-    batch_rows: BatchRows = 500_000,
-    backend: Backend = "pandas",
-    scheduler: Scheduler = None,
-    workers: Workers = None,
+    reading: ReadFlags = GROUP,
+    engines: EngineFlags = GROUP,
 ) -> None:
     """Measure k, l, t and re-identification risk of DATA; exit 1 if a threshold fails."""
-    from veil.io import TableStream, read
-    from veil.privacy import check, check_stream
+    from veil.privacy import check
 
     _check_format(fmt)
-    specs = _model_specs(models)
-    options = _read_options(None, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
     columns = [c.strip() for c in quasi_identifiers.split(",") if c.strip()]
     if not columns:
         raise ParameterError("--quasi-identifiers must name a column at least, e.g. -q Age,County")
-    goals: dict[str, Any] = {
-        "k": k, "l": l_value, "t": t_value, "t_distance": t_distance,
-        "risk_threshold": risk_threshold, "models": specs, "population": population,
-        "sampling_fraction": sampling_fraction, "hierarchies": _trees(hierarchies),
-    }  # fmt: skip
-    reading: dict[str, Any] = {"sheet": sheet, "table": table, "query": query,
-                               "weights": weights, "person-id": person_id}  # fmt: skip
-    if _backend(backend) == "dask":
-        from veil.io import dask_frame
-        from veil.privacy._dask import check_dask, cluster
-
-        _refuse_given(reading, "with --backend dask")
-        with _progress() as say, cluster(scheduler, workers):
-            frame = dask_frame(data, columns=[*columns, *([sensitive] if sensitive else [])])
-            result = check_dask(frame, columns, sensitive=sensitive, progress=say, **goals)
-    elif _streams(data, streaming, **reading):
-        with _progress() as say:
-            source = TableStream(data, sep=options.get("sep"), encoding=options.get("encoding"))
-            result = check_stream(source, columns, sensitive=sensitive, batch_rows=batch_rows,
-                                  progress=say, **goals)  # fmt: skip
-    else:
-        frame = read(data, **options)
-        result = check(frame, columns, sensitive=sensitive, weights=weights, person=person_id,
-                       **goals)  # fmt: skip
+    engine = engines.chosen()
+    with _progress() as say, engines.running(engine):
+        result = check(
+            data,
+            columns,
+            engine=engine,
+            sensitive=goals.sensitive,
+            k=goals.k,
+            l=goals.l_value,
+            t=goals.t_value,
+            t_distance=goals.t_distance,
+            models=goals.specs(),
+            risk_threshold=risk_threshold,
+            population=sampling.population,
+            sampling_fraction=sampling.sampling_fraction,
+            weights=sampling.weights,
+            person=person_id,
+            hierarchies=hierarchies,
+            batch_rows=engines.batch_rows,
+            progress=say,
+            **reading.given(),
+        )
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
     else:
-        r = result.risk
-        out.print(f"{result.rows:,} rows, {result.classes:,} classes on {', '.join(columns)}")
-        out.print(f"  k = {result.k}")
-        if result.l_distinct is not None:
-            out.print(f"  l = {result.l_distinct} (distinct), {result.l_entropy} (entropy)")
-            out.print(f"  t = {result.t:.4f} ({result.t_distance} distance)")
-        out.print(
-            f"  prosecutor risk: average {r.prosecutor_average:.4f}, "
-            f"highest {r.prosecutor_max:.4f}; "
-            f"{r.records_at_risk:.2%} of records above {r.threshold}; "
-            f"{r.sample_uniques:.2%} unique"
-        )
-        if result.persons is not None:
-            pr = result.persons
-            out.print(f"  per person ({pr.people:,} people in {person_id}): k = {pr.k}; "
-                      f"prosecutor risk average {pr.prosecutor_average:.4f}, highest "
-                      f"{pr.prosecutor_max:.4f}; household risk (any of their rows) average "
-                      f"{pr.household_average:.4f}, highest {pr.household_max:.4f}")  # fmt: skip
-        for line in result.population.lines() if result.population is not None else []:
-            out.print(f"  {line}")
+        for line in result.lines():
+            out.print(line)
     if result.failed:
         raise CheckFailedError(f"{data}: does not meet {', '.join(result.failed)}")
 
 
-def _trees(folder: Path | None) -> dict[str, Any] | None:
-    """The hierarchies in ``folder`` by column (``<stem>_hierarchy_<column>.csv`` or
-    ``<column>.csv``)."""
-    if folder is None:
-        return None
-    from veil.hierarchy import load_hierarchy_dir
-
-    return dict(load_hierarchy_dir(folder))
-
-
+@with_groups
 def verify_command(
     release: Annotated[str, typer.Argument(help="The released file (or folder of parts).")],
     certificate: Annotated[Path, typer.Option("--certificate", help="Its certificate (JSON).")],
@@ -171,27 +110,14 @@ def verify_command(
     ] = None,
     fmt: Format = "text",
     sep: Sep = None,
-    streaming: Streaming = None,
-    batch_rows: BatchRows = 500_000,
+    engines: EngineFlags = GROUP,
 ) -> None:
     """Re-check a release against its certificate, independently of the search."""
-    from veil.io import TableStream, read
-    from veil.privacy import verify, verify_files
+    from veil.privacy import verify
 
     _check_format(fmt)
-    try:
-        claims = json.loads(certificate.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise InputError(f"{certificate}: no such certificate file") from e
-    except json.JSONDecodeError as e:
-        raise InputError(f"{certificate}: not a JSON certificate ({e})") from e
-    if claims.get("release_parts") or _streams(release, streaming):  # parts: file by file
-        source = TableStream(release, sep=sep)
-        result = verify_files(source, claims, batch_rows=batch_rows,
-                              hierarchies=_trees(hierarchies))  # fmt: skip
-    else:
-        frame = read(release, **_read_options(None, sep=sep))
-        result = verify(frame, claims, hierarchies=_trees(hierarchies))
+    result = verify(release, certificate, engine=engines.chosen(), hierarchies=hierarchies,
+                    batch_rows=engines.batch_rows, sep=sep)  # fmt: skip
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
     else:

@@ -3,7 +3,6 @@ be generalized."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,31 +11,15 @@ from rich.table import Table
 from rich.text import Text
 
 from veil.cli._common import (
-    Backend,
-    BatchRows,
-    CoerceDates,
-    DateFormat,
-    Dates,
-    Dayfirst,
-    Encoding,
+    GROUP,
+    Data,
+    EngineFlags,
     Force,
-    Population,
-    SamplingFraction,
-    Scheduler,
-    Sep,
-    Sheet,
-    SqlQuery,
-    SqlTable,
-    Streaming,
-    Weights,
-    Workers,
-    _backend,
+    ReadFlags,
+    SamplingFlags,
     _progress,
-    _read_options,
-    _refuse_given,
-    _source,
-    _streams,
     out,
+    with_groups,
 )
 from veil.exceptions import ParameterError
 
@@ -67,8 +50,9 @@ def _print_scan(result: Any) -> None:
         out.print(f"  {line}")
 
 
+@with_groups
 def scan(
-    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    data: Data,
     fmt: Annotated[str, typer.Option("--format", help="Output: table or json.")] = "table",
     suggest: Annotated[
         Path | None,
@@ -78,132 +62,62 @@ def scan(
         int, typer.Option("--sample-size", help="Values sampled per column.", min=10)
     ] = 1000,
     force: Force = False,
-    sep: Sep = None,
-    encoding: Encoding = None,
-    dates: Dates = None,
-    dayfirst: Dayfirst = None,
-    date_format: DateFormat = None,
-    coerce_dates: CoerceDates = False,
-    sheet: Sheet = None,
-    table: SqlTable = None,
-    query: SqlQuery = None,
-    population: Population = None,
-    sampling_fraction: SamplingFraction = None,
-    weights: Weights = None,
-    streaming: Streaming = None,
-    batch_rows: BatchRows = 500_000,
-    backend: Backend = "pandas",
-    scheduler: Scheduler = None,
-    workers: Workers = None,
+    reading: ReadFlags = GROUP,
+    sampling: SamplingFlags = GROUP,
+    engines: EngineFlags = GROUP,
 ) -> None:
     """Find the personal data in DATA, column by column, with evidence (and, for a sample,
     the population-uniqueness estimates). A table larger than memory is scanned in batches
-    (--streaming) or on a Dask cluster (--backend dask): the sample decides, every row confirms."""
-    from veil.demo import ensure_key_file
-    from veil.io import OutputSet, TableStream, read
-    from veil.keys import DEFAULT_KEY_ENV
-    from veil.privacy.suggest import suggest_policy_yaml
-    from veil.scan import scan as run
-    from veil.scan import scan_stream
+    (--engine stream) or on a Dask cluster (--engine dask): the sample decides, every row
+    confirms."""
+    from veil.privacy.suggest import scan_and_suggest
 
     if fmt not in {"table", "json"}:
         raise ParameterError(f"--format must be table or json, got {fmt!r}")
-    outputs = OutputSet(force=force, inputs=[data])
-    if suggest is not None:
-        outputs.check(suggest)
-    options = _read_options(
-        None, sep=sep, encoding=encoding, dates=dates, dayfirst=dayfirst,
-        date_format=date_format,
-        coerce_dates=coerce_dates, sheet=sheet, table=table, query=query,
-    )  # fmt: skip
-    measures: dict[str, Any] = {
-        "sample_size": sample_size, "population": population,
-        "sampling_fraction": sampling_fraction, "weights": weights,
-    }  # fmt: skip
-    reading: dict[str, Any] = {  # what only the reading of a whole table does
-        "dates": dates, "dayfirst": dayfirst, "date-format": date_format,
-        "coerce-dates": coerce_dates, "sheet": sheet, "table": table, "query": query,
-    }  # fmt: skip
-    frame = None
-    if _backend(backend) == "dask":
-        from veil.io import dask_frame
-        from veil.privacy._dask import cluster
-
-        _refuse_given(reading, "with --backend dask")
-        with _progress() as say, cluster(scheduler, workers):
-            result = run(dask_frame(data), progress=say, **measures)
-    elif _streams(data, streaming, **reading):
-        with _progress() as say:
-            source = TableStream(data, sep=options.get("sep"), encoding=options.get("encoding"))
-            result = scan_stream(source, batch_rows=batch_rows, progress=say, **measures)
-    else:
-        with _progress() as say:
-            say(f"reading {_source(data)}")
-            frame = read(data, **options)
-            result = run(frame, progress=say, **measures)
-    made_key = None
-    if suggest is not None:  # on the table, or on the counts a scan in passes kept
-        # no key of the user's: pseudonyms get one in a file beside the policy (only its owner
-        # reads it), so that the policy runs at the first try; VEIL_KEY replaces it
-        key = None if DEFAULT_KEY_ENV in os.environ else suggest.with_suffix(".key").name
-        text = suggest_policy_yaml(result, frame, source=Path(data).name, key_file=key)
-        with outputs:
-            outputs.stage(suggest).write_text(text, encoding="utf-8")
-        if key is not None and f"key_file: {key}" in text:
-            made_key = suggest.parent / key
-            if made_key.exists():
-                made_key = None  # an earlier run's key, kept so pseudonyms stay the same
-            else:
-                ensure_key_file(suggest.parent / key)
+    engine = engines.chosen()
+    options = {"sample_size": sample_size, **(sampling.given() or {})}
+    with _progress() as say, engines.running(engine):
+        found = scan_and_suggest(data, suggest, engine=engine, force=force, progress=say,
+                                 batch_rows=engines.batch_rows, scan_options=options,
+                                 **reading.given())  # fmt: skip
     if fmt == "json":
-        out.print_json(result.to_json())
+        out.print_json(found.scan.to_json())
         return
-    _print_scan(result)
+    _print_scan(found.scan)
+    if found.key is not None:
+        out.print(f"made a pseudonymization key in {found.key} (only you can read it; keep "
+                  "it secret, or set VEIL_KEY to use your own)")  # fmt: skip
     if suggest is not None:
-        if made_key is not None:
-            out.print(f"made a pseudonymization key in {made_key} (only you can read it; keep "
-                      "it secret, or set VEIL_KEY to use your own)", markup=False)  # fmt: skip
         out.print(f"wrote a starting policy to {suggest}: edit it, then run")
         out.print(f"  veil anonymize {data} --policy {suggest} -o release.csv")
 
 
+@with_groups
 def hierarchy(
-    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
+    data: Data,
     column: Annotated[str, typer.Argument(help="The column to build the hierarchy of.")],
     output: Annotated[
         Path | None,
         typer.Option("-o", "--output", help="Write it here (ARX's CSV form); else print it."),
     ] = None,
     force: Force = False,
-    sep: Sep = None,
-    encoding: Encoding = None,
-    dates: Dates = None,
-    dayfirst: Dayfirst = None,
-    date_format: DateFormat = None,
-    coerce_dates: CoerceDates = False,
-    sheet: Sheet = None,
-    table: SqlTable = None,
-    query: SqlQuery = None,
+    reading: ReadFlags = GROUP,
 ) -> None:
     """Write the generalization hierarchy veil builds for COLUMN of DATA (places by region,
     dates by month, quarter, year..., numbers by nested intervals, categories by order or
     frequency) in ARX's CSV form, to edit and give back with a policy's privacy.hierarchies
     or --hierarchies."""
-    from veil.io import OutputSet, read
+    from veil.io import OutputSet, Source
     from veil.scan.hierarchies import build_hierarchy
     from veil.schema import require_columns
 
     outputs = OutputSet(force=force, inputs=[data])
     if output is not None:
         outputs.check(output)
-    options = _read_options(
-        None, sep=sep, encoding=encoding, dates=dates, dayfirst=dayfirst,
-        date_format=date_format, coerce_dates=coerce_dates, sheet=sheet, table=table,
-        query=query,
-    )  # fmt: skip
+    src = Source.of(data, **reading.given())
     with _progress() as say:
-        say(f"reading {_source(data)}")
-        frame = read(data, **options)
+        say(f"reading {src.name}")
+        frame = src.frame()
     require_columns(frame, [column], where="hierarchy column")
     built = build_hierarchy(column, frame[column])
     text = built.to_csv()

@@ -44,6 +44,7 @@ from veil.io._outputs import (
     output_failure,
     remove_stale_temps,
 )
+from veil.io._source import ENGINES, STREAMING_SHARE, Engine, Source, cluster, memory_bytes
 from veil.io._sql import display_source, read_sql
 from veil.io._write import (
     EXCEL_CELL_CHARS,
@@ -59,17 +60,21 @@ from veil.io._write import (
 )
 
 __all__ = [
+    "ENGINES",
     "EXCEL_CELL_CHARS",
     "EXCEL_COLUMNS",
     "EXCEL_ROWS",
     "SPREADSHEETS",
+    "STREAMING_SHARE",
     "SUPPORTED_OUTPUTS",
     "TEXT_FORMATS",
     "BatchWriter",
     "ContentHash",
+    "Engine",
     "OutputFormat",
     "OutputSet",
     "Partitions",
+    "Readable",
     "Source",
     "TableStream",
     "atomic_open",
@@ -77,6 +82,7 @@ __all__ = [
     "check_cells",
     "check_output",
     "check_writable",
+    "cluster",
     "content_sha256",
     "dask_frame",
     "dask_modules",
@@ -87,6 +93,7 @@ __all__ = [
     "fingerprint",
     "fold_batches",
     "is_streamable",
+    "memory_bytes",
     "output_failure",
     "output_format",
     "parts_sha256",
@@ -96,11 +103,12 @@ __all__ = [
     "write_table",
 ]
 
-Source = str | os.PathLike[str] | pd.DataFrame
+#: What ``read`` takes: a file path, a SQLAlchemy URL or a DataFrame.
+Readable = str | os.PathLike[str] | pd.DataFrame
 
 
 def read(
-    source: Source,
+    source: Readable,
     *,
     sep: str | None = None,
     encoding: str | None = None,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from veil.privacy._check import CheckResult, check, check_counts, check_stream
+from veil.privacy._check import CheckResult, check_counts, check_stream
 from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
-from veil.privacy._dispatch import anonymize
 from veil.privacy._stream import StreamedRelease, anonymize_stream
-from veil.privacy._verify import Verification, verify, verify_counts, verify_files
+from veil.privacy._verify import Verification, verify_counts, verify_files
+from veil.privacy.api import anonymize, check, verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.models import ClassStats, class_stats
 from veil.privacy.suggest import suggest_policy, suggest_policy_yaml

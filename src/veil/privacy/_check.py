@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,31 @@ class CheckResult:
     failed: tuple[str, ...] = field(default_factory=tuple)  # thresholds asked for, not met
     population: PopulationRisk | None = None  # with a population size, fraction or weights
     persons: PersonRisk | None = None  # with a person id: classes and risk count people
+    person: str | None = None  # the column naming each row's person
+
+    def lines(self) -> list[str]:
+        """The measures as ``veil check`` prints them."""
+        r = self.risk
+        on = ", ".join(self.quasi_identifiers)
+        said = [f"{self.rows:,} rows, {self.classes:,} classes on {on}", f"  k = {self.k}"]
+        if self.l_distinct is not None:
+            said.append(f"  l = {self.l_distinct} (distinct), {self.l_entropy} (entropy)")
+            said.append(f"  t = {self.t:.4f} ({self.t_distance} distance)")
+        said.append(
+            f"  prosecutor risk: average {r.prosecutor_average:.4f}, "
+            f"highest {r.prosecutor_max:.4f}; {r.records_at_risk:.2%} of records above "
+            f"{r.threshold}; {r.sample_uniques:.2%} unique"
+        )
+        if self.persons is not None:
+            pr = self.persons
+            said.append(
+                f"  per person ({pr.people:,} people in {self.person}): k = {pr.k}; prosecutor "
+                f"risk average {pr.prosecutor_average:.4f}, highest {pr.prosecutor_max:.4f}; "
+                "household risk (any of their rows) average "
+                f"{pr.household_average:.4f}, highest {pr.household_max:.4f}"
+            )
+        population = self.population.lines() if self.population is not None else []
+        return said + [f"  {line}" for line in population]
 
     def to_dict(self) -> dict[str, Any]:
         """The measures as JSON values: what ``veil check --format json`` prints."""
@@ -158,8 +183,9 @@ def check(
     estimates = beyond(data, klass, sizes, population=population,
                        sampling_fraction=sampling_fraction, weights=weights,
                        threshold=risk_threshold)  # fmt: skip
-    return _measured(len(data), qis, sensitive, sizes, hist, values, numeric, asked, t_index,
-                     t_distance, tree, l, risk_threshold, people, estimates)  # fmt: skip
+    measured = _measured(len(data), qis, sensitive, sizes, hist, values, numeric, asked, t_index,
+                         t_distance, tree, l, risk_threshold, people, estimates)  # fmt: skip
+    return replace(measured, person=person) if person is not None else measured
 
 
 def check_counts(

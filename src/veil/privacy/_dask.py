@@ -14,14 +14,13 @@ Dask's own threads.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import secrets
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,10 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.exceptions import InputError, OutputError
+from veil.exceptions import OutputError
 from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
-from veil.io import ContentHash, Partitions, dask_frame, dask_modules, parts_sha256
+from veil.io import ContentHash, Partitions, cluster, dask_frame, dask_modules, parts_sha256
 from veil.io._folds import WAVE
 from veil.policy import Policy
 from veil.privacy._check import CheckResult, check_folded
@@ -51,28 +50,6 @@ __all__ = [
 ]
 
 _KEY = "__veil_shuffle_key__"
-
-
-@contextlib.contextmanager
-def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
-    """A ``distributed.Client``: of the scheduler at ``scheduler`` (``tcp://HOST:8786``), else
-    of a LocalCluster of ``workers`` worker processes (one thread each; default: one per
-    core), closed on leaving."""
-    dask_modules()
-    from distributed import Client, LocalCluster
-
-    if scheduler is not None:
-        with Client(scheduler) as client:
-            yield client
-        return
-    if workers is not None and workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
-    with (
-        LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                     processes=True, dashboard_address=":0") as local,
-        Client(local) as client,
-    ):  # fmt: skip
-        yield client
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.exceptions import CheckFailedError, PolicyError, VeilError
+from veil.exceptions import CheckFailedError, OutputError, ParameterError, PolicyError, VeilError
 from veil.frequency import COUNT, Frequencies, class_sizes, sensitive_codes
 from veil.hierarchy import Hierarchy
 from veil.io import BatchWriter, ContentHash, TableStream, fold_batches
@@ -76,11 +76,40 @@ SAMPLE_ROWS = 100_000
 
 @dataclass
 class StreamedRelease:
-    """What ``anonymize_stream`` wrote: its certificate and how long each pass took."""
+    """A release written a batch at a time: its certificate, how long each pass took, and the
+    file it is in (``path``: the output asked for, or a private temporary file that
+    ``to_file`` moves where it belongs)."""
 
     certificate: Certificate
     seconds: dict[str, float] = field(default_factory=dict)
     rows: int = 0
+    path: Path | None = None
+
+    @property
+    def data(self) -> pd.DataFrame:
+        """The release read back whole (it fits in memory only when the table did)."""
+        from veil.io import read
+
+        if self.path is None:
+            raise OutputError("this release was written where its caller staged it; read that file")
+        return read(self.path)
+
+    def to_file(self, path: str | os.PathLike[str], *, force: bool = False) -> Path:
+        """Move the release to ``path`` (same format as ``self.path``; an existing file is
+        replaced only with ``force``, never an input) and return it."""
+        from veil.io import OutputSet
+
+        if self.path is None:
+            raise OutputError("this release was written where its caller staged it; move that file")
+        target = Path(path)
+        if target.suffix.lower() != self.path.suffix.lower():
+            raise ParameterError(f"{target}: the release is a {self.path.suffix} file; name it so")
+        with OutputSet(force=force) as outputs:
+            shutil.copyfile(self.path, outputs.stage(target))
+        if self.path.parent.name.startswith("veil-release-"):
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+        self.path = target
+        return target
 
 
 def anonymize_stream(

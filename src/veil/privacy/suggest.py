@@ -15,7 +15,10 @@ free text redacted.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,12 +31,20 @@ from veil.hierarchy import Hierarchy
 from veil.policy import Policy
 from veil.privacy._anonymize import anonymize, criteria_for, limited, searched
 from veil.privacy.lattice import MAX_EXHAUSTIVE, FrequencyTable
+from veil.progress import Progress
 from veil.scan import ScanResult
 from veil.scan.hierarchies import build_hierarchy
 from veil.schema import ColumnRole
 from veil.suggest import DEFAULT_K, suggested_steps
 
-__all__ = ["DEFAULT_L", "DEFAULT_MAX_SUPPRESSION", "suggest_policy", "suggest_policy_yaml"]
+__all__ = [
+    "DEFAULT_L",
+    "DEFAULT_MAX_SUPPRESSION",
+    "Suggested",
+    "scan_and_suggest",
+    "suggest_policy",
+    "suggest_policy_yaml",
+]
 
 #: The suggested goal: k = 5 (``DEFAULT_K``), distinct l = 2 for the first sensitive column
 #: where it can be reached, at most 5% of the records withheld by the search.
@@ -69,8 +80,13 @@ class Outcome:
         return self.rows_out / self.rows_in if self.rows_in else 0.0
 
 
-def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str], goal: dict[str, Any],
-             built: dict[str, Hierarchy] | None = None) -> Outcome:  # fmt: skip
+def _measure(
+    data: pd.DataFrame,
+    quasi: list[str],
+    sensitive: list[str],
+    goal: dict[str, Any],
+    built: dict[str, Hierarchy] | None = None,
+) -> Outcome:
     """What ``goal`` achieves on ``data``: the search on the counts of the quasi-identifiers'
     combinations (``data`` holding ``COUNT``, with the sensitive column when it is in
     ``sensitive``), or Mondrian's local recoding on the rows, released with ``anonymize``.
@@ -104,8 +120,12 @@ def _measure(data: pd.DataFrame, quasi: list[str], sensitive: list[str], goal: d
 
 def _counted(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """The distinct combinations of ``columns`` with how many rows hold each (``COUNT``)."""
-    return data.groupby(columns, dropna=False, sort=False, observed=True).size() \
-        .rename(COUNT).reset_index()  # fmt: skip
+    return (
+        data.groupby(columns, dropna=False, sort=False, observed=True)
+        .size()
+        .rename(COUNT)
+        .reset_index()
+    )
 
 
 def _built(counts: pd.DataFrame, quasi: list[str]) -> dict[str, Hierarchy]:
@@ -114,8 +134,13 @@ def _built(counts: pd.DataFrame, quasi: list[str]) -> dict[str, Hierarchy]:
     return {q: build_hierarchy(q, counts[q], weights=weights) for q in quasi}
 
 
-def _measure_counts(counts: pd.DataFrame, quasi: list[str], sensitive: list[str],
-                    goal: dict[str, Any], built: dict[str, Hierarchy]) -> Outcome:  # fmt: skip
+def _measure_counts(
+    counts: pd.DataFrame,
+    quasi: list[str],
+    sensitive: list[str],
+    goal: dict[str, Any],
+    built: dict[str, Hierarchy],
+) -> Outcome:
     """``_measure`` on counts (of the table in memory, or those a scan in passes kept): the
     release's search on the same hierarchies, the records kept and classes read from the
     search's classes; as fast as the search, whatever the table's size."""
@@ -123,8 +148,7 @@ def _measure_counts(counts: pd.DataFrame, quasi: list[str], sensitive: list[str]
     privacy = Policy.from_dict({"privacy": goal}).privacy
     assert privacy is not None
     hierarchies = limited([built[q] for q in quasi], quasi, privacy)
-    target = sensitive[0] if sensitive and any(m.needs_sensitive for m in privacy.models) \
-        else None  # fmt: skip
+    target = sensitive[0] if sensitive and any(m.needs_sensitive for m in privacy.models) else None
     table = FrequencyTable.from_counts(counts, quasi, hierarchies, sensitive=target, count=COUNT)
     models = criteria_for(privacy, target, {})
     try:
@@ -151,8 +175,15 @@ def _measure_counts(counts: pd.DataFrame, quasi: list[str], sensitive: list[str]
     return outcome
 
 
-def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: int,
-             l: int | None, max_suppression: float) -> tuple[Outcome, list[str]]:  # noqa: E741  # fmt: skip
+def fit_goal(
+    data: pd.DataFrame,
+    quasi: list[str],
+    sensitive: list[str],
+    *,
+    k: int,
+    l: int | None,  # noqa: E741
+    max_suppression: float,
+) -> tuple[Outcome, list[str]]:
     """The goal the suggestion writes and what it achieved, with notes on what was tried:
     k (and l where reachable) by the optimal search; a quasi-identifier the optimum wipes is
     kept below its top level (``max_levels``) while the goal is still met; where only local
@@ -167,9 +198,11 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
     built = _built(counts, quasi)  # once: every search below cuts them at its max_levels
     heights = {q: h.height for q, h in built.items()}
     if counted and sensitive and l is not None:
-        notes.append(f"distinct l = {l} on {sensitive[0]} is not suggested for a table read in "
-                     "passes (the scan counts no sensitive values): add it and the release "
-                     "measures it")  # fmt: skip
+        notes.append(
+            f"distinct l = {l} on {sensitive[0]} is not suggested for a table read in "
+            "passes (the scan counts no sensitive values): add it and the release "
+            "measures it"
+        )
         l = None  # noqa: E741
     goal: dict[str, Any] = {"k": k, "max_suppression": max_suppression}
     if math.prod(heights.values()) > MAX_EXHAUSTIVE:  # the heuristic: bounded, said in the file
@@ -178,9 +211,11 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
         goal.update({"l": l, "sensitive": sensitive[:1]})
     outcome = _measure(counts, quasi, sensitive[:1], goal, built)
     if outcome.failure is not None and "l" in goal:
-        notes.append(f"distinct l = {l} on {sensitive[0]} cannot be reached with at most "
-                     f"{max_suppression:.0%} withheld ({outcome.failure.split(';')[0]}); the "
-                     "goal is k alone")  # fmt: skip
+        notes.append(
+            f"distinct l = {l} on {sensitive[0]} cannot be reached with at most "
+            f"{max_suppression:.0%} withheld ({outcome.failure.split(';')[0]}); the "
+            "goal is k alone"
+        )
         goal = {key: value for key, value in goal.items() if key not in {"l", "sensitive"}}
         outcome = _measure(counts, quasi, [], goal, built)
     if outcome.failure is None and outcome.wiped:
@@ -188,25 +223,28 @@ def fit_goal(data: pd.DataFrame, quasi: list[str], sensitive: list[str], *, k: i
     if outcome.failure is None and outcome.wiped and rows is not None:
         local = _measure(rows, quasi, list(goal.get("sensitive", [])), _mondrian_goal(goal))
         if local.failure is None and not local.wiped and local.kept >= outcome.kept:
-            notes.append(f"the best full-domain generalization leaves {', '.join(outcome.wiped)} "
-                         "with one value for everyone; Mondrian's local recoding (each class "
-                         "generalized on its own) keeps every quasi-identifier")  # fmt: skip
+            notes.append(
+                f"the best full-domain generalization leaves {', '.join(outcome.wiped)} "
+                "with one value for everyone; Mondrian's local recoding (each class "
+                "generalized on its own) keeps every quasi-identifier"
+            )
             goal, outcome = local.goal, local
     if outcome.failure is not None and rows is not None:
         blocker = _blocking(counts, quasi, k, built)
-        notes.append(f"no generalization meets the goal ({outcome.failure.split(';')[0]}); "
-                     f"{blocker} blocks it most (with every other quasi-identifier at its "
-                     "coarsest level short of *, leaving it out releases the most records): "
-                     "method mondrian (local recoding) is used instead; local_suppression or "
-                     f"fewer quasi-identifiers (without {blocker}) are the other ways")  # fmt: skip
+        notes.append(
+            f"no generalization meets the goal ({outcome.failure.split(';')[0]}); "
+            f"{blocker} blocks it most (with every other quasi-identifier at its "
+            "coarsest level short of *, leaving it out releases the most records): "
+            "method mondrian (local recoding) is used instead; local_suppression or "
+            f"fewer quasi-identifiers (without {blocker}) are the other ways"
+        )
         goal = _mondrian_goal({"k": k})
         outcome = _measure(rows, quasi, [], goal)
     outcome.heights = heights
     return outcome, notes
 
 
-def _blocking(counts: pd.DataFrame, quasi: list[str], k: int,
-              built: dict[str, Hierarchy]) -> str:  # fmt: skip
+def _blocking(counts: pd.DataFrame, quasi: list[str], k: int, built: dict[str, Hierarchy]) -> str:
     """The quasi-identifier that keeps the most records from a goal of ``k``: with each at
     its coarsest level short of ``*``, the one whose removal leaves the fewest records in
     classes smaller than ``k``."""
@@ -218,8 +256,11 @@ def _blocking(counts: pd.DataFrame, quasi: list[str], k: int,
         coarse[q] = np.asarray(h.labels[level], dtype=object)[h.maps[level][h.encode(counts[q])]]
 
     def small(columns: list[str]) -> int:
-        sizes = pd.Series(weights, index=coarse.index).groupby(
-            [coarse[c] for c in columns], dropna=False).transform("sum")  # fmt: skip
+        sizes = (
+            pd.Series(weights, index=coarse.index)
+            .groupby([coarse[c] for c in columns], dropna=False)
+            .transform("sum")
+        )
         return int(weights[sizes.to_numpy() < k].sum())
 
     return min(quasi, key=lambda q: small([c for c in quasi if c != q]) if len(quasi) > 1 else 0)
@@ -231,9 +272,14 @@ def _mondrian_goal(goal: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "method": "mondrian"}
 
 
-def _keep_every_quasi(data: pd.DataFrame, quasi: list[str], goal: dict[str, Any],
-                      outcome: Outcome, built: dict[str, Hierarchy],
-                      notes: list[str]) -> tuple[dict[str, Any], Outcome]:  # fmt: skip
+def _keep_every_quasi(
+    data: pd.DataFrame,
+    quasi: list[str],
+    goal: dict[str, Any],
+    outcome: Outcome,
+    built: dict[str, Hierarchy],
+    notes: list[str],
+) -> tuple[dict[str, Any], Outcome]:
     """The goal with ``max_levels`` that keeps the quasi-identifiers the optimum wiped (one
     value for everyone) below their top level, if the goal is still met: first every one at
     once, else one wiped column at a time while fewer end up wiped."""
@@ -253,9 +299,11 @@ def _keep_every_quasi(data: pd.DataFrame, quasi: list[str], goal: dict[str, Any]
         plain = {key: value for key, value in goal.items() if key not in {"l", "sensitive"}}
         found = _measure(data, quasi, [], {**plain, "max_levels": every}, built)
         if found.failure is None and found.kept >= least:
-            notes.append(f"distinct l = {goal['l']} on {sensitive[0]} would leave "
-                         f"{', '.join(outcome.wiped)} with one value for everyone: the goal is "
-                         "k alone, which keeps every quasi-identifier")  # fmt: skip
+            notes.append(
+                f"distinct l = {goal['l']} on {sensitive[0]} would leave "
+                f"{', '.join(outcome.wiped)} with one value for everyone: the goal is "
+                "k alone, which keeps every quasi-identifier"
+            )
             return found.goal, found
     limits: dict[str, int] = {}
     for _ in range(_ROUNDS):
@@ -266,8 +314,10 @@ def _keep_every_quasi(data: pd.DataFrame, quasi: list[str], goal: dict[str, Any]
             break
         goal, outcome = found.goal, found
     if outcome.wiped:
-        notes.append(f"keeping {', '.join(outcome.wiped)} from one value for everyone misses "
-                     "the goal: the search generalizes them fully")  # fmt: skip
+        notes.append(
+            f"keeping {', '.join(outcome.wiped)} from one value for everyone misses "
+            "the goal: the search generalizes them fully"
+        )
     return goal, outcome
 
 
@@ -281,8 +331,11 @@ def _outcome_lines(outcome: Outcome, quasi: list[str]) -> list[str]:
     ]
     for q in quasi:
         before, after = outcome.distinct.get(q, (0, 0))
-        level = "" if outcome.levels is None else \
-            f"level {outcome.levels[q]} of {outcome.heights.get(q, 1) - 1}, "  # fmt: skip
+        level = (
+            ""
+            if outcome.levels is None
+            else f"level {outcome.levels[q]} of {outcome.heights.get(q, 1) - 1}, "
+        )
         lines.append(f"#   {q}: {level}{after:,} distinct values released, {before:,} in the data")
     return lines
 
@@ -319,8 +372,10 @@ def suggest_policy_yaml(
     the key itself, is written into the policy).
     """
     if data is None and result.counts is None:
-        raise ParameterError("a suggested policy is fitted on the table: give it (a scan in "
-                             "passes keeps the counts it needs instead)")  # fmt: skip
+        raise ParameterError(
+            "a suggested policy is fitted on the table: give it (a scan in "
+            "passes keeps the counts it needs instead)"
+        )
     lines = [
         f"# veil policy suggested by `veil scan` for {source} ({result.rows:,} rows).",
         "# A starting point: check each role, then edit the steps (`veil transforms` lists them).",
@@ -346,23 +401,97 @@ def suggest_policy_yaml(
     if data is None:  # a scan in passes: fitted on the counts of the QIs' combinations it kept
         data = result.counts
     if quasi and data is not None:
-        outcome, notes = fit_goal(data, quasi, sensitive, k=k, l=l,
-                                  max_suppression=max_suppression)  # fmt: skip
+        outcome, notes = fit_goal(data, quasi, sensitive, k=k, l=l, max_suppression=max_suppression)
         goal = outcome.goal
-        lines.append("# the goal, measured on the table by the search before this file was "
-                     "written:")  # fmt: skip
+        lines.append(
+            "# the goal, measured on the table by the search before this file was written:"
+        )
         lines += _outcome_lines(outcome, quasi)
         lines += [f"# note: {n}" for n in notes]
         if outcome.wiped:
-            lines.append(f"# {', '.join(outcome.wiped)}: one value for everyone; for more "
-                         "detail allow more suppression, drop a quasi-identifier, or use "
-                         "method: mondrian")  # fmt: skip
-    lines.append("# checked on the release: every person shares their quasi-identifiers "
-                 "with k-1 others")  # fmt: skip
+            lines.append(
+                f"# {', '.join(outcome.wiped)}: one value for everyone; for more "
+                "detail allow more suppression, drop a quasi-identifier, or use "
+                "method: mondrian"
+            )
+    lines.append(
+        "# checked on the release: every person shares their quasi-identifiers with k-1 others"
+    )
     if "max_levels" in goal:
-        lines.append("# max_levels: the highest level of each hierarchy the search may choose "
-                     "(so that none is left with one value for everyone)")  # fmt: skip
+        lines.append(
+            "# max_levels: the highest level of each hierarchy the search may choose "
+            "(so that none is left with one value for everyone)"
+        )
     lines.append("privacy:")
     block = yaml.safe_dump(goal, sort_keys=False, default_flow_style=False, allow_unicode=True)
     lines.extend("  " + line for line in block.rstrip("\n").splitlines())
     return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Suggested:
+    """What ``scan_and_suggest`` found and wrote."""
+
+    scan: ScanResult
+    policy: Path | None = None  # the starting policy written
+    key: Path | None = None  # the pseudonymization key made for it (None: VEIL_KEY, or kept)
+
+
+def scan_and_suggest(
+    source: Any,
+    output: str | os.PathLike[str] | None = None,
+    *,
+    engine: str = "auto",
+    force: bool = False,
+    batch_rows: int = 500_000,
+    progress: Callable[[str], None] | Progress | None = None,
+    scan_options: Mapping[str, Any] | None = None,
+    **reading: Any,
+) -> Suggested:
+    """Scan ``source`` (``veil.scan``) and, with ``output``, write a starting policy there
+    (``veil scan --suggest-policy``): fitted on the table when it was read whole, else on the
+    counts a scan in passes kept.
+
+    Parameters
+    ----------
+    source : DataFrame, Dask DataFrame, str, path or Source
+        The table (``reading``: its reading options).
+    output : path, optional
+        The policy YAML to write (``force`` replaces it, never an input). Without a key of the
+        user's (``VEIL_KEY``) its pseudonyms read a key file beside it, made here when missing
+        (only its owner can read it) and kept when present, so that pseudonyms stay the same.
+    engine, batch_rows, progress
+        As ``veil.scan`` takes them.
+    scan_options : mapping, optional
+        ``veil.scan``'s other options (``sample_size``, ``population``...).
+
+    Returns
+    -------
+    Suggested
+        The scan, the policy written and the key made.
+    """
+    from veil.io import OutputSet, Source
+    from veil.keys import DEFAULT_KEY_ENV, ensure_key_file
+    from veil.scan import scan_source
+
+    src = Source.of(source, **reading)
+    outputs = OutputSet(force=force, inputs=[str(src.data)] if src.kind == "files" else [])
+    if output is not None:
+        outputs.check(output)
+    result, frame = scan_source(
+        src, engine=engine, batch_rows=batch_rows, progress=progress, **dict(scan_options or {})
+    )
+    if output is None:
+        return Suggested(result)
+    target = Path(output)
+    # no key of the user's: pseudonyms get one in a file beside the policy (only its owner
+    # reads it), so that the policy runs at the first try; VEIL_KEY replaces it
+    key = None if DEFAULT_KEY_ENV in os.environ else target.with_suffix(".key").name
+    text = suggest_policy_yaml(result, frame, source=Path(src.name).name, key_file=key)
+    with outputs:
+        outputs.stage(target).write_text(text, encoding="utf-8")
+    made = None
+    if key is not None and f"key_file: {key}" in text and not (target.parent / key).exists():
+        made = target.parent / key
+        ensure_key_file(made)
+    return Suggested(result, target, made)

@@ -3,7 +3,7 @@ script, no CDN) and to JSON."""
 
 from __future__ import annotations
 
-from veil.report.build import build_report
+from veil.report.build import build_report, report_files
 from veil.report.model import Block, Fact, Figure, Report, Section, Table
 from veil.report.sections._common import Curve
 from veil.report.sections.columns import column_profile
@@ -18,4 +18,5 @@ __all__ = [
     "Table",
     "build_report",
     "column_profile",
+    "report_files",
 ]

@@ -3,6 +3,7 @@ module per section in ``veil/report/sections``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from veil.evaluate import Evaluation
 from veil.federated.result import FederatedResult
 from veil.learn.latent import LatentRelease
 from veil.privacy.certificate import Certificate, Release
+from veil.progress import as_progress
 from veil.report.model import Fact, Report
 from veil.report.sections import (
     columns,
@@ -94,12 +96,22 @@ def build_report(
     population the original was sampled from.
     """
     inputs = Inputs(
-        release, original=original, scan_result=scan_result, aligned=aligned, target=target,
-        accountant=accountant, dp_releases=dp_releases, curves=curves, evaluation=evaluation,
-        federated=federated, latent=latent, sampling=sampling,
-        risk_threshold=risk_threshold, random_state=random_state,
+        release,
+        original=original,
+        scan_result=scan_result,
+        aligned=aligned,
+        target=target,
+        accountant=accountant,
+        dp_releases=dp_releases,
+        curves=curves,
+        evaluation=evaluation,
+        federated=federated,
+        latent=latent,
+        sampling=sampling,
+        risk_threshold=risk_threshold,
+        random_state=random_state,
         progress=progress or (lambda _message: None),
-    )  # fmt: skip
+    )
     cert = release.certificate
     facts, verdict = _headline(cert)
     built = (section.build(inputs) for section in SECTIONS)
@@ -119,3 +131,96 @@ def build_report(
             else "This report describes the release and its certificate only."
         ),
     )
+
+
+def report_files(
+    release: Any,
+    certificate: Any,
+    output: str | os.PathLike[str],
+    *,
+    original: Any = None,
+    target: str | None = None,
+    ledger: str | os.PathLike[str] | None = None,
+    sampling: dict[str, Any] | None = None,
+    title: str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    **reading: Any,
+) -> Report:
+    """Write the report of a release made earlier (``veil report``): read the release and,
+    when given, the original it was made from, check both against the certificate, build the
+    report and write it (.html or .json) atomically.
+
+    Parameters
+    ----------
+    release : str, path, DataFrame or Source
+        The released table, as ``veil anonymize`` wrote it.
+    certificate : path of its certificate (JSON)
+        What the release claims: its columns must be the release's.
+    output : path
+        ``report.html`` or ``report.json``; ``force`` replaces an existing one (never an
+        input).
+    original : str, path, DataFrame or Source, optional
+        The original table: adds the scan, risk before/after, utility and column profiles.
+    target : str, optional
+        A column a model predicts on both tables (needs ``original``).
+    ledger : path, optional
+        A privacy-budget ledger: adds the DP section.
+    sampling, title
+        What the original is a sample of; the report's title.
+    reading
+        The options of both tables' reading (``sep``, ``dates``...).
+
+    Returns
+    -------
+    Report
+        The report written.
+    """
+    from pathlib import Path
+
+    from veil.exceptions import InputError, ParameterError
+    from veil.io import OutputSet, Source
+    from veil.report.model import report_format
+
+    inputs = [str(p) for p in (release, certificate, original) if isinstance(p, str | os.PathLike)]
+    outputs = OutputSet(force=force, inputs=inputs)
+    outputs.check(output)
+    chosen = report_format(output)
+    if target is not None and original is None:
+        raise ParameterError("--target compares a model on both tables: give --original too")
+    cert = Certificate.load(certificate)
+    accountant = Accountant(ledger) if ledger is not None else None
+    said = as_progress(progress)
+    released = Source.of(release, **reading)
+    said(f"reading {released.name}")
+    data = released.frame()
+    if list(data.columns) != list(cert.columns_out):
+        raise InputError(
+            f"{released.name} has columns {list(data.columns)} but the "
+            f"certificate's release has {list(cert.columns_out)}; give the "
+            "certificate written with this release"
+        )
+    frame = None
+    if original is not None:
+        source = Source.of(original, **reading)
+        said(f"reading {source.name}")
+        frame = source.frame()
+        missing = [c for c in cert.columns_in if c not in frame.columns]
+        if missing:
+            raise InputError(
+                f"{source.name} lacks the columns {missing} that the "
+                "certificate's input had; give the table the release was made "
+                "from"
+            )
+    built = build_report(
+        Release(data, cert),
+        original=frame,
+        target=target,
+        accountant=accountant,
+        progress=said,
+        sampling=sampling,
+        title=title or f"veil release report: {Path(released.name).name}",
+    )
+    with outputs:
+        outputs.stage(output).write_text(built.render(chosen), encoding="utf-8")
+    return built

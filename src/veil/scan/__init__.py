@@ -7,17 +7,15 @@ policy = suggest_policy(result, df)
 
 from __future__ import annotations
 
-import functools
 import sys
 import types
 from typing import Any
 
 from veil.frequency import class_sizes
-from veil.scan import core
+from veil.scan.api import scan, scan_source
 from veil.scan.core import ENTITIES, ROLE_OF, ColumnFinding, ScanResult, classify
 from veil.scan.passes import scan_partitions, scan_stream
 from veil.scan.risk import RiskSummary, assess
-from veil.schema import is_dask
 
 __all__ = [
     "ENTITIES",
@@ -30,16 +28,9 @@ __all__ = [
     "classify",
     "scan",
     "scan_partitions",
+    "scan_source",
     "scan_stream",
 ]
-
-
-@functools.wraps(core.scan)
-def scan(data: Any, **options: Any) -> ScanResult:
-    if is_dask(data):  # a cluster's partitions: profiled and confirmed on the workers
-        columns = options.pop("columns", None)
-        return scan_partitions(data if columns is None else data[list(columns)], **options)
-    return core.scan(data, **options)
 
 
 class _CallableModule(types.ModuleType):

@@ -1,0 +1,466 @@
+"""The release half's entry points over any source and engine: ``anonymize``, ``check`` and
+``verify`` take a ``veil.io.Source`` (a DataFrame, a Dask DataFrame, files, a SQL URL) and an
+``engine`` (``"auto"``, ``"memory"``, ``"stream"``, ``"dask"``: ``veil.io.Source.engine``
+decides and refuses), run the engine's passes, and write the release, its certificate and its
+report as one set of files (all appear, or none). The command line calls these and prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import pandas as pd
+
+from veil.exceptions import InputError, ParameterError
+from veil.hierarchy import Hierarchy, load_hierarchies, load_hierarchy_dir
+from veil.io import (
+    SPREADSHEETS,
+    TEXT_FORMATS,
+    OutputSet,
+    Source,
+    check_writable,
+    output_format,
+    write_table,
+)
+from veil.policy import Policy
+from veil.privacy._anonymize import anonymize as _release_in_memory
+from veil.privacy._check import CheckResult, check_stream
+from veil.privacy._check import check as _check_frame
+from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
+from veil.privacy._stream import DEFAULT_BATCH_ROWS, StreamedRelease, anonymize_stream
+from veil.privacy._verify import Verification, verify_files
+from veil.privacy._verify import verify as _verify_frame
+from veil.privacy.certificate import Certificate, Release
+from veil.progress import Progress, as_progress
+
+__all__ = ["anonymize", "check", "verify"]
+
+PolicyLike = Policy | Mapping[str, Any] | str | os.PathLike[str] | None
+Hierarchies = Mapping[str, Hierarchy] | str | os.PathLike[str] | None
+Told = Callable[[str], None] | Progress | None
+PathLike = str | os.PathLike[str]
+
+
+@overload
+def anonymize(
+    source: pd.DataFrame,
+    policy: PolicyLike = None,
+    *,
+    engine: Literal["auto", "memory"] = "auto",
+    hierarchies: Hierarchies = None,
+    output: PathLike | None = None,
+    certificate: PathLike | None = None,
+    report: PathLike | None = None,
+    target: str | None = None,
+    sampling: Mapping[str, Any] | None = None,
+    title: str | None = None,
+    force: bool = False,
+    escape_formulas: bool = True,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: Told = None,
+    **reading: Any,
+) -> Release: ...
+
+
+@overload
+def anonymize(
+    source: Any,
+    policy: PolicyLike = None,
+    *,
+    engine: str = "auto",
+    hierarchies: Hierarchies = None,
+    output: PathLike | None = None,
+    certificate: PathLike | None = None,
+    report: PathLike | None = None,
+    target: str | None = None,
+    sampling: Mapping[str, Any] | None = None,
+    title: str | None = None,
+    force: bool = False,
+    escape_formulas: bool = True,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: Told = None,
+    **reading: Any,
+) -> Release | StreamedRelease | DaskRelease: ...
+
+
+def anonymize(
+    source: Any,
+    policy: PolicyLike = None,
+    *,
+    engine: str = "auto",
+    hierarchies: Hierarchies = None,
+    output: PathLike | None = None,
+    certificate: PathLike | None = None,
+    report: PathLike | None = None,
+    target: str | None = None,
+    sampling: Mapping[str, Any] | None = None,
+    title: str | None = None,
+    force: bool = False,
+    escape_formulas: bool = True,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: Told = None,
+    **reading: Any,
+) -> Release | StreamedRelease | DaskRelease:
+    """Apply ``policy``'s steps to ``source`` (never modified) and certify the release.
+
+    Parameters
+    ----------
+    source : DataFrame, Dask DataFrame, str, path or Source
+        The table (``veil.io.Source``): in memory, on a cluster, files, or a SQL URL with
+        ``table=`` or ``query=``; ``reading`` holds the options of its reading (``sep``,
+        ``encoding``, ``dates``...).
+    policy : Policy, mapping, or path of a YAML file, optional
+        What to do (default: the scan decides, identifiers are treated).
+    engine : {"auto", "memory", "stream", "dask"}
+        Where the passes run (``veil.io.Source.engine``): ``"auto"`` streams files over a tenth
+        of this machine's memory and runs a Dask DataFrame on Dask.
+    hierarchies : mapping or folder, optional
+        Generalization hierarchies by column, or a folder of ``<stem>_hierarchy_<column>.csv``
+        files (ARX's form).
+    output, certificate, report : path, optional
+        Write the release (.csv/.parquet/.xlsx/.json; a folder of Parquet parts on Dask), its
+        certificate (JSON) and its report (.html or .json) as one set: all appear, or none.
+        ``force`` replaces existing files (never an input).
+    target, sampling, title
+        The report's model target, what the table is a sample of (``population``,
+        ``sampling_fraction`` or ``weights``) and title.
+    escape_formulas : bool
+        In CSV and Excel releases, prefix cells a spreadsheet would run with an apostrophe.
+    batch_rows : int
+        Rows per batch when streaming.
+    progress : callable or Progress, optional
+        Told of each step.
+
+    Returns
+    -------
+    Release, StreamedRelease or DaskRelease
+        The release and its certificate: in memory; in a file (``output``, else a private
+        temporary file ``to_file`` moves); or as Parquet parts.
+
+    Raises
+    ------
+    PolicyError
+        The policy does not fit the data (the message says where in the policy).
+    CheckFailedError
+        The release misses the policy's privacy goals.
+    """
+    pol = _policy(policy)
+    src = source if isinstance(source, Source) else Source.of(source, **pol.read.model_dump())
+    src = Source.of(src, **reading)  # given here, over the policy's ``read:``
+    chosen = src.engine(engine, memory_only={"--report": report})
+    plan = _Outputs(src, policy, output, certificate, report, target, force, chosen)
+    found = _hierarchies(hierarchies, src)
+    if chosen == "dask":
+        return _on_dask(src, pol, plan, found, progress)
+    if chosen == "stream":
+        return _in_batches(src, pol, plan, found, batch_rows, escape_formulas, progress)
+    said = as_progress(progress)
+    said(f"reading {src.name}")
+    frame = src.frame()
+    if output is not None:
+        check_writable(plan.format, output, rows=len(frame))  # a release has no more rows
+    release = _release_in_memory(frame, pol, hierarchies=found, progress=progress)
+    if escape_formulas and plan.format in SPREADSHEETS:
+        release = release.with_formulas_escaped()  # the certificate counts and pins them
+    built = None
+    if report is not None:
+        from veil.report import build_report
+
+        built = build_report(
+            release,
+            original=frame,
+            aligned=True,
+            target=target,
+            title=title or f"veil release of {Path(src.name).name}",
+            progress=progress,
+            sampling=dict(sampling or {}) or None,
+        )
+    if output is not None:
+        said(f"writing {output}")
+    with plan.outputs:  # the run's files are one set: all appear, or none (disk full, SIGTERM)
+        if output is not None:
+            # columns left as they were go out in the form they came in (62 stays 62)
+            write_table(
+                release.data,
+                plan.outputs.stage(output),
+                plan.format,
+                formats=frame.attrs.get(TEXT_FORMATS, {}),
+                escape_formulas=escape_formulas,
+            )
+        plan.write_certificate(release.certificate)
+        if report is not None and built is not None:
+            from veil.report.model import report_format
+
+            plan.outputs.stage(report).write_text(
+                built.render(report_format(report)), encoding="utf-8"
+            )
+    return release
+
+
+class _Outputs:
+    """The files of one release, refused before any work when they cannot be written."""
+
+    def __init__(
+        self,
+        src: Source,
+        policy: PolicyLike,
+        output: PathLike | None,
+        certificate: PathLike | None,
+        report: PathLike | None,
+        target: str | None,
+        force: bool,
+        engine: str,
+    ) -> None:
+        from veil.report.model import report_format
+
+        self.output, self.certificate, self.force = output, certificate, force
+        if target is not None and report is None:
+            raise ParameterError("--target is for the report: give --report too")
+        wanted = [Path(p) for p in (output, report, certificate) if p is not None]
+        if len({os.path.abspath(p) for p in wanted}) != len(wanted):
+            raise ParameterError("--output, --report and --certificate must be different files")
+        # a release kept in memory has no format; one streamed without output is Parquet
+        self.format: str = "parquet"
+        if output is not None:
+            self.format = "parquet" if engine == "dask" else output_format(output)
+        if engine == "stream" and self.format not in {"csv", "parquet"}:
+            raise ParameterError(
+                f"a release read in batches is written as .csv or .parquet, "
+                f"not .{self.format}; or use --in-memory"
+            )
+        if report is not None:
+            report_format(report)
+        inputs = [str(src.data)] if src.kind in {"files", "sql"} else []
+        if isinstance(policy, str | os.PathLike):
+            inputs.append(str(policy))
+        elif isinstance(policy, Policy) and policy.file is not None:
+            inputs.append(str(policy.file))
+        self.outputs = OutputSet(force=force, inputs=inputs)
+        for path in wanted:
+            if engine != "dask" or output is None or path != Path(output):  # parts: placed
+                self.outputs.check(path)
+
+    def write_certificate(self, certificate: Certificate) -> None:
+        if self.certificate is not None:
+            self.outputs.stage(self.certificate).write_text(
+                certificate.to_json() + "\n", encoding="utf-8"
+            )
+
+
+def _on_dask(
+    src: Source, pol: Policy, plan: _Outputs, found: Mapping[str, Hierarchy] | None, progress: Told
+) -> DaskRelease:
+    # the certificate appears with the folder of parts, or neither does
+    with plan.outputs:
+        released = anonymize_dask(
+            src.dask(),
+            pol,
+            output=plan.output,
+            force=plan.force,
+            hierarchies=found,
+            progress=progress,
+        )
+        plan.write_certificate(released.certificate)
+    return released
+
+
+def _in_batches(
+    src: Source,
+    pol: Policy,
+    plan: _Outputs,
+    found: Mapping[str, Hierarchy] | None,
+    batch_rows: int,
+    escape_formulas: bool,
+    progress: Told,
+) -> StreamedRelease:
+    folder = None
+    if plan.output is None:  # a private file until ``to_file`` names it
+        folder = Path(tempfile.mkdtemp(prefix="veil-release-"))
+    try:
+        with plan.outputs:
+            if plan.output is None:
+                staged = (folder or Path()) / "release.parquet"
+            else:
+                staged = plan.outputs.stage(plan.output)
+            streamed = anonymize_stream(
+                src.stream(),
+                pol,
+                staged,
+                plan.format,
+                hierarchies=found,
+                batch_rows=batch_rows,
+                escape_formulas=escape_formulas,
+                progress=progress,
+            )
+            plan.write_certificate(streamed.certificate)
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    streamed.path = staged if plan.output is None else Path(plan.output)
+    return streamed
+
+
+def _policy(policy: PolicyLike) -> Policy:
+    from veil.privacy._anonymize import _as_policy
+
+    return Policy() if policy is None else _as_policy(policy)
+
+
+def _hierarchies(given: Hierarchies, src: Source) -> dict[str, Hierarchy] | None:
+    if given is None:
+        return None
+    if isinstance(given, str | os.PathLike):
+        return load_hierarchies(given, src.stem)
+    return dict(given)
+
+
+def check(
+    source: Any,
+    quasi_identifiers: Sequence[str],
+    *,
+    engine: str = "auto",
+    sensitive: str | None = None,
+    hierarchies: Hierarchies = None,
+    weights: str | None = None,
+    person: str | None = None,
+    exclude: pd.Series | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: Told = None,
+    sep: str | None = None,
+    encoding: str | None = None,
+    sheet: str | int | None = None,
+    table: str | None = None,
+    query: str | None = None,
+    **goals: Any,
+) -> CheckResult:
+    """Measure k, l, t and the re-identification risk of ``source`` on ``quasi_identifiers``.
+
+    Parameters
+    ----------
+    source : DataFrame, Dask DataFrame, str, path or Source
+        The table (``veil.io.Source``; ``sep`` ... ``query`` its reading).
+    quasi_identifiers : list of str
+        The columns whose combinations form the equivalence classes.
+    engine : {"auto", "memory", "stream", "dask"}
+        Where the classes are counted (``veil.io.Source.engine``).
+    sensitive : str, optional
+        The sensitive column, for l-diversity and t-closeness.
+    hierarchies : mapping or folder, optional
+        The sensitive column's hierarchy, for hierarchical t-closeness.
+    weights, person, exclude : optional
+        Sampling weights (a column), a column naming each row's person, rows to leave out:
+        counted in memory only.
+    goals
+        ``k``, ``l``, ``t``, ``t_distance``, ``models``, ``risk_threshold``, ``population``,
+        ``sampling_fraction`` (see ``veil.privacy.check_counts``).
+
+    Returns
+    -------
+    CheckResult
+        What was measured; ``failed`` lists the thresholds given that do not hold.
+    """
+    src = Source.of(source, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
+    trees = _trees(hierarchies)
+    columns = [str(c) for c in quasi_identifiers]
+    only = {"--weights": weights, "--person-id": person, "exclude": exclude is not None}
+    chosen = src.engine(engine, memory_only=only)
+    if chosen == "memory":
+        return _check_frame(
+            src.frame(),
+            columns,
+            sensitive=sensitive,
+            weights=weights,
+            person=person,
+            exclude=exclude,
+            hierarchies=trees,
+            **goals,
+        )
+    if chosen == "stream":
+        return check_stream(
+            src.stream(),
+            columns,
+            sensitive=sensitive,
+            batch_rows=batch_rows,
+            progress=progress,
+            hierarchies=trees,
+            **goals,
+        )
+    frame = src.dask(columns=[*columns, *([sensitive] if sensitive else [])])
+    return check_dask(
+        frame, columns, sensitive=sensitive, progress=progress, hierarchies=trees, **goals
+    )
+
+
+def _trees(given: Hierarchies) -> dict[str, Hierarchy] | None:
+    """Hierarchies by column: given, or every one in a folder (``<stem>_hierarchy_<column>.csv``
+    or ``<column>.csv``)."""
+    if given is None:
+        return None
+    if isinstance(given, str | os.PathLike):
+        return dict(load_hierarchy_dir(given))
+    return dict(given)
+
+
+def verify(
+    release: Any,
+    certificate: Certificate | Mapping[str, Any] | PathLike,
+    *,
+    engine: str = "auto",
+    hierarchies: Hierarchies = None,
+    content: bool = True,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    sep: str | None = None,
+) -> Verification:
+    """Re-check ``release`` against ``certificate``, independently of the search.
+
+    Parameters
+    ----------
+    release : DataFrame, str, path or Source
+        The released table, a file, or the folder of a release written in parts (verified
+        file by file).
+    certificate : Certificate, mapping, or path of its JSON file
+        What the release claims.
+    engine : {"auto", "memory", "stream"}
+        Whole, or a batch at a time (a release in parts always is).
+    hierarchies : mapping or folder, optional
+        The sensitive hierarchy, for a certificate made before veil kept it.
+    content : bool
+        Compare every cell with the certificate's hash (``False``: a caller that has just
+        computed it from these rows).
+
+    Returns
+    -------
+    Verification
+        Each claim, whether it holds, and how it was measured; ``ok`` when all hold.
+    """
+    claims = _claims(certificate)
+    src = Source.of(release, sep=sep)
+    trees = _trees(hierarchies)
+    if engine == "dask":
+        raise ParameterError("verify reads the release's files: use engine 'memory' or 'stream'")
+    if claims.get("release_parts") or src.engine(engine) == "stream":  # parts: file by file
+        return verify_files(src.stream(), claims, batch_rows=batch_rows, hierarchies=trees)
+    return _verify_frame(src.frame(), claims, content=content, hierarchies=trees)
+
+
+def _claims(certificate: Certificate | Mapping[str, Any] | PathLike) -> dict[str, Any]:
+    if isinstance(certificate, Certificate):
+        return certificate.to_dict()
+    if isinstance(certificate, Mapping):
+        return dict(certificate)
+    path = Path(certificate)
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise InputError(f"{path}: no such certificate file") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not a JSON certificate ({e})") from e
+    if not isinstance(loaded, dict):
+        raise InputError(f"{path}: not a JSON certificate (a JSON object is expected)")
+    return loaded
