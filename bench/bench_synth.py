@@ -51,7 +51,7 @@ def load() -> pd.DataFrame:
 def mst(train: pd.DataFrame, epsilon: float, seed: int) -> pd.DataFrame:
     from veil.dp import Accountant
     from veil.dp.budget import Budget, dataset_id
-    from veil.dp.synth import synthesize
+    from veil.synth import synthesize_mst as synthesize
 
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # inferred bounds leak: a bench, not a release
@@ -70,7 +70,7 @@ def attacks_against_anonymeter(train: pd.DataFrame, holdout: pd.DataFrame, pytho
     releases = {
         "conditioned copula": GaussianCopula(condition_on="income")
         .fit(ori)
-        .sample(10_000, seed=seed + 1),
+        .sample(10_000, random_state=seed + 1),
         "the original itself": ori.copy(),
     }
     for label, syn in releases.items():
@@ -127,24 +127,24 @@ def main() -> None:
 
     start = time.perf_counter()
     copula = GaussianCopula().fit(adult)
-    copula.sample(len(adult), seed=1)
+    copula.sample(len(adult), random_state=1)
     print(f"\ncopula fit + sample of all {len(adult):,} rows: "
           f"{time.perf_counter() - start:.2f} s (target <= 10 s)")  # fmt: skip
 
     releases = {
-        "copula": lambda: GaussianCopula().fit(train).sample(len(train), seed=1),
+        "copula": lambda: GaussianCopula().fit(train).sample(len(train), random_state=1),
         "copula | income": lambda: (
-            GaussianCopula(condition_on="income").fit(train).sample(len(train), seed=1)
+            GaussianCopula(condition_on="income").fit(train).sample(len(train), random_state=1)
         ),
         "copula | income, marital, sex": lambda: (
             GaussianCopula(condition_on=["income", "marital_status", "sex"])
             .fit(train)
-            .sample(len(train), seed=1)
+            .sample(len(train), random_state=1)
         ),
         "copula | income, 8 clusters": lambda: (
-            GaussianCopula(condition_on="income", clusters=8).fit(train).sample(len(train), seed=1)
+            GaussianCopula(condition_on="income", clusters=8).fit(train).sample(len(train), random_state=1)
         ),
-        "marginals": lambda: Marginals().fit(train).sample(len(train), seed=1),
+        "marginals": lambda: Marginals().fit(train).sample(len(train), random_state=1),
         "MST eps=1": lambda: mst(train, 1.0, 1),
         "MST eps=5": lambda: mst(train, 5.0, 1),
     }
@@ -176,7 +176,7 @@ def main() -> None:
     seconds = time.perf_counter() - start
     print(f"\ndistance to closest record, {rows:,} x {rows:,} mixed rows: {seconds:.2f} s "
           "(target <= 5 s; SDMetrics: 519 s, issue 16)")  # fmt: skip
-    released = GaussianCopula().fit(train).sample(args.rows, seed=2)
+    released = GaussianCopula().fit(train).sample(args.rows, random_state=2)
     measured = evaluate_release(train, released, holdout=holdout, target="income")
     print(
         f"evaluate_release of a {args.rows:,}-row release: {measured.seconds:.1f} s "

@@ -36,6 +36,7 @@ LAYERS = [
     {"veil.scan", "veil.transforms", "veil.dp", "veil.policy", "veil.suggest"},
     {"veil.privacy", "veil.learn", "veil.synth", "veil.evaluate", "veil.federated", "veil.rights"},
     {"veil.report"},
+    {"veil.api"},
     {"veil.demo"},
     {"veil.cli", "veil.__main__"},
 ]

@@ -131,7 +131,7 @@ def test_a_rotation_alone_is_reported_as_no_protection() -> None:
 def test_dp_synthetic_data_does_not_publish_the_exact_record_count(tmp_path) -> None:
     from veil import dp
     from veil.demo import demo_data
-    from veil.dp.synth import synthesize
+    from veil.synth import synthesize_mst as synthesize
 
     data = demo_data()[["Gender", "Tier"]]
     acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(10.0))

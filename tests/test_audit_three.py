@@ -301,7 +301,7 @@ def test_mst_never_invents_a_missing_value(tmp_path: Path) -> None:
     import warnings
 
     from veil import dp
-    from veil.dp.synth import synthesize
+    from veil.synth import synthesize_mst as synthesize
 
     wages = pd.read_csv(DATA / "surveys" / "Wage.csv.gz")
     wages = wages[["maritl", "race", "education", "jobclass", "health", "health_ins"]]
@@ -323,7 +323,7 @@ def test_dp_synthesis_chooses_its_columns_by_name_without_scanning_the_rows(
 
     import veil.scan
     from veil import dp
-    from veil.dp.synth import synthesize
+    from veil.synth import synthesize_mst as synthesize
 
     def no_scan(*args: object, **kwargs: object) -> None:
         raise AssertionError("DP synthesis scanned the private rows")

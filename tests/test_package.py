@@ -86,14 +86,14 @@ def test_import_veil_loads_nothing_heavy_and_modules_stay_importable() -> None:
     import pandas as pd
 
     import veil
-    import veil.privacy.api as module
+    import veil.api as module
     import veil.scan.recognizers as recognizers
 
     assert recognizers.__name__ == "veil.scan.recognizers"
     assert callable(module.anonymize)
     found = veil.scan(pd.DataFrame({"phone": ["0712345678", "0722000111"] * 10}))
     assert found.columns[0].entity == "PHONE"
-    assert veil.privacy.anonymize is module.anonymize  # the function, not its module
+    assert veil.anonymize is module.anonymize  # the function, not its module
 
 
 def _public_definitions() -> list[tuple[str, object]]:

@@ -30,9 +30,10 @@ from veil.exceptions import (
 
 if TYPE_CHECKING:  # the names below are imported on first use (import veil stays fast)
     from veil import scan, transforms
-    from veil.io import read, write
+    from veil.api import anonymize, check, verify
+    from veil.io import Source, read, write
     from veil.policy import Policy, load_policy
-    from veil.privacy import Certificate, Release, anonymize, check, verify
+    from veil.privacy import Certificate, Release
     from veil.privacy.suggest import suggest_policy
     from veil.report import Report, build_report
     from veil.scan import ScanResult
@@ -43,8 +44,8 @@ if TYPE_CHECKING:  # the names below are imported on first use (import veil stay
 _LAZY = {
     "read": "veil.io", "write": "veil.io",
     "Policy": "veil.policy", "load_policy": "veil.policy",
-    "Certificate": "veil.privacy", "Release": "veil.privacy", "anonymize": "veil.privacy",
-    "check": "veil.privacy", "verify": "veil.privacy",
+    "Certificate": "veil.privacy", "Release": "veil.privacy", "anonymize": "veil.api",
+    "check": "veil.api", "verify": "veil.api", "Source": "veil.io",
     "Report": "veil.report", "build_report": "veil.report",
     "ScanResult": "veil.scan",
     "ColumnKind": "veil.schema", "ColumnRole": "veil.schema", "ColumnSpec": "veil.schema",
@@ -85,6 +86,7 @@ __all__ = [
     "ScanResult",
     "Schema",
     "SecretError",
+    "Source",
     "UnknownColumnError",
     "VeilError",
     "__version__",

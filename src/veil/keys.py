@@ -7,6 +7,7 @@ or the *path* of the file and read the key when they need it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -29,13 +30,22 @@ MIN_KEY_BYTES = 16
 
 
 def ensure_key_file(path: Path) -> None:
-    """A random key in a file only its owner can read, made once and then reused."""
-    from veil.io import atomic_open
-
+    """A random key in a file only its owner can read, made once and then reused: written to
+    a temporary file created owner-only, then linked to ``path`` (a key that appeared meanwhile
+    is kept)."""
     if path.exists():
         return
-    with atomic_open(path, permissions=0o600) as fh:
-        fh.write(generate_key() + "\n")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(generate_key() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileExistsError):  # made meanwhile: that key is kept
+            os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def generate_key() -> str:

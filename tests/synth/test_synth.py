@@ -29,13 +29,13 @@ def gaussian(n: int, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
 def test_copula_keeps_the_spearman_correlations_of_a_known_gaussian() -> None:
     n = 20_000
     frame, rho = gaussian(n)
-    synthetic = GaussianCopula(identifiers=[]).fit(frame).sample(n, seed=1)
+    synthetic = GaussianCopula(identifiers=[]).fit(frame).sample(n, random_state=1)
     expected = 6 / np.pi * np.arcsin(rho / 2)  # Spearman's rho of a Gaussian (Pearson 1907)
     got = synthetic.corr(method="spearman").to_numpy()
     # the fitted and the sampled table each estimate rho_s with a standard error below 0.007
     # at 20,000 rows: 0.04 is four standard errors of their difference
     assert np.abs(got - expected).max() < 0.04
-    independent = Marginals(identifiers=[]).fit(frame).sample(n, seed=1)
+    independent = Marginals(identifiers=[]).fit(frame).sample(n, random_state=1)
     off_diagonal = independent.corr(method="spearman").to_numpy()[np.triu_indices(3, 1)]
     assert np.abs(off_diagonal).max() < 0.03  # marginals alone keep no dependence
 
@@ -46,7 +46,7 @@ def test_best_fit_for_ibm_hr_monthly_income_is_exponnorm() -> None:
         model = Marginals(identifiers=[], criterion=criterion).fit(income)
         column = model.models_["MonthlyIncome"]
         assert column.distribution == "exponnorm", column.fit_report[:2]
-    synthetic = model.sample(5000, seed=0)["MonthlyIncome"]
+    synthetic = model.sample(5000, random_state=0)["MonthlyIncome"]
     assert synthetic.dtype == np.int64  # integers stay integers
     assert synthetic.min() >= income["MonthlyIncome"].min()  # inside the observed range
     assert synthetic.max() <= income["MonthlyIncome"].max()
@@ -66,7 +66,7 @@ def test_identifiers_are_new_well_formed_and_unique_never_real() -> None:
             "age": np.random.default_rng(0).integers(18, 90, n),
         }
     )
-    synthetic = GaussianCopula().fit(frame).sample(n, seed=2)
+    synthetic = GaussianCopula().fit(frame).sample(n, random_state=2)
     for column in ("customer_id", "email", "card", "iban"):
         assert synthetic[column].is_unique, column
         assert not set(synthetic[column]) & set(frame[column]), column
@@ -82,7 +82,7 @@ def test_demo_table_keeps_types_missing_rates_and_leaves_free_text_out() -> None
     frame = demo_data()
     frame.loc[frame.index[::10], "Age"] = np.nan  # 10% missing
     model = make("copula").fit(frame)
-    synthetic = model.sample(2000, seed=3)
+    synthetic = model.sample(2000, random_state=3)
     assert "Notes" not in synthetic.columns  # resampled notes would be real notes
     assert any("Notes: free text" in line for line in model.describe())
     assert pd.api.types.is_datetime64_any_dtype(synthetic["Date_of_entry"])
@@ -93,9 +93,9 @@ def test_demo_table_keeps_types_missing_rates_and_leaves_free_text_out() -> None
     assert set(synthetic["County"].dropna()) <= set(frame["County"])
     assert not set(synthetic["ID_number"]) & set(frame["ID_number"])
     assert synthetic["Tax_id"].str.fullmatch(r"[AP]\d{9}[A-Z]").all()  # a KRA PIN's form
-    again = make("copula").fit(frame).sample(2000, seed=3)
+    again = make("copula").fit(frame).sample(2000, random_state=3)
     pd.testing.assert_frame_equal(synthetic, again)  # same seed, same rows
-    assert not synthetic.equals(model.sample(2000, seed=4))
+    assert not synthetic.equals(model.sample(2000, random_state=4))
 
 
 def test_bad_input_gets_one_clear_line() -> None:
@@ -153,7 +153,7 @@ def test_a_copula_per_value_of_the_condition_keeps_how_columns_depend_on_it() ->
     frame = pd.DataFrame({"id": [f"K{i:06d}" for i in range(n)], "x": x, "group": group})
     model = GaussianCopula(condition_on="group").fit(frame)
     assert sorted(model.parts_) == [("high",), ("low",)]  # 'rare': < 200 rows, whole table's
-    synthetic = model.sample(4000, seed=1)
+    synthetic = model.sample(4000, random_state=1)
     means = synthetic.groupby("group")["x"].mean()
     assert means["high"] == pytest.approx(30, abs=1)
     assert means["low"] == pytest.approx(10, abs=1)
@@ -161,7 +161,7 @@ def test_a_copula_per_value_of_the_condition_keeps_how_columns_depend_on_it() ->
     assert shares["rare"] == pytest.approx(0.03, abs=0.01)
     assert synthetic["id"].is_unique
     assert not set(synthetic["id"]) & set(frame["id"])
-    pooled = GaussianCopula(identifiers=["id"]).fit(frame).sample(4000, seed=1)
+    pooled = GaussianCopula(identifiers=["id"]).fit(frame).sample(4000, random_state=1)
     gap = pooled.groupby("group")["x"].mean()
     assert gap["high"] - gap["low"] < means["high"] - means["low"] - 5  # blurred without
     with pytest.raises(ParameterError, match="condition_on must name categorical columns"):
@@ -178,7 +178,7 @@ def test_conditioning_on_two_columns_keeps_their_combinations() -> None:
     frame = pd.DataFrame({"sex": sex, "label": label, "x": x})
     model = GaussianCopula(condition_on=["label", "sex"], identifiers=[]).fit(frame)
     assert len(model.parts_) == 4
-    synthetic = model.sample(8000, seed=2)
+    synthetic = model.sample(8000, random_state=2)
     real = frame.groupby(["label", "sex"])["x"].mean()
     made = synthetic.groupby(["label", "sex"])["x"].mean()
     assert (made - real).abs().max() < 0.15
@@ -197,7 +197,7 @@ def test_a_rare_combination_comes_from_the_copula_of_its_leading_value() -> None
     assert ("x", "rare") not in model.parts_  # about 60 rows
     assert ("x",) in model.parts_
     assert ("y",) in model.parts_
-    synthetic = model.sample(20_000, seed=4)
+    synthetic = model.sample(20_000, random_state=4)
     rare = synthetic[synthetic["b"] == "rare"].groupby("a")["value"].mean()
     # from a's copula, not from the whole table's (whose mean is 5)
     assert rare["x"] == pytest.approx(10, abs=0.5)
@@ -220,9 +220,9 @@ def test_clusters_keep_dependence_that_differs_between_groups_of_rows() -> None:
     real_right, real_left = within(frame)
     assert real_right > 0.9
     assert real_left < -0.9
-    one = within(GaussianCopula(identifiers=[]).fit(frame).sample(n, seed=1))
+    one = within(GaussianCopula(identifiers=[]).fit(frame).sample(n, random_state=1))
     mixed = GaussianCopula(clusters=2, identifiers=[]).fit(frame)
-    two = within(mixed.sample(n, seed=1))
+    two = within(mixed.sample(n, random_state=1))
     assert max(abs(one[0]), abs(one[1])) < 0.5  # one correlation matrix averages them out
     assert two[0] == pytest.approx(real_right, abs=0.05)
     assert two[1] == pytest.approx(real_left, abs=0.05)
@@ -242,7 +242,7 @@ def test_categories_are_ordered_so_the_copula_sees_their_dependence() -> None:
     model = GaussianCopula(identifiers=[]).fit(frame)
     order = list(model.models_["level"].categories)
     assert order in (levels, levels[::-1])
-    synthetic = model.sample(n, seed=2)
+    synthetic = model.sample(n, random_state=2)
     real = frame.groupby("level")["income"].median()
     made = synthetic.groupby("level")["income"].median()
     # an oracle outside veil: scipy's Spearman over the eight levels' medians

@@ -26,14 +26,14 @@ def adult() -> pd.DataFrame:
 def test_tvae_keeps_the_columns_together_and_is_judged_like_any_release(adult: pd.DataFrame
                                                                         ) -> None:  # fmt: skip
     train, holdout = adult.iloc[:3_200], adult.iloc[3_200:]
-    model = TVAE(dim=8, epochs=40, identifiers=["customer"]).fit(train, seed=0)
-    rows = model.sample(2_000, seed=7)
-    pd.testing.assert_frame_equal(rows, model.sample(2_000, seed=7))
+    model = TVAE(dim=8, epochs=40, identifiers=["customer"]).fit(train, random_state=0)
+    rows = model.sample(2_000, random_state=7)
+    pd.testing.assert_frame_equal(rows, model.sample(2_000, random_state=7))
     assert list(rows.columns) == list(adult.columns)
     assert not set(rows["customer"]) & set(train["customer"])  # fresh, never a real key
     assert rows["customer"].str.fullmatch(r"CUS-\d{6}").all()
     assert set(rows["sex"]) <= set(adult["sex"])
-    independent = Marginals(identifiers=["customer"]).fit(train, seed=0).sample(2_000, seed=7)
+    independent = Marginals(identifiers=["customer"]).fit(train, random_state=0).sample(2_000, random_state=7)
     judged = {name: evaluate_release(train.drop(columns="customer"), release.drop(
         columns="customer"), holdout=holdout.drop(columns="customer"), target="salary-class")
         for name, release in (("tvae", rows), ("marginals", independent))}  # fmt: skip

@@ -1,9 +1,9 @@
 """The ``veil`` command. It only translates arguments and exit codes; the work is elsewhere.
 
-One module per command group registers its commands on ``app``: ``scan``, ``release``
-(anonymize, report), ``check`` (check, verify), ``dp`` (budget, dp, synth), ``tools`` (demo,
-keygen, transforms). A new group (``veil evaluate``, ``veil fl``, ``veil rights``) is one more
-module in ``GROUPS``. Exit codes: see ``veil.cli._errors``.
+One module per command group registers its commands on ``app``: ``scan`` (scan, hierarchy),
+``release`` (anonymize, report), ``evaluate``, ``check`` (check, verify), ``dp`` (budget, dp),
+``synth``, ``federated`` (fl), ``latent`` (mask-latent), ``rights``, ``tools`` (demo, keygen,
+transforms...). A new group is one more module in ``GROUPS``. Exit codes: see ``veil.cli._errors``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,19 @@ import click
 import typer
 
 from veil._version import __version__
-from veil.cli import _common, check, dp, federated, latent, release, rights, scan, tools
+from veil.cli import (
+    _common,
+    check,
+    dp,
+    evaluate,
+    federated,
+    latent,
+    release,
+    rights,
+    scan,
+    synth,
+    tools,
+)
 from veil.cli._common import out
 from veil.cli._errors import (
     _STOPPED_BY,
@@ -43,7 +55,7 @@ app = typer.Typer(
 )
 
 #: The command groups, in the order ``veil --help`` lists them.
-GROUPS = (scan, release, check, dp, federated, latent, rights, tools)
+GROUPS = (scan, release, evaluate, check, dp, synth, federated, latent, rights, tools)
 
 
 def _print_version(value: bool) -> None:

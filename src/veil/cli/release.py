@@ -93,8 +93,8 @@ def anonymize(
     With --hierarchies, the columns that have a hierarchy file are the quasi-identifiers and
     the optimal generalization meeting -k/--l/--t is searched for, as in ARX.
     """
+    from veil.api import anonymize as run
     from veil.policy import Policy
-    from veil.privacy import anonymize as run
 
     _check_format(fmt)
     engine = engines.chosen()

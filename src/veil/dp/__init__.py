@@ -5,6 +5,7 @@ does not)."""
 from __future__ import annotations
 
 from veil.dp.budget import Accountant, Budget, Entry, check_epsilon_delta
+from veil.dp.query import answer, parse_query
 from veil.dp.stats import (
     DPResult,
     count,
@@ -24,6 +25,7 @@ __all__ = [
     "Budget",
     "DPResult",
     "Entry",
+    "answer",
     "check_epsilon_delta",
     "count",
     "grouped_count",
@@ -31,6 +33,7 @@ __all__ = [
     "histogram",
     "mean",
     "median",
+    "parse_query",
     "quantile",
     "std",
     "sum",

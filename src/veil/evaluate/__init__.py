@@ -16,6 +16,7 @@ synthetic ones alike (see ``_prepare`` for how generalized values are compared).
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,72 @@ class Evaluation:
         elif "reason" in self.utility:
             out["utility"], out["utility_reason"] = None, self.utility["reason"]
         return out
+
+    def to_json(self) -> str:
+        """``to_dict`` as JSON text."""
+        return json.dumps(self.to_dict())
+
+    def lines(self) -> list[str]:
+        """What was measured, as ``veil evaluate`` prints it."""
+        data = self.to_dict()
+        left = ", ".join(f"{c} ({why})" for c, why in self.left_out.items()) or "none"
+        said = [f"compared {len(self.compared)} columns; left out: {left}"]
+        said += [f"  {note}" for note in self.notes]
+        said.append(_fidelity_line(data["fidelity"]))
+        said += _utility_lines(data)
+        return said + _privacy_lines(data["privacy"])
+
+    def _repr_html_(self) -> str:
+        from veil._html import card
+
+        return card("veil evaluation", lines=self.lines())
+
+
+def _fidelity_line(fidelity: dict[str, Any]) -> str:
+    name, worst = max(fidelity["columns"].items(), key=lambda item: item[1]["value"])
+    return (
+        f"fidelity: detection AUC {fidelity['detection_auc']:.3f} (0.5: indistinguishable); "
+        f"association difference {fidelity['association_difference']:.3f}; furthest column "
+        f"{name} ({worst['statistic']} {worst['value']:.3f})"
+    )
+
+
+def _utility_lines(data: dict[str, Any]) -> list[str]:
+    u = data["utility"]
+    if u is None:
+        return [f"utility: not measured ({data['utility_reason']})"]
+    said = []
+    for name in ("trtr", "tstr"):
+        scores = u[name]
+        if scores is not None:
+            auc = "-" if scores["roc_auc"] is None else f"{scores['roc_auc']:.3f}"
+            said.append(
+                f"utility {name.upper()} ({u['target']}): accuracy {scores['accuracy']:.3f}, "
+                f"F1 {scores['f1']:.3f}, ROC-AUC {auc}"
+            )
+    return said
+
+
+def _privacy_lines(p: dict[str, Any]) -> list[str]:
+    if p["dcr"] is None:
+        return [f"privacy: not measured ({p['dcr_reason']})"]
+    said = [
+        f"privacy: {p['dcr']['share_closer_to_training']:.1%} of release rows closer to "
+        f"training than to holdout rows ({p['dcr']['ideal']:.0%} ideal: the training rows' "
+        f"share); exact copies {p['exact_copies']:.1%}; "
+        f"membership advantage {p['membership_advantage']:.3f}"
+    ]
+    for attack in ("singling_out", "linkability", "inference"):
+        measured, name = p[attack], attack.replace("_", " ")
+        if measured["risk"] is None:
+            said.append(f"  {name}: not measured ({measured['reason']})")
+            continue
+        low, high = measured["ci"]
+        said.append(
+            f"  {name} risk {measured['risk']:.3f} [{low:.3f}, {high:.3f}] "
+            f"({risk_label((low, high))})"
+        )
+    return said
 
 
 def evaluate_release(

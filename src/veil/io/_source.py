@@ -150,7 +150,7 @@ class Source:
 
     def frame(self) -> pd.DataFrame:
         """The whole table as a DataFrame (a Dask DataFrame computed)."""
-        from veil.io import read
+        from veil.io._read import read
 
         if self.kind == "dask":
             return self.data.compute()

@@ -1,12 +1,13 @@
 """Synthetic data behind one interface, as scikit-learn's: ``fit(frame)``, then
-``sample(n, seed=...)``.
+``sample(n, random_state=...)``.
 
 - ``Marginals``: each column from its own fitted distribution (frequencies; the best scipy
   distribution among stated candidates by AIC or KS; dates as dates; missing rates kept).
 - ``GaussianCopula``: those marginals joined by a Gaussian copula of the rank correlations.
 - ``TVAE``: a variational autoencoder (``veil.learn.latent``'s network) sampled from its
   prior; needs the ``ml`` extra (torch).
-- ``MST``: differentially private (``veil.dp.synth``), charged to the privacy-budget ledger.
+- ``MST``: differentially private (McKenna et al., through OpenDP), charged to the
+  privacy-budget ledger when fitted; ``synthesize_mst`` fits and samples it once.
 - ``from_schema``: test data from a schema alone (Faker, distributions, scikit-learn's
   ``make_classification`` / ``make_blobs``), no real rows.
 
@@ -15,7 +16,7 @@ Direct identifiers are never resampled: every synthetic row gets a new, well-for
     >>> import pandas as pd
     >>> from veil.synth import GaussianCopula
     >>> frame = pd.DataFrame({"age": range(20, 70), "tier": ["Gold", "Silver"] * 25})
-    >>> synthetic = GaussianCopula(identifiers=[]).fit(frame).sample(100, seed=1)
+    >>> synthetic = GaussianCopula(identifiers=[]).fit(frame).sample(100, random_state=1)
     >>> synthetic.shape
     (100, 2)
 """
@@ -25,24 +26,42 @@ from __future__ import annotations
 from typing import Any
 
 from veil.exceptions import ParameterError
+from veil.synth._base import Synthesizer
 from veil.synth._copula import GaussianCopula
 from veil.synth._marginals import ColumnModel, Marginals
+from veil.synth._mst import MST, Synthetic, named_identifier
+from veil.synth._mst import synthesize as synthesize_mst
 from veil.synth._schema import from_schema, load_schema
 from veil.synth._tvae import TVAE
 
-__all__ = ["METHODS", "TVAE", "ColumnModel", "GaussianCopula", "Marginals", "from_schema",
-           "load_schema", "make"]  # fmt: skip
+__all__ = [
+    "METHODS",
+    "MST",
+    "TVAE",
+    "ColumnModel",
+    "GaussianCopula",
+    "Marginals",
+    "Synthesizer",
+    "Synthetic",
+    "from_schema",
+    "load_schema",
+    "make",
+    "named_identifier",
+    "synthesize_mst",
+]
 
-#: the non-DP methods by their CLI name (``mst`` is ``veil.dp.synth``: it needs a ledger)
-METHODS: dict[str, type[Marginals]] = {"marginals": Marginals, "copula": GaussianCopula,
-                                       "tvae": TVAE}  # fmt: skip
+#: The synthesizers by their command-line name (``mst`` needs ``epsilon`` and ``accountant``).
+METHODS: dict[str, type[Synthesizer]] = {
+    "marginals": Marginals,
+    "copula": GaussianCopula,
+    "tvae": TVAE,
+    "mst": MST,
+}
 
 
-def make(method: str, **options: Any) -> Marginals:
-    """The synthesizer called ``method`` (``marginals``, ``copula`` or ``tvae``) with
+def make(method: str, **options: Any) -> Synthesizer:
+    """The synthesizer called ``method`` (``marginals``, ``copula``, ``tvae`` or ``mst``) with
     ``options``."""
     if method not in METHODS:
-        raise ParameterError(
-            f"method must be one of {sorted(METHODS)} (or mst, with --epsilon), got {method!r}"
-        )
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     return METHODS[method](**options)

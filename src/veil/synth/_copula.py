@@ -64,12 +64,13 @@ class GaussianCopula(Marginals):
         self.condition_on = condition_on
         self.clusters = clusters
 
-    def fit(self, frame: pd.DataFrame, *, seed: int | None = 0) -> GaussianCopula:
+    def _fit(self, frame: pd.DataFrame, seed: int | None) -> None:
         """Fit the marginals, then the correlation of the columns' normal scores (per value of
         ``condition_on`` and cluster when given)."""
         if self.condition_on is not None or self.clusters is not None:
-            return self._fit_conditional(frame, seed)
-        super().fit(frame, seed=seed)
+            self._fit_conditional(frame, seed)
+            return
+        super()._fit(frame, seed)
         rng = np.random.default_rng(seed)
         self.copula_columns_ = [n for n, m in self.models_.items() if m.kind != "identifier"]
         self.progress("fitting the copula (rank correlations)")
@@ -79,7 +80,6 @@ class GaussianCopula(Marginals):
                 break
             scores = self._scores(frame, rng)
         self.correlation_ = _nearest_correlation(scores)
-        return self
 
     def _scores(self, frame: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
         """Each row's normal scores over ``copula_columns_`` (0 where missing)."""
@@ -127,10 +127,10 @@ class GaussianCopula(Marginals):
                 moved = True
         return moved
 
-    def _fit_conditional(self, frame: pd.DataFrame, seed: int | None) -> GaussianCopula:
+    def _fit_conditional(self, frame: pd.DataFrame, seed: int | None) -> None:
         names = self._conditions()
         require_columns(frame, names, where="condition_on")
-        whole = GaussianCopula(**self._options()).fit(frame, seed=seed)  # roles, identifiers
+        whole = GaussianCopula(**self._options()).fit(frame, random_state=seed)  # roles, identifiers
         for name in names:
             if whole.models_[name].kind != "category":
                 kind = whole.models_[name].kind
@@ -159,14 +159,13 @@ class GaussianCopula(Marginals):
                 if chosen.sum() >= MIN_GROUP:
                     self.progress(f"fitting the copula of {_label(prefix, names)}")
                     rows = frame.loc[chosen, modelled]
-                    self.parts_[prefix] = GaussianCopula(**options).fit(rows, seed=seed)
+                    self.parts_[prefix] = GaussianCopula(**options).fit(rows, random_state=seed)
                     break
         self.shares_ = shares
         self.whole_ = whole
         self.models_, self.dtypes_, self.left_out_ = whole.models_, whole.dtypes_, whole.left_out_
         self.copula_columns_, self.correlation_ = whole.copula_columns_, whole.correlation_
         self.n_rows_ = len(frame)
-        return self
 
     def _conditions(self) -> list[str]:
         on = self.condition_on
@@ -177,10 +176,9 @@ class GaussianCopula(Marginals):
                 "identifiers": self.identifiers, "leave_out": self.leave_out,
                 "locale": self.locale}  # fmt: skip
 
-    def sample(self, n: int | None = None, *, seed: int | None = None) -> pd.DataFrame:
-        """``n`` synthetic rows (default: as many as fitted); same seed, same rows."""
+    def _sample(self, n: int | None, seed: int | None) -> pd.DataFrame:
         if not hasattr(self, "parts_"):
-            return super().sample(n, seed=seed)
+            return super()._sample(n, seed)
         rows = self.n_rows_ if n is None else int(n)
         if rows < 1:
             raise ParameterError(f"n must be at least 1, got {rows}")
@@ -195,7 +193,7 @@ class GaussianCopula(Marginals):
             seed_part = int(rng.integers(2**31))
             prefix = next((key[:n] for n in range(len(key), 0, -1) if key[:n] in self.parts_), ())
             part = self.parts_.get(prefix, self.whole_)
-            piece = part.sample(count, seed=seed_part)[part_columns(self)]
+            piece = part.sample(count, random_state=seed_part)[part_columns(self)]
             if len(prefix) < len(names):  # a rare group: its values set on rows of a wider one
                 for name, component in zip(names, key[: len(names)], strict=False):
                     piece[name] = np.full(count, component, dtype=object)

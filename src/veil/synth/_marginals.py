@@ -24,6 +24,7 @@ from scipy import stats
 from veil.exceptions import InputError, ParameterError
 from veil.progress import Progress
 from veil.schema import DAY_NS, ColumnRole, as_numbers, is_continuous, require_columns
+from veil.synth._base import Synthesizer
 from veil.synth._identifiers import PATTERNS, PROVIDERS, FreshIdentifiers
 from veil.transforms.resample import DEFAULT_CANDIDATES, fit_distributions
 
@@ -169,7 +170,7 @@ def _shown(values: np.ndarray) -> str:
     return ", ".join(f"{v:g}" for v in values)
 
 
-class Marginals:
+class Marginals(Synthesizer):
     """Synthetic rows whose columns follow the real columns' distributions, independently.
 
     ``identifiers``: columns to give new values (default: the scan's identifiers); ``leave_out``
@@ -198,7 +199,7 @@ class Marginals:
         self.progress: Callable[[str], None] = progress or Progress()
 
     # ---------------------------------------------------------------------------------- fit
-    def fit(self, frame: pd.DataFrame, *, seed: int | None = 0) -> Marginals:
+    def _fit(self, frame: pd.DataFrame, seed: int | None) -> None:
         """Learn each column's model from ``frame`` (identifiers and free text found by the
         scan unless ``identifiers`` was given); ``seed`` fixes the fitting's random parts."""
         if len(frame) < 2:
@@ -224,7 +225,6 @@ class Marginals:
                 raise InputError(f"column {name!r} has no values: leave it out")
             self.models_[name] = self._fit_column(series, missing, rng)
         self.n_rows_ = len(frame)
-        return self
 
     def _roles(self, frame: pd.DataFrame) -> tuple[set[str], dict[str, str], dict[str, str]]:
         left_out = dict.fromkeys(self.leave_out, "left out as asked")
@@ -282,8 +282,7 @@ class Marginals:
         if not hasattr(self, "models_"):
             raise ParameterError(f"call fit(frame) before sample(): this {self.method} is empty")
 
-    def sample(self, n: int | None = None, *, seed: int | None = None) -> pd.DataFrame:
-        """``n`` synthetic rows (default: as many as fitted); same seed, same rows."""
+    def _sample(self, n: int | None, seed: int | None) -> pd.DataFrame:
         self._check_fitted()
         rows = self.n_rows_ if n is None else int(n)
         if rows < 1:

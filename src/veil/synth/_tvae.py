@@ -28,12 +28,12 @@ class TVAE(Marginals):
         self.dim = dim
         self.epochs = epochs
 
-    def fit(self, frame: pd.DataFrame, *, seed: int | None = 0) -> TVAE:
+    def _fit(self, frame: pd.DataFrame, seed: int | None) -> None:
         """The column models (for identifiers, dtypes and missing rates), then the network."""
         from veil.learn.latent._codec import TableCodec
         from veil.learn.latent._network import build, seeded, torch_module, train
 
-        super().fit(frame, seed=seed)
+        super()._fit(frame, seed)
         torch = torch_module()
         columns = [n for n, m in self.models_.items() if m.kind != "identifier"]
         self.codec_ = TableCodec.fit(frame[columns])
@@ -48,7 +48,6 @@ class TVAE(Marginals):
                 mean, _ = self.network_.encode(torch.as_tensor(codes), torch.as_tensor(numbers))
                 _, predicted = self.network_.decode(mean)
         self.noise_ = np.std(predicted.numpy() - numbers, axis=0) if numbers.shape[1] else None
-        return self
 
     def _fit_column(self, series: pd.Series, missing: float, rng: np.random.Generator
                     ) -> ColumnModel:  # fmt: skip
@@ -58,7 +57,7 @@ class TVAE(Marginals):
             refuse_copies(series, series.dropna().value_counts())
         return ColumnModel(str(series.name), "network", missing)
 
-    def sample(self, n: int | None = None, *, seed: int | None = None) -> pd.DataFrame:
+    def _sample(self, n: int | None, seed: int | None) -> pd.DataFrame:
         """``n`` rows decoded from the prior; same seed, same rows."""
         from veil.learn.latent._network import seeded, torch_module
 

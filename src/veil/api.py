@@ -1,8 +1,9 @@
-"""The release half's entry points over any source and engine: ``anonymize``, ``check`` and
-``verify`` take a ``veil.io.Source`` (a DataFrame, a Dask DataFrame, files, a SQL URL) and an
-``engine`` (``"auto"``, ``"memory"``, ``"stream"``, ``"dask"``: ``veil.io.Source.engine``
-decides and refuses), run the engine's passes, and write the release, its certificate and its
-report as one set of files (all appear, or none). The command line calls these and prints."""
+"""veil's entry points over any source and engine: ``anonymize``, ``check`` and ``verify``
+(``veil.scan`` is the scan's own) take a ``veil.io.Source`` (a DataFrame, a Dask DataFrame,
+files, a SQL URL) and an ``engine`` (``"auto"``, ``"memory"``, ``"stream"``, ``"dask"``:
+``veil.io.Source.engine`` decides and refuses), run that engine of ``veil.privacy``, and write
+the release, its certificate and its report as one set of files (all appear, or none). The
+command line calls these and prints."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
 
 import pandas as pd
 
+from veil.evaluate import Evaluation
 from veil.exceptions import InputError, ParameterError
 from veil.hierarchy import Hierarchy, load_hierarchies, load_hierarchy_dir
 from veil.io import (
@@ -38,7 +41,7 @@ from veil.privacy._verify import verify as _verify_frame
 from veil.privacy.certificate import Certificate, Release
 from veil.progress import Progress, as_progress
 
-__all__ = ["anonymize", "check", "verify"]
+__all__ = ["Synthesized", "anonymize", "check", "evaluate", "synthesize", "verify"]
 
 PolicyLike = Policy | Mapping[str, Any] | str | os.PathLike[str] | None
 Hierarchies = Mapping[str, Hierarchy] | str | os.PathLike[str] | None
@@ -307,9 +310,9 @@ def _in_batches(
 
 
 def _policy(policy: PolicyLike) -> Policy:
-    from veil.privacy._anonymize import _as_policy
-
-    return Policy() if policy is None else _as_policy(policy)
+    if policy is None or isinstance(policy, Policy):
+        return policy or Policy()
+    return Policy.from_dict(policy) if isinstance(policy, Mapping) else Policy.load(policy)
 
 
 def _hierarchies(given: Hierarchies, src: Source) -> dict[str, Hierarchy] | None:
@@ -464,3 +467,191 @@ def _claims(certificate: Certificate | Mapping[str, Any] | PathLike) -> dict[str
     if not isinstance(loaded, dict):
         raise InputError(f"{path}: not a JSON certificate (a JSON object is expected)")
     return loaded
+
+
+def evaluate(
+    original: Any,
+    release: Any,
+    *,
+    holdout: Any = None,
+    holdout_fraction: float | None = None,
+    target: str | None = None,
+    random_state: int = 0,
+    report: PathLike | None = None,
+    title: str | None = None,
+    force: bool = False,
+    progress: Told = None,
+    **reading: Any,
+) -> Evaluation:
+    """Fidelity, utility on real holdout rows, and attacks (DCR, membership, singling out,
+    linkability, inference) on any release (``veil.evaluate.evaluate_release``), with the
+    tables read from any source and the report written when asked.
+
+    Parameters
+    ----------
+    original, release : DataFrame, str, path or Source
+        The table the release was made from, and the release (any kind).
+    holdout : DataFrame, str, path or Source, optional
+        Real rows of the same kind the release was not made from.
+    holdout_fraction : float, optional
+        Set aside this share of ``original`` as holdout (the release must have been made
+        without those rows).
+    target : str, optional
+        A category a model predicts (TSTR against TRTR).
+    random_state : int
+        Seed of every random choice.
+    report : path, optional
+        Also write a report (.html or .json); ``force`` replaces an existing one.
+    reading
+        The tables' reading options (``sep``...).
+
+    Returns
+    -------
+    Evaluation
+        What was measured, with a reason where a measure could not be.
+    """
+    from veil.evaluate import evaluate_release
+    from veil.report.model import report_format
+    from veil.report.sections.evaluation import build_evaluation_report
+
+    tables = [Source.of(t, **reading) for t in (original, release)]
+    rows = None if holdout is None else Source.of(holdout, **reading)
+    named = [t.data for t in [*tables, *([rows] if rows else [])] if t.kind in {"files", "sql"}]
+    outputs = OutputSet(force=force, inputs=[str(p) for p in named])
+    if report is not None:
+        outputs.check(report)
+        chosen = report_format(report)
+    said = as_progress(progress)
+    said(f"reading {tables[0].name} and {tables[1].name}")
+    real, released = (t.frame() for t in tables)
+    said("measuring fidelity, utility and privacy")
+    result = evaluate_release(real, released, holdout=None if rows is None else rows.frame(),
+                              holdout_fraction=holdout_fraction, target=target,
+                              seed=random_state)  # fmt: skip
+    if report is not None:
+        name = title or f"veil evaluation: {Path(tables[1].name).name}"
+        built = build_evaluation_report(result, title=name)
+        with outputs:
+            outputs.stage(report).write_text(built.render(chosen), encoding="utf-8")
+    return result
+
+
+@dataclass
+class Synthesized:
+    """What ``synthesize`` wrote: the synthetic rows, the synthesizer, and what to say."""
+
+    data: pd.DataFrame
+    method: str
+    epsilon: float | None = None  # spent, for a differentially private method
+    lines: list[str] = field(default_factory=list)  # how it was modelled, and notes
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON values (the rows are in the file)."""
+        return {"rows": len(self.data), "columns": [str(c) for c in self.data.columns],
+                "method": self.method, "epsilon": self.epsilon, "notes": self.lines}  # fmt: skip
+
+    def to_json(self) -> str:
+        """``to_dict`` as JSON text."""
+        return json.dumps(self.to_dict())
+
+    def _repr_html_(self) -> str:
+        from veil._html import card
+
+        title = f"veil synthetic data: {len(self.data):,} rows ({self.method})"
+        return card(title, lines=self.lines)
+
+
+def synthesize(
+    source: Any,
+    output: PathLike | None = None,
+    *,
+    method: str = "copula",
+    epsilon: float | None = None,
+    accountant: Any = None,
+    columns: Sequence[str] | None = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    bins: int = 10,
+    rows: int | None = None,
+    random_state: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    force: bool = False,
+    escape_formulas: bool = True,
+    progress: Told = None,
+    **reading: Any,
+) -> Synthesized:
+    """Synthetic rows learnt from ``source`` (``veil synth``), written to ``output`` when given.
+
+    Parameters
+    ----------
+    source : DataFrame, str, path or Source
+        The real table (``reading``: its reading options).
+    output : path, optional
+        Where to write the rows (.csv/.parquet/.xlsx/.json; ``force`` replaces an existing
+        file, never an input).
+    method : str
+        A synthesizer of ``veil.synth.METHODS``: ``copula``, ``marginals``, ``tvae``, or
+        ``mst`` (differentially private: needs ``epsilon`` and ``accountant``).
+    columns : list of str, optional
+        Only these columns.
+    bounds, bins
+        For ``mst``: public numeric ranges and bins per numeric column.
+    rows : int, optional
+        Rows to make (default: as many as the source; for ``mst``, the DP estimate).
+    random_state : int, optional
+        Seed of the fitting and the sampling (``mst``: only the rows' order; its noise is
+        never seeded).
+    options : mapping, optional
+        The synthesizer's own options (``condition_on``, ``clusters``...).
+
+    Returns
+    -------
+    Synthesized
+        The rows, the method and what to say about them.
+    """
+    from veil.io import check_output, check_writable, output_format, write
+    from veil.schema import require_columns
+    from veil.synth import make
+
+    src = Source.of(source, **reading)
+    private = method == "mst"
+    if private and (epsilon is None or accountant is None):
+        raise ParameterError("--method mst is differentially private: pass --epsilon E")
+    if not private and epsilon is not None:
+        raise ParameterError(
+            f"--epsilon applies to --method mst only; {method} is not differentially private"
+        )
+    inputs = [str(src.data)] if src.kind in {"files", "sql"} else []
+    if output is not None:
+        check_output(output, inputs=inputs, force=force)
+        if rows is not None:
+            check_writable(output_format(output), output, rows=rows)
+    said = as_progress(progress)
+    frame = src.frame()
+    given = dict(options or {})
+    if private:
+        given.update(epsilon=epsilon, accountant=accountant, columns=columns,
+                     bounds=dict(bounds or {}), bins=bins)  # fmt: skip
+    elif columns is not None:
+        require_columns(frame, list(columns), where="--columns")
+        frame = frame[list(columns)]
+    model = make(method, **given)
+    model.progress = said
+    model.fit(frame, random_state=0 if random_state is None and private else random_state)
+    said(f"sampling {rows or len(frame):,} rows" if not private else "synthesizing")
+    synthetic = model.sample(rows, random_state=0 if private and random_state is None
+                             else random_state)  # fmt: skip
+    if output is not None:
+        write(synthetic, output, force=force, inputs=inputs, escape_formulas=escape_formulas)
+    return Synthesized(synthetic, method, epsilon if private else None, _said(model, synthetic))
+
+
+def _said(model: Any, synthetic: pd.DataFrame) -> list[str]:
+    if not model.differentially_private:
+        return list(model.describe())
+    first = (
+        f"{len(synthetic):,} rows: the number given as public input"
+        if model.rows_from_ == "public"
+        else f"{len(synthetic):,} rows: as many as the noisy marginals estimate (the input's "
+        "size is not published)"
+    )
+    return [first, *model.describe()]

@@ -10,7 +10,7 @@ import pytest
 from veil import dp
 from veil.cli import main
 from veil.demo import demo_data
-from veil.dp.synth import synthesize
+from veil.synth import synthesize_mst as synthesize
 from veil.exceptions import BudgetExceededError, MissingExtraError, PrivacyLeakWarning
 
 
@@ -62,7 +62,7 @@ def test_mst_selection_split_cannot_overshoot_by_rounding() -> None:
 
     import opendp.prelude as odp
 
-    from veil.dp._mst import SPLIT_MARGIN
+    from veil.synth._mst_split import SPLIT_MARGIN
 
     odp.enable_features("contrib")
 

@@ -1,0 +1,199 @@
+"""``veil synth``: synthetic data learnt from a table (a copula, marginals, a variational
+autoencoder, or differentially private MST charged to the budget), or test data from a
+schema alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from veil.cli._common import (
+    GROUP,
+    Bounds,
+    EscapeFormulas,
+    Force,
+    Ledger,
+    OtherDataset,
+    Sep,
+    _ledger,
+    _parse_bounds,
+    _progress,
+    out,
+    with_groups,
+)
+from veil.exceptions import ParameterError
+
+Output = Annotated[Path, typer.Option("--output", "-o", help="Synthetic table (.csv/.parquet).")]
+Learnt = Annotated[
+    str | None,
+    typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL (or --schema)."),
+]
+Method = Annotated[
+    str | None,
+    typer.Option(
+        "--method",
+        help="marginals, copula (Gaussian copula), tvae (a variational autoencoder; the ml "
+        "extra) or mst (differentially private, needs --epsilon).",
+    ),
+]
+Rows = Annotated[
+    int | None,
+    typer.Option(
+        "--rows", help="Rows to make (default: as many as DATA; for mst, the DP estimate).", min=1
+    ),
+]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        help="Seed of the sampling: same seed, same rows (mst: only the row order; its DP "
+        "noise is never seeded).",
+    ),
+]
+Schema = Annotated[
+    Path | None,
+    typer.Option(
+        "--schema",
+        help="Make test data from a schema (YAML: Faker per column, distributions, or "
+        "kind: classification/blobs) instead of from DATA.",
+    ),
+]
+
+
+@dataclass
+class CopulaFlags:
+    """The copula's options."""
+
+    condition_on: Annotated[
+        str | None,
+        typer.Option(
+            "--condition-on",
+            help="copula: one copula per value of these comma-separated categorical columns "
+            "(the target a model will predict first), so the columns' dependence on them is "
+            "kept.",
+        ),
+    ] = None
+    clusters: Annotated[
+        int | None,
+        typer.Option(
+            "--clusters",
+            help="copula: also split the rows into this many k-means clusters, a copula for "
+            "each (a mixture: dependence that differs between groups of rows is kept).",
+        ),
+    ] = None
+
+    def options(self, method: str) -> dict[str, object]:
+        """The synthesizer's options these flags give (only the copula takes them)."""
+        given: dict[str, object] = {"condition_on": self.condition_on, "clusters": self.clusters}
+        for name, value in given.items():
+            if value is not None and method != "copula":
+                flag = "--" + name.replace("_", "-")
+                raise ParameterError(f"{flag} applies to --method copula, not {method}")
+        if self.condition_on:
+            given["condition_on"] = [c.strip() for c in self.condition_on.split(",")]
+        return {k: v for k, v in given.items() if v is not None}
+
+
+@dataclass
+class MstFlags:
+    """Differentially private synthesis (MST)."""
+
+    dp_flag: Annotated[bool, typer.Option("--dp", help="Same as --method mst.")] = False
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Epsilon to spend.")] = None
+    bounds: Bounds = None
+    bins: Annotated[int, typer.Option("--bins", help="Bins per numeric column.", min=2)] = 10
+    ledger: Ledger = None
+    other_dataset: OtherDataset = False
+
+    def method(self, asked: str | None) -> str:
+        """The method asked for, checked against --dp and --epsilon."""
+        if asked is None and not self.dp_flag and self.epsilon is None:
+            raise ParameterError(
+                "choose how: --method copula or marginals (not differentially private: measure "
+                "the result with veil evaluate), or --method mst --epsilon E"
+            )
+        chosen = asked or "mst"
+        if self.dp_flag and chosen != "mst":
+            raise ParameterError(f"--dp means --method mst, not {chosen}: pass one of them")
+        return chosen
+
+
+@with_groups
+def synth_command(
+    output: Output,
+    data: Learnt = None,
+    method: Method = None,
+    private: MstFlags = GROUP,
+    columns: Annotated[
+        str | None, typer.Option("--columns", help="Comma-separated columns (default: all usable).")
+    ] = None,
+    rows: Rows = None,
+    seed: Seed = None,
+    schema: Schema = None,
+    copula: CopulaFlags = GROUP,
+    force: Force = False,
+    escape_formulas: EscapeFormulas = True,
+    sep: Sep = None,
+) -> None:
+    """Synthetic data: column marginals, a Gaussian copula, a variational autoencoder, or DP
+    MST (charged to the budget)."""
+    from veil.api import synthesize
+
+    if (data is None) == (schema is None):
+        raise ParameterError("give DATA to learn from, or --schema to make test data from")
+    if schema is not None:
+        _from_schema(schema, output, rows=rows, seed=seed, force=force,
+                     escape_formulas=escape_formulas)  # fmt: skip
+        return
+    chosen = private.method(method)
+    accountant = None
+    if chosen == "mst" and private.epsilon is not None:
+        from veil.dp import Accountant
+
+        accountant = Accountant(_ledger(private.ledger), other_dataset=private.other_dataset)
+    with _progress() as say:
+        made = synthesize(data, output, method=chosen, epsilon=private.epsilon,
+                          accountant=accountant, bins=private.bins, rows=rows, random_state=seed,
+                          columns=[c.strip() for c in columns.split(",")] if columns else None,
+                          bounds=_parse_bounds(private.bounds or []),
+                          options=copula.options(chosen), force=force,
+                          escape_formulas=escape_formulas, progress=say, sep=sep)  # fmt: skip
+    _said(made, output)
+
+
+def _said(made: object, output: Path) -> None:
+    from veil.api import Synthesized
+    from veil.dp.budget import NEIGHBOURS
+
+    assert isinstance(made, Synthesized)
+    size = f"{len(made.data):,} synthetic rows, {made.data.shape[1]} columns"
+    if made.epsilon is not None:
+        out.print(f"wrote {output} ({size}; epsilon {made.epsilon:g} spent, neighbours: "
+                  f"{NEIGHBOURS})")  # fmt: skip
+    else:
+        out.print(f"wrote {output} ({size}; {made.method}, not differentially private: measure "
+                  "its privacy before release)")  # fmt: skip
+    for line in made.lines:
+        out.print(f"  {line}")
+
+
+def _from_schema(schema: Path, output: Path, *, rows: int | None, seed: int | None,
+                 force: bool, escape_formulas: bool) -> None:  # fmt: skip
+    from veil.io import check_output, write
+    from veil.synth import from_schema
+
+    check_output(output, inputs=[str(schema)], force=force)
+    with _progress() as say:
+        say(f"making rows from {schema}")
+        frame = from_schema(schema, rows, seed=seed)
+    write(frame, output, force=force, inputs=[str(schema)], escape_formulas=escape_formulas)
+    out.print(f"wrote {output} ({len(frame):,} rows, {frame.shape[1]} columns from {schema}; "
+              "test data: no real row was read)")  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``veil synth`` to ``app``."""
+    app.command("synth")(synth_command)

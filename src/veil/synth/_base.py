@@ -1,0 +1,87 @@
+"""The shape every synthesizer has, as scikit-learn's estimators: ``fit(frame)``, then
+``sample(n, random_state=...)``, and ``describe()`` saying how each column was modelled."""
+
+from __future__ import annotations
+
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar, Self
+
+import pandas as pd
+
+__all__ = ["Synthesizer"]
+
+_UNSET: Any = object()
+
+
+class Synthesizer(ABC):
+    """A model of a table that makes new rows like its rows.
+
+    Subclasses implement ``_fit`` and ``_sample``; ``fit`` and ``sample`` take the seed as
+    ``random_state`` (``seed=``, the name of earlier releases, is accepted with a
+    ``DeprecationWarning``). ``differentially_private`` says whether fitting is charged to a
+    privacy budget (then only what ``fit`` released is read by ``sample``).
+    """
+
+    method: ClassVar[str]
+    differentially_private: ClassVar[bool] = False
+    progress: Callable[[str], None]
+
+    def fit(self, frame: pd.DataFrame, *, random_state: int | None = 0, seed: Any = _UNSET) -> Self:
+        """Learn the model from ``frame``; ``random_state`` fixes the fitting's random parts.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The real rows (never modified).
+        random_state : int, optional
+            Seed of the fitting's random parts.
+
+        Returns
+        -------
+        Synthesizer
+            This synthesizer, fitted.
+        """
+        self._fit(frame, _renamed(random_state, seed, "fit"))
+        return self
+
+    def sample(
+        self, n: int | None = None, *, random_state: int | None = None, seed: Any = _UNSET
+    ) -> pd.DataFrame:
+        """``n`` synthetic rows (default: as many as fitted); same seed, same rows.
+
+        Parameters
+        ----------
+        n : int, optional
+            Rows to make.
+        random_state : int, optional
+            Seed of the sampling (None: fresh randomness).
+
+        Returns
+        -------
+        DataFrame
+            The synthetic rows.
+        """
+        return self._sample(n, _renamed(random_state, seed, "sample"))
+
+    @abstractmethod
+    def _fit(self, frame: pd.DataFrame, random_state: int | None) -> None: ...
+
+    @abstractmethod
+    def _sample(self, n: int | None, random_state: int | None) -> pd.DataFrame: ...
+
+    @abstractmethod
+    def describe(self) -> list[str]:
+        """One line per column: how it was modelled (for the command line and the report)."""
+
+
+def _renamed(random_state: int | None, seed: Any, where: str) -> int | None:
+    if seed is _UNSET:
+        return random_state
+    warnings.warn(
+        f"{where}(seed=...) is deprecated: use random_state= (scikit-learn's name)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return seed

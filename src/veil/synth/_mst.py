@@ -1,0 +1,307 @@
+"""Differentially private synthetic data: MST (McKenna et al.) through OpenDP's Private-PGM
+integration, on discretized columns, charged to the same ledger as every other DP release.
+
+Categories and numeric bin edges are part of the release's *public* description: given, they
+cost nothing; inferred from the data, they leak (which categories occur, the min and max), so
+veil warns with ``PrivacyLeakWarning``. Direct identifiers (known by their column names, public
+metadata: no row is scanned to choose what to release), free text and dates are left out
+unless named. A missing value appears only in a column whose domain has one.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from veil.dp.budget import Accountant, check_epsilon_delta, dataset_id
+from veil.dp.stats import opendp
+from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
+from veil.schema import require_columns
+from veil.synth._base import Synthesizer
+from veil.synth._mst_split import safe_mst
+
+
+def named_identifier(name: str) -> bool:
+    """A column whose name says it is a direct identifier or a key (``national_id``,
+    ``email``, ``customer_id``), read from the name alone."""
+    from veil.scan.hints import KEY, read_name
+    from veil.scan.recognizers import ENTITY_INFO
+
+    hints = read_name(name)  # strongest first: "No_of_dependents" is a household size
+    if not hints or hints[0].score < 0.75:
+        return False
+    info = ENTITY_INFO.get(hints[0].entity)
+    return hints[0].entity == KEY or bool(info and info.role == "identifier")
+
+
+_MAX_CATEGORIES = 50
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    """DP synthetic rows, the epsilon spent, the columns made and left out, and notes."""
+
+    data: pd.DataFrame
+    epsilon: float
+    columns: tuple[str, ...]
+    left_out: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    # where the number of records came from: "dp" (estimated from the noisy marginals, part of
+    # the guarantee) or "public" (given by the caller as public knowledge)
+    rows_from: str = "dp"
+
+
+def _plan(
+    frame: pd.DataFrame,
+    columns: Sequence[str] | None,
+    keys: Mapping[str, Sequence[str]],
+    bounds: Mapping[str, tuple[float, float]],
+    bins: int,
+    *,
+    strict: bool,
+) -> tuple[list[str], dict[str, list[str]], dict[str, list[float]], list[str], list[str]]:
+    chosen, categories, cuts, left_out, leaked = [], {}, {}, [], []
+    names = list(frame.columns) if columns is None else list(columns)
+    require_columns(frame, names, where="synth columns")
+    for name in names:
+        series = frame[name]
+        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+        if name in keys:
+            categories[name] = [str(k) for k in keys[name]]
+        elif name in bounds or (numeric and series.nunique() > _MAX_CATEGORIES):
+            low, high = bounds.get(name) or (float(series.min()), float(series.max()))
+            if name not in bounds:
+                leaked.append(f"the range of {name!r}")
+            cuts[name] = np.linspace(low, high, bins + 1)[1:-1].tolist()
+        elif series.nunique(
+            dropna=True
+        ) <= _MAX_CATEGORIES and not pd.api.types.is_datetime64_any_dtype(series):
+            categories[name] = sorted(series.dropna().astype(str).unique().tolist())
+            leaked.append(f"the categories of {name!r}")
+        else:
+            if strict:
+                raise ParameterError(
+                    f"column {name!r} has {series.nunique():,} distinct values: give its "
+                    "categories (keys) or numeric bounds, or leave it out"
+                )
+            left_out.append(name)
+            continue
+        chosen.append(name)
+    return chosen, categories, cuts, left_out, leaked
+
+
+class MST(Synthesizer):
+    """Differentially private synthetic rows from MST's marginals (McKenna et al.), charged to
+    ``accountant`` when fitted; sampling reads only what the fit released (post-processing, no
+    privacy cost).
+
+    Without ``columns``, direct identifiers are left out: ``identifiers`` names them, else
+    their column names do (``national_id``, ``email``: public metadata; scanning the private
+    rows to choose would be a release of its own, outside the budget). ``keys`` (categories)
+    and ``bounds`` (numeric ranges) are the public domain: given, they cost nothing; read from
+    the data, they leak (a ``PrivacyLeakWarning`` says which).
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget the fit spends.
+    accountant : Accountant
+        The ledger charged.
+    columns : list of str, optional
+        The columns to synthesize (each must be: keys or bounds where the data cannot say).
+    keys, bounds : mapping, optional
+        Public categories and numeric ranges by column.
+    bins : int
+        Bins per numeric column.
+    identifiers : list of str, optional
+        Direct identifiers to leave out (default: by their names).
+    """
+
+    method = "mst"
+    differentially_private = True
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        accountant: Accountant | None,
+        columns: Sequence[str] | None = None,
+        keys: Mapping[str, Sequence[str]] | None = None,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        bins: int = 10,
+        identifiers: Sequence[str] | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        check_epsilon_delta(epsilon)
+        if accountant is None:
+            raise ParameterError("accountant must be given: DP synthesis is charged to the budget")
+        self.epsilon, self.accountant = epsilon, accountant
+        self.columns = None if columns is None else list(columns)
+        self.keys, self.bounds, self.bins = dict(keys or {}), dict(bounds or {}), bins
+        self.identifiers = None if identifiers is None else list(identifiers)
+        self.progress: Callable[[str], None] = progress or (lambda _: None)
+
+    def _fit(self, frame: pd.DataFrame, random_state: int | None) -> None:
+        dp = opendp()  # a missing extra is said before any work or warning
+        try:
+            import mbi  # noqa: F401  (MST's graphical model)
+            import polars as pl
+        except ImportError as err:
+            raise MissingExtraError(
+                f"DP synthetic data needs OpenDP's mbi extra (no module {err.name!r}): "
+                "pip install 'veil[dp]'"
+            ) from err
+        columns, identifiers, by_name = self.columns, self.identifiers, False
+        dropped: list[str] = []
+        if columns is None:
+            if identifiers is None:  # the names are public; the rows are not read to choose
+                identifiers = [str(c) for c in frame.columns if named_identifier(str(c))]
+                by_name = True
+            dropped = [str(c) for c in frame.columns if c in set(identifiers)]
+            columns = [c for c in frame.columns if str(c) not in dropped]
+        strict = self.columns is not None  # columns the user named must all be synthesized
+        chosen, categories, cuts, left_out, leaked = _plan(
+            frame, columns, self.keys, self.bounds, self.bins, strict=strict
+        )
+        if not chosen:
+            raise ParameterError("no column can be synthesized: give columns with keys or bounds")
+        # a column has missing values in its domain when it has them (with the categories or
+        # range read from the data, part of what the warning below says is read) or its keys
+        # list one
+        self.nullable_ = {
+            name: bool(frame[name].isna().any())
+            or any(pd.isna(k) for k in self.keys.get(name, ()))
+            for name in chosen
+        }
+        if leaked:
+            warnings.warn(
+                f"{', '.join(leaked)} were read from the data: that leaks outside the guarantee; "
+                "pass keys= and bounds= from domain knowledge",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+        data = pd.DataFrame({
+            name: frame[name].astype(str).where(frame[name].notna(), None) if name in categories
+            else pd.to_numeric(frame[name], errors="coerce").astype(float)
+            for name in chosen
+        })  # fmt: skip
+        self.progress("fitting MST marginals")
+        with self.accountant.spend(self.epsilon, 0.0, what=f"synthesize MST ({len(chosen)} "
+                                   "columns)", dataset=dataset_id(frame)):  # fmt: skip
+            context = dp.Context.compositor(
+                data=pl.LazyFrame(data),
+                privacy_unit=dp.unit_of(contributions=1),
+                privacy_loss=dp.loss_of(epsilon=self.epsilon),
+                split_evenly_over=1,
+            )
+            query = context.query().contingency_table(
+                keys=categories, cuts=cuts, algorithm=safe_mst()
+            )
+            self.table_ = query.release()
+        self.chosen_, self.cuts_ = chosen, cuts
+        self.integers_ = [n for n in cuts if pd.api.types.is_integer_dtype(frame[n])]
+        self.dropped_, self.left_out_, self.by_name_ = dropped, left_out, by_name
+
+    def _sample(self, n: int | None, random_state: int | None) -> pd.DataFrame:
+        if not hasattr(self, "table_"):
+            raise ParameterError("call fit(frame) before sample(): this mst is empty")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ParameterError(f"rows must be a whole number >= 1 (or None), got {n!r}")
+        # None: the model's total, estimated from the noisy marginals (post-processing)
+        synthetic = self.table_.synthesize(n)
+        # the table synthesizes sorted rows: shuffle them (post-processing, no privacy cost)
+        out = synthetic.sample(fraction=1.0, shuffle=True, seed=random_state).to_pandas()
+        self.redrawn_ = _redraw_blanks(out, self.chosen_, self.nullable_)
+        for name in self.integers_:
+            out[name] = out[name].round().astype("Int64")
+        self.rows_from_ = "dp" if n is None else "public"
+        return out[self.chosen_]
+
+    def describe(self) -> list[str]:
+        """What was made and left out, and how many rows, as notes."""
+        if not hasattr(self, "rows_from_"):
+            return [f"MST at epsilon {self.epsilon:g}: not sampled yet"]
+        notes = []
+        if self.dropped_:
+            how = " by their names (public; no row was read to choose them)" if self.by_name_ else ""
+            notes.append(f"left out (direct identifiers{how}): {', '.join(self.dropped_)}")
+        if self.redrawn_:
+            notes.append(f"{self.redrawn_:,} cells the model drew as missing in columns that "
+                         "have no missing value were redrawn from the column's synthetic values "
+                         "(post-processing)")  # fmt: skip
+        if self.left_out_:
+            notes.append("left out (too many distinct values: text, dates): "
+                         f"{', '.join(self.left_out_)}")  # fmt: skip
+        return notes
+
+
+def _redraw_blanks(out: pd.DataFrame, chosen: list[str], nullable: dict[str, bool]) -> int:
+    """A value outside the given domain is counted in a bucket of its own, which the noise
+    fills even where no row holds one: drawn as missing. A column without missing values gets
+    those cells redrawn from its own synthetic values (post-processing: no privacy cost)."""
+    redrawn = 0
+    for name in chosen:
+        blank = out[name].isna().to_numpy()
+        if blank.any() and not nullable[name] and (~blank).any():
+            filled = out[name].to_numpy(dtype=object)
+            # the rows are in a random order already: the first values that are not blank
+            # are a draw from the column's synthetic values (no generator of our own)
+            present = filled[~blank]
+            filled[blank] = np.resize(present, int(blank.sum()))
+            out[name] = pd.Series(filled, index=out.index).astype(out[name].dtype)
+            redrawn += int(blank.sum())
+    return redrawn
+
+
+def synthesize(
+    frame: pd.DataFrame,
+    *,
+    epsilon: float,
+    accountant: Accountant | None,
+    columns: Sequence[str] | None = None,
+    keys: Mapping[str, Sequence[str]] | None = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    bins: int = 10,
+    rows: int | None = None,
+    random_state: int = 0,
+    identifiers: Sequence[str] | None = None,
+) -> Synthetic:
+    """``MST`` fitted and sampled once: ``rows`` records when given (public knowledge: it costs
+    nothing because it says nothing about the data), otherwise as many as the noisy marginals
+    estimate. Never the input's exact size: under add/remove-one neighbours the size alone
+    tells D from D' (``Synthetic.rows_from`` says which).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The real rows.
+    epsilon, accountant, columns, keys, bounds, bins, identifiers
+        As ``MST`` takes them.
+    rows : int, optional
+        Rows to make (public).
+    random_state : int
+        Seed of the rows' order (the DP noise is never seeded).
+
+    Returns
+    -------
+    Synthetic
+        The rows, the epsilon spent, the columns made and left out, and notes.
+    """
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+        raise ParameterError(f"rows must be a whole number >= 1 (or None), got {rows!r}")
+    model = MST(epsilon=epsilon, accountant=accountant, columns=columns, keys=keys,
+                bounds=bounds, bins=bins, identifiers=identifiers)  # fmt: skip
+    out = model.fit(frame).sample(rows, random_state=random_state)
+    first = (
+        f"{len(out):,} rows: the number given as public input" if rows is not None
+        else f"{len(out):,} rows: as many as the noisy marginals estimate (the input's size "
+        "is not published)"
+    )  # fmt: skip
+    return Synthetic(
+        out, epsilon, tuple(model.chosen_), tuple(model.dropped_ + model.left_out_),
+        (first, *model.describe()), rows_from=model.rows_from_,
+    )  # fmt: skip
