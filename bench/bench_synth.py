@@ -142,7 +142,9 @@ def main() -> None:
             .sample(len(train), random_state=1)
         ),
         "copula | income, 8 clusters": lambda: (
-            GaussianCopula(condition_on="income", clusters=8).fit(train).sample(len(train), random_state=1)
+            GaussianCopula(condition_on="income", clusters=8)
+            .fit(train)
+            .sample(len(train), random_state=1)
         ),
         "marginals": lambda: Marginals().fit(train).sample(len(train), random_state=1),
         "MST eps=1": lambda: mst(train, 1.0, 1),

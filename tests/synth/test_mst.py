@@ -10,8 +10,8 @@ import pytest
 from veil import dp
 from veil.cli import main
 from veil.demo import demo_data
-from veil.synth import synthesize_mst as synthesize
 from veil.exceptions import BudgetExceededError, MissingExtraError, PrivacyLeakWarning
+from veil.synth import synthesize_mst as synthesize
 
 
 def test_mst_synthesis_respects_the_public_domain(tmp_path: Path) -> None:

@@ -33,7 +33,9 @@ def test_tvae_keeps_the_columns_together_and_is_judged_like_any_release(adult: p
     assert not set(rows["customer"]) & set(train["customer"])  # fresh, never a real key
     assert rows["customer"].str.fullmatch(r"CUS-\d{6}").all()
     assert set(rows["sex"]) <= set(adult["sex"])
-    independent = Marginals(identifiers=["customer"]).fit(train, random_state=0).sample(2_000, random_state=7)
+    independent = (
+        Marginals(identifiers=["customer"]).fit(train, random_state=0).sample(2_000, random_state=7)
+    )
     judged = {name: evaluate_release(train.drop(columns="customer"), release.drop(
         columns="customer"), holdout=holdout.drop(columns="customer"), target="salary-class")
         for name, release in (("tvae", rows), ("marginals", independent))}  # fmt: skip

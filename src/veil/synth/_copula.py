@@ -130,7 +130,9 @@ class GaussianCopula(Marginals):
     def _fit_conditional(self, frame: pd.DataFrame, seed: int | None) -> None:
         names = self._conditions()
         require_columns(frame, names, where="condition_on")
-        whole = GaussianCopula(**self._options()).fit(frame, random_state=seed)  # roles, identifiers
+        whole = GaussianCopula(**self._options()).fit(
+            frame, random_state=seed
+        )  # roles, identifiers
         for name in names:
             if whole.models_[name].kind != "category":
                 kind = whole.models_[name].kind

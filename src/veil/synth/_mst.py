@@ -173,8 +173,7 @@ class MST(Synthesizer):
         # range read from the data, part of what the warning below says is read) or its keys
         # list one
         self.nullable_ = {
-            name: bool(frame[name].isna().any())
-            or any(pd.isna(k) for k in self.keys.get(name, ()))
+            name: bool(frame[name].isna().any()) or any(pd.isna(k) for k in self.keys.get(name, ()))
             for name in chosen
         }
         if leaked:
@@ -227,7 +226,9 @@ class MST(Synthesizer):
             return [f"MST at epsilon {self.epsilon:g}: not sampled yet"]
         notes = []
         if self.dropped_:
-            how = " by their names (public; no row was read to choose them)" if self.by_name_ else ""
+            how = (
+                " by their names (public; no row was read to choose them)" if self.by_name_ else ""
+            )
             notes.append(f"left out (direct identifiers{how}): {', '.join(self.dropped_)}")
         if self.redrawn_:
             notes.append(f"{self.redrawn_:,} cells the model drew as missing in columns that "
