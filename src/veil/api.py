@@ -7,6 +7,7 @@ command line calls these and prints."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -14,11 +15,10 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 
-from veil.evaluate import Evaluation
 from veil.exceptions import InputError, ParameterError
 from veil.hierarchy import Hierarchy, load_hierarchies, load_hierarchy_dir
 from veil.io import (
@@ -41,7 +41,21 @@ from veil.privacy._verify import verify as _verify_frame
 from veil.privacy.certificate import Certificate, Release
 from veil.progress import Progress, as_progress
 
-__all__ = ["Synthesized", "anonymize", "check", "evaluate", "synthesize", "verify"]
+if TYPE_CHECKING:
+    from veil.evaluate import Evaluation
+    from veil.federated import FederatedResult
+    from veil.learn.latent import LatentRelease
+
+__all__ = [
+    "Synthesized",
+    "anonymize",
+    "check",
+    "evaluate",
+    "mask_latent",
+    "simulate",
+    "synthesize",
+    "verify",
+]
 
 PolicyLike = Policy | Mapping[str, Any] | str | os.PathLike[str] | None
 Hierarchies = Mapping[str, Hierarchy] | str | os.PathLike[str] | None
@@ -655,3 +669,128 @@ def _said(model: Any, synthetic: pd.DataFrame) -> list[str]:
         "size is not published)"
     )
     return [first, *model.describe()]
+
+
+def mask_latent(
+    source: Any,
+    output: PathLike | None = None,
+    *,
+    report: PathLike | None = None,
+    certificate: PathLike | None = None,
+    allow_invertible: bool = False,
+    force: bool = False,
+    escape_formulas: bool = True,
+    progress: Told = None,
+    options: Mapping[str, Any] | None = None,
+    **reading: Any,
+) -> LatentRelease:
+    """``source`` released as latent codes (``veil.learn.latent.mask_latent``; ``options`` are
+    its keywords: ``dim``, ``method``, ``target``, ``epsilon``...), with the release, its report
+    and its certificate written as one set when asked (all appear, or none).
+
+    Parameters
+    ----------
+    source : DataFrame, str, path or Source
+        The table (``reading``: its reading options).
+    output, report, certificate : path, optional
+        The release (.csv/.parquet...), its report (.html/.json) and its certificate (JSON:
+        the measures, the label, and the release file's SHA-256).
+    allow_invertible : bool
+        Write a release whose codes give the quasi-identifiers or membership back (labelled
+        so); without it such a release is refused (``CheckFailedError``) and nothing is
+        written.
+    force : bool
+        Replace existing files (never an input).
+
+    Returns
+    -------
+    LatentRelease
+        The codes, the measures and the label.
+    """
+    from veil.exceptions import CheckFailedError
+    from veil.learn.latent import mask_latent as release_codes
+    from veil.report.model import report_format
+    from veil.report.sections.latent import build_latent_report
+
+    src = Source.of(source, **reading)
+    wanted = [Path(p) for p in (output, report, certificate) if p is not None]
+    if len({os.path.abspath(p) for p in wanted}) != len(wanted):
+        raise ParameterError("--output, --report and --certificate must be different files")
+    outputs = OutputSet(force=force, inputs=[str(src.data)] if src.kind == "files" else [])
+    for path in wanted:
+        outputs.check(path)
+    chosen = report_format(report) if report is not None else None
+    release = release_codes(src.frame(), progress=as_progress(progress), **dict(options or {}))
+    if release.disclosive and not allow_invertible:
+        extra = "" if "--allow-invertible" in release.advice else (
+            "; or pass --allow-invertible to write it labelled as such")  # fmt: skip
+        raise CheckFailedError(f"nothing written: {release.label}; {release.advice}{extra}")
+    with outputs:
+        if output is not None:
+            staged = outputs.stage(output)
+            write_table(release.data, staged, output_format(output),
+                        escape_formulas=escape_formulas)  # fmt: skip
+        if report is not None and chosen is not None:
+            built = build_latent_report(release, title=f"veil latent release: {src.name}")
+            outputs.stage(report).write_text(built.render(chosen), encoding="utf-8")
+        if certificate is not None:
+            body = release.to_dict()
+            if output is not None:
+                digest = hashlib.sha256(staged.read_bytes()).hexdigest()
+                body["release"] = {"file": Path(output).name, "sha256": digest,
+                                   "rows": len(release.data),
+                                   "columns": list(map(str, release.data.columns))}  # fmt: skip
+            outputs.stage(certificate).write_text(json.dumps(body, indent=1, default=float)
+                                                  + "\n", encoding="utf-8")  # fmt: skip
+    return release
+
+
+def simulate(
+    source: Any,
+    *,
+    target: str,
+    plot: PathLike | None = None,
+    report: PathLike | None = None,
+    progress: Told = None,
+    options: Mapping[str, Any] | None = None,
+    **reading: Any,
+) -> FederatedResult:
+    """A federated run of ``source`` shared among parties on Flower's simulation engine
+    (``veil.federated.simulate``; ``options`` are its keywords: ``parties``, ``rounds``,
+    ``encrypt``, ``dp_epsilon``...), with its convergence plot (PNG) and report (.html/.json)
+    written when asked.
+
+    Parameters
+    ----------
+    source : DataFrame, str, path or Source
+        The table to share among the parties (``reading``: its reading options).
+    target : str
+        The column to predict.
+    plot, report : path, optional
+        Accuracy per round as a PNG; the run's report.
+
+    Returns
+    -------
+    FederatedResult
+        Accuracy per round beside the same model trained on all rows in one place.
+    """
+    from veil.federated import plot_convergence
+    from veil.federated.simulate import simulate as run
+    from veil.report.model import report_format
+    from veil.report.sections.federated import build_federated_report
+
+    src = Source.of(source, **reading)
+    outputs = OutputSet(force=True, inputs=[str(src.data)] if src.kind == "files" else [])
+    for path in (plot, report):
+        if path is not None:
+            outputs.check(path)
+    chosen = report_format(report) if report is not None else None
+    said = as_progress(progress)
+    result = run(src.frame(), target=target, say=said, **dict(options or {}))
+    if plot is not None:
+        plot_convergence([result], Path(plot), title=f"{src.name}: {target}")
+    if report is not None and chosen is not None:
+        built = build_federated_report(result, title=f"veil federated run: {src.name}")
+        with outputs:
+            outputs.stage(report).write_text(built.render(chosen), encoding="utf-8")
+    return result

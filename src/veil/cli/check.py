@@ -24,6 +24,21 @@ from veil.cli._common import (
 )
 from veil.exceptions import CheckFailedError, ParameterError
 
+SensitiveTree = Annotated[
+    Path | None,
+    typer.Option(
+        "--hierarchies",
+        help="Folder with the sensitive column's hierarchy (for --t-distance hierarchical).",
+    ),
+]
+PersonId = Annotated[
+    str | None,
+    typer.Option(
+        "--person-id",
+        help="A column naming each row's person (or household): k and risk count people, not rows.",
+    ),
+]
+
 
 @with_groups
 def check_command(
@@ -36,21 +51,8 @@ def check_command(
         float, typer.Option("--risk-threshold", help="Risk above which a record is at risk.")
     ] = 0.2,
     sampling: SamplingFlags = GROUP,
-    hierarchies: Annotated[
-        Path | None,
-        typer.Option(
-            "--hierarchies",
-            help="Folder with the sensitive column's hierarchy (for --t-distance hierarchical).",
-        ),
-    ] = None,
-    person_id: Annotated[
-        str | None,
-        typer.Option(
-            "--person-id",
-            help="A column naming each row's person (or household): "
-            "k and risk count people, not rows.",
-        ),
-    ] = None,
+    hierarchies: SensitiveTree = None,
+    person_id: PersonId = None,
     fmt: Format = "text",
     reading: ReadFlags = GROUP,
     engines: EngineFlags = GROUP,

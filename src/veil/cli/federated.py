@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from veil.cli._common import (
+    GROUP,
     Format,
     Ledger,
     Sep,
     _check_format,
     _ledger,
     _progress,
-    _read_options,
-    _report_format,
     err,
     out,
+    with_groups,
 )
 from veil.exceptions import InputError, ParameterError
 
@@ -48,7 +48,7 @@ DpClip = Annotated[
     float, typer.Option("--dp-clip", help="L2 norm each party's update is clipped to.")
 ]
 
-Domain = Annotated[
+DomainFile = Annotated[
     Path | None,
     typer.Option(
         "--domain",
@@ -78,7 +78,7 @@ Insecure = Annotated[
 def _domain(path: Path | None) -> str:
     if path is None:
         return ""
-    from veil.federated._data import Domain
+    from veil.federated import Domain
 
     try:
         text = path.read_text()
@@ -118,7 +118,30 @@ fl_app = typer.Typer(
 )
 
 
+@dataclass
+class DpFlags:
+    """Client-level differential privacy."""
+
+    dp_epsilon: DpEpsilon = None
+    dp_delta: DpDelta = 1e-6
+    dp_clip: DpClip = 1.0
+    domain: DomainFile = None
+    ledger: Ledger = None
+
+    def options(self) -> dict[str, object]:
+        """``veil.federated.simulate``'s DP keywords, the ledger charged among them."""
+        accountant = None
+        if self.dp_epsilon is not None:
+            from veil.dp import Accountant
+
+            accountant = Accountant(_ledger(self.ledger))
+        return {"dp_epsilon": self.dp_epsilon or 0.0, "dp_delta": self.dp_delta,
+                "dp_clip": self.dp_clip, "domain": _domain(self.domain),
+                "accountant": accountant}  # fmt: skip
+
+
 @fl_app.command("simulate")
+@with_groups
 def simulate_command(
     data: Annotated[str, typer.Argument(help="The table to share among the parties.")],
     target: Annotated[str, typer.Option("--target", help="The column to predict.")],
@@ -143,69 +166,28 @@ def simulate_command(
     report: Annotated[
         Path | None, typer.Option("--report", help="Write an HTML (or .json) report of the run.")
     ] = None,
-    dp_epsilon: DpEpsilon = None,
-    dp_delta: DpDelta = 1e-6,
-    dp_clip: DpClip = 1.0,
-    domain: Domain = None,
+    dp: DpFlags = GROUP,
     min_parties: MinParties = None,
-    ledger: Ledger = None,
     fmt: Format = "text",
     sep: Sep = None,
 ) -> None:
     """All parties and the key holder as virtual SuperNodes of Flower's simulation engine:
     accuracy per round beside the same model trained on all rows in one place."""
-    from veil.federated.simulate import simulate
-    from veil.io import read
+    from veil.api import simulate
 
     _check_format(fmt)
-    from veil.io import check_output
-
-    for path in (plot, report):
-        if path is not None:
-            check_output(path, inputs=[data], force=True)
-    accountant = None
-    if dp_epsilon is not None:
-        from veil.dp import Accountant
-
-        accountant = Accountant(_ledger(ledger))
-    frame = read(data, **_read_options(None, sep=sep))
+    options = {"parties": parties, "split_by": split_by, "rounds": rounds, "model": model,
+               "encrypt": encrypt, "epochs": epochs, "key_bits": key_bits, "seed": seed,
+               "min_parties": min_parties, **dp.options()}  # fmt: skip
     with _progress() as say:
-        result = simulate(frame, target=target, parties=parties, split_by=split_by,
-                          rounds=rounds, model=model, encrypt=encrypt, epochs=epochs,
-                          key_bits=key_bits, seed=seed, say=say, dp_epsilon=dp_epsilon or 0.0,
-                          dp_delta=dp_delta, dp_clip=dp_clip, domain=_domain(domain),
-                          min_parties=min_parties, accountant=accountant)  # fmt: skip
-    if plot is not None:
-        from veil.federated.simulate import plot_convergence
-
-        plot_convergence([result], plot, title=f"{data}: {target}")
-    if report is not None:
-        from veil.io import atomic_open
-        from veil.report.sections.federated import build_federated_report
-
-        built = build_federated_report(result, title=f"veil federated run: {data}")
-        with atomic_open(report) as handle:
-            handle.write(built.render(_report_format(report)))
+        result = simulate(data, target=target, plot=plot, report=report, progress=say,
+                          options=options, sep=sep)  # fmt: skip
     if fmt == "json":
-        out.print_json(json.dumps(result.to_dict()))
+        out.print_json(result.to_json())
         return
-    out.print(f"{len(result.parties)} parties ({', '.join(result.parties)}); updates "
-              f"protected by {result.encrypt}")  # fmt: skip
-    if result.left_out:
-        shown = ", ".join(f"{c} ({why})" for c, why in result.left_out.items())
-        out.print(f"left out of the features at every party: {shown}")
-    for r in result.rounds:
-        accuracy = "-" if r["accuracy"] is None else f"{r['accuracy']:.4f}"
-        out.print(f"  round {r['round']:>3}: accuracy {accuracy}  {r['seconds']:.2f} s  "
-                  f"{r['bytes_sent']:,} bytes sent")  # fmt: skip
-    out.print(f"centralized (all rows in one place): accuracy {result.centralized_accuracy:.4f}")
-    out.print("left each party in clear: " + "; ".join(result.disclosed))
-    if result.privacy is not None:
-        p = result.privacy
-        out.print(f"client-level DP: epsilon {p['epsilon']:.3g}, delta {p['delta']:g} over "
-                  f"{p['rounds']:.0f} rounds ({p['epsilon_per_round']:.3g} a round alone; noise "
-                  f"sigma {p['sigma']:.3g} on updates clipped to {p['clip']:g}); charged to "
-                  f"{accountant.path if accountant else 'the ledger'}")  # fmt: skip
+    charged = getattr(options["accountant"], "path", "the ledger")
+    for line in result.lines(str(charged)):
+        out.print(line)
 
 
 @fl_app.command("certs")
@@ -247,14 +229,14 @@ def server_command(
     dp_epsilon: DpEpsilon = None,
     dp_delta: DpDelta = 1e-6,
     dp_clip: DpClip = 1.0,
-    domain: Domain = None,
+    domain: DomainFile = None,
     min_parties: MinParties = None,
     certs: Annotated[Path | None, _certs_option("The server")] = None,
     insecure: Insecure = False,
 ) -> None:
     """Run the server: a Flower SuperLink (TLS, enrolled nodes only) and veil's ServerApp. It
     only adds protected updates; the key holder (veil fl keyholder) decrypts their sum."""
-    from veil.federated._flower import Settings, fewest_parties
+    from veil.federated import Settings, fewest_parties
     from veil.federated.deploy import serve
 
     least = fewest_parties(encrypt, min_parties)
@@ -365,37 +347,23 @@ def keyholder_command(
 ) -> None:
     """Run the key holder: it makes (or reads) the key pair and decrypts only sums of at least
     --min-parties enrolled parties' signed contributions of the round, as a Flower SuperNode."""
-    from veil.federated import keys, secure
-    from veil.federated._flower import MIN_ENCRYPTED_PARTIES
+    from veil.federated import MIN_ENCRYPTED_PARTIES, keys
     from veil.federated.deploy import NodeTls, supernode
-    from veil.federated.paillier import check_key_bits
     from veil.federated.signing import read_roster
 
     least = MIN_ENCRYPTED_PARTIES if min_parties is None else min_parties
     if least < MIN_ENCRYPTED_PARTIES:
         raise ParameterError(f"--min-parties must be at least {MIN_ENCRYPTED_PARTIES}: with two, "
                              "each party reads the other's update from the next model")  # fmt: skip
-    if encrypt == "paillier":
-        check_key_bits(key_bits)
     folder = _transport(certs, insecure, ("node.key",))
     roster_file = roster or (certs / "roster.json" if certs is not None else None)
     if roster_file is None:
         raise ParameterError("the key holder needs the parties' signing keys: --certs FOLDER "
                              "(its roster.json) or --roster FILE")  # fmt: skip
     read_roster(roster_file)
-    if secret.exists():
-        scheme = keys.read_secret(secret)
-        out.print(f"using the key in {secret}")
-    else:
-        if encrypt == "paillier":
-            scheme = secure.Paillier.generate(key_bits)
-        elif encrypt == "ckks":
-            scheme = secure.Ckks()
-        else:
-            raise ParameterError(f"--encrypt must be paillier or ckks, got {encrypt!r}")
-        keys.write_secret(scheme, secret)
-        scheme = keys.read_secret(secret)  # the public key as the node will relay it
-        out.print(f"made a new {scheme.name} key; its secret is in {secret} (owner-only)")
+    scheme, made = keys.key_pair(secret, encrypt, key_bits)
+    out.print(f"made a new {scheme.name} key; its secret is in {secret} (owner-only)" if made
+              else f"using the key in {secret}")  # fmt: skip
     if public_key is not None:
         from veil.io import check_output
 

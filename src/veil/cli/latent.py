@@ -3,13 +3,17 @@ that say what the codes still reveal."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from veil.cli._common import (
+    GROUP,
+    Data,
     EscapeFormulas,
     Force,
     Format,
@@ -19,12 +23,9 @@ from veil.cli._common import (
     _check_format,
     _ledger,
     _progress,
-    _read_options,
-    _report_format,
-    _source,
     out,
+    with_groups,
 )
-from veil.exceptions import CheckFailedError, ParameterError
 
 if TYPE_CHECKING:
     from veil.learn.latent import LatentRelease
@@ -34,66 +35,84 @@ def _columns(text: str | None) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()] if text else []
 
 
-def mask_latent_command(
-    data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The release (.csv/.parquet).")],
+@dataclass
+class LatentFlags:
+    """The latent model and its attacks."""
+
     dim: Annotated[
         str, typer.Option("--dim", help="Latent dimensions (pca: also 'all', a rotation).")
-    ] = "5",
-    method: Annotated[str, typer.Option("--method", help="autoencoder or pca.")] = "autoencoder",
+    ] = "5"
+    method: Annotated[str, typer.Option("--method", help="autoencoder or pca.")] = "autoencoder"
     target: Annotated[
         str | None,
         typer.Option("--target", help="Released as it is; utility is a model predicting it."),
-    ] = None,
+    ] = None
     keep: Annotated[
         str | None, typer.Option("--keep", help="Comma-separated columns released as they are.")
-    ] = None,
+    ] = None
     quasi_identifiers: Annotated[
         str | None,
         typer.Option(
             "--quasi-identifiers",
             help="Columns the attacks try to recover (default: what veil scan reads as such).",
         ),
-    ] = None,
+    ] = None
     epsilon: Annotated[
         float | None,
         typer.Option("--epsilon", help="Train with DP-SGD (Opacus), charged to the ledger."),
-    ] = None,
+    ] = None
     delta: Annotated[
         float | None, typer.Option("--delta", help="DP-SGD's delta (default 1 / (10 rows)).")
-    ] = None,
+    ] = None
     holdout_fraction: Annotated[
         float,
         typer.Option(
             "--holdout-fraction",
             help="Rows held out of the release to measure utility and membership.",
         ),
-    ] = 0.2,
+    ] = 0.2
     epochs: Annotated[
         int | None, typer.Option("--epochs", help="At most this many epochs.", min=1)
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seeds training and the attacks.")] = 0,
+    ] = None
+    seed: Annotated[int, typer.Option("--seed", help="Seeds training and the attacks.")] = 0
     supervised: Annotated[
         bool,
         typer.Option(
             "--supervised/--unsupervised",
             help="With --target, the autoencoder also learns to predict it from the code.",
         ),
-    ] = True,
-    allow_invertible: Annotated[
-        bool,
-        typer.Option(
-            "--allow-invertible",
-            help="Write the release even when the attacks invert it (quasi-identifiers or "
-            "membership); without it such a release is refused and nothing is written.",
-        ),
-    ] = False,
+    ] = True
     keep_order: Annotated[
         bool,
         typer.Option(
             "--keep-order", help="Keep the input's row order (whoever knows it links codes)."
         ),
-    ] = False,
+    ] = False
+
+    def options(self, accountant: object) -> dict[str, object]:
+        """``veil.learn.latent.mask_latent``'s keywords."""
+        given = dataclasses.asdict(self)
+        given["keep"] = _columns(self.keep)
+        given["quasi_identifiers"] = _columns(self.quasi_identifiers) or None
+        return {**given, "accountant": accountant}
+
+
+AllowInvertible = Annotated[
+    bool,
+    typer.Option(
+        "--allow-invertible",
+        help="Write the release even when the attacks invert it (quasi-identifiers or "
+        "membership); without it such a release is refused and nothing is written.",
+    ),
+]
+
+
+@with_groups
+def mask_latent_command(
+    data: Data,
+    output: Annotated[Path, typer.Option("--output", "-o", help="The release (.csv/.parquet).")],
+    model: LatentFlags = GROUP,
+    allow_invertible: AllowInvertible = False,
     report: Annotated[
         Path | None, typer.Option("--report", help="Write an HTML (or .json) report.")
     ] = None,
@@ -112,65 +131,24 @@ def mask_latent_command(
     columns kept; measure the utility kept and what an attacker recovers from the codes. A
     release whose codes give the quasi-identifiers or membership back is labelled invertible
     and written only with --allow-invertible."""
-    from veil.io import check_output, read, write
-    from veil.learn.latent import mask_latent
+    from veil.api import mask_latent
 
     _check_format(fmt)
-    outputs = [p for p in (output, report, certificate) if p is not None]
-    if len(set(outputs)) != len(outputs):
-        raise ParameterError("--output, --report and --certificate must be different files")
-    for path in outputs:
-        check_output(path, inputs=[data], force=force)
-    frame = read(data, **_read_options(None, sep=sep))
     accountant = None
-    if epsilon is not None:
+    if model.epsilon is not None:
         from veil.dp import Accountant
 
         accountant = Accountant(_ledger(ledger), other_dataset=other_dataset)
     with _progress(fmt != "json") as say:
-        say.step(f"fitting the {method} and measuring the attacks")
-        release = mask_latent(
-            frame, dim=dim, method=method, target=target, keep=_columns(keep),
-            quasi_identifiers=_columns(quasi_identifiers) or None, epsilon=epsilon, delta=delta,
-            accountant=accountant, holdout_fraction=holdout_fraction, epochs=epochs, seed=seed,
-            supervised=supervised, keep_order=keep_order, progress=say,
-        )  # fmt: skip
-    if release.disclosive and not allow_invertible:
-        raise CheckFailedError(
-            f"nothing written: {release.label}; {release.advice}"
-            + (
-                ""
-                if "--allow-invertible" in release.advice
-                else "; or pass --allow-invertible to write it labelled as such"
-            )
-        )
-    write(release.data, output, force=force, inputs=[data], escape_formulas=escape_formulas)
-    _documents(release, output, report, certificate, data, force)
+        say.step(f"fitting the {model.method} and measuring the attacks")
+        release = mask_latent(data, output, report=report, certificate=certificate,
+                              allow_invertible=allow_invertible, force=force,
+                              escape_formulas=escape_formulas, progress=say,
+                              options=model.options(accountant), sep=sep)  # fmt: skip
     if fmt == "json":
         out.print_json(json.dumps(release.to_dict(), default=float))
         return
     _print(release, output)
-
-
-def _documents(release: LatentRelease, output: Path, report: Path | None,
-               certificate: Path | None, data: str, force: bool) -> None:  # fmt: skip
-    """The report and the certificate, each written whole or not at all."""
-    import hashlib
-
-    from veil.io import atomic_open
-    from veil.report.sections.latent import build_latent_report
-
-    if report is not None:
-        built = build_latent_report(release, title=f"veil latent release: {_source(data)}")
-        with atomic_open(report, force=force, inputs=[data]) as handle:
-            handle.write(built.render(_report_format(report)))
-    if certificate is not None:
-        digest = hashlib.sha256(output.read_bytes()).hexdigest()
-        body = {**release.to_dict(), "release": {
-            "file": output.name, "sha256": digest, "rows": len(release.data),
-            "columns": list(map(str, release.data.columns))}}  # fmt: skip
-        with atomic_open(certificate, force=force, inputs=[data]) as handle:
-            handle.write(json.dumps(body, indent=1, default=float) + "\n")
 
 
 def _print(release: LatentRelease, output: Path) -> None:

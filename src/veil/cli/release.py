@@ -67,13 +67,14 @@ ReportFile = Annotated[
 CertificateFile = Annotated[
     Path | None, typer.Option("--certificate", help="Also write the certificate (JSON).")
 ]
+ReleaseFile = Annotated[Path, typer.Option("--output", "-o", help="Release file (.csv/.parquet).")]
 PolicyFile = Annotated[Path | None, typer.Option("--policy", "-p", help="Policy YAML file.")]
 
 
 @with_groups
 def anonymize(
     data: Data,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Release file (.csv/.parquet).")],
+    output: ReleaseFile,
     policy: PolicyFile = None,
     report: ReportFile = None,
     certificate: CertificateFile = None,
@@ -99,18 +100,7 @@ def anonymize(
     _check_format(fmt)
     engine = engines.chosen()
     pol = (Policy.load(policy) if policy is not None else Policy()).with_goals(
-        goals.specs(),
-        search=hierarchies is not None,
-        k=goals.k,
-        l=goals.l_value,
-        t=goals.t_value,
-        t_distance=goals.t_distance,
-        sensitive=[goals.sensitive] if goals.sensitive else None,
-        l_variant=search.l_variant,
-        c=search.c_value,
-        **{
-            k: v for k, v in dataclasses.asdict(search).items() if k not in {"l_variant", "c_value"}
-        },
+        goals.specs(), search=hierarchies is not None, **goals.settings(), **search.settings()
     )
     if pol.privacy is None and policy is None:
         raise ParameterError("give --policy, or privacy goals such as -k 5 with --hierarchies DIR")

@@ -31,7 +31,7 @@ ROLE_STYLE = {
 }
 
 
-def _print_scan(result: Any) -> None:
+def print_scan(result: Any) -> None:
     grid = Table(title=f"veil scan: {result.rows:,} rows", title_justify="left")
     for header in ("column", "role", "entity", "conf.", "evidence"):
         grid.add_column(header, overflow="fold")
@@ -83,7 +83,7 @@ def scan(
     if fmt == "json":
         out.print_json(found.scan.to_json())
         return
-    _print_scan(found.scan)
+    print_scan(found.scan)
     if found.key is not None:
         out.print(f"made a pseudonymization key in {found.key} (only you can read it; keep "
                   "it secret, or set VEIL_KEY to use your own)")  # fmt: skip

@@ -15,7 +15,7 @@ from veil.cli._common import (
     _progress,
     out,
 )
-from veil.cli.scan import _print_scan
+from veil.cli.scan import print_scan
 
 
 def demo(
@@ -41,7 +41,7 @@ def demo(
         sep="",
     )
     out.print("")
-    _print_scan(result.scan)
+    print_scan(result.scan)
     out.print("")
     out.print(Text("release", style="bold"), " with the suggested policy:", sep="")
     for line in cert.summary():

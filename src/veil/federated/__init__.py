@@ -23,12 +23,34 @@ from typing import Any
 from veil.federated.packing import Packing
 from veil.federated.result import FederatedResult, plot_convergence
 
-__all__ = ["Ckks", "FederatedResult", "Packing", "Paillier", "Plain", "SecureFedAvg",
-           "partition", "plot_convergence", "simulate"]  # fmt: skip
+__all__ = [
+    "MIN_ENCRYPTED_PARTIES",
+    "Ckks",
+    "Domain",
+    "FederatedResult",
+    "Packing",
+    "Paillier",
+    "Plain",
+    "SecureFedAvg",
+    "Settings",
+    "fewest_parties",
+    "partition",
+    "plot_convergence",
+    "simulate",
+]
 
-_LAZY = {"Ckks": "veil.federated.secure", "Paillier": "veil.federated.secure",
-         "Plain": "veil.federated.secure", "SecureFedAvg": "veil.federated._flower",
-         "partition": "veil.federated.simulate", "simulate": "veil.federated.simulate"}  # fmt: skip
+_LAZY = {
+    "Ckks": "veil.federated.secure",
+    "Paillier": "veil.federated.secure",
+    "Plain": "veil.federated.secure",
+    "SecureFedAvg": "veil.federated._flower",
+    "Settings": "veil.federated._flower",
+    "fewest_parties": "veil.federated._flower",
+    "MIN_ENCRYPTED_PARTIES": "veil.federated._flower",
+    "Domain": "veil.federated._data",
+    "partition": "veil.federated.simulate",
+    "simulate": "veil.federated.simulate",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -90,3 +90,26 @@ def read_model(path: str | Path) -> dict[str, Any]:
         return dict(json.loads(Path(path).read_text()))
     except (OSError, ValueError) as err:
         raise InputError(f"cannot read the federated model {str(path)!r}: {err}") from err
+
+
+def key_pair(secret: str | Path, encrypt: str = "paillier", key_bits: int = 2048
+             ) -> tuple[secure.Scheme, bool]:  # fmt: skip
+    """The key holder's scheme: the one in ``secret``, else a new one (``encrypt``: paillier
+    of ``key_bits`` or ckks) written there owner-only and read back as a node relays it.
+    Returns it and whether it was made."""
+    from veil.exceptions import ParameterError
+    from veil.federated.paillier import check_key_bits
+
+    if encrypt == "paillier":
+        check_key_bits(key_bits)
+    path = Path(secret)
+    if path.exists():
+        return read_secret(path), False
+    if encrypt == "paillier":
+        scheme: secure.Scheme = secure.Paillier.generate(key_bits)
+    elif encrypt == "ckks":
+        scheme = secure.Ckks()
+    else:
+        raise ParameterError(f"--encrypt must be paillier or ckks, got {encrypt!r}")
+    write_secret(scheme, path)
+    return read_secret(path), True  # the public key as the node will relay it

@@ -49,6 +49,39 @@ class FederatedResult:
             "disclosed": self.disclosed,
         }  # fmt: skip
 
+    def to_json(self) -> str:
+        """``to_dict`` as JSON text."""
+        import json
+
+        return json.dumps(self.to_dict())
+
+    def lines(self, ledger: str = "the ledger") -> list[str]:
+        """The run as ``veil fl simulate`` prints it (``ledger``: where DP was charged)."""
+        said = [f"{len(self.parties)} parties ({', '.join(self.parties)}); updates protected "
+                f"by {self.encrypt}"]  # fmt: skip
+        if self.left_out:
+            shown = ", ".join(f"{c} ({why})" for c, why in self.left_out.items())
+            said.append(f"left out of the features at every party: {shown}")
+        for r in self.rounds:
+            accuracy = "-" if r["accuracy"] is None else f"{r['accuracy']:.4f}"
+            said.append(f"  round {r['round']:>3}: accuracy {accuracy}  {r['seconds']:.2f} s  "
+                        f"{r['bytes_sent']:,} bytes sent")  # fmt: skip
+        said.append(f"centralized (all rows in one place): accuracy "
+                    f"{self.centralized_accuracy:.4f}")  # fmt: skip
+        said.append("left each party in clear: " + "; ".join(self.disclosed))
+        if self.privacy is not None:
+            p = self.privacy
+            said.append(f"client-level DP: epsilon {p['epsilon']:.3g}, delta {p['delta']:g} over "
+                        f"{p['rounds']:.0f} rounds ({p['epsilon_per_round']:.3g} a round alone; "
+                        f"noise sigma {p['sigma']:.3g} on updates clipped to {p['clip']:g}); "
+                        f"charged to {ledger}")  # fmt: skip
+        return said
+
+    def _repr_html_(self) -> str:
+        from veil._html import card
+
+        return card(f"veil federated run ({self.model})", lines=self.lines())
+
 
 def plot_convergence(results: list[FederatedResult], path: str | Path, *,
                      title: str = "") -> None:  # fmt: skip

@@ -15,7 +15,32 @@ from __future__ import annotations
 
 from veil.rights._audit import AuditLog, subject_hash
 from veil.rights._map import DataMap, RetentionClass, Store, TableMap, dump_map, load_map
+from veil.rights.requests import (
+    access,
+    erasure,
+    open_audit,
+    requests_of,
+    retention,
+    write_confirmation,
+)
 from veil.rights.retrieve import Retrieval, parse_subject, retrieve
 
-__all__ = ["AuditLog", "DataMap", "RetentionClass", "Retrieval", "Store", "TableMap",
-           "dump_map", "load_map", "parse_subject", "retrieve", "subject_hash"]  # fmt: skip
+__all__ = [
+    "AuditLog",
+    "DataMap",
+    "RetentionClass",
+    "Retrieval",
+    "Store",
+    "TableMap",
+    "access",
+    "dump_map",
+    "erasure",
+    "load_map",
+    "open_audit",
+    "parse_subject",
+    "requests_of",
+    "retention",
+    "retrieve",
+    "subject_hash",
+    "write_confirmation",
+]

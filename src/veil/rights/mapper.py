@@ -14,12 +14,14 @@ retrieve and erase read the whole table for each person).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import sqlalchemy as sa
 
+from veil.exceptions import ParameterError
 from veil.rights import _sql
 from veil.rights._map import DataMap, Store, TableMap
 
@@ -179,3 +181,32 @@ def _check_files(name: str, store: Store, errors: list[str]) -> None:
             for column in [*spec.subject_keys.values(), *dated]:
                 if column not in header:
                     errors.append(f"{name}: {unit.label!r} has no column {column!r}")
+
+
+def write_map(
+    output: str | Path,
+    urls: Sequence[str] = (),
+    *,
+    fides: str | Path | None = None,
+    fides_urls: Mapping[str, str] | None = None,
+    scan: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> DataMap:
+    """A first data map, written to ``output`` (YAML) for the user to edit: built from the
+    databases at ``urls`` (tables, foreign keys, subject keys found by the scan), or from a
+    Fides dataset YAML (``fides``, with each dataset's URL in ``fides_urls``)."""
+    from veil.io import atomic_open, check_output
+    from veil.rights._map import dump_map
+
+    if not urls and fides is None:
+        raise ParameterError("give database URLs to map, --from-fides FILE, or --map MAP --check")
+    check_output(output, inputs=[str(fides)] if fides else [], force=False)
+    if fides is not None:
+        from veil.rights.fides import from_fides
+
+        data_map = from_fides(fides, dict(fides_urls or {}))
+    else:
+        data_map = build_map(list(urls), scan=scan, progress=progress or (lambda _: None))
+    with atomic_open(output, force=False) as handle:
+        handle.write(dump_map(data_map))
+    return data_map
