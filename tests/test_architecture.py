@@ -1,5 +1,6 @@
-"""The shape DESIGN.md draws, checked on the code: no import cycle between files, each layer
-importing only downward, the frequency table at the bottom (built from batches, merged)."""
+"""The shape the README's Architecture section draws, checked on the code: no import cycle
+between files, each layer importing only downward, the frequency table at the bottom (built
+from batches, merged)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from veil.frequency import Frequencies, class_sizes, histograms
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
-#: DESIGN.md's layers, lowest first; a module may import its own layer or lower ones.
+#: The README's layers (Architecture), lowest first; a module may import its own layer or lower
+#: ones.
 LAYERS = [
     {
         "veil._version",
@@ -81,7 +83,7 @@ def layer(name: str) -> int:
     for depth, members in enumerate(LAYERS):
         if any(name == m or name.startswith(m + ".") for m in members):
             return depth
-    raise AssertionError(f"{name} is in no layer of DESIGN.md: add it to LAYERS")
+    raise AssertionError(f"{name} is in no layer of the README's Architecture: add it to LAYERS")
 
 
 def test_no_import_cycle_between_files() -> None:

@@ -7,10 +7,12 @@ that ``scan`` and ``dp`` can use it without importing the report.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from html import escape
+from typing import Any
 
-__all__ = ["card"]
+__all__ = ["Shown", "card", "plain"]
 
 # the report's palette (veil/report/templates): ink, muted, the role colours
 _STYLE = (
@@ -64,3 +66,38 @@ def card(
         parts.append(footer)
     parts.append("</div>")
     return "".join(parts)
+
+
+def plain(value: Any) -> Any:
+    """A value JSON cannot write as it is (numpy numbers and arrays, paths, sets), as one it
+    can."""
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
+
+
+class Shown:
+    """What every result veil hands back has beside its own ``to_dict``: ``to_json`` and a
+    notebook card (``_repr_html_``) of its ``lines()`` (by default, one line per entry of
+    ``to_dict``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON values."""
+        raise NotImplementedError
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """``to_dict`` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent, default=plain)
+
+    def lines(self) -> list[str]:
+        """The result as lines of text (what the command line prints)."""
+        said = []
+        for key, value in self.to_dict().items():
+            text = json.dumps(value, default=plain) if not isinstance(value, str) else value
+            said.append(f"{key}: {text if len(text) <= 200 else text[:197] + '...'}")
+        return said
+
+    def _repr_html_(self) -> str:
+        return card(f"veil {type(self).__name__}", lines=self.lines())

@@ -1,4 +1,4 @@
-"""The frequency table: veil's engine (DESIGN.md, "the engine"), at the bottom of the layers.
+"""The frequency table: veil's engine (the README's Architecture), at the bottom of the layers.
 
 Columns are integer-coded once (``CodedColumns``); the equivalence classes over a set of columns
 are a mixed-radix code per row and one ``bincount`` (``class_sizes``); a sensitive column's

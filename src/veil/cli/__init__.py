@@ -16,7 +16,7 @@ from typing import Annotated
 import click
 import typer
 
-from veil import __version__
+from veil._version import __version__
 from veil.cli import (
     _common,
     check,

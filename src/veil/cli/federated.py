@@ -349,12 +349,15 @@ def keyholder_command(
     --min-parties enrolled parties' signed contributions of the round, as a Flower SuperNode."""
     from veil.federated import MIN_ENCRYPTED_PARTIES, keys
     from veil.federated.deploy import NodeTls, supernode
+    from veil.federated.paillier import check_key_bits
     from veil.federated.signing import read_roster
 
     least = MIN_ENCRYPTED_PARTIES if min_parties is None else min_parties
     if least < MIN_ENCRYPTED_PARTIES:
         raise ParameterError(f"--min-parties must be at least {MIN_ENCRYPTED_PARTIES}: with two, "
                              "each party reads the other's update from the next model")  # fmt: skip
+    if encrypt == "paillier":
+        check_key_bits(key_bits)  # a weak key is refused before anything else
     folder = _transport(certs, insecure, ("node.key",))
     roster_file = roster or (certs / "roster.json" if certs is not None else None)
     if roster_file is None:

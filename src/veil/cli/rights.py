@@ -108,13 +108,8 @@ def retrieve_command(
 
     _check_format(fmt)
     found = access(map_path, subject, output=output)
-    data = found.to_dict()
-    if output is not None:
-        from veil.rights.retrieve import write_export
-
-        write_export(found, output)
     if fmt == "json":
-        out.print_json(json.dumps(data))
+        out.print_json(json.dumps(found.to_dict()))
         return
     if not found.total:
         out.print(f"nothing is held about {subject.partition('=')[0]}=… in "

@@ -32,6 +32,7 @@ ROLE_STYLE = {
 
 
 def print_scan(result: Any) -> None:
+    """The scan as a table of columns, then its category and risk lines."""
     grid = Table(title=f"veil scan: {result.rows:,} rows", title_justify="left")
     for header in ("column", "role", "entity", "conf.", "evidence"):
         grid.add_column(header, overflow="fold")

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._html import Shown
 from veil.dp.budget import NEIGHBOURS, Accountant, check_epsilon_delta, dataset_id
 from veil.exceptions import MissingExtraError, ParameterError
 
@@ -32,7 +33,7 @@ def opendp() -> Any:
 
 
 @dataclass(frozen=True)
-class DPResult:
+class DPResult(Shown):
     """A DP answer with what it cost and how far to trust it."""
 
     statistic: str

@@ -45,7 +45,7 @@ _Z = float(stats.norm.ppf(0.975))
 
 
 @dataclass
-class Risk:
+class AttackRisk:
     """An attack's residual success over the control: the risk and its 95% interval."""
 
     risk: float
@@ -70,7 +70,7 @@ def _wilson(n: int, success: float) -> tuple[float, float]:
     return (success + 0.5 * _Z**2) / denominator, _Z / denominator * sqrt(variance + 0.25 * _Z**2)
 
 
-def risk_of(n: int, success: float, control: float, baseline: float) -> Risk:
+def risk_of(n: int, success: float, control: float, baseline: float) -> AttackRisk:
     """Anonymeter's residual risk with its propagated Wilson errors, bound to [0, 1]."""
     a, da = _wilson(n, success)
     c, dc = _wilson(n, control)
@@ -84,7 +84,7 @@ def risk_of(n: int, success: float, control: float, baseline: float) -> Risk:
     def bound(x: float) -> float:  # Anonymeter's bind_value: every figure within [0, 1]
         return min(max(x, 0.0), 1.0)
 
-    return Risk(bound(value), (bound(value - error), bound(value + error)), a, c, b, n)
+    return AttackRisk(bound(value), (bound(value - error), bound(value + error)), a, c, b, n)
 
 
 def risk_label(ci: tuple[float, float] | list[float]) -> str:
@@ -140,7 +140,7 @@ def _targets(frame: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFr
     return frame.iloc[rng.choice(len(frame), n, replace=False)]
 
 
-def singling_out(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> Risk:
+def singling_out(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> AttackRisk:
     """Multivariate singling out (``N_COLUMNS`` columns), as Anonymeter's evaluator."""
     assert prepared.holdout is not None
     rng = np.random.default_rng(seed)
@@ -358,7 +358,7 @@ def _size_correction(control: _Table, queries: list, rows: int, rng: np.random.G
 
 
 # ----------------------------------------------------------------- linkability, inference
-def linkability(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> Risk:
+def linkability(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> AttackRisk:
     """Can the release link two halves of a person's record?"""
     assert prepared.holdout is not None
     rng = np.random.default_rng(seed)
@@ -383,7 +383,7 @@ def linkability(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> Ri
     return measured
 
 
-def inference(prepared: Prepared, secret: str, seed: int, n_attacks: int = N_ATTACKS) -> Risk:
+def inference(prepared: Prepared, secret: str, seed: int, n_attacks: int = N_ATTACKS) -> AttackRisk:
     """Can the release tell a person's ``secret`` from their other columns?"""
     assert prepared.holdout is not None
     rng = np.random.default_rng(seed)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._html import Shown
 from veil.exceptions import ParameterError
 from veil.schema import require_columns
 
@@ -23,7 +24,7 @@ FOLDS = 5
 
 
 @dataclass(frozen=True)
-class ModelComparison:
+class ModelComparison(Shown):
     target: str
     task: str  # "classification" or "regression"
     features: tuple[str, ...]

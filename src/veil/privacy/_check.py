@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._html import Shown
 from veil.criteria import (
     Criterion,
     DistinctLDiversity,
@@ -31,7 +32,7 @@ from veil.schema import require_columns
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Shown):
     rows: int
     quasi_identifiers: tuple[str, ...]
     sensitive: str | None

@@ -1,5 +1,6 @@
 """Releases and checks of a Dask DataFrame (the extra ``veil[scale]``: ``dask[dataframe]``,
-``distributed``): DESIGN.md's "summarize distributed, search local, apply distributed".
+``distributed``): summarize distributed, search local, apply distributed (the README's "Beyond
+one machine").
 
 The passes are those of a table read in batches (``veil.privacy._stream``), each partition a
 batch (``veil.io.Partitions``, a wave of partitions at a time): the partial counts are made on
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._html import Shown
 from veil.exceptions import OutputError
 from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
@@ -53,12 +55,20 @@ _KEY = "__veil_shuffle_key__"
 
 
 @dataclass(frozen=True)
-class DaskRelease:
+class DaskRelease(Shown):
     """A release written as Parquet parts (one per partition, in order) in ``folder``, read back
     lazily as ``data`` (a Dask DataFrame), and its certificate."""
 
     folder: Path
     certificate: Certificate
+
+    def to_dict(self) -> dict[str, Any]:
+        """Where the parts are, and the certificate."""
+        return {"folder": str(self.folder), "certificate": self.certificate.to_dict()}
+
+    def lines(self) -> list[str]:
+        """Where the parts are, and the certificate's summary."""
+        return [f"parts in {self.folder}", *self.certificate.summary()]
 
     @property
     def data(self) -> Any:

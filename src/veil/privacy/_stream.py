@@ -1,5 +1,5 @@
-"""``anonymize_stream``: a release of a table larger than memory, read in batches (DESIGN.md,
-"the engine": the rows are touched twice).
+"""``anonymize_stream``: a release of a table larger than memory, read in batches (the README's
+"Tables larger than memory": the rows are touched twice).
 
 1. The first rows are the sample the policy is checked against and every column's role decided
    on (the scan's, where the policy gives none); the policy's steps are fitted on it, and a step
@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._html import Shown
 from veil.exceptions import CheckFailedError, OutputError, ParameterError, PolicyError, VeilError
 from veil.frequency import COUNT, Frequencies, class_sizes, sensitive_codes
 from veil.hierarchy import Hierarchy
@@ -75,7 +76,7 @@ SAMPLE_ROWS = 100_000
 
 
 @dataclass
-class StreamedRelease:
+class StreamedRelease(Shown):
     """A release written a batch at a time: its certificate, how long each pass took, and the
     file it is in (``path``: the output asked for, or a private temporary file that
     ``to_file`` moves where it belongs)."""
@@ -84,6 +85,15 @@ class StreamedRelease:
     seconds: dict[str, float] = field(default_factory=dict)
     rows: int = 0
     path: Path | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Where the release is, its size, each pass's seconds and its certificate."""
+        return {"path": None if self.path is None else str(self.path), "rows": self.rows,
+                "seconds": self.seconds, "certificate": self.certificate.to_dict()}  # fmt: skip
+
+    def lines(self) -> list[str]:
+        """Where the release is, and the certificate's summary."""
+        return [f"written to {self.path}", *self.certificate.summary()]
 
     @property
     def data(self) -> pd.DataFrame:

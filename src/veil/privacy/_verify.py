@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
+from veil._html import Shown
 from veil.criteria import KAnonymity, TCloseness
 from veil.exceptions import InputError, one_line
 from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
@@ -26,7 +27,7 @@ _CONSISTENCY = {"rows", "k as certified", "release content"}
 
 
 @dataclass(frozen=True)
-class Verification:
+class Verification(Shown):
     claims: tuple[tuple[str, bool, str], ...] = field(default_factory=tuple)  # claim, holds, detail
 
     @property

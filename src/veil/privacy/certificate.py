@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from veil._html import Shown
 from veil.criteria import Criterion
 from veil.exceptions import InputError
 from veil.policy import PrivacySettings
@@ -243,11 +244,20 @@ def _class_stats(data: dict[str, Any]) -> ClassStats:
 
 
 @dataclass(frozen=True)
-class Release:
+class Release(Shown):
     """The anonymized table and its certificate."""
 
     data: pd.DataFrame
     certificate: Certificate
+
+    def to_dict(self) -> dict[str, Any]:
+        """The release's size and its certificate (the rows are in ``data``)."""
+        return {"rows": len(self.data), "columns": [str(c) for c in self.data.columns],
+                "certificate": self.certificate.to_dict()}  # fmt: skip
+
+    def lines(self) -> list[str]:
+        """The certificate's summary."""
+        return list(self.certificate.summary())
 
     def with_formulas_escaped(self) -> Release:
         """The release as a spreadsheet may open it: text cells that would run as formulas

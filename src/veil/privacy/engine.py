@@ -26,9 +26,9 @@ from veil.criteria import Criterion
 from veil.exceptions import ParameterError
 from veil.privacy.lattice import (
     MAX_EXHAUSTIVE,
-    Evaluation,
     FrequencyTable,
     Groups,
+    NodeEvaluation,
     SearchResult,
     check,
 )
@@ -62,7 +62,7 @@ class Search:
         self._cache_keys: list[tuple[int, ...]] = []
         self.evaluated = 0
         # told of every node checked (tagging included): a metric's bound for the nodes above
-        self.on_evaluated: Callable[[Sequence[int], Evaluation], None] | None = None
+        self.on_evaluated: Callable[[Sequence[int], NodeEvaluation], None] | None = None
         for criterion in self.criteria:
             criterion.prepare(table.sensitive_values)
 
@@ -93,7 +93,7 @@ class Search:
         self._cache_sizes = np.append(self._cache_sizes, len(groups))
         return groups
 
-    def evaluate(self, levels: Sequence[int]) -> Evaluation:
+    def evaluate(self, levels: Sequence[int]) -> NodeEvaluation:
         """The node ``levels`` checked against the criteria: which classes fail, and whether the
         records they hold fit in the suppression budget.
         """
@@ -185,11 +185,11 @@ def optimal_search(
     bounds = metric.lower_bounds(nodes)
     totals = nodes.sum(axis=1)
     order = np.lexsort((totals, bounds))  # bound first, then total level (ARX's tie-break)
-    best: tuple[float, int, Evaluation | None, tuple[int, ...]] | None = None
+    best: tuple[float, int, NodeEvaluation | None, tuple[int, ...]] | None = None
     floor = bounds.astype(float).copy()  # raised by what evaluated nodes below teach
     floor_grid = floor.reshape(tuple(table.heights))  # the same memory, as the lattice's grid
 
-    def raise_floor(levels: Sequence[int], evaluation: Evaluation) -> None:
+    def raise_floor(levels: Sequence[int], evaluation: NodeEvaluation) -> None:
         above = metric.successor_bound(evaluation)
         if above is not None:  # every node at or above ``levels``: one slice
             region = tuple(slice(int(v), None) for v in levels)

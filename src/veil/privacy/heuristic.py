@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from veil.criteria import Criterion
-from veil.privacy.lattice import Evaluation, FrequencyTable, Groups, SearchResult, check
+from veil.privacy.lattice import FrequencyTable, Groups, NodeEvaluation, SearchResult, check
 from veil.privacy.metrics import Metric
 
 
@@ -21,12 +21,12 @@ class _Evaluator:
         self, table: FrequencyTable, criteria: Sequence[Criterion], max_outliers: int
     ) -> None:
         self.table, self.criteria, self.max_outliers = table, list(criteria), max_outliers
-        self.seen: dict[tuple[int, ...], Evaluation] = {}
+        self.seen: dict[tuple[int, ...], NodeEvaluation] = {}
         self.base: list[Groups] = [table.bottom]
         for criterion in self.criteria:
             criterion.prepare(table.sensitive_values)
 
-    def __call__(self, levels: tuple[int, ...]) -> Evaluation:
+    def __call__(self, levels: tuple[int, ...]) -> NodeEvaluation:
         if levels not in self.seen:
             node = np.array(levels)
             base = min(

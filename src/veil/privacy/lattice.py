@@ -20,7 +20,7 @@ from veil.exceptions import InputError, ParameterError
 from veil.frequency import COUNT, Frequencies, sensitive_codes
 from veil.hierarchy import Hierarchy
 
-__all__ = ["MAX_EXHAUSTIVE", "Evaluation", "FrequencyTable", "Groups", "SearchResult", "check"]
+__all__ = ["MAX_EXHAUSTIVE", "FrequencyTable", "Groups", "NodeEvaluation", "SearchResult", "check"]
 
 #: Lattice nodes up to which the optimal search runs (beyond it, the heuristic): its arrays
 #: hold a few numbers per node (1M nodes: about 100 MB), and branch and bound evaluates a small
@@ -212,7 +212,7 @@ class FrequencyTable:
 
 
 @dataclass
-class Evaluation:
+class NodeEvaluation:
     groups: Groups
     failing: np.ndarray  # (classes,) classes that fail a criterion: suppressed
     suppressed: int
@@ -223,7 +223,7 @@ class Evaluation:
 _T_ROUNDS = 20
 
 
-def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> Evaluation:
+def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> NodeEvaluation:
     """Which classes of ``groups`` fail ``criteria`` (suppressed), and whether they hold at
     most ``max_outliers`` records. Models measured against the released distribution
     (t-closeness) are iterated to a fixed point, since suppressing classes changes it.
@@ -247,7 +247,7 @@ def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> E
         else:
             failing = np.ones(len(groups), dtype=bool)  # no stable release: none
     suppressed = int(groups.sizes[failing].sum())
-    return Evaluation(groups, failing, suppressed, suppressed <= max_outliers)
+    return NodeEvaluation(groups, failing, suppressed, suppressed <= max_outliers)
 
 
 @dataclass
@@ -260,4 +260,4 @@ class SearchResult:
     seconds: float
     method: str
     optimal: bool  # proven optimal (the branch and bound ran to its end)
-    evaluation: Evaluation | None = None
+    evaluation: NodeEvaluation | None = None

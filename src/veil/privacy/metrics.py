@@ -23,7 +23,7 @@ import numpy as np
 from veil.exceptions import ParameterError
 
 if TYPE_CHECKING:
-    from veil.privacy.lattice import Evaluation, FrequencyTable
+    from veil.privacy.lattice import FrequencyTable, NodeEvaluation
 
 _FACTOR = 1e10  # ARX compares losses on their first 10 decimals (floor)
 _LN2 = math.log(2)
@@ -56,10 +56,10 @@ class Metric(ABC):
         row): the branch and bound prunes a subtree whose bound exceeds the best loss found."""
 
     @abstractmethod
-    def loss(self, evaluation: Evaluation) -> float:
+    def loss(self, evaluation: NodeEvaluation) -> float:
         """The information loss of an evaluated node (lower is better)."""
 
-    def successor_bound(self, evaluation: Evaluation) -> float | None:
+    def successor_bound(self, evaluation: NodeEvaluation) -> float | None:
         """A lower bound of the loss of every node above an evaluated one (generalizing
         further), when its classes give a tighter one than the levels alone; else None."""
         return None
@@ -90,7 +90,7 @@ class LossMetric(Metric):
         values = np.column_stack([self.components[c][nodes[:, c]] for c in range(nodes.shape[1])])
         return geometric_mean(values)
 
-    def loss(self, evaluation: Evaluation) -> float:
+    def loss(self, evaluation: NodeEvaluation) -> float:
         groups = evaluation.groups
         if not evaluation.failing.any():
             return float(self.lower_bounds(np.array([groups.levels]))[0])
@@ -134,7 +134,7 @@ class EntropyMetric(Metric):
             total = total + self.components[c][nodes[:, c]]
         return total
 
-    def loss(self, evaluation: Evaluation) -> float:
+    def loss(self, evaluation: NodeEvaluation) -> float:
         return float(self.lower_bounds(np.array([evaluation.groups.levels]))[0])
 
 
@@ -156,7 +156,7 @@ class PrecisionMetric(Metric):
     def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
         return (nodes / self.heights).mean(axis=1)
 
-    def loss(self, evaluation: Evaluation) -> float:
+    def loss(self, evaluation: NodeEvaluation) -> float:
         return float(self.lower_bounds(np.array([evaluation.groups.levels]))[0])
 
 
@@ -182,12 +182,12 @@ class DiscernibilityMetric(Metric):
         classes = np.minimum(classes, product)
         return float(self.rows) ** 2 / np.maximum(classes, 1.0)
 
-    def loss(self, evaluation: Evaluation) -> float:
+    def loss(self, evaluation: NodeEvaluation) -> float:
         sizes = evaluation.groups.sizes.astype(float)
         kept = ~evaluation.failing
         return float((sizes[kept] ** 2).sum() + evaluation.suppressed * self.rows)
 
-    def successor_bound(self, evaluation: Evaluation) -> float | None:
+    def successor_bound(self, evaluation: NodeEvaluation) -> float | None:
         """Every class's size squared, suppressed ones too (ARX's DM* bound): generalizing
         further only merges classes, which raises the sum of squares, and charging a
         suppressed record the table size is never less than its class's size."""
@@ -202,7 +202,7 @@ class DMStarMetric(DiscernibilityMetric):
 
     name = "dm_star"
 
-    def loss(self, evaluation: Evaluation) -> float:
+    def loss(self, evaluation: NodeEvaluation) -> float:
         return float((evaluation.groups.sizes.astype(float) ** 2).sum())
 
 
@@ -217,7 +217,7 @@ class AECSMetric(Metric):
     def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
         return np.ones(len(nodes))
 
-    def loss(self, evaluation: Evaluation) -> float:
+    def loss(self, evaluation: NodeEvaluation) -> float:
         kept = ~evaluation.failing
         classes = int(kept.sum()) + (1 if evaluation.failing.any() else 0)
         return self.rows / max(classes, 1)

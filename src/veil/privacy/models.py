@@ -1,7 +1,7 @@
 """Privacy models measured on a table: equivalence classes over the quasi-identifiers.
 
 This is the straightforward group-by version used to check a release; the privacy engine's
-search works on integer-coded frequency tables instead (see DESIGN.md).
+search works on integer-coded frequency tables instead (the README's Architecture).
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from veil._html import Shown
 from veil.frequency import class_sizes, sensitive_codes
 from veil.schema import require_columns
 
 
 @dataclass(frozen=True)
-class ClassStats:
+class ClassStats(Shown):
     """Equivalence-class statistics of a table over its quasi-identifiers."""
 
     quasi_identifiers: tuple[str, ...]

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from veil._html import Shown
 from veil.exceptions import CheckFailedError, ParameterError, PolicyError
 from veil.frequency import COUNT
 from veil.hierarchy import Hierarchy
@@ -59,7 +60,7 @@ HEURISTIC_SECONDS = 2.0
 
 
 @dataclass
-class Outcome:
+class SuggestedGoal:
     """What a goal achieved on the table: the goal, the release's figures, or why it failed."""
 
     goal: dict[str, Any]
@@ -86,7 +87,7 @@ def _measure(
     sensitive: list[str],
     goal: dict[str, Any],
     built: dict[str, Hierarchy] | None = None,
-) -> Outcome:
+) -> SuggestedGoal:
     """What ``goal`` achieves on ``data``: the search on the counts of the quasi-identifiers'
     combinations (``data`` holding ``COUNT``, with the sensitive column when it is in
     ``sensitive``), or Mondrian's local recoding on the rows, released with ``anonymize``.
@@ -97,7 +98,7 @@ def _measure(
     columns: dict[str, Any] = {q: {"role": "quasi_identifier"} for q in quasi}
     columns.update({s: {"role": "sensitive"} for s in sensitive})
     policy = {"columns": columns, "unlisted": "drop", "keep_order": True, "privacy": goal}
-    outcome = Outcome(goal=goal)
+    outcome = SuggestedGoal(goal=goal)
     try:
         release = anonymize(data[[*quasi, *sensitive]], policy)
     except (CheckFailedError, PolicyError) as err:
@@ -140,11 +141,11 @@ def _measure_counts(
     sensitive: list[str],
     goal: dict[str, Any],
     built: dict[str, Hierarchy],
-) -> Outcome:
+) -> SuggestedGoal:
     """``_measure`` on counts (of the table in memory, or those a scan in passes kept): the
     release's search on the same hierarchies, the records kept and classes read from the
     search's classes; as fast as the search, whatever the table's size."""
-    outcome = Outcome(goal=goal)
+    outcome = SuggestedGoal(goal=goal)
     privacy = Policy.from_dict({"privacy": goal}).privacy
     assert privacy is not None
     hierarchies = limited([built[q] for q in quasi], quasi, privacy)
@@ -183,7 +184,7 @@ def fit_goal(
     k: int,
     l: int | None,  # noqa: E741
     max_suppression: float,
-) -> tuple[Outcome, list[str]]:
+) -> tuple[SuggestedGoal, list[str]]:
     """The goal the suggestion writes and what it achieved, with notes on what was tried:
     k (and l where reachable) by the optimal search; a quasi-identifier the optimum wipes is
     kept below its top level (``max_levels``) while the goal is still met; where only local
@@ -276,17 +277,17 @@ def _keep_every_quasi(
     data: pd.DataFrame,
     quasi: list[str],
     goal: dict[str, Any],
-    outcome: Outcome,
+    outcome: SuggestedGoal,
     built: dict[str, Hierarchy],
     notes: list[str],
-) -> tuple[dict[str, Any], Outcome]:
+) -> tuple[dict[str, Any], SuggestedGoal]:
     """The goal with ``max_levels`` that keeps the quasi-identifiers the optimum wiped (one
     value for everyone) below their top level, if the goal is still met: first every one at
     once, else one wiped column at a time while fewer end up wiped."""
     least = 1 - float(goal.get("max_suppression", 0.0)) - 1e-9
     sensitive = list(goal.get("sensitive", []))
 
-    def attempt(limits: dict[str, int]) -> Outcome | None:
+    def attempt(limits: dict[str, int]) -> SuggestedGoal | None:
         tried = _measure(data, quasi, sensitive, {**goal, "max_levels": limits}, built)
         return tried if tried.failure is None and tried.kept >= least else None
 
@@ -321,7 +322,7 @@ def _keep_every_quasi(
     return goal, outcome
 
 
-def _outcome_lines(outcome: Outcome, quasi: list[str]) -> list[str]:
+def _outcome_lines(outcome: SuggestedGoal, quasi: list[str]) -> list[str]:
     if outcome.failure is not None:
         return [f"#   not met: {outcome.failure}"]
     lines = [
@@ -429,12 +430,18 @@ def suggest_policy_yaml(
 
 
 @dataclass
-class Suggested:
+class Suggested(Shown):
     """What ``scan_and_suggest`` found and wrote."""
 
     scan: ScanResult
     policy: Path | None = None  # the starting policy written
     key: Path | None = None  # the pseudonymization key made for it (None: VEIL_KEY, or kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scan, and where the policy and a key made for it were written (never the key)."""
+        return {"scan": self.scan.to_dict(),
+                "policy": None if self.policy is None else str(self.policy),
+                "key_file": None if self.key is None else str(self.key)}  # fmt: skip
 
 
 def scan_and_suggest(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from veil.rights._audit import AuditLog, subject_hash
 from veil.rights._map import DataMap, RetentionClass, Store, TableMap, dump_map, load_map
+from veil.rights.erase import Erasure
 from veil.rights.requests import (
     access,
     erasure,
@@ -23,12 +24,15 @@ from veil.rights.requests import (
     retention,
     write_confirmation,
 )
+from veil.rights.retention import RetentionResult
 from veil.rights.retrieve import Retrieval, parse_subject, retrieve
 
 __all__ = [
     "AuditLog",
     "DataMap",
+    "Erasure",
     "RetentionClass",
+    "RetentionResult",
     "Retrieval",
     "Store",
     "TableMap",

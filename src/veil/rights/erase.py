@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
+from veil._html import Shown
 from veil.exceptions import InputError, ParameterError
 from veil.rights import _lock, _sql
 from veil.rights._files import Subject, opened, rewritten, subject_rows, values_of
@@ -37,7 +38,7 @@ MODES = ("delete", "anonymize")
 
 
 @dataclass(frozen=True)
-class Erasure:
+class Erasure(Shown):
     """What an erasure did, and whether retrieve then found nothing."""
 
     subject: str  # the subject's keyed hash

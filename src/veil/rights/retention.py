@@ -31,6 +31,7 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
+from veil._html import Shown
 from veil.exceptions import InputError
 from veil.rights import _lock, _sql
 from veil.rights._files import (
@@ -51,7 +52,7 @@ KINDS = ("deleted", "archived", "kept")
 
 
 @dataclass(frozen=True)
-class RetentionResult:
+class RetentionResult(Shown):
     """What retention did (or would do), per ``store.table``."""
 
     as_of: str

@@ -19,6 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from veil._html import Shown
 from veil.exceptions import InputError
 from veil.rights import _sql
 from veil.rights._files import TOKEN, Subject, retrieve_store, values_of
@@ -26,7 +27,7 @@ from veil.rights._map import DataMap, Store, children_first
 
 
 @dataclass(frozen=True)
-class Retrieval:
+class Retrieval(Shown):
     """What the map's stores hold about one subject."""
 
     subject: dict[str, str]

@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._html import Shown
 from veil.frequency import CodedColumns
 from veil.scan.population import PopulationRisk, beyond, population_risk
 
 
 @dataclass(frozen=True)
-class RiskSummary:
+class RiskSummary(Shown):
     rows: int
     quasi_identifiers: tuple[str, ...]
     unique_rows: int  # rows alone in their class on all quasi-identifiers

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from veil._html import Shown
 from veil.dp.budget import Accountant, check_epsilon_delta, dataset_id
 from veil.dp.stats import opendp
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
@@ -42,7 +43,7 @@ _MAX_CATEGORIES = 50
 
 
 @dataclass(frozen=True)
-class Synthetic:
+class Synthetic(Shown):
     """DP synthetic rows, the epsilon spent, the columns made and left out, and notes."""
 
     data: pd.DataFrame
@@ -53,6 +54,12 @@ class Synthetic:
     # where the number of records came from: "dp" (estimated from the noisy marginals, part of
     # the guarantee) or "public" (given by the caller as public knowledge)
     rows_from: str = "dp"
+
+    def to_dict(self) -> dict[str, object]:
+        """What was made (the rows are in ``data``)."""
+        return {"rows": len(self.data), "epsilon": self.epsilon, "columns": list(self.columns),
+                "left_out": list(self.left_out), "notes": list(self.notes),
+                "rows_from": self.rows_from}  # fmt: skip
 
 
 def _plan(

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._html import Shown
 from veil.exceptions import ParameterError
 from veil.learn.latent import _attacks
 from veil.learn.latent._codec import TableCodec
@@ -26,7 +27,7 @@ MEMBERSHIP_LIMIT = 0.25
 
 
 @dataclass
-class LatentRelease:
+class LatentRelease(Shown):
     """The release (codes, the target, the columns kept) and what was measured about it."""
 
     data: pd.DataFrame

@@ -1,0 +1,165 @@
+"""One API over every source and engine: ``veil.anonymize``, ``veil.check``, ``veil.scan`` and
+``veil.verify`` take a DataFrame, a Dask DataFrame, files or a SQL URL with ``engine=``; the
+three engines give the same release row for row, and what an engine cannot do is refused in one
+line, from Python as from the command line."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd
+import distributed
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+
+import veil
+from veil.exceptions import ParameterError
+from veil.io import Source, content_sha256
+
+ADULT = Path(__file__).parent / "data" / "arx_adult"
+POLICY = {
+    "privacy": {"models": [{"model": "k_anonymity", "k": 5}], "max_suppression": 0.04},
+    "keep_order": True,
+    "columns": {"salary-class": {"role": "insensitive"}},
+}
+QIS = ["age", "sex", "race", "marital-status"]
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """Two worker processes, as a cluster's machines would run them."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")  # fmt: skip
+    with distributed.Client(cluster) as connected:
+        yield connected
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def adult_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("adult-parquet")
+    frame = pd.read_csv(ADULT / "adult.csv.gz", sep=";")
+    frame.to_parquet(folder / "adult.parquet", index=False, row_group_size=4_000)
+    for tree in ADULT.glob("adult_hierarchy_*.csv"):
+        (folder / tree.name).write_bytes(tree.read_bytes())
+    return folder
+
+
+def test_the_three_engines_give_the_same_release_row_for_row(
+    client: Any, adult_parquet: Path, tmp_path: Path
+) -> None:
+    data = adult_parquet / "adult.parquet"
+    memory = veil.anonymize(data, POLICY, engine="memory", hierarchies=adult_parquet)
+    streamed = veil.anonymize(data, POLICY, engine="stream", hierarchies=adult_parquet,
+                              batch_rows=3_001)  # fmt: skip
+    clustered = veil.anonymize(data, POLICY, engine="dask", hierarchies=adult_parquet)
+    assert type(memory).__name__ == "Release"
+    assert type(streamed).__name__ == "StreamedRelease"
+    assert type(clustered).__name__ == "DaskRelease"
+    rows = len(memory.data)
+    assert 25_000 < rows < 30_162  # some withheld: the search ran, and it was not a no-op
+    expected = content_sha256(memory.data.reset_index(drop=True))
+    assert content_sha256(streamed.data) == expected
+    assert content_sha256(clustered.data.compute().reset_index(drop=True)) == expected
+    for other in (streamed, clustered):
+        assert other.certificate.search["levels"] == memory.certificate.search["levels"]
+        assert other.certificate.rows_out == memory.certificate.rows_out
+    # the streamed release was a private temporary file until it is given a name
+    assert streamed.path is not None
+    assert streamed.path.parent.name.startswith("veil-release-")
+    moved = streamed.to_file(tmp_path / "release.parquet")
+    assert moved.exists()
+    assert not streamed.path.parent.name.startswith("veil-release-")
+    assert veil.verify(moved, streamed.certificate).ok
+    assert veil.verify(moved, streamed.certificate, engine="stream").ok
+
+
+def test_check_takes_a_dask_frame_a_file_and_a_frame_alike(client: Any, adult_parquet: Path
+                                                           ) -> None:  # fmt: skip
+    data = adult_parquet / "adult.parquet"
+    frame = pd.read_parquet(data)
+    measured = {
+        "frame": veil.check(frame, QIS, sensitive="salary-class", k=2),
+        "dask": veil.check(dd.from_pandas(frame, npartitions=5), QIS, sensitive="salary-class",
+                           k=2),
+        "file, stream": veil.check(data, QIS, sensitive="salary-class", k=2, engine="stream"),
+        "file, dask": veil.check(data, QIS, sensitive="salary-class", k=2, engine="dask"),
+    }  # fmt: skip
+    first = measured["frame"].to_dict()
+    assert first["k"] == 1
+    assert first["failed"] == ["k >= 2"]
+    for name, result in measured.items():
+        assert result.to_dict() == first, name
+
+
+def test_scan_reads_a_postgresql_table_by_its_url(postgres_url: str) -> None:
+    rows = pd.DataFrame({
+        "national_id": [f"{20000000 + i}" for i in range(60)],
+        "county": ["Nairobi", "Kisumu", "Nakuru"] * 20,
+        "age": list(range(20, 80)),
+    })  # fmt: skip
+    with sa.create_engine(postgres_url).begin() as connection:
+        rows.to_sql("engine_clients", connection, index=False, if_exists="replace")
+    found = veil.scan(postgres_url, table="engine_clients")
+    assert found.rows == 60
+    assert found.column("national_id").role.value == "identifier"
+    measured = veil.check(postgres_url, ["county"], table="engine_clients", k=2)
+    assert measured.k == 20
+    with pytest.raises(ParameterError, match="read whole"):
+        veil.check(postgres_url, ["county"], table="engine_clients", engine="stream")
+
+
+def test_what_an_engine_cannot_do_is_refused_in_one_line(adult_parquet: Path,
+                                                         tmp_path: Path) -> None:  # fmt: skip
+    data = adult_parquet / "adult.parquet"
+    frame = pd.read_parquet(data)
+    refusals = [
+        (lambda: veil.anonymize(data, POLICY, engine="stream", report=tmp_path / "r.html"),
+         "--report is not supported on a table read in batches"),
+        (lambda: veil.anonymize(frame, POLICY, engine="stream"), "not read in batches"),
+        (lambda: veil.check(data, QIS, engine="stream", weights="age"),
+         "--weights is not supported on a table read in batches"),
+        (lambda: veil.scan(data, engine="dask", dates=["age"]),
+         "--dates is not supported on a Dask cluster"),
+        (lambda: veil.anonymize(data, POLICY, engine="stream", output=tmp_path / "r.xlsx"),
+         ".csv or .parquet"),
+        (lambda: veil.scan(data, engine="quantum"), "engine must be one of"),
+    ]  # fmt: skip
+    for call, said in refusals:
+        with pytest.raises(ParameterError) as raised:
+            call()
+        assert said in str(raised.value)
+        assert "\n" not in str(raised.value)
+    assert list(tmp_path.iterdir()) == []  # nothing written by a refused call
+
+
+def test_auto_streams_a_file_over_a_tenth_of_memory(adult_parquet: Path, monkeypatch) -> None:
+    from veil.io import _source
+
+    data = Source.of(adult_parquet / "adult.parquet")
+    assert data.engine() == "memory"
+    monkeypatch.setattr(_source, "STREAMING_SHARE", 0.0)  # any file is large now
+    assert data.engine() == "stream"
+    assert Source.of(adult_parquet / "adult.parquet", dates=("age",)).engine() == "memory"
+    assert Source.of(pd.DataFrame({"a": [1]})).engine() == "memory"
+    assert Source.of(dd.from_pandas(pd.DataFrame({"a": [1]}), npartitions=1)).engine() == "dask"
+    assert Source.of("sqlite:///x.db", table="t").engine() == "memory"
+
+
+def test_the_policy_read_section_applies_from_python(tmp_path: Path) -> None:
+    """The policy's ``read:`` options read the source when veil reads it (the command line
+    did this alone before)."""
+    (tmp_path / "semi.csv").write_text("county;age\n" + "Nairobi;30\n" * 6 + "Kisumu;40\n" * 6)
+    policy = {"read": {"sep": ";"}, "privacy": {"k": 2},
+              "columns": {"county": {"role": "quasi_identifier"},
+                          "age": {"role": "quasi_identifier"}}}  # fmt: skip
+    release = veil.anonymize(tmp_path / "semi.csv", policy)
+    assert list(release.data.columns) == ["county", "age"]
+    assert len(release.data) == 12
+    assert os.listdir(tmp_path) == ["semi.csv"]
