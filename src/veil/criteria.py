@@ -172,15 +172,19 @@ class KAnonymity(Criterion):
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
     ) -> np.ndarray:
+        """Classes of at least k records."""
         return sizes >= self.k
 
     def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> int:
+        """The smallest class's size: the release's k (0 without a class)."""
         return int(sizes.min()) if len(sizes) else 0
 
     def met(self, value: float | None) -> bool:
+        """Whether the measured k reaches the model's k."""
         return value is not None and value >= self.k
 
     def unreachable(self, rows: int, distinct: int | None) -> str | None:
+        """k above the number of records: no release can meet it."""
         if self.k <= rows:
             return None
         return (
@@ -217,16 +221,20 @@ class DistinctLDiversity(Criterion):
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
     ) -> np.ndarray:
+        """Classes holding at least l different sensitive values."""
         return (_need(histograms) > 0).sum(axis=1) >= self.l
 
     def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> int | None:
+        """The fewest different sensitive values in a class (None without a class)."""
         hist = _need(histograms)
         return int((hist > 0).sum(axis=1).min()) if len(hist) else None
 
     def met(self, value: float | None) -> bool:
+        """Whether the measured l reaches the model's l."""
         return value is not None and value >= self.l
 
     def unreachable(self, rows: int, distinct: int | None) -> str | None:
+        """l above the sensitive column's number of values: no class can meet it."""
         return _too_few_values(self.l, distinct)
 
 
@@ -259,16 +267,22 @@ class EntropyLDiversity(Criterion):
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
     ) -> np.ndarray:
         # a tiny tolerance: a class with exactly l equally frequent values has entropy log(l)
+        """Classes whose sensitive values' entropy is at least log(l) (within a rounding
+        tolerance)."""
         return class_entropy(_need(histograms)) >= math.log(self.l) - _TOLERANCE
 
     def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
+        """exp of the smallest class entropy: the least diverse class's effective number of
+        values."""
         hist = _need(histograms)
         return float(math.exp(class_entropy(hist).min())) if len(hist) else None
 
     def met(self, value: float | None) -> bool:
+        """Whether the measured effective number of values reaches l."""
         return value is not None and math.log(value) >= math.log(self.l) - _TOLERANCE
 
     def unreachable(self, rows: int, distinct: int | None) -> str | None:
+        """l above the sensitive column's number of values: no class can meet it."""
         return _too_few_values(self.l, distinct)
 
 
@@ -300,13 +314,17 @@ class RecursiveCLDiversity(Criterion):
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
     ) -> np.ndarray:
+        """Classes where the most frequent value's count is below c times the l-th and rarer
+        ones'."""
         return self._ratios(histograms) < self.c
 
     def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
+        """The least c that holds: the largest ratio of the top count to the tail's."""
         ratios = self._ratios(histograms)
         return float(ratios.max()) if len(ratios) else None
 
     def met(self, value: float | None) -> bool:
+        """Whether the measured least c is below the model's c."""
         return value is not None and value < self.c
 
 
@@ -335,6 +353,7 @@ class TCloseness(Criterion):
         return f"t <= {self.t:g} ({self.distance} distance)"
 
     def prepare(self, values: Sequence[str]) -> None:
+        """Learn the sensitive values, in the order the histograms count them."""
         self._values = list(values)
 
     def use_hierarchy(self, hierarchy: Hierarchy | None) -> None:
@@ -378,13 +397,17 @@ class TCloseness(Criterion):
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
     ) -> np.ndarray:
+        """Classes whose sensitive distribution is within t of the released records'
+        (``released``: the classes kept)."""
         return self.distances(histograms, released) <= self.t + _TOLERANCE
 
     def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
+        """The largest distance of a class's sensitive distribution to the whole release's."""
         distances = self.distances(histograms)
         return float(distances.max()) if len(distances) else None
 
     def met(self, value: float | None) -> bool:
+        """Whether the measured largest distance is at most t."""
         return value is not None and value <= self.t + _TOLERANCE
 
 

@@ -38,6 +38,8 @@ ILLNESS_CATEGORIES = ("Acute", "Chronic", "Congenital", "Subacute")
 
 @dataclass(frozen=True)
 class DemoResult:
+    """The files ``veil demo`` wrote, its release and its report."""
+
     scan: ScanResult
     release: Release
     original: pd.DataFrame

@@ -178,6 +178,8 @@ class ReadSettings(BaseModel):
 
 
 class ColumnPolicy(BaseModel):
+    """One column's role and its steps (or ``keep`` with a reason) in a policy."""
+
     model_config = ConfigDict(extra="forbid")
     role: ColumnRole = ColumnRole.INSENSITIVE
     steps: list[Step] = Field(default_factory=list)
@@ -261,6 +263,10 @@ class PrivacySettings(BaseModel):
 
 
 class Policy(BaseModel):
+    """What to do with a table: how to read it, each column's role and steps, table-level steps
+    and the privacy goals (``privacy:``), validated when loaded; see the module's
+    documentation for the YAML form."""
+
     model_config = ConfigDict(extra="forbid")
     version: Literal[1] = 1
     description: str | None = None
@@ -451,6 +457,8 @@ class Policy(BaseModel):
 
 @dataclass(frozen=True)
 class PlannedStep:
+    """One step of the policy as an unfitted transform, with where in the policy it came from."""
+
     name: str
     transform: ColumnTransform
     where: str

@@ -66,13 +66,16 @@ class LineProgress(Progress):
         self._rows = 0
 
     def step(self, description: str) -> None:
+        """Print the step that just finished, with its time, and start the next."""
         self._finish()
         self._current, self._started, self._rows = description, time.perf_counter(), 0
 
     def advance(self, rows: int) -> None:
+        """Count rows done (shown when the step ends)."""
         self._rows += rows
 
     def close(self, finished: bool = True) -> None:
+        """Print the last step's line (when it finished)."""
         if finished:
             self._finish()
         self._current = None
@@ -137,17 +140,21 @@ class RichProgress(Progress):
         self._done = 0
 
     def step(self, description: str) -> None:
+        """Start a new task on the live display."""
         self._bar.update(self._task, description=description)
 
     def expect(self, rows: int) -> None:
+        """How many rows the current step will take (the bar's total)."""
         total = self._bar.tasks[0].total or 0
         self._bar.update(self._task, total=total + rows)
 
     def advance(self, rows: int) -> None:
+        """Move the current bar by ``rows``."""
         self._done += rows
         seconds = time.perf_counter() - self._started
         rate = _rate(self._done / seconds) if seconds > 0 else ""
         self._bar.update(self._task, advance=rows, rate=rate)
 
     def close(self, finished: bool = True) -> None:
+        """Stop the live display, marking the last task finished or not."""
         self._bar.stop()

@@ -89,6 +89,8 @@ def as_numbers(series: pd.Series) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ColumnSpec:
+    """A column's role and kind, as a schema records them."""
+
     name: str
     role: ColumnRole = ColumnRole.INSENSITIVE
     kind: ColumnKind | None = None

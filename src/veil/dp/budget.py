@@ -128,6 +128,9 @@ class Budget:
 
 @dataclass(frozen=True)
 class Entry:
+    """One charge to the ledger: what was released, when, its epsilon and delta, and the dataset
+    it read."""
+
     id: int
     at: str
     what: str

@@ -116,6 +116,8 @@ def _data_norm(norm: float | None, X: np.ndarray) -> float:
 
 
 class GaussianNB(_DPEstimator):
+    """diffprivlib's Gaussian naive Bayes, its epsilon charged to the ledger when fitted."""
+
     _dp_name = "GaussianNB"
 
     def __init__(
@@ -150,6 +152,9 @@ class GaussianNB(_DPEstimator):
 
 
 class LogisticRegression(_DPEstimator):
+    """diffprivlib's logistic regression (objective perturbation), its epsilon charged to the
+    ledger when fitted."""
+
     _dp_name = "LogisticRegression"
 
     def __init__(
@@ -183,6 +188,8 @@ class LogisticRegression(_DPEstimator):
 
 
 class RandomForestClassifier(_DPEstimator):
+    """diffprivlib's random forest, its epsilon charged to the ledger when fitted."""
+
     _dp_name = "RandomForestClassifier"
 
     def __init__(
@@ -224,6 +231,8 @@ class RandomForestClassifier(_DPEstimator):
 
 
 class KMeans(_DPEstimator):
+    """diffprivlib's k-means, its epsilon charged to the ledger when fitted."""
+
     _dp_name = "KMeans"
 
     def __init__(
@@ -248,6 +257,8 @@ class KMeans(_DPEstimator):
 
 
 class LinearRegression(_DPEstimator):
+    """diffprivlib's linear regression, its epsilon charged to the ledger when fitted."""
+
     _dp_name = "LinearRegression"
 
     def __init__(
@@ -282,6 +293,8 @@ class LinearRegression(_DPEstimator):
 
 
 class PCA(_DPEstimator):
+    """diffprivlib's principal component analysis, its epsilon charged to the ledger when fitted."""
+
     _dp_name = "PCA"
 
     def __init__(

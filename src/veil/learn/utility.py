@@ -25,6 +25,9 @@ FOLDS = 5
 
 @dataclass(frozen=True)
 class ModelComparison(Shown):
+    """The same model trained on the original and on the release, scored on the same held-out
+    original rows."""
+
     target: str
     task: str  # "classification" or "regression"
     features: tuple[str, ...]

@@ -33,6 +33,10 @@ from veil.schema import require_columns
 
 @dataclass(frozen=True)
 class CheckResult(Shown):
+    """What ``check`` measured on a table: its classes, k, l, t, the re-identification risk and,
+    with a person column or a population, per person and beyond the sample; ``failed`` lists
+    the thresholds given that do not hold."""
+
     rows: int
     quasi_identifiers: tuple[str, ...]
     sensitive: str | None

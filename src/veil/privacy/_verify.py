@@ -28,6 +28,8 @@ _CONSISTENCY = {"rows", "k as certified", "release content"}
 
 @dataclass(frozen=True)
 class Verification(Shown):
+    """Each claim of a certificate, whether it holds on the release, and how it was measured."""
+
     claims: tuple[tuple[str, bool, str], ...] = field(default_factory=tuple)  # claim, holds, detail
 
     @property

@@ -34,6 +34,8 @@ FORMAT_VERSION = 6
 
 @dataclass(frozen=True)
 class StepRecord:
+    """One step of a release as the certificate records it: what it did and what it counted."""
+
     name: str  # the transform's policy name, e.g. "generalize"
     where: str  # where in the policy, e.g. "columns.Age.steps[0]"
     description: str  # one line, never a secret

@@ -81,6 +81,10 @@ class Groups:
 
 @dataclass
 class FrequencyTable:
+    """The quasi-identifiers coded by their hierarchies' leaves, shrunk to distinct combinations
+    with their counts (and sensitive histograms): what the search evaluates every lattice node
+    on."""
+
     hierarchies: list[Hierarchy]
     bottom: Groups  # the table at level 0 everywhere: distinct leaf combinations
     rows: int
@@ -213,6 +217,9 @@ class FrequencyTable:
 
 @dataclass
 class NodeEvaluation:
+    """One lattice node's classes, which of them fail the models, the records those hold, and
+    whether suppressing them stays within the limit."""
+
     groups: Groups
     failing: np.ndarray  # (classes,) classes that fail a criterion: suppressed
     suppressed: int
@@ -252,6 +259,9 @@ def check(groups: Groups, criteria: Sequence[Criterion], max_outliers: int) -> N
 
 @dataclass
 class SearchResult:
+    """The node the search chose (each quasi-identifier's level), its loss and evaluation, and
+    how many nodes it evaluated."""
+
     levels: tuple[int, ...] | None
     loss: float | None
     suppressed: int

@@ -44,6 +44,9 @@ def geometric_mean(values: np.ndarray) -> np.ndarray:
 
 
 class Metric(ABC):
+    """An information-loss metric of a lattice node (ARX's): its loss, and a lower bound of the
+    loss of every node above it."""
+
     name: str
     independent = False  # the loss depends on the levels only (never on the classes)
 
@@ -66,9 +69,13 @@ class Metric(ABC):
 
 
 class LossMetric(Metric):
+    """ARX's Loss: each quasi-identifier's share of its domain a released value covers, averaged
+    over records."""
+
     name = "loss"
 
     def prepare(self, table: FrequencyTable) -> None:
+        """Learn each hierarchy level's generalized share of the domain from the frequency table."""
         self.table = table
         self.shares = [h.shares() for h in table.hierarchies]
         self.components = []  # [column][level] normalized loss without suppression
@@ -87,10 +94,12 @@ class LossMetric(Metric):
         return floor10(max(value, 0.0))
 
     def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        """Every node's loss without suppression: a bound no node above it can beat."""
         values = np.column_stack([self.components[c][nodes[:, c]] for c in range(nodes.shape[1])])
         return geometric_mean(values)
 
     def loss(self, evaluation: NodeEvaluation) -> float:
+        """The node's loss, suppressed records counting as fully generalized."""
         groups = evaluation.groups
         if not evaluation.failing.any():
             return float(self.lower_bounds(np.array([groups.levels]))[0])
@@ -111,6 +120,7 @@ class EntropyMetric(Metric):
     independent = True
 
     def prepare(self, table: FrequencyTable) -> None:
+        """Learn each level's conditional entropy of the leaves from the frequency table."""
         self.components = []
         bottom = table.bottom
         for c, h in enumerate(table.hierarchies):
@@ -129,12 +139,14 @@ class EntropyMetric(Metric):
             self.components.append(np.array(per_level))
 
     def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        """Every node's entropy loss without suppression: a bound for the nodes above it."""
         total = np.zeros(len(nodes))
         for c in range(nodes.shape[1]):
             total = total + self.components[c][nodes[:, c]]
         return total
 
     def loss(self, evaluation: NodeEvaluation) -> float:
+        """The node's non-uniform entropy loss, suppressed records counting as fully generalized."""
         return float(self.lower_bounds(np.array([evaluation.groups.levels]))[0])
 
 
@@ -151,12 +163,15 @@ class PrecisionMetric(Metric):
     independent = True
 
     def prepare(self, table: FrequencyTable) -> None:
+        """Learn the hierarchies' heights."""
         self.heights = np.array([max(h.height - 1, 1) for h in table.hierarchies], dtype=float)
 
     def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        """Every node's precision loss: its levels over the heights (suppression adds to it)."""
         return (nodes / self.heights).mean(axis=1)
 
     def loss(self, evaluation: NodeEvaluation) -> float:
+        """The node's precision loss, suppressed records counting as fully generalized."""
         return float(self.lower_bounds(np.array([evaluation.groups.levels]))[0])
 
 
@@ -166,6 +181,7 @@ class DiscernibilityMetric(Metric):
     name = "discernibility"
 
     def prepare(self, table: FrequencyTable) -> None:
+        """Learn the number of records."""
         self.rows = table.rows
         self.entries = len(table.bottom)
         # distinct generalized values per column and level
@@ -183,6 +199,8 @@ class DiscernibilityMetric(Metric):
         return float(self.rows) ** 2 / np.maximum(classes, 1.0)
 
     def loss(self, evaluation: NodeEvaluation) -> float:
+        """The sum over records of their class's size, a suppressed record counting as the whole
+        table."""
         sizes = evaluation.groups.sizes.astype(float)
         kept = ~evaluation.failing
         return float((sizes[kept] ** 2).sum() + evaluation.suppressed * self.rows)
@@ -203,6 +221,8 @@ class DMStarMetric(DiscernibilityMetric):
     name = "dm_star"
 
     def loss(self, evaluation: NodeEvaluation) -> float:
+        """The discernibility of the classes kept (ARX's DM*): suppressed records are not
+        counted."""
         return float((evaluation.groups.sizes.astype(float) ** 2).sum())
 
 
@@ -212,12 +232,15 @@ class AECSMetric(Metric):
     name = "aecs"
 
     def prepare(self, table: FrequencyTable) -> None:
+        """Learn the number of records."""
         self.rows = table.rows
 
     def lower_bounds(self, nodes: np.ndarray) -> np.ndarray:
+        """Every node's average class size without suppression: a bound for the nodes above it."""
         return np.ones(len(nodes))
 
     def loss(self, evaluation: NodeEvaluation) -> float:
+        """The node's average equivalence class size."""
         kept = ~evaluation.failing
         classes = int(kept.sum()) + (1 if evaluation.failing.any() else 0)
         return self.rows / max(classes, 1)

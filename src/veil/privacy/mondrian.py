@@ -24,6 +24,9 @@ from veil.privacy.metrics import floor10, geometric_mean
 
 @dataclass(frozen=True)
 class MondrianResult:
+    """Mondrian's partition of the records, each partition's generalized values, and how many
+    cuts it made."""
+
     data: pd.DataFrame
     partitions: int
     loss: float  # ARX's Loss formula over the per-partition generalizations

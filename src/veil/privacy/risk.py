@@ -16,6 +16,10 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Risk:
+    """Re-identification risk of records from their class sizes: prosecutor (average and
+    highest), journalist, marketer, the share of records above the threshold and the share
+    unique."""
+
     prosecutor_average: float
     prosecutor_max: float
     journalist_average: float

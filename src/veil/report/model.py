@@ -66,6 +66,8 @@ class Figure:
 
 @dataclass(frozen=True)
 class Table:
+    """A table of a report section: headers, rows and an optional caption."""
+
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
@@ -131,6 +133,8 @@ class Block:
 
 @dataclass(frozen=True)
 class Section:
+    """A section of a report: a title, a summary, its facts, figures, tables and blocks."""
+
     id: str
     title: str
     text: tuple[str, ...] = ()
@@ -159,6 +163,9 @@ class Section:
 
 @dataclass(frozen=True)
 class Report:
+    """A report: its title, headline facts and sections, rendered to self-contained HTML or JSON
+    (``render``)."""
+
     title: str
     veil_version: str
     created: str

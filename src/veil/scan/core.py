@@ -40,6 +40,8 @@ HEURISTIC_UNDER_OTHER_NAME = 0.8  # distribution evidence under a name that says
 
 @dataclass(frozen=True)
 class ColumnFinding:
+    """What the scan found about one column: its role, entity, confidence and evidence."""
+
     name: str
     role: ColumnRole
     entity: str | None
@@ -74,6 +76,9 @@ KIND_TABLE_SHARE = 0.25
 
 @dataclass(frozen=True)
 class ScanResult:
+    """The scan of a table: one finding per column (``column(name)``) and the re-identification
+    risk on the quasi-identifiers found."""
+
     columns: tuple[ColumnFinding, ...]
     rows: int
     sample_size: int

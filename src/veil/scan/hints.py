@@ -91,6 +91,8 @@ def _hints() -> dict[str, tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class NameHint:
+    """What a column's name suggests: an entity, how strongly, and the words that said it."""
+
     entity: str
     score: float
     phrase: str

@@ -22,6 +22,9 @@ from veil.scan.population import PopulationRisk, beyond, population_risk
 
 @dataclass(frozen=True)
 class RiskSummary(Shown):
+    """Uniqueness of the rows on the quasi-identifiers and the column combinations that single
+    people out."""
+
     rows: int
     quasi_identifiers: tuple[str, ...]
     unique_rows: int  # rows alone in their class on all quasi-identifiers

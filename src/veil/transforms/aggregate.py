@@ -140,6 +140,7 @@ class Microaggregate(ColumnTransform):
         return frame
 
     def describe(self) -> str:
+        """The columns, k, and the groups aggregated partially or suppressed."""
         notes = ""
         partial, suppressed = (
             getattr(self, "aggregated_partial_", 0),

@@ -59,4 +59,5 @@ class RenameColumns(ColumnTransform):
         return [self.mapping_.get(n, n) for n in names]
 
     def describe(self) -> str:
+        """How many columns were renamed (never the names)."""
         return f"RenameColumns({len(self.mapping_)} columns renamed)"

@@ -223,6 +223,7 @@ class Fake(ColumnTransform):
         return method()
 
     def describe(self) -> str:
+        """The columns replaced, the kind of fake values and the locale."""
         return f"Fake({', '.join(self.columns_)}; kind={self.kind}, locale={self.locale})"
 
 

@@ -77,6 +77,8 @@ class Generalize(ColumnTransform):
     """
 
     def batchwise(self) -> str | None:
+        """Bins computed from the column (a count or a rule) need every row; explicit edges do
+        not."""
         if self._mode() == "bins" and isinstance(self.bins, str | int):
             return (
                 "its bins come from the whole column; give the edges as a list "
@@ -234,6 +236,8 @@ class Generalize(ColumnTransform):
         return mapped
 
     def describe(self) -> str:
+        """The columns and how they were generalized (bins, mapped categories, date level or
+        rounding)."""
         mode = self._mode()
         detail = {
             "bins": f"bins={self.bins}",
@@ -268,6 +272,7 @@ class TopBottomCode(ColumnTransform):
     earners become the cap (e.g. 190,000 and 37,000)."""
 
     def batchwise(self) -> str | None:
+        """Quantile thresholds need every row; thresholds given as values do not."""
         if self.top_quantile is not None or self.bottom_quantile is not None:
             return "its quantiles come from the whole column; give top and bottom as values"
         return None
@@ -339,6 +344,7 @@ class TopBottomCode(ColumnTransform):
         return frame
 
     def describe(self) -> str:
+        """Each column's range after coding."""
         caps = "; ".join(
             f"{c} to [{format_number(lo) if lo is not None else '-'}, "
             f"{format_number(hi) if hi is not None else '-'}]"

@@ -107,6 +107,7 @@ class Mask(ColumnTransform):
         return frame
 
     def describe(self) -> str:
+        """The columns masked and how many values changed."""
         counted = ""
         if hasattr(self, "changed_"):
             counted = f"; {self.changed_:,} of {self.present_:,} values changed"

@@ -102,6 +102,7 @@ class PCAMask(ColumnTransform):
         return [n for n in names if n not in replaced] + self.component_names()
 
     def describe(self) -> str:
+        """The columns replaced, the components kept and the share of variance they hold."""
         kept = float(np.sum(self.explained_variance_ratio_))
         return (
             f"PCAMask({len(self.columns_)} columns -> {self.pca_.n_components_} components, "

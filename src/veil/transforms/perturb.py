@@ -75,6 +75,7 @@ class Noise(ColumnTransform):
         return frame
 
     def describe(self) -> str:
+        """The columns and the noise's distribution (not differential privacy)."""
         return f"Noise({', '.join(self.columns_)}; {self.distribution}, not DP)"
 
 
@@ -153,6 +154,7 @@ class RankSwap(ColumnTransform):
         return frame
 
     def describe(self) -> str:
+        """The columns swapped and the largest rank distance p."""
         return f"RankSwap({', '.join(self.columns_)}; p={self.p}%)"
 
 

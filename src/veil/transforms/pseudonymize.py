@@ -177,6 +177,7 @@ class Pseudonymize(ColumnTransform):
         return tokens, distinct
 
     def describe(self) -> str:
+        """The columns and the pseudonyms' format (never the key)."""
         return f"Pseudonymize({', '.join(self.columns_)}; HMAC-SHA256, format={self.format})"
 
 

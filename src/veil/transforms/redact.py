@@ -184,6 +184,7 @@ class Redact(ColumnTransform):
         return frame
 
     def describe(self) -> str:
+        """The columns and how many values of each entity were redacted."""
         counted = ""
         if hasattr(self, "counts_"):
             found = self.counts_ or {}

@@ -186,6 +186,7 @@ class ResampleContinuous(ColumnTransform):
         return frame
 
     def describe(self) -> str:
+        """Each column's fitted distribution and its Kolmogorov-Smirnov statistic."""
         chosen = ", ".join(
             f"{c}~{self.best_[c]} (KS {self.fit_report_[c][0]['ks_statistic']:.3f})"
             for c in self.columns_

@@ -89,6 +89,8 @@ class PRAM(ColumnTransform):
         return frame
 
     def describe(self) -> str:
+        """The columns, the transition parameters and each column's share of values kept on
+        average."""
         kept = ", ".join(f"{c} {float(np.diag(self.matrices_[c]) @ self.frequencies_[c]):.0%}"
                          for c in self.columns_)  # fmt: skip
         return (f"PRAM({', '.join(self.columns_)}; pd={self.pd:g}, alpha={self.alpha:g}): each "
@@ -176,6 +178,7 @@ class LocalSuppression(ColumnTransform):
         return pd.Series(sizes[klass] < self.k, index=work.index)
 
     def describe(self) -> str:
+        """k, the cells blanked per column, and the records that could not reach k."""
         per = ", ".join(f"{c} {n:,}" for c, n in self.blanked_per_column_.items() if n)
         left = self.records_left_unsafe_
         tail = (f"; {left:,} records could not reach k and were "

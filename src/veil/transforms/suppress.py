@@ -45,6 +45,8 @@ class SuppressRows(ColumnTransform):
     """
 
     def batchwise(self) -> str | None:
+        """Rare combinations are counted over every row: possible in batches only with the whole
+        table's counts."""
         if self.rare is not None and not hasattr(self, "table_counts_"):
             return (
                 "rare combinations are counted over every row: give it the whole table's counts "
@@ -117,6 +119,7 @@ class SuppressRows(ColumnTransform):
         return sizes < (self.rare or 0)
 
     def describe(self) -> str:
+        """Which rows were withheld and how many."""
         what = (
             "rows where " + self.where
             if self.where is not None

@@ -154,11 +154,13 @@ class InMemory(WholeColumn):
         return self.series.dropna().to_numpy()
 
     def matching(self, regex: str) -> int:
+        """Whether every row's value matches the pattern (all rows are in memory here)."""
         values = self._valid
         integral = self.kind == "numeric" and self.numbers().integral
         return matching(value_texts(values, self.kind, integral), regex)
 
     def value_counts(self) -> pd.Series | None:
+        """The column's values with their counts."""
         return self._counts
 
     @cached_property
@@ -167,6 +169,7 @@ class InMemory(WholeColumn):
         return counts if len(counts) <= COUNTED else None
 
     def numbers(self) -> Numbers:
+        """The column's values as numbers (missing where they are not)."""
         return self._numbers
 
     @cached_property
@@ -265,6 +268,9 @@ def percent(x: float) -> str:
 
 @dataclass(frozen=True)
 class Pattern:
+    """A regular expression for an entity, with its score and an optional checksum that confirms
+    a match."""
+
     name: str
     regex: str
     score: float  # confidence of a shape-only hit (before validation)
