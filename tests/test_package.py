@@ -183,3 +183,49 @@ def test_the_docstring_test_reads_each_objects_own_docstring() -> None:
     assert _own_doc(Plain) is None
     assert _own_doc(Child.run) is None
     assert _own_doc(Base.run) == "Documented here."
+
+
+#: veil's entry points: numpydoc's validator holds their docstrings to the form scikit-learn's
+#: follow (every parameter documented, none unknown, a Returns section).
+ENTRY_POINTS = [
+    "veil.api.anonymize",
+    "veil.api.check",
+    "veil.api.evaluate",
+    "veil.api.mask_latent",
+    "veil.api.simulate",
+    "veil.api.synthesize",
+    "veil.api.verify",
+    "veil.scan.api.scan",
+    "veil.io.read",
+    "veil.io.write",
+    "veil.io.Source",
+    "veil.policy.load_policy",
+    "veil.policy.Policy.with_goals",
+    "veil.privacy.suggest.suggest_policy",
+    "veil.privacy.suggest.scan_and_suggest",
+    "veil.report.build_report",
+    "veil.report.report_files",
+    "veil.dp.answer",
+    "veil.synth.Synthesizer.fit",
+    "veil.synth.Synthesizer.sample",
+    "veil.synth.synthesize_mst",
+]
+
+
+def test_the_entry_points_follow_numpydoc() -> None:
+    import inspect
+
+    import numpydoc.validate
+
+    import veil
+
+    exported = [f"veil.{n}" for n in veil.__all__ if inspect.isfunction(getattr(veil, n, None))]
+    assert {"veil.anonymize", "veil.check", "veil.verify", "veil.read"} <= set(exported)
+    broken = {}
+    for name in [*ENTRY_POINTS, *exported]:
+        errors = numpydoc.validate.validate(name)["errors"]
+        found = [f"{code}: {message}" for code, message in errors
+                 if code in {"GL08", "PR01", "PR02", "RT01", "SS01"}]  # fmt: skip
+        if found:
+            broken[name] = found
+    assert not broken, broken

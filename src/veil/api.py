@@ -146,12 +146,18 @@ def anonymize(
     target, sampling, title
         The report's model target, what the table is a sample of (``population``,
         ``sampling_fraction`` or ``weights``) and title.
+    force : bool
+        Replace existing output files (never an input).
     escape_formulas : bool
         In CSV and Excel releases, prefix cells a spreadsheet would run with an apostrophe.
     batch_rows : int
         Rows per batch when streaming.
     progress : callable or Progress, optional
         Told of each step.
+    **reading
+        The source's reading options (``sep``, ``encoding``, ``dates``, ``dayfirst``,
+        ``date_format``, ``coerce_dates``, ``sheet``, ``table``, ``query``), over the
+        policy's ``read:``.
 
     Returns
     -------
@@ -373,7 +379,13 @@ def check(
     weights, person, exclude : optional
         Sampling weights (a column), a column naming each row's person, rows to leave out:
         counted in memory only.
-    goals
+    batch_rows : int
+        Rows per batch when streaming.
+    progress : callable or Progress, optional
+        Told of each step.
+    sep, encoding, sheet, table, query : optional
+        How the source is read.
+    **goals
         ``k``, ``l``, ``t``, ``t_distance``, ``models``, ``risk_threshold``, ``population``,
         ``sampling_fraction`` (see ``veil.privacy.check_counts``).
 
@@ -450,6 +462,10 @@ def verify(
     content : bool
         Compare every cell with the certificate's hash (``False``: a caller that has just
         computed it from these rows).
+    batch_rows : int
+        Rows per batch when read a batch at a time.
+    sep : str, optional
+        CSV delimiter (detected when omitted).
 
     Returns
     -------
@@ -515,8 +531,14 @@ def evaluate(
     random_state : int
         Seed of every random choice.
     report : path, optional
-        Also write a report (.html or .json); ``force`` replaces an existing one.
-    reading
+        Also write a report (.html or .json).
+    title : str, optional
+        The report's title.
+    force : bool
+        Replace an existing report (never an input).
+    progress : callable or Progress, optional
+        Told of each step.
+    **reading
         The tables' reading options (``sep``...).
 
     Returns
@@ -605,6 +627,10 @@ def synthesize(
     method : str
         A synthesizer of ``veil.synth.METHODS``: ``copula``, ``marginals``, ``tvae``, or
         ``mst`` (differentially private: needs ``epsilon`` and ``accountant``).
+    epsilon : float, optional
+        For ``mst``: the budget the fit spends.
+    accountant : Accountant, optional
+        For ``mst``: the ledger charged.
     columns : list of str, optional
         Only these columns.
     bounds, bins
@@ -616,6 +642,14 @@ def synthesize(
         never seeded).
     options : mapping, optional
         The synthesizer's own options (``condition_on``, ``clusters``...).
+    force : bool
+        Replace an existing output (never an input).
+    escape_formulas : bool
+        In CSV and Excel files, prefix cells a spreadsheet would run with an apostrophe.
+    progress : callable or Progress, optional
+        Told of each step.
+    **reading
+        The source's reading options (``sep``...).
 
     Returns
     -------
@@ -701,6 +735,14 @@ def mask_latent(
         written.
     force : bool
         Replace existing files (never an input).
+    escape_formulas : bool
+        In CSV and Excel releases, prefix cells a spreadsheet would run with an apostrophe.
+    progress : callable or Progress, optional
+        Told of each step.
+    options : mapping, optional
+        ``veil.learn.latent.mask_latent``'s keywords.
+    **reading
+        The source's reading options (``sep``...).
 
     Returns
     -------
@@ -768,6 +810,12 @@ def simulate(
         The column to predict.
     plot, report : path, optional
         Accuracy per round as a PNG; the run's report.
+    progress : callable or Progress, optional
+        Told of each step.
+    options : mapping, optional
+        ``veil.federated.simulate``'s keywords (``parties``, ``rounds``, ``encrypt``...).
+    **reading
+        The source's reading options (``sep``...).
 
     Returns
     -------

@@ -346,7 +346,7 @@ class Policy(BaseModel):
             Privacy models to add (``{"model": "entropy_l_diversity", "l": 2}``).
         search : bool
             Make a privacy section (the search) even with no goal given.
-        settings
+        **settings
             The shorthand goals (``k``, ``l``, ``l_variant``, ``c``, ``t``, ``t_distance``) and
             any ``privacy:`` setting (``max_suppression``, ``metric``, ``method``...).
 
@@ -537,7 +537,18 @@ def _plain(value: Any) -> Any:
 
 
 def load_policy(path: str | os.PathLike[str]) -> Policy:
-    """The policy in the YAML file at ``path`` (``Policy.load``)."""
+    """The policy in the YAML file at ``path`` (``Policy.load``).
+
+    Parameters
+    ----------
+    path : str or path
+        The YAML file; paths in it are relative to its folder.
+
+    Returns
+    -------
+    Policy
+        The validated policy.
+    """
     return Policy.load(path)
 
 

@@ -49,6 +49,31 @@ def read(
     only ambiguous ``11/09/15`` needs one), values that are no dates an error naming the row,
     or missing and counted with ``coerce_dates`` (a ``DateNotice`` says what was decided).
     SQL: ``source`` is a URL such as ``sqlite:///x.db`` with ``table`` or ``query``.
+
+    Parameters
+    ----------
+    source : str, path or DataFrame
+        A file, a SQLAlchemy URL, or a DataFrame (its cells checked).
+    sep, encoding : str, optional
+        CSV delimiter and text encoding (detected when omitted).
+    dates : list of str
+        Columns to parse as dates.
+    dayfirst : bool, optional
+        Dates are day-first (True) or month-first (False); detected when omitted.
+    date_format : str, optional
+        A strptime format for the dates.
+    coerce_dates : bool
+        Read values of ``dates`` columns that are no dates as missing (counted).
+    sheet : str or int, optional
+        The Excel sheet (default: the first).
+    table, query : str, optional
+        The SQL table, or a read-only query, when ``source`` is a URL.
+
+    Returns
+    -------
+    DataFrame
+        The table, its columns typed (each CSV column's text form in
+        ``frame.attrs["veil.text_formats"]``).
     """
     if isinstance(source, pd.DataFrame):
         frame = source

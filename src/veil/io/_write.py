@@ -182,7 +182,28 @@ def write(
     """Write ``frame`` atomically; the format follows the extension unless given. An existing
     file is replaced only with ``force``; an input never. In CSV and Excel, cells that a
     spreadsheet would run as formulas get a leading apostrophe unless ``escape_formulas`` is
-    false."""
+    false.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table to write.
+    path : str or path
+        Where (.csv, .parquet, .xlsx or .json).
+    format : str, optional
+        The format, when not the extension's.
+    force : bool
+        Replace an existing file.
+    inputs : list of paths
+        Files this run read: never written over, even with ``force``.
+    escape_formulas : bool
+        Prefix cells a spreadsheet would run with an apostrophe (CSV and Excel).
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
     fmt = output_format(path, format)
     check_writable(fmt, path, rows=len(frame), columns=frame.shape[1])
     with OutputSet(force=force, inputs=inputs) as outputs:

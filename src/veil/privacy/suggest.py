@@ -348,8 +348,25 @@ def suggest_policy(
     k: int = DEFAULT_K,
     key_file: str | None = None,
 ) -> Policy:
-    """A validated starting policy for ``data`` from its scan (``data`` left out: a scan in
-    passes, fitted on the counts it kept)."""
+    """A validated starting policy for ``data`` from its scan.
+
+    Parameters
+    ----------
+    result : ScanResult
+        The scan of ``data``.
+    data : DataFrame, optional
+        The table the goal is fitted on (left out: a scan in passes, fitted on the counts it
+        kept).
+    k : int
+        The k the goal starts from.
+    key_file : str, optional
+        A key file the pseudonyms read (default: the ``VEIL_KEY`` variable).
+
+    Returns
+    -------
+    Policy
+        The starting policy, to edit.
+    """
     text = suggest_policy_yaml(result, data, k=k, key_file=key_file)
     return Policy.from_yaml(text, source="suggested policy")
 
@@ -469,8 +486,12 @@ def scan_and_suggest(
         (only its owner can read it) and kept when present, so that pseudonyms stay the same.
     engine, batch_rows, progress
         As ``veil.scan`` takes them.
+    force : bool
+        Replace an existing policy file.
     scan_options : mapping, optional
         ``veil.scan``'s other options (``sample_size``, ``population``...).
+    **reading
+        The table's reading options (``sep``...).
 
     Returns
     -------

@@ -85,15 +85,50 @@ def build_report(
 ) -> Report:
     """The report on ``release``.
 
-    ``original`` adds the scan (unless ``scan_result`` is given), before/after risk, utility
-    and column profiles; ``aligned`` says the release's index points at the original's rows
-    (true for a release made in this process); ``target`` adds a model trained on each table;
-    ``accountant`` (a ``veil.dp.Accountant``), ``dp_releases`` and ``curves`` the DP section;
-    ``evaluation`` (``veil.evaluate.evaluate_release``) the evaluation section; ``federated``
-    (``veil.federated.simulate``) the federated section; ``latent``
-    (``veil.learn.latent.mask_latent``) the latent-release section; ``sampling``
-    (``population``, ``sampling_fraction`` or ``weights``) the scan's estimates for the
-    population the original was sampled from.
+    Parameters
+    ----------
+    release : Release
+        The release and its certificate.
+    original : DataFrame, optional
+        The table it was made from: adds the scan (unless ``scan_result`` is given),
+        before/after risk, utility and column profiles.
+    scan_result : ScanResult, optional
+        The original's scan, when already made.
+    aligned : bool
+        The release's index points at the original's rows (true for a release made in this
+        process).
+    target : str, optional
+        Adds a model trained on each table, predicting this column.
+    accountant : Accountant, optional
+        Adds the DP section (with ``dp_releases`` and ``curves``).
+    dp_releases : list of DPResult
+        DP statistics to show.
+    curves : list of Curve
+        Accuracy against epsilon curves to draw.
+    evaluation : Evaluation, optional
+        Adds the evaluation section (``veil.evaluate.evaluate_release``).
+    federated : FederatedResult, optional
+        Adds the federated section (``veil.federated.simulate``).
+    latent : LatentRelease, optional
+        Adds the latent-release section (``veil.learn.latent.mask_latent``).
+    sampling : dict, optional
+        What the original is a sample of (``population``, ``sampling_fraction`` or
+        ``weights``): the scan's estimates for that population.
+    title : str
+        The report's title.
+    risk_threshold : float
+        Risk above which a record is counted at risk.
+    random_state : int
+        Seed of the models and samples the report draws.
+    created : str, optional
+        The time the report says it was made (default: now).
+    progress : callable, optional
+        Told of each step.
+
+    Returns
+    -------
+    Report
+        The sections, ready to ``render("html")`` or ``render("json")``.
     """
     inputs = Inputs(
         release,
@@ -168,7 +203,11 @@ def report_files(
         A privacy-budget ledger: adds the DP section.
     sampling, title
         What the original is a sample of; the report's title.
-    reading
+    force : bool
+        Replace an existing report (never an input).
+    progress : callable, optional
+        Told of each step.
+    **reading
         The options of both tables' reading (``sep``, ``dates``...).
 
     Returns

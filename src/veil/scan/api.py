@@ -58,6 +58,8 @@ def scan(
         Rows per batch when streaming.
     progress : callable or Progress, optional
         Told of each step.
+    **reading
+        The table's reading options (``sep``, ``table``, ``query``...).
 
     Returns
     -------

@@ -37,6 +37,8 @@ class Synthesizer(ABC):
             The real rows (never modified).
         random_state : int, optional
             Seed of the fitting's random parts.
+        seed : int, optional
+            Deprecated: ``random_state``.
 
         Returns
         -------
@@ -57,6 +59,8 @@ class Synthesizer(ABC):
             Rows to make.
         random_state : int, optional
             Seed of the sampling (None: fresh randomness).
+        seed : int, optional
+            Deprecated: ``random_state``.
 
         Returns
         -------
