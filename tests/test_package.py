@@ -136,7 +136,6 @@ def _public_definitions() -> list[tuple[str, object]]:
 def test_the_public_api_is_documented() -> None:
     """Every public class, function and method says what it does (scikit-learn's and
     diffprivlib's standard); the main entry points carry examples that run as doctests."""
-    import inspect
 
     definitions = _public_definitions()
     assert len(definitions) > 400
