@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -244,3 +246,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         test += getattr(item, "originalname", None) or item.name.split("[")[0]
         if name.startswith(SLOW) or test in SLOW_TESTS:
             item.add_marker("slow")
+
+
+def stopped_at(process: subprocess.Popen[Any]) -> bool:
+    """Wait until ``process`` (started with ``VEIL_PAUSE_AT``) stops at its pause point: True,
+    or False when it ended first (then reaped, its return code set)."""
+    _, status = os.waitpid(process.pid, os.WUNTRACED)
+    if os.WIFSTOPPED(status):
+        return True
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return False

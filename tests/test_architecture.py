@@ -22,6 +22,7 @@ LAYERS = [
     {
         "veil._version",
         "veil._html",
+        "veil._pause",
         "veil.exceptions",
         "veil.progress",
         "veil.keys",

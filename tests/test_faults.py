@@ -15,7 +15,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pandas as pd
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import PROGRESS_LINE, TEST_KEY, error_lines
+from tests.conftest import PROGRESS_LINE, TEST_KEY, error_lines, stopped_at
 from veil import io
 from veil.cli import main
 from veil.exceptions import CleanupNotice, InputError, OutputError, ParameterError, PolicyError
@@ -450,14 +449,20 @@ def test_an_output_set_appears_whole_or_not_at_all(tmp_path: Path) -> None:
     assert (tmp_path / "b.json").read_text() == "someone else's"
 
 
-def wait_for_temp(folder: Path, process: subprocess.Popen[str]) -> Path:
-    """The temporary release file, once the run is writing it."""
-    while process.poll() is None:
-        found = [p for p in folder.iterdir() if p.name.startswith(".r.csv.veil-")]
-        if found and found[0].stat().st_size > 0:
-            return found[0]
-        time.sleep(0.002)
-    raise AssertionError(f"the run ended before writing: {process.stderr.read()}")  # type: ignore[union-attr]
+def stopped_before_placing(work: Path) -> tuple[subprocess.Popen[str], Path]:
+    """``veil anonymize`` stopped at its ``outputs written`` point (the release written in full
+    to its temporary file, not yet moved into place), and that file."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "veil", "anonymize", "data.csv", "-p", "policy.yaml", "-o",
+         "r.csv"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=work,
+        env=env(VEIL_PAUSE_AT="outputs written"),
+    )  # fmt: skip
+    assert stopped_at(run), run.stderr.read()  # type: ignore[union-attr]
+    staged = [p for p in work.iterdir() if p.name.startswith(".r.csv.veil-")]
+    assert len(staged) == 1
+    assert staged[0].stat().st_size > 0
+    return run, staged[0]
 
 
 @pytest.fixture
@@ -466,27 +471,18 @@ def large(work: Path) -> Path:
     return work / "large.csv"
 
 
-def test_sigterm_removes_the_partial_release(work: Path, large: Path) -> None:
-    run = subprocess.Popen(
-        [sys.executable, "-m", "veil", "anonymize", large, "-p", "policy.yaml", "-o", "r.csv"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=work,
-    )  # fmt: skip
-    wait_for_temp(work, run)
+def test_sigterm_removes_the_partial_release(work: Path) -> None:
+    run, _ = stopped_before_placing(work)
     run.send_signal(signal.SIGTERM)
+    run.send_signal(signal.SIGCONT)  # a stopped process handles it once it runs again
     assert run.wait(timeout=60) == 128 + signal.SIGTERM
     assert "terminated" in run.stderr.read()  # type: ignore[union-attr]
     assert not (work / "r.csv").exists()
     assert leftovers(work) == []
 
 
-def test_after_kill_9_the_next_run_removes_the_stale_temp_and_says_so(
-    work: Path, large: Path
-) -> None:
-    run = subprocess.Popen(
-        [sys.executable, "-m", "veil", "anonymize", large, "-p", "policy.yaml", "-o", "r.csv"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=work,
-    )  # fmt: skip
-    stale = wait_for_temp(work, run)
+def test_after_kill_9_the_next_run_removes_the_stale_temp_and_says_so(work: Path) -> None:
+    run, stale = stopped_before_placing(work)
     run.kill()
     run.wait(timeout=60)
     assert stale.exists()

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
+from tests.conftest import stopped_at
 from tests.rights.conftest import build_insurer, insurer_map, write_exports
 from tests.rights.test_retrieve import _oracle
 from veil.cli import main
@@ -173,25 +173,17 @@ def test_a_killed_erasure_finishes_when_run_again(tmp_path: Path, key: bytes,
     command = [sys.executable, "-m", "veil", "rights", "erase", "--map", str(map_path),
                "--subject", "national_id=20000009"]  # fmt: skip
     env = {**os.environ, "VEIL_KEY": key.decode()}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+    point = {"started": "journal saved", "files half done": "journal step done"}[when]
+    process = subprocess.Popen(command, env={**env, "VEIL_PAUSE_AT": point},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     journal = map_path.with_name("insurer.journal")
-    deadline = time.monotonic() + 60
-
-    def reached() -> bool:
-        written = list(journal.glob("*.json"))
-        if not written or when == "started":
-            return bool(written)
-        try:
-            return '.csv": "done"' in written[0].read_text()
-        except OSError:
-            return False
-
-    while not reached() and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.001)
-    assert process.poll() is None, "the erasure ended before it could be killed"
+    assert stopped_at(process), "the erasure ended before it could be killed"
+    if when == "files half done":  # the files went first: one is done, the database is not
+        assert '.csv": "done"' in next(journal.glob("*.json")).read_text()
     process.send_signal(signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL
+    _, status = os.waitpid(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    assert process.returncode == -signal.SIGKILL
     assert list(journal.glob("*.json")), "killed mid-way, the journal must remain"
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr

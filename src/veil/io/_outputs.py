@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from veil import _pause as pause
 from veil.exceptions import (
     CleanupNotice,
     OutputError,
@@ -198,9 +199,11 @@ class OutputSet:
         return open(self.stage(path, **kwargs), mode, encoding=encoding)
 
     def commit(self) -> list[Path]:
-        """Move every staged file into place; on a failure, remove the ones already placed."""
+        """Move every staged file into place; on a failure (a signal included), remove the
+        ones already placed and every staged one."""
         placed: list[Path] = []
         try:
+            pause.point("outputs written")  # a signal from here on leaves nothing behind
             for tmp in self._staged.values():
                 with open(tmp, "rb") as fh:
                     os.fsync(fh.fileno())
@@ -238,7 +241,11 @@ class OutputSet:
                 where = written[-1] if written else Path(error.filename or "the output")
                 raise output_failure(where, error) from error
             return
-        self.commit()
+        try:
+            self.commit()
+        except BaseException:
+            self.discard()  # a signal before commit's own clean-up began
+            raise
 
 
 def _place(tmp: Path, target: Path, *, force: bool) -> None:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from veil import _pause as pause
 from veil.io import atomic_open
 
 
@@ -57,6 +58,7 @@ class Journal:
             for table, n in table_counts.items():
                 totals[table] = totals.get(table, 0) + n
         self.save()
+        pause.point("journal step done")
 
     def finish(self, step: str, **counts: dict[str, int]) -> None:
         """Mark ``step`` done with ``counts``; when this run found nothing left to do (a killed
@@ -79,6 +81,7 @@ class Journal:
             try:
                 with atomic_open(self.path) as handle:
                     handle.write(json.dumps(self.state, indent=1))
+                pause.point("journal saved")
                 return
             except OutputError:
                 if attempt == 2 or self.path.parent.is_dir():
