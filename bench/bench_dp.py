@@ -46,40 +46,65 @@ def main() -> None:
         acc = dp.Accountant.create(Path(tmp) / "b.db", dp.Budget(1e6))
         print(f"{args.rows:,} rows            veil      numpy   ratio   diffprivlib")
         rows = [
-            ("mean(Age)",
-             lambda: dp.mean(frame, "Age", bounds=(18, 90), epsilon=1.0, accountant=acc),
-             lambda: float(np.mean(np.clip(ages, 18, 90))),
-             lambda: tools.mean(ages, epsilon=1.0, bounds=(18, 90), accountant=BudgetAccountant())),
-            ("count(Age)",
-             lambda: dp.count(frame, "Age", epsilon=1.0, accountant=acc),
-             lambda: int(np.count_nonzero(~np.isnan(ages))),
-             lambda: tools.count_nonzero(ages, epsilon=1.0, accountant=BudgetAccountant())),
-            ("histogram(Age, 10)",
-             lambda: dp.histogram(frame, "Age", bins=10, bounds=(18, 90), epsilon=1.0,
-                                  accountant=acc),
-             lambda: np.histogram(ages, bins=10, range=(18, 90)),
-             lambda: tools.histogram(ages, epsilon=1.0, bins=10, range=(18, 90),
-                                     accountant=BudgetAccountant())),
-        ]  # fmt: skip
+            (
+                "mean(Age)",
+                lambda: dp.mean(frame, "Age", bounds=(18, 90), epsilon=1.0, accountant=acc),
+                lambda: float(np.mean(np.clip(ages, 18, 90))),
+                lambda: tools.mean(
+                    ages, epsilon=1.0, bounds=(18, 90), accountant=BudgetAccountant()
+                ),
+            ),
+            (
+                "count(Age)",
+                lambda: dp.count(frame, "Age", epsilon=1.0, accountant=acc),
+                lambda: int(np.count_nonzero(~np.isnan(ages))),
+                lambda: tools.count_nonzero(ages, epsilon=1.0, accountant=BudgetAccountant()),
+            ),
+            (
+                "histogram(Age, 10)",
+                lambda: dp.histogram(
+                    frame, "Age", bins=10, bounds=(18, 90), epsilon=1.0, accountant=acc
+                ),
+                lambda: np.histogram(ages, bins=10, range=(18, 90)),
+                lambda: tools.histogram(
+                    ages, epsilon=1.0, bins=10, range=(18, 90), accountant=BudgetAccountant()
+                ),
+            ),
+        ]
         for name, ours, plain, theirs in rows:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t_ours, t_plain, t_theirs = best_of(ours), best_of(plain), best_of(theirs)
-            print(f"  {name:<20}{t_ours:>7.3f}s {t_plain:>8.3f}s {t_ours / t_plain:>6.1f}x "
-                  f"{t_theirs:>10.3f}s")  # fmt: skip
+            print(
+                f"  {name:<20}{t_ours:>7.3f}s {t_plain:>8.3f}s {t_ours / t_plain:>6.1f}x "
+                f"{t_theirs:>10.3f}s"
+            )
 
         plots = Path(args.plots) if args.plots else Path(tmp)
         plots.mkdir(parents=True, exist_ok=True)
         sample = frame.sample(5000, random_state=0)
-        error = error_vs_epsilon(sample, "Age", bounds=(18, 90), accountant=acc,
-                                 epsilons=[0.01, 0.05, 0.1, 0.5, 1, 5], repeats=20)  # fmt: skip
+        error = error_vs_epsilon(
+            sample,
+            "Age",
+            bounds=(18, 90),
+            accountant=acc,
+            epsilons=[0.01, 0.05, 0.1, 0.5, 1, 5],
+            repeats=20,
+        )
         print("\nDP mean of Age on 5,000 rows: mean absolute error by epsilon")
         for row in error.itertuples():
-            print(f"  epsilon {row.epsilon:>5g}: {row.mean_abs_error:.3f} years "
-                  f"(95% bound {row.error95_bound:.3f})")  # fmt: skip
-        plot_curve(error, plots / "dp_error_vs_epsilon.png", y="mean_abs_error",
-                   title="DP mean of Age: error against epsilon", ylabel="mean absolute error",
-                   log_y=True)  # fmt: skip
+            print(
+                f"  epsilon {row.epsilon:>5g}: {row.mean_abs_error:.3f} years "
+                f"(95% bound {row.error95_bound:.3f})"
+            )
+        plot_curve(
+            error,
+            plots / "dp_error_vs_epsilon.png",
+            y="mean_abs_error",
+            title="DP mean of Age: error against epsilon",
+            ylabel="mean absolute error",
+            log_y=True,
+        )
 
         if HEART.exists():
             heart = pd.read_csv(HEART, encoding="utf-8-sig")
@@ -88,24 +113,35 @@ def main() -> None:
             data = tuple(train_test_split(X, y, test_size=0.3, random_state=0))
             bounds = (np.full(X.shape[1], -3.0), np.full(X.shape[1], 3.0))
             epsilons = [0.05, 0.1, 0.5, 1, 2, 5, 10]
-            print(f"\nheart disease ({len(heart)} patients): test accuracy by epsilon "
-                  "(mean of 10 fits)")  # fmt: skip
+            print(
+                f"\nheart disease ({len(heart)} patients): test accuracy by epsilon "
+                "(mean of 10 fits)"
+            )
             for name, make, plain in [
-                ("GaussianNB",
-                 lambda e: models.GaussianNB(epsilon=e, bounds=bounds, accountant=acc),
-                 PlainGaussianNB()),
-                ("LogisticRegression",
-                 lambda e: models.LogisticRegression(epsilon=e, data_norm=5.0, accountant=acc),
-                 PlainLogistic(max_iter=1000)),
-            ]:  # fmt: skip
+                (
+                    "GaussianNB",
+                    lambda e: models.GaussianNB(epsilon=e, bounds=bounds, accountant=acc),
+                    PlainGaussianNB(),
+                ),
+                (
+                    "LogisticRegression",
+                    lambda e: models.LogisticRegression(epsilon=e, data_norm=5.0, accountant=acc),
+                    PlainLogistic(max_iter=1000),
+                ),
+            ]:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     table = accuracy_vs_epsilon(make, plain, data, epsilons=epsilons, repeats=10)
                 cells = ", ".join(f"{r.epsilon:g}: {r.accuracy:.3f}" for r in table.itertuples())
                 print(f"  {name:<19} non-private {table['non_private'].iloc[0]:.3f} | {cells}")
-                plot_curve(table, plots / f"dp_accuracy_{name}.png", y="accuracy",
-                           title=f"{name} on heart disease", ylabel="test accuracy",
-                           reference="non_private")  # fmt: skip
+                plot_curve(
+                    table,
+                    plots / f"dp_accuracy_{name}.png",
+                    y="accuracy",
+                    title=f"{name} on heart disease",
+                    ylabel="test accuracy",
+                    reference="non_private",
+                )
         else:
             print(f"\n(heart disease data not found at {HEART}: accuracy curves skipped)")
         print(f"\nplots in {plots}" if args.plots else "")

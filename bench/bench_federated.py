@@ -46,9 +46,23 @@ from veil.federated.simulate import plot_convergence, simulate
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"
 OUT = ROOT / "bench" / "out"
-ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
-                 "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
-                 "hours_per_week", "native_country", "income"]  # fmt: skip
+ADULT_COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
+    "income",
+]
 
 
 def throughput(phe_python: str) -> None:
@@ -64,13 +78,17 @@ def throughput(phe_python: str) -> None:
     decoded = holder.decrypt(blob, len(values), 1)
     decrypt = len(values) / (time.perf_counter() - start)
     assert np.abs(decoded - values).max() <= party.packing.resolution
-    print(f"  veil (packed, {party.packing.values_per_plaintext} values per ciphertext): "
-          f"encrypt {encrypt:,.0f} values/s, decrypt {decrypt:,.0f} values/s, "
-          f"{len(blob) / len(values):.1f} bytes per value")  # fmt: skip
+    print(
+        f"  veil (packed, {party.packing.values_per_plaintext} values per ciphertext): "
+        f"encrypt {encrypt:,.0f} values/s, decrypt {decrypt:,.0f} values/s, "
+        f"{len(blob) / len(values):.1f} bytes per value"
+    )
     phe = _phe(phe_python, 200)
-    print(f"  phe 1.5.0 (one value per ciphertext): encrypt {phe['encrypt_per_s']:,.0f} values/s, "
-          f"decrypt {phe['decrypt_per_s']:,.0f} values/s, {phe['bytes_per_value']} bytes per "
-          f"value")  # fmt: skip
+    print(
+        f"  phe 1.5.0 (one value per ciphertext): encrypt {phe['encrypt_per_s']:,.0f} values/s, "
+        f"decrypt {phe['decrypt_per_s']:,.0f} values/s, {phe['bytes_per_value']} bytes per "
+        f"value"
+    )
     from veil.federated.signing import Roster, Signer
 
     signer = Signer.generate("party")
@@ -79,23 +97,32 @@ def throughput(phe_python: str) -> None:
     signature = signer.sign(nonce="n", purpose="update", round=1, blob=blob)
     sign = time.process_time() - start
     start = time.process_time()
-    roster.verify(nonce="n", purpose="update", round=1, party="party", blob=blob,
-                  signature=signature)  # fmt: skip
+    roster.verify(
+        nonce="n", purpose="update", round=1, party="party", blob=blob, signature=signature
+    )
     verify = time.process_time() - start
     signed_bytes = (len(blob) + len(signature) + len("party")) / len(values)
-    print(f"  Ed25519 over the update's SHA-256 ({len(blob) / 1e6:.1f} MB): sign "
-          f"{sign * 1e3:.1f} ms, verify {verify * 1e3:.1f} ms CPU; {signed_bytes:.2f} bytes per "
-          "value with the signature")  # fmt: skip
+    print(
+        f"  Ed25519 over the update's SHA-256 ({len(blob) / 1e6:.1f} MB): sign "
+        f"{sign * 1e3:.1f} ms, verify {verify * 1e3:.1f} ms CPU; {signed_bytes:.2f} bytes per "
+        "value with the signature"
+    )
     fewer = phe["bytes_per_value"] / (len(blob) / len(values))
-    print(f"  veil / phe: encrypt {encrypt / phe['encrypt_per_s']:,.0f}x, decrypt "
-          f"{decrypt / phe['decrypt_per_s']:,.0f}x, bytes {fewer:,.0f}x fewer")  # fmt: skip
+    print(
+        f"  veil / phe: encrypt {encrypt / phe['encrypt_per_s']:,.0f}x, decrypt "
+        f"{decrypt / phe['decrypt_per_s']:,.0f}x, bytes {fewer:,.0f}x fewer"
+    )
 
 
 def _phe(python: str, count: int) -> dict[str, float]:
     if not Path(python).exists():
         raise SystemExit(f"{python} is missing: `make bench-federated` builds it")
-    done = subprocess.run([python, str(ROOT / "bench" / "phe_runner.py"), str(count)],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [python, str(ROOT / "bench" / "phe_runner.py"), str(count)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return dict(json.loads(done.stdout))
 
 
@@ -108,8 +135,11 @@ def _encrypt_party(args: tuple[str, bytes, int, int, bytes]) -> tuple[bytes, byt
     values = np.random.default_rng(seed).uniform(-0.1, 0.1, size)
     start = time.process_time()
     blob = scheme.encrypt(np.concatenate([[0.1], values]))
-    signature = b"" if name == "none" else Signer.from_bytes(key).sign(
-        nonce="n", purpose="update", round=1, blob=blob)  # fmt: skip
+    signature = (
+        b""
+        if name == "none"
+        else Signer.from_bytes(key).sign(nonce="n", purpose="update", round=1, blob=blob)
+    )
     return blob, signature, time.process_time() - start
 
 
@@ -134,18 +164,24 @@ def _transport(blobs: list[bytes], model_size: int) -> float:
     start = time.perf_counter()
     for blob in blobs:
         for payload in (np.frombuffer(blob, np.uint8), model):
-            content = RecordDict({"arrays": ArrayRecord({"x": Array(payload)}),
-                                  "config": ConfigRecord({"round": 1})})  # fmt: skip
+            content = RecordDict(
+                {"arrays": ArrayRecord({"x": Array(payload)}), "config": ConfigRecord({"round": 1})}
+            )
             assert deflate(content) >= payload.nbytes
     return time.perf_counter() - start
 
 
 def one_round(parties: int, params: int, phe_python: str) -> None:
     print(f"\none round, {parties} parties x {params:,} parameters (2 cores)")
-    print(f"  {'':<10}{'encrypt':>10}{'transport':>11}{'aggregate':>11}{'verify':>9}"
-          f"{'decrypt':>9}{'total':>9}{'MB sent':>9}{'CPU s':>8}")  # fmt: skip
-    holders: dict[str, Scheme] = {"paillier": Paillier.generate(2048), "ckks": Ckks(),
-                                  "none": Plain()}  # fmt: skip
+    print(
+        f"  {'':<10}{'encrypt':>10}{'transport':>11}{'aggregate':>11}{'verify':>9}"
+        f"{'decrypt':>9}{'total':>9}{'MB sent':>9}{'CPU s':>8}"
+    )
+    holders: dict[str, Scheme] = {
+        "paillier": Paillier.generate(2048),
+        "ckks": Ckks(),
+        "none": Plain(),
+    }
     for name, holder in holders.items():
         from veil.federated.signing import Roster, Signer
 
@@ -167,8 +203,14 @@ def one_round(parties: int, params: int, phe_python: str) -> None:
         start = time.perf_counter()
         if name != "none":  # what the key holder does before it decrypts anything
             for signer, (blob, signature, _) in zip(signers, results, strict=True):
-                roster.verify(nonce="n", purpose="update", round=1, party=signer.party,
-                              blob=blob, signature=signature)  # fmt: skip
+                roster.verify(
+                    nonce="n",
+                    purpose="update",
+                    round=1,
+                    party=signer.party,
+                    blob=blob,
+                    signature=signature,
+                )
             assert holder.aggregate(blobs) == aggregate
         verify = time.perf_counter() - start
         start = time.perf_counter()
@@ -179,26 +221,34 @@ def one_round(parties: int, params: int, phe_python: str) -> None:
         assert abs(total[0] - 0.1 * parties) < 1e-4
         seconds = encrypt + transport + aggregated + verify + decrypt
         sent = sum(len(b) + len(sig) for b, sig, _ in results)
-        print(f"  {name:<10}{encrypt:>9.2f}s{transport:>10.2f}s{aggregated:>10.2f}s"
-              f"{verify:>8.2f}s{decrypt:>8.2f}s{seconds:>8.1f}s{sent / 1e6:>9.1f}"
-              f"{cpu:>8.1f}")  # fmt: skip
+        print(
+            f"  {name:<10}{encrypt:>9.2f}s{transport:>10.2f}s{aggregated:>10.2f}s"
+            f"{verify:>8.2f}s{decrypt:>8.2f}s{seconds:>8.1f}s{sent / 1e6:>9.1f}"
+            f"{cpu:>8.1f}"
+        )
     phe = _phe(phe_python, 100)
     values = parties * params
     encrypt = values / phe["encrypt_per_s"] / 2  # two cores
     aggregate = (parties - 1) * params * phe["add_seconds"]
     decrypt = params / phe["decrypt_per_s"]
     total = encrypt + aggregate + decrypt
-    print(f"  {'phe naive':<10}{encrypt:>9.0f}s{'':>11}{aggregate:>10.0f}s{'':>9}{decrypt:>8.0f}s"
-          f"{total:>8.0f}s{values * phe['bytes_per_value'] / 1e6:>9.0f}   extrapolated from "
-          f"its measured rates: {total / 3600:.1f} hours, not run")  # fmt: skip
+    print(
+        f"  {'phe naive':<10}{encrypt:>9.0f}s{'':>11}{aggregate:>10.0f}s{'':>9}{decrypt:>8.0f}s"
+        f"{total:>8.0f}s{values * phe['bytes_per_value'] / 1e6:>9.0f}   extrapolated from "
+        f"its measured rates: {total / 3600:.1f} hours, not run"
+    )
 
 
 def _adult_domain() -> dict[str, list]:
     """The public domain of adult's columns as UCI's adult.names documents them (not learnt
     from rows); the numbers' bounds are round figures any analyst would pick."""
-    domain: dict[str, list] = {"age": [16, 100], "capital_gain": [0, 100_000],
-                               "capital_loss": [0, 5_000], "hours_per_week": [0, 100],
-                               "income": ["<=50K", ">50K"]}  # fmt: skip
+    domain: dict[str, list] = {
+        "age": [16, 100],
+        "capital_gain": [0, 100_000],
+        "capital_loss": [0, 5_000],
+        "hours_per_week": [0, 100],
+        "income": ["<=50K", ">50K"],
+    }
     for line in (DATASETS / "adult_census" / "adult.names").read_text().splitlines():
         name, _, values = line.partition(": ")
         column = name.strip().replace("-", "_")
@@ -208,8 +258,12 @@ def _adult_domain() -> dict[str, list]:
 
 
 def _adult() -> pd.DataFrame:
-    frame = pd.read_csv(DATASETS / "adult_census" / "adult.data", header=None,
-                        names=ADULT_COLUMNS, skipinitialspace=True)  # fmt: skip
+    frame = pd.read_csv(
+        DATASETS / "adult_census" / "adult.data",
+        header=None,
+        names=ADULT_COLUMNS,
+        skipinitialspace=True,
+    )
     return frame.drop(columns=["fnlwgt", "education_num"])
 
 
@@ -219,26 +273,34 @@ def _cross_sell() -> pd.DataFrame:
 
 
 def accuracy(rounds: int) -> None:
-    cases = [("adult", _adult, "income", "native_country"),
-             ("cross-sell", _cross_sell, "Response", "Region_Code")]  # fmt: skip
+    cases = [
+        ("adult", _adult, "income", "native_country"),
+        ("cross-sell", _cross_sell, "Response", "Region_Code"),
+    ]
     OUT.mkdir(parents=True, exist_ok=True)
     for label, load, target, split_by in cases:
         frame = load()
-        print(f"\n{label}: {len(frame):,} rows, target {target}, 3 parties split by {split_by}, "
-              f"{rounds} rounds of FedAvg (logistic)")  # fmt: skip
+        print(
+            f"\n{label}: {len(frame):,} rows, target {target}, 3 parties split by {split_by}, "
+            f"{rounds} rounds of FedAvg (logistic)"
+        )
         results = {}
         for encrypt in ("none", "paillier", "ckks"):
             start = time.perf_counter()
-            results[encrypt] = simulate(frame, target=target, parties=3, split_by=split_by,
-                                        rounds=rounds, encrypt=encrypt)  # fmt: skip
+            results[encrypt] = simulate(
+                frame, target=target, parties=3, split_by=split_by, rounds=rounds, encrypt=encrypt
+            )
             curve = " ".join(f"{r['accuracy']:.4f}" for r in results[encrypt].rounds)
-            print(f"  {encrypt:<9} accuracy per round: {curve}  "
-                  f"({time.perf_counter() - start:.1f} s)")  # fmt: skip
+            print(
+                f"  {encrypt:<9} accuracy per round: {curve}  ({time.perf_counter() - start:.1f} s)"
+            )
         plain = results["none"]
         final = plain.final_accuracy or 0.0
-        print(f"  centralized: {plain.centralized_accuracy:.4f}; FedAvg final {final:.4f} "
-              f"({100 * (final - plain.centralized_accuracy):+.2f} points); majority class "
-              f"{frame[target].value_counts(normalize=True).iloc[0]:.4f}")  # fmt: skip
+        print(
+            f"  centralized: {plain.centralized_accuracy:.4f}; FedAvg final {final:.4f} "
+            f"({100 * (final - plain.centralized_accuracy):+.2f} points); majority class "
+            f"{frame[target].value_counts(normalize=True).iloc[0]:.4f}"
+        )
         for encrypt in ("paillier", "ckks"):
             gap = np.abs(results[encrypt].weights - plain.weights).max()
             print(f"  {encrypt} model vs plain model: largest weight difference {gap:.2e}")
@@ -247,20 +309,38 @@ def accuracy(rounds: int) -> None:
                 with tempfile.TemporaryDirectory() as tmp:
                     ledger = Accountant.create(Path(tmp) / "ledger.db", Budget(epsilon, 1e-5))
                     domain = {k: v for k, v in _adult_domain().items() if k != split_by}
-                    noisy = simulate(frame, target=target, parties=3, split_by=split_by,
-                                     rounds=rounds, encrypt="paillier", dp_epsilon=epsilon,
-                                     accountant=ledger, domain=domain)  # fmt: skip
+                    noisy = simulate(
+                        frame,
+                        target=target,
+                        parties=3,
+                        split_by=split_by,
+                        rounds=rounds,
+                        encrypt="paillier",
+                        dp_epsilon=epsilon,
+                        accountant=ledger,
+                        domain=domain,
+                    )
                 curve = " ".join(f"{r['accuracy']:.4f}" for r in noisy.rounds)
                 assert noisy.privacy is not None
-                print(f"  client-level DP epsilon {epsilon:g} (delta 1e-6, clip 1, sigma "
-                      f"{noisy.privacy['sigma']:.3g}), paillier: {curve}")  # fmt: skip
-            mlp = simulate(frame, target=target, parties=3, split_by=split_by, rounds=rounds,
-                           encrypt="paillier", model="mlp")  # fmt: skip
+                print(
+                    f"  client-level DP epsilon {epsilon:g} (delta 1e-6, clip 1, sigma "
+                    f"{noisy.privacy['sigma']:.3g}), paillier: {curve}"
+                )
+            mlp = simulate(
+                frame,
+                target=target,
+                parties=3,
+                split_by=split_by,
+                rounds=rounds,
+                encrypt="paillier",
+                model="mlp",
+            )
             curve = " ".join(f"{r['accuracy']:.4f}" for r in mlp.rounds)
             print(f"  mlp (torch), paillier: {curve}; centralized {mlp.centralized_accuracy:.4f}")
         path = OUT / f"federated_convergence_{label}.png"
-        plot_convergence(list(results.values()), path,
-                         title=f"{label}: FedAvg by protection vs centralized")  # fmt: skip
+        plot_convergence(
+            list(results.values()), path, title=f"{label}: FedAvg by protection vs centralized"
+        )
         print(f"  plot: {path.relative_to(ROOT)}")
 
 

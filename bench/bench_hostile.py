@@ -30,10 +30,22 @@ def run(data: Path, out: Path) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "veil", "--quiet", "anonymize", str(data), "-k", "2", "-o",
-         str(out), "--force"],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "veil",
+            "--quiet",
+            "anonymize",
+            str(data),
+            "-k",
+            "2",
+            "-o",
+            str(out),
+            "--force",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -28,14 +28,29 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 OUT = ROOT / "bench" / "out"
-COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
-           "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
-           "hours_per_week", "native_country", "income"]  # fmt: skip
+COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
+    "income",
+]
 
 
 def adult() -> pd.DataFrame:
-    frame = pd.read_csv(SHARED / "adult_census" / "adult.data", header=None, names=COLUMNS,
-                        skipinitialspace=True)  # fmt: skip
+    frame = pd.read_csv(
+        SHARED / "adult_census" / "adult.data", header=None, names=COLUMNS, skipinitialspace=True
+    )
     return frame.replace("?", None)
 
 
@@ -55,8 +70,12 @@ def line(label: str, release: object) -> dict[str, float]:
         f"(marginals {a['reidentification_baseline']:.1%}, unique {a['uniqueness']:.1%})  "
         f"membership {membership:.2f}  {'INVERTIBLE' if release.invertible else 'not inverted'}"
     )
-    return {"utility_raw": u["raw"], "utility_latent": u["latent"], "recovery": a["recovery"],
-            "reidentification": a["reidentification_rate"]}  # fmt: skip
+    return {
+        "utility_raw": u["raw"],
+        "utility_latent": u["latent"],
+        "recovery": a["recovery"],
+        "reidentification": a["reidentification_rate"],
+    }
 
 
 def main() -> int:
@@ -85,17 +104,31 @@ def main() -> int:
         release = mask_latent(table, dim=dim, target="income")
         figures = line(f"autoencoder dim {dim}", release)
         reference = figures if dim == 5 else reference
-        print(f"{'':30}(whole run {time.perf_counter() - start:.0f} s; {release.training.epochs} "
-              f"epochs; target: training <= 60 s)")  # fmt: skip
+        print(
+            f"{'':30}(whole run {time.perf_counter() - start:.0f} s; {release.training.epochs} "
+            f"epochs; target: training <= 60 s)"
+        )
         keep = release if dim == 5 else keep
     for dim in ("all", 5) if not args.quick else ("all",):
         line(f"PCA {dim} components", mask_latent(table, dim=dim, method="pca", target="income"))
     if keep is not None:
         path = OUT / "latent_embeddings.png"
         with atomic_open(path, "wb") as handle:
-            handle.write(render(embedding_map_figure(
-                keep.embeddings, columns=["education", "marital_status", "relationship",
-                                          "race", "sex", "workclass"])))  # fmt: skip
+            handle.write(
+                render(
+                    embedding_map_figure(
+                        keep.embeddings,
+                        columns=[
+                            "education",
+                            "marital_status",
+                            "relationship",
+                            "race",
+                            "sex",
+                            "workclass",
+                        ],
+                    )
+                )
+            )
         print(f"  plot: {path.relative_to(ROOT)}")
     if not args.quick:
         curve = []
@@ -103,8 +136,9 @@ def main() -> int:
             with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 ledger = Accountant.create(Path(tmp) / "ledger.db", Budget(epsilon, 1e-4))
-                release = mask_latent(table, dim=5, target="income", epsilon=epsilon,
-                                      accountant=ledger)  # fmt: skip
+                release = mask_latent(
+                    table, dim=5, target="income", epsilon=epsilon, accountant=ledger
+                )
             figures = line(f"DP-SGD eps {epsilon:g} (spent {release.epsilon:.2f})", release)
             curve.append({"epsilon": epsilon, **figures})
         path = OUT / "latent_dp_curve.png"

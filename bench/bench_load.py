@@ -45,8 +45,14 @@ def child(args: list[str], record: Path) -> int:
     lock = threading.Lock()
 
     def close_step() -> None:
-        steps.append({"step": current["step"], "seconds": time.perf_counter() - current["t0"],
-                      "rss_start": current["rss0"], "rss_peak": current["peak"]})  # fmt: skip
+        steps.append(
+            {
+                "step": current["step"],
+                "seconds": time.perf_counter() - current["t0"],
+                "rss_start": current["rss0"],
+                "rss_peak": current["peak"],
+            }
+        )
 
     def sample() -> None:
         while True:
@@ -120,15 +126,39 @@ def main() -> None:
         start = time.perf_counter()
         data = build(args.rows, folder)
         size = data.stat().st_size
-        print(f"{args.rows:,} rows x 12 columns, {size / 1e6:.0f} MB CSV "
-              f"(built in {time.perf_counter() - start:.0f} s)")  # fmt: skip
+        print(
+            f"{args.rows:,} rows x 12 columns, {size / 1e6:.0f} MB CSV "
+            f"(built in {time.perf_counter() - start:.0f} s)"
+        )
         policy = folder / "policy.yaml"
-        subprocess.run([sys.executable, "-m", "veil", "--quiet", "scan", str(SOURCE),
-                        "--suggest-policy", str(policy)], check=True, env=env,
-                       stdout=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "veil",
+                "--quiet",
+                "scan",
+                str(SOURCE),
+                "--suggest-policy",
+                str(policy),
+            ],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
         record = folder / "steps.json"
-        command = [sys.executable, __file__, "--child", str(record), "anonymize", str(data),
-                   "-p", str(policy), "-o", str(folder / "release.csv")]  # fmt: skip
+        command = [
+            sys.executable,
+            __file__,
+            "--child",
+            str(record),
+            "anonymize",
+            str(data),
+            "-p",
+            str(policy),
+            "-o",
+            str(folder / "release.csv"),
+        ]
         start = time.perf_counter()
         run = subprocess.run(command, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
@@ -136,12 +166,16 @@ def main() -> None:
             sys.exit(f"veil anonymize failed ({run.returncode}): {run.stderr[-2000:]}")
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
         steps = json.loads(record.read_text())
-    print(f"veil anonymize: {wall:.1f} s, peak RSS {peak / 1e9:.2f} GB "
-          f"({peak / size:.1f}x the input's size)")  # fmt: skip
+    print(
+        f"veil anonymize: {wall:.1f} s, peak RSS {peak / 1e9:.2f} GB "
+        f"({peak / size:.1f}x the input's size)"
+    )
     print(f"{'step':<58}{'seconds':>9}{'RSS at start':>14}{'peak':>9}")
     for s in steps:
-        print(f"{s['step'][:57]:<58}{s['seconds']:>9.1f}{s['rss_start'] / 1e9:>12.2f} GB"
-              f"{s['rss_peak'] / 1e9:>7.2f} GB")  # fmt: skip
+        print(
+            f"{s['step'][:57]:<58}{s['seconds']:>9.1f}{s['rss_start'] / 1e9:>12.2f} GB"
+            f"{s['rss_peak'] / 1e9:>7.2f} GB"
+        )
     if args.plot is not None:
         plot(steps, args.plot)
         print(f"plot: {args.plot}")

@@ -57,11 +57,30 @@ def load(folder: str, stem: str) -> tuple[pd.DataFrame, FrequencyTable]:
 def whole_process(folder: str, stem: str, suppression: float, tmp: Path) -> tuple[float, dict]:
     start = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "veil", "anonymize", str(ARX / folder / f"{stem}.csv"),
-         "--hierarchies", str(ARX / folder), "-k", "5", "--max-suppression", str(suppression),
-         "--sep", ";", "--format", "json", "-o", str(tmp / f"{stem}.out.csv"), "--force"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "veil",
+            "anonymize",
+            str(ARX / folder / f"{stem}.csv"),
+            "--hierarchies",
+            str(ARX / folder),
+            "-k",
+            "5",
+            "--max-suppression",
+            str(suppression),
+            "--sep",
+            ";",
+            "--format",
+            "json",
+            "-o",
+            str(tmp / f"{stem}.out.csv"),
+            "--force",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return time.perf_counter() - start, json.loads(out.stdout)
 
 
@@ -71,25 +90,32 @@ def main() -> None:
     parser.add_argument("--pycanon-python", default=str(ROOT / ".venv-pycanon/bin/python"))
     args = parser.parse_args()
     repeats = 3 if args.quick else 7
-    print(f"{'task':<24}{'veil search':>12}{'ARX in-JVM':>12}{'veil process':>14}"
-          f"{'ARX process':>13}  levels, loss")  # fmt: skip
+    print(
+        f"{'task':<24}{'veil search':>12}{'ARX in-JVM':>12}{'veil process':>14}"
+        f"{'ARX process':>13}  levels, loss"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for task, folder, stem, suppression, arx_jvm, arx_process in OPTIMAL:
             _, table = load(folder, stem)
             times, result = [], None
             for _ in range(repeats):
                 start = time.perf_counter()
-                result = search(table, [KAnonymity(k=5)], make_metric("loss"),
-                                max_suppression=suppression)  # fmt: skip
+                result = search(
+                    table, [KAnonymity(k=5)], make_metric("loss"), max_suppression=suppression
+                )
                 times.append(time.perf_counter() - start)
             process, cert = whole_process(folder, stem, suppression, Path(tmp))
             assert result is not None
-            print(f"{task:<24}{statistics.median(times):>11.3f}s{arx_jvm:>11.3f}s"
-                  f"{process:>13.2f}s{arx_process:>12.1f}s  {list(result.levels)} "
-                  f"{result.loss:.6f} (process: {cert['loss']:.6f})")  # fmt: skip
+            print(
+                f"{task:<24}{statistics.median(times):>11.3f}s{arx_jvm:>11.3f}s"
+                f"{process:>13.2f}s{arx_process:>12.1f}s  {list(result.levels)} "
+                f"{result.loss:.6f} (process: {cert['loss']:.6f})"
+            )
 
-    print("\nfars k=5 4%, discernibility (DM) and ARX's DM*: bounds from evaluated nodes prune "
-          "their successors (target < 10 s):")  # fmt: skip
+    print(
+        "\nfars k=5 4%, discernibility (DM) and ARX's DM*: bounds from evaluated nodes prune "
+        "their successors (target < 10 s):"
+    )
     _, fars = load("fars", "fars_int")
     for name in ("discernibility", "dm_star"):
         start = time.perf_counter()
@@ -104,21 +130,28 @@ def main() -> None:
     for task, folder, stem, arx_loss in HEURISTIC:
         _, table = load(folder, stem)
         start = time.perf_counter()
-        result = search(table, [KAnonymity(k=5)], make_metric("loss"), max_suppression=0.04,
-                        time_limit=limit)  # fmt: skip
-        print(f"  {task:<22} veil loss {result.loss:.5f} in {time.perf_counter() - start:.1f} s "
-              f"({result.evaluated} nodes)   ARX {arx_loss:.4f}   "
-              f"{'<= ARX' if result.loss <= arx_loss else '> ARX'}")  # fmt: skip
+        result = search(
+            table, [KAnonymity(k=5)], make_metric("loss"), max_suppression=0.04, time_limit=limit
+        )
+        print(
+            f"  {task:<22} veil loss {result.loss:.5f} in {time.perf_counter() - start:.1f} s "
+            f"({result.evaluated} nodes)   ARX {arx_loss:.4f}   "
+            f"{'<= ARX' if result.loss <= arx_loss else '> ARX'}"
+        )
 
     print("\nchecks on synthetic rows, 5 quasi-identifiers (pycanon 1.5-2.5 s / 7-10 s at 1M):")
     rng = np.random.default_rng(0)
     for rows in (1_000_000, 10_000_000):
-        frame = pd.DataFrame({
-            "age": rng.integers(18, 90, rows), "sex": rng.choice(["F", "M"], rows),
-            "zip": rng.integers(10000, 10100, rows), "race": rng.integers(0, 5, rows),
-            "edu": rng.integers(0, 16, rows),
-            "disease": rng.choice(["flu", "cold", "hiv", "cancer", "ulcer"], rows),
-        })  # fmt: skip
+        frame = pd.DataFrame(
+            {
+                "age": rng.integers(18, 90, rows),
+                "sex": rng.choice(["F", "M"], rows),
+                "zip": rng.integers(10000, 10100, rows),
+                "race": rng.integers(0, 5, rows),
+                "edu": rng.integers(0, 16, rows),
+                "disease": rng.choice(["flu", "cold", "hiv", "cancer", "ulcer"], rows),
+            }
+        )
         qi = ["age", "sex", "zip", "race", "edu"]
         k_times, l_times = [], []
         for _ in range(3):
@@ -133,13 +166,19 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "rows.csv"
                 frame.to_csv(path, index=False)
-                code = ("import sys,time,pandas as pd; from pycanon import anonymity as a; "
-                        "d=pd.read_csv(sys.argv[1]); q=['age','sex','zip','race','edu']; "
-                        "t=time.perf_counter(); a.k_anonymity(d,q); k=time.perf_counter()-t; "
-                        "t=time.perf_counter(); a.l_diversity(d,q,['disease']); "
-                        "print(k, time.perf_counter()-t)")  # fmt: skip
-                out = subprocess.run([args.pycanon_python, "-c", code, str(path)],
-                                     capture_output=True, text=True, check=True)  # fmt: skip
+                code = (
+                    "import sys,time,pandas as pd; from pycanon import anonymity as a; "
+                    "d=pd.read_csv(sys.argv[1]); q=['age','sex','zip','race','edu']; "
+                    "t=time.perf_counter(); a.k_anonymity(d,q); k=time.perf_counter()-t; "
+                    "t=time.perf_counter(); a.l_diversity(d,q,['disease']); "
+                    "print(k, time.perf_counter()-t)"
+                )
+                out = subprocess.run(
+                    [args.pycanon_python, "-c", code, str(path)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 k_py, l_py = map(float, out.stdout.split())
                 line += f"   | pycanon k {k_py:.2f} s, l {l_py:.2f} s (same rows, this run)"
         print(line)
@@ -156,11 +195,15 @@ def main() -> None:
     seconds = time.perf_counter() - start
     sizes = adult.groupby(qis).size()
     withheld = int(sizes[sizes < 5].sum())
-    print(f"  local suppression: {blanker.cells_blanked_:,} cells blanked, "
-          f"{blanker.records_left_unsafe_:,} records removed, k = {check(blanked, qis).k} "
-          f"({seconds:.2f} s)")  # fmt: skip
-    print(f"  record suppression: {withheld:,} records x {len(qis)} quasi-identifiers = "
-          f"{withheld * len(qis):,} cells withheld")  # fmt: skip
+    print(
+        f"  local suppression: {blanker.cells_blanked_:,} cells blanked, "
+        f"{blanker.records_left_unsafe_:,} records removed, k = {check(blanked, qis).k} "
+        f"({seconds:.2f} s)"
+    )
+    print(
+        f"  record suppression: {withheld:,} records x {len(qis)} quasi-identifiers = "
+        f"{withheld * len(qis):,} cells withheld"
+    )
 
 
 def entropy_kept(original: pd.DataFrame, released: pd.DataFrame, qis: list[str]) -> float:
@@ -190,10 +233,14 @@ def automatic_hierarchies() -> None:
     given = load_hierarchies(ARX / "adult", "adult")
     qis = [c for c in frame.columns if c in given and c != "salary-class"]
     typed = frame.assign(age=pd.to_numeric(frame["age"]))
-    print("\nadult, k = 5: information kept with veil's automatic hierarchies and with ARX's "
-          "hand-made ones (optimal search, Loss):")  # fmt: skip
-    print(f"  {'hierarchies':<11}{'supp.':>6}{'wall s':>8}{'CPU s':>7}{'records kept':>14}"
-          f"{'classes':>9}{'entropy kept':>14}  levels")  # fmt: skip
+    print(
+        "\nadult, k = 5: information kept with veil's automatic hierarchies and with ARX's "
+        "hand-made ones (optimal search, Loss):"
+    )
+    print(
+        f"  {'hierarchies':<11}{'supp.':>6}{'wall s':>8}{'CPU s':>7}{'records kept':>14}"
+        f"{'classes':>9}{'entropy kept':>14}  levels"
+    )
     for suppression in (0.0, 0.04):
         for label, hierarchies in (
             ("ARX", {q: given[q] for q in qis}),
@@ -201,9 +248,10 @@ def automatic_hierarchies() -> None:
         ):
             policy = {
                 "columns": {q: {"role": "quasi_identifier"} for q in qis},
-                "unlisted": "drop", "keep_order": True,
+                "unlisted": "drop",
+                "keep_order": True,
                 "privacy": {"k": 5, "max_suppression": suppression},
-            }  # fmt: skip
+            }
             wall, cpu = time.perf_counter(), time.process_time()
             release = anonymize(typed[qis], policy, hierarchies=hierarchies)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

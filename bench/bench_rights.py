@@ -51,27 +51,42 @@ CHILDREN = {  # table -> (parent, link column, payload column)
 
 def schema() -> sa.MetaData:
     metadata = sa.MetaData()
-    sa.Table("customers", metadata, sa.Column("id", sa.BigInteger, primary_key=True),
-             sa.Column("national_id", sa.String(12), unique=True),
-             sa.Column("email", sa.String(60), index=True),
-             sa.Column("name", sa.String(40)))  # fmt: skip
+    sa.Table(
+        "customers",
+        metadata,
+        sa.Column("id", sa.BigInteger, primary_key=True),
+        sa.Column("national_id", sa.String(12), unique=True),
+        sa.Column("email", sa.String(60), index=True),
+        sa.Column("name", sa.String(40)),
+    )
     for table, (parent, link, payload) in CHILDREN.items():
-        sa.Table(table, metadata, sa.Column("id", sa.BigInteger, primary_key=True),
-                 sa.Column(link, sa.ForeignKey(f"{parent}.id"), index=True),
-                 sa.Column(payload, sa.String(40)))  # fmt: skip
+        sa.Table(
+            table,
+            metadata,
+            sa.Column("id", sa.BigInteger, primary_key=True),
+            sa.Column(link, sa.ForeignKey(f"{parent}.id"), index=True),
+            sa.Column(payload, sa.String(40)),
+        )
     return metadata
 
 
 def frames(customers: int) -> dict[str, pd.DataFrame]:
     rng = np.random.default_rng(0)
     ids = np.arange(1, customers + 1)
-    out = {"customers": pd.DataFrame({
-        "id": ids, "national_id": (20_000_000 + ids).astype(str),
-        "email": [f"c{i}@example.co.ke" for i in ids],
-        "name": [f"Customer {i}" for i in ids]})}  # fmt: skip
+    out = {
+        "customers": pd.DataFrame(
+            {
+                "id": ids,
+                "national_id": (20_000_000 + ids).astype(str),
+                "email": [f"c{i}@example.co.ke" for i in ids],
+                "name": [f"Customer {i}" for i in ids],
+            }
+        )
+    }
     for table, (_parent, link, payload) in CHILDREN.items():
-        out[table] = pd.DataFrame({"id": ids, link: rng.permutation(ids),
-                                   payload: rng.choice(["a", "b", "c"], customers)})  # fmt: skip
+        out[table] = pd.DataFrame(
+            {"id": ids, link: rng.permutation(ids), payload: rng.choice(["a", "b", "c"], customers)}
+        )
     return out
 
 
@@ -79,8 +94,12 @@ def load(url: str, data: dict[str, pd.DataFrame]) -> None:
     engine = sa.create_engine(url)
     metadata = schema()
     metadata.create_all(engine)
-    order = ["customers", "policies", "claims", *[t for t in CHILDREN if t not in
-             ("policies", "claims")]]  # fmt: skip
+    order = [
+        "customers",
+        "policies",
+        "claims",
+        *[t for t in CHILDREN if t not in ("policies", "claims")],
+    ]
     raw = engine.raw_connection()
     try:
         cursor = raw.cursor()
@@ -89,13 +108,17 @@ def load(url: str, data: dict[str, pd.DataFrame]) -> None:
             if url.startswith("postgresql"):
                 buffer = io.StringIO()
                 frame.to_csv(buffer, index=False, header=False)
-                with cursor.copy(f"COPY {table} ({', '.join(frame.columns)}) FROM STDIN "  # type: ignore[attr-defined]
-                                 "WITH (FORMAT csv)") as copy:  # fmt: skip
+                with cursor.copy(
+                    f"COPY {table} ({', '.join(frame.columns)}) FROM STDIN "  # type: ignore[attr-defined]
+                    "WITH (FORMAT csv)"
+                ) as copy:
                     copy.write(buffer.getvalue())
             else:
                 marks = ", ".join("?" * len(frame.columns))
-                cursor.executemany(f"INSERT INTO {table} VALUES ({marks})",
-                                   frame.itertuples(index=False, name=None))  # fmt: skip
+                cursor.executemany(
+                    f"INSERT INTO {table} VALUES ({marks})",
+                    frame.itertuples(index=False, name=None),
+                )
         raw.commit()
         if url.startswith("postgresql"):
             cursor.execute("ANALYZE")
@@ -106,13 +129,17 @@ def load(url: str, data: dict[str, pd.DataFrame]) -> None:
 
 
 def data_map(url: str) -> DataMap:
-    tables: dict[str, Any] = {"customers": {"subject_keys": {"national_id": "national_id",
-                                                              "email": "email"}}}  # fmt: skip
+    tables: dict[str, Any] = {
+        "customers": {"subject_keys": {"national_id": "national_id", "email": "email"}}
+    }
     for table, (parent, link, _payload) in CHILDREN.items():
         tables[table] = {"links": {link: f"{parent}.id"}}
-    return DataMap.model_validate({"subject_keys": ["national_id", "email"],
-                                   "stores": {"db": {"kind": "sql", "url": url,
-                                                     "tables": tables}}})  # fmt: skip
+    return DataMap.model_validate(
+        {
+            "subject_keys": ["national_id", "email"],
+            "stores": {"db": {"kind": "sql", "url": url, "tables": tables}},
+        }
+    )
 
 
 def measure(label: str, url: str, customers: int, batch: int) -> None:
@@ -131,19 +158,23 @@ def measure(label: str, url: str, customers: int, batch: int) -> None:
     with tempfile.TemporaryDirectory() as journal:
         for national_id in ids[20:30]:
             start = time.perf_counter()
-            result = erase(mapped, {"national_id": national_id}, subject_id=national_id,
-                           journal=Path(journal))  # fmt: skip
+            result = erase(
+                mapped, {"national_id": national_id}, subject_id=national_id, journal=Path(journal)
+            )
             times.append(time.perf_counter() - start)
             assert result.verified
         start = time.perf_counter()
-        bulk = erase_many(mapped, "national_id", ids[30:], subject_id="batch",
-                          journal=Path(journal))  # fmt: skip
+        bulk = erase_many(
+            mapped, "national_id", ids[30:], subject_id="batch", journal=Path(journal)
+        )
         seconds = time.perf_counter() - start
         assert bulk.verified
-    print(f"  {label:<11} retrieve one subject {retrieve_median * 1000:7.0f} ms (target <= 1 s)"
-          f"   erase + verify one {statistics.median(times) * 1000:7.0f} ms (target <= 2 s)"
-          f"   batch of {batch:,}: {batch / seconds:,.0f} subjects/s in {seconds:.1f} s "
-          f"(target >= 1,000/s; {sum(bulk.removed.values()):,} rows)")  # fmt: skip
+    print(
+        f"  {label:<11} retrieve one subject {retrieve_median * 1000:7.0f} ms (target <= 1 s)"
+        f"   erase + verify one {statistics.median(times) * 1000:7.0f} ms (target <= 2 s)"
+        f"   batch of {batch:,}: {batch / seconds:,.0f} subjects/s in {seconds:.1f} s "
+        f"(target >= 1,000/s; {sum(bulk.removed.values()):,} rows)"
+    )
 
 
 def main() -> None:
@@ -153,8 +184,10 @@ def main() -> None:
     args = parser.parse_args()
     data = frames(args.customers)
     rows = sum(len(f) for f in data.values())
-    print(f"{args.customers:,} customers, 10 linked tables, {rows:,} rows; indexes: primary keys, "
-          "national_id (unique), email, and every link column")  # fmt: skip
+    print(
+        f"{args.customers:,} customers, 10 linked tables, {rows:,} rows; indexes: primary keys, "
+        "national_id (unique), email, and every link column"
+    )
     with tempfile.TemporaryDirectory() as folder:
         sqlite = f"sqlite:///{Path(folder) / 'bench.db'}"
         start = time.perf_counter()

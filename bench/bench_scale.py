@@ -47,15 +47,18 @@ def measured(command: list[str], cwd: Path) -> tuple[float, float, str, int]:
     ``command`` as a process of its own (its own peak: wait4 on it, not the running maximum of
     all children)."""
     start = time.perf_counter()
-    child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)  # fmt: skip
+    child = subprocess.Popen(
+        command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     chunks: dict[str, str] = {}
 
     def drain(name: str, stream: object) -> None:
         chunks[name] = stream.read()  # type: ignore[attr-defined]
 
-    threads = [threading.Thread(target=drain, args=(n, s)) for n, s in
-               (("out", child.stdout), ("err", child.stderr))]  # fmt: skip
+    threads = [
+        threading.Thread(target=drain, args=(n, s))
+        for n, s in (("out", child.stdout), ("err", child.stderr))
+    ]
     for thread in threads:
         thread.start()
     _, status, usage = os.wait4(child.pid, 0)
@@ -73,53 +76,101 @@ def passes(log: str) -> str:
         match = re.match(r"veil: (.*?)(?: \(.*?\))?: done in ([\d.]+) s", line)
         if match and float(match.group(2)) >= 0.05:
             name = match.group(1)
-            short = ("typing" if "typing" in name else "counting" if "counting" in name
-                     else "search" if "search" in name else "apply" if "applying" in name
-                     else "shuffle-write" if "random order" in name
-                     else "confirm" if "confirming" in name else "scan" if "scan" in name
-                     else "verify" if "verifying" in name else name[:20])  # fmt: skip
+            short = (
+                "typing"
+                if "typing" in name
+                else "counting"
+                if "counting" in name
+                else "search"
+                if "search" in name
+                else "apply"
+                if "applying" in name
+                else "shuffle-write"
+                if "random order" in name
+                else "confirm"
+                if "confirming" in name
+                else "scan"
+                if "scan" in name
+                else "verify"
+                if "verifying" in name
+                else name[:20]
+            )
             found.append(f"{short} {float(match.group(2)):.1f}")
     return ", ".join(found)
 
 
 def line(label: str, rows: int, seconds: float, rss: float, extra: str = "") -> None:
-    print(f"  {label:<44} {seconds:7.1f} s  {rows / seconds / 1e6:6.2f}M rows/s  "
-          f"peak RSS {rss:5.2f} GB  {extra}")  # fmt: skip
+    print(
+        f"  {label:<44} {seconds:7.1f} s  {rows / seconds / 1e6:6.2f}M rows/s  "
+        f"peak RSS {rss:5.2f} GB  {extra}"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1m,10m")
-    parser.add_argument("--huge", action="store_true",
-                        help="also 100M rows (streaming and 2 Dask workers)")  # fmt: skip
+    parser.add_argument(
+        "--huge", action="store_true", help="also 100M rows (streaming and 2 Dask workers)"
+    )
     parser.add_argument("--csv", action="store_true", help="also read the tables as CSV")
     parser.add_argument("--duckdb-python", default=str(ROOT / ".venv-duckdb" / "bin" / "python"))
     args = parser.parse_args()
     sizes = [s for s in args.sizes.split(",") if s] + (["100m"] if args.huge else [])
     DATA.mkdir(parents=True, exist_ok=True)
     (DATA / "scale_policy.yaml").write_text(POLICY, encoding="utf-8")
-    print(f"machine: {os.cpu_count()} cores, "
-          f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GB")  # fmt: skip
+    print(
+        f"machine: {os.cpu_count()} cores, "
+        f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GB"
+    )
     for size in sizes:
         rows = SIZES[size]
         stem = f"adult_{size}"
-        missing = [p for p in (f"{stem}.parquet", *([f"{stem}.csv"] if args.csv else []))
-                   if not (DATA / p).exists()]  # fmt: skip
+        missing = [
+            p
+            for p in (f"{stem}.parquet", *([f"{stem}.csv"] if args.csv else []))
+            if not (DATA / p).exists()
+        ]
         if missing:
-            subprocess.run([sys.executable, str(ROOT / "bench" / "gen.py"), "--rows", str(rows),
-                            *(["--csv"] if args.csv else [])], check=True)  # fmt: skip
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "bench" / "gen.py"),
+                    "--rows",
+                    str(rows),
+                    *(["--csv"] if args.csv else []),
+                ],
+                check=True,
+            )
         files = [f"{stem}.parquet", *([f"{stem}.csv"] if args.csv else [])]
         for name in files:
             mb = (DATA / name).stat().st_size / 1e6
             print(f"{name}: {rows:,} rows, {mb:,.0f} MB on disk")
             ways = ["--streaming"] if size == "100m" else ["--in-memory", "--streaming"]
             if name.endswith(".parquet"):  # a cluster reads Parquet parts
-                ways += [*(["--backend dask --workers 1"] if size != "100m" else []),
-                         "--backend dask --workers 2"]  # fmt: skip
+                ways += [
+                    *(["--backend dask --workers 1"] if size != "100m" else []),
+                    "--backend dask --workers 2",
+                ]
             for way in ways:
                 seconds, rss, log, code = measured(
-                    [*VEIL, "check", name, "-q", QUASI, "--sensitive", "salary-class", "-k", "5",
-                     "--l", "2", "--t", "0.3", *way.split()], DATA)  # fmt: skip
+                    [
+                        *VEIL,
+                        "check",
+                        name,
+                        "-q",
+                        QUASI,
+                        "--sensitive",
+                        "salary-class",
+                        "-k",
+                        "5",
+                        "--l",
+                        "2",
+                        "--t",
+                        "0.3",
+                        *way.split(),
+                    ],
+                    DATA,
+                )
                 if code not in (0, 1):
                     print(f"  check {way} failed ({code}): {log.strip().splitlines()[-1:]}")
                     continue
@@ -128,8 +179,21 @@ def main() -> int:
                 out = f"release_{stem}_{way.split()[-1].strip('-')}"
                 out += "" if "dask" in way else ".parquet"  # a cluster writes a folder of parts
                 seconds, rss, log, code = measured(
-                    [*VEIL, "anonymize", name, "-p", "scale_policy.yaml", "--hierarchies", ".",
-                     "-o", out, "--force", *way.split()], DATA)  # fmt: skip
+                    [
+                        *VEIL,
+                        "anonymize",
+                        name,
+                        "-p",
+                        "scale_policy.yaml",
+                        "--hierarchies",
+                        ".",
+                        "-o",
+                        out,
+                        "--force",
+                        *way.split(),
+                    ],
+                    DATA,
+                )
                 if code != 0:
                     print(f"  anonymize {way} failed ({code}): {log.strip().splitlines()[-1:]}")
                     continue
@@ -139,43 +203,64 @@ def main() -> int:
                 (DATA / out).unlink(missing_ok=True)
             scanned: dict[str, str] = {}  # each way's JSON, compared with the first
             for way in ways:
-                seconds, rss, log, code = measured([*VEIL, "scan", name, "--format", "json",
-                                                    *way.split()], DATA)  # fmt: skip
+                seconds, rss, log, code = measured(
+                    [*VEIL, "scan", name, "--format", "json", *way.split()], DATA
+                )
                 if code != 0:
                     print(f"  scan {way} failed ({code}): {log.strip().splitlines()[-1:]}")
                     continue
                 scanned[way] = log[log.index("{") :] if "{" in log else ""
                 base = next(iter(scanned))
-                same = "" if way == base else (
-                    f"same JSON as {base}" if scanned[way] == scanned[base]
-                    else f"DIFFERS from {base}")  # fmt: skip
+                same = (
+                    ""
+                    if way == base
+                    else (
+                        f"same JSON as {base}"
+                        if scanned[way] == scanned[base]
+                        else f"DIFFERS from {base}"
+                    )
+                )
                 timed = ", ".join(filter(None, [passes(log), same]))
                 line(f"scan {way}", rows, seconds, rss, timed)
             # peers, the same k check on the same file
             if name.endswith(".parquet") and size != "100m":
-                script = ("import sys,time,pandas as pd; t=time.perf_counter(); "
-                          f"f=pd.read_parquet(sys.argv[1], columns={QUASI.split(',')!r}); "
-                          f"r=time.perf_counter(); n=f.groupby({QUASI.split(',')!r}, "
-                          "dropna=False, sort=False).size(); "
-                          "print(int(n.min()), len(n), time.perf_counter()-t, "
-                          "time.perf_counter()-r)")  # fmt: skip
+                script = (
+                    "import sys,time,pandas as pd; t=time.perf_counter(); "
+                    f"f=pd.read_parquet(sys.argv[1], columns={QUASI.split(',')!r}); "
+                    f"r=time.perf_counter(); n=f.groupby({QUASI.split(',')!r}, "
+                    "dropna=False, sort=False).size(); "
+                    "print(int(n.min()), len(n), time.perf_counter()-t, "
+                    "time.perf_counter()-r)"
+                )
                 seconds, rss, log, code = measured([sys.executable, "-c", script, name], DATA)
                 k, classes, _, groupby = log.split()[-4:]
-                line("pandas group-by k (peer)", rows, seconds, rss,
-                     f"k {k}, {int(classes):,} classes; group-by alone "
-                     f"{float(groupby):.1f} s")  # fmt: skip
+                line(
+                    "pandas group-by k (peer)",
+                    rows,
+                    seconds,
+                    rss,
+                    f"k {k}, {int(classes):,} classes; group-by alone {float(groupby):.1f} s",
+                )
             if Path(args.duckdb_python).exists():
                 seconds, rss, log, code = measured(
                     [args.duckdb_python, str(ROOT / "bench" / "duckdb_runner.py"), name, QUASI],
-                    DATA)  # fmt: skip
+                    DATA,
+                )
                 if code == 0:
                     got = json.loads(log.strip().splitlines()[-1])
-                    line("DuckDB group-by k (peer)", rows, seconds, rss,
-                         f"k {got['k']}, {got['classes']:,} classes; query alone "
-                         f"{got['seconds']:.1f} s")  # fmt: skip
+                    line(
+                        "DuckDB group-by k (peer)",
+                        rows,
+                        seconds,
+                        rss,
+                        f"k {got['k']}, {got['classes']:,} classes; query alone "
+                        f"{got['seconds']:.1f} s",
+                    )
             else:
-                print(f"  (DuckDB peer not run: no {args.duckdb_python}; make bench-scale "
-                      "installs it)")  # fmt: skip
+                print(
+                    f"  (DuckDB peer not run: no {args.duckdb_python}; make bench-scale "
+                    "installs it)"
+                )
     return 0
 
 

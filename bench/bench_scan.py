@@ -78,13 +78,15 @@ def make_table(rows: int, seed: int = 0) -> pd.DataFrame:
         {
             "customer_id": np.char.add("CUS-", rng.permutation(rows).astype(str)),
             "full_name": names,
-            "email": np.char.add(np.char.add(user, rng.integers(1, 999, rows).astype(str)),
-                                 "@example.co.ke"),
+            "email": np.char.add(
+                np.char.add(user, rng.integers(1, 999, rows).astype(str)), "@example.co.ke"
+            ),
             "phone": np.char.add("07", np.char.zfill(digits.astype(str), 8)),
             "national_id": rng.choice(np.arange(1_000_000, 40_000_000), rows, replace=False),
-            "kra_pin": np.char.add(np.char.add(rng.choice(["A", "P"], rows),
-                                               np.char.zfill(pins.astype(str), 9)),
-                                   letters[rng.integers(0, 26, rows)]),
+            "kra_pin": np.char.add(
+                np.char.add(rng.choice(["A", "P"], rows), np.char.zfill(pins.astype(str), 9)),
+                letters[rng.integers(0, 26, rows)],
+            ),
             "credit_card": pool(fake.credit_card_number, 2000)[rng.integers(0, 2000, rows)],
             "iban": pool(fake.iban, 2000)[rng.integers(0, 2000, rows)],
             "ip_address": [f"10.{a}.{b}.{c}" for a, b, c in rng.integers(0, 256, (rows, 3))],
@@ -102,15 +104,17 @@ def make_table(rows: int, seed: int = 0) -> pd.DataFrame:
             "signup_date": pd.Timestamp("2016-01-01")
             + pd.to_timedelta(rng.integers(0, 3000, rows), "D"),
         }
-    )  # fmt: skip
+    )
 
 
 def run_presidio(python: str, table: Path, samples: list[int], budget: float) -> list[dict]:
     runner = Path(__file__).with_name("presidio_runner.py")
     out = subprocess.run(
         [python, str(runner), str(table), json.dumps(samples), str(budget)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if out.returncode != 0:
         raise SystemExit(f"Presidio runner failed:\n{out.stderr[-2000:]}")
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
@@ -130,15 +134,21 @@ def free_text(python: str, n: int) -> None:
             cells = Path(tmp) / "cells.json"
             cells.write_text(json.dumps([text for text, _ in notes]))
             runner = Path(__file__).with_name("presidio_runner.py")
-            out = subprocess.run([python, str(runner), "--text", str(cells)],
-                                 capture_output=True, text=True, check=False)  # fmt: skip
+            out = subprocess.run(
+                [python, str(runner), "--text", str(cells)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
         if out.returncode != 0:
             raise SystemExit(f"Presidio runner failed:\n{out.stderr[-2000:]}")
         answer = json.loads(out.stdout.splitlines()[-1])
         found = [[tuple(hit) for hit in cell] for cell in answer["found"]]
         theirs = (*recall(notes, found, PRESIDIO), answer["seconds"])
-    print(f"\nEntities inside free text: {n} held-out notes (bench/heldout_notes.py), "
-          f"{sum(len(t) for _, t in notes)} labelled entities")  # fmt: skip
+    print(
+        f"\nEntities inside free text: {n} held-out notes (bench/heldout_notes.py), "
+        f"{sum(len(t) for _, t in notes)} labelled entities"
+    )
     print(f"  {'entity':<16}{'embedded':>9}{'veil':>8}{'Presidio':>10}")
     totals = [0, 0, 0]
     for entity, (embedded, hit) in veil_recall.items():
@@ -154,10 +164,12 @@ def free_text(python: str, n: int) -> None:
     both = [e for e in veil_recall if PRESIDIO[e] and e != "PERSON"]  # no NER model here
     if theirs is not None:
         embedded = sum(veil_recall[e][0] for e in both)
-        print(f"  {'both can find':<16}{embedded:>9}"
-              f"{sum(veil_recall[e][1] for e in both) / embedded:>8.0%}"
-              f"{sum(theirs[0][e][1] for e in both) / embedded:>10.0%}"
-              "  (patterns only: no PERSON, no Kenyan IDs)")  # fmt: skip
+        print(
+            f"  {'both can find':<16}{embedded:>9}"
+            f"{sum(veil_recall[e][1] for e in both) / embedded:>8.0%}"
+            f"{sum(theirs[0][e][1] for e in both) / embedded:>10.0%}"
+            "  (patterns only: no PERSON, no Kenyan IDs)"
+        )
     print(
         f"  false hits (spans on no labelled entity): veil {veil_false}"
         + ("" if theirs is None else f", Presidio {theirs[1]}")
@@ -186,8 +198,10 @@ def main() -> None:
     veil_seconds = time.perf_counter() - start
     found = {c.name: c.entity for c in result.columns}
     veil_right = sum(found[c] == want for c, (want, _) in TRUTH.items())
-    print(f"\nveil scan, all {args.rows:,} rows: {veil_seconds:.2f} s "
-          f"(target <= 10 s); entity right on {veil_right}/{len(TRUTH)} columns")  # fmt: skip
+    print(
+        f"\nveil scan, all {args.rows:,} rows: {veil_seconds:.2f} s "
+        f"(target <= 10 s); entity right on {veil_right}/{len(TRUTH)} columns"
+    )
     for c in result.columns:
         mark = "ok " if found[c.name] == TRUTH[c.name][0] else "MISS"
         print(f"  {mark} {c.name:<15} {c.role.value:<17} {c.entity or '-':<15} {c.confidence:.2f}")
@@ -206,9 +220,11 @@ def main() -> None:
         mapping = row["mapping"]
         right = sum(mapping.get(c) == want for c, (_, want) in TRUTH.items())
         per_row = row["seconds"] / row["n"]
-        print(f"  n={row['n']:>9,} rows sampled: {row['seconds']:8.2f} s "
-              f"({per_row * 1e3:.2f} ms/row -> {per_row * args.rows / 3600:.1f} h for all "
-              f"{args.rows:,}); entity right on {right}/{len(TRUTH)} columns")  # fmt: skip
+        print(
+            f"  n={row['n']:>9,} rows sampled: {row['seconds']:8.2f} s "
+            f"({per_row * 1e3:.2f} ms/row -> {per_row * args.rows / 3600:.1f} h for all "
+            f"{args.rows:,}); entity right on {right}/{len(TRUTH)} columns"
+        )
     if rows:
         print(f"  its findings at n={rows[-1]['n']:,}: {rows[-1]['mapping']}")
     if os.environ.get("VEIL_BENCH_JSON"):

@@ -38,9 +38,23 @@ from veil.synth import GaussianCopula, Marginals
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "datasets" / "adult_census" / "adult.data"
-COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
-           "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
-           "hours_per_week", "native_country", "income"]  # fmt: skip
+COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
+    "income",
+]
 TABDDPM = {"f1_synthetic": 0.795, "f1_real": 0.815}
 
 
@@ -55,17 +69,20 @@ def mst(train: pd.DataFrame, epsilon: float, seed: int) -> pd.DataFrame:
 
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # inferred bounds leak: a bench, not a release
-        accountant = Accountant.create(Path(tmp) / "ledger.db", Budget(epsilon),
-                                       dataset=dataset_id(train))  # fmt: skip
+        accountant = Accountant.create(
+            Path(tmp) / "ledger.db", Budget(epsilon), dataset=dataset_id(train)
+        )
         numeric = ("age", "fnlwgt", "capital_gain", "capital_loss", "hours_per_week")
         bounds = {c: (float(train[c].min()), float(train[c].max())) for c in numeric}
-        result = synthesize(train, epsilon=epsilon, accountant=accountant, bounds=bounds,
-                            rows=len(train))  # fmt: skip
+        result = synthesize(
+            train, epsilon=epsilon, accountant=accountant, bounds=bounds, rows=len(train)
+        )
     return result.data
 
 
-def attacks_against_anonymeter(train: pd.DataFrame, holdout: pd.DataFrame, python: str,
-                               seed: int) -> None:  # fmt: skip
+def attacks_against_anonymeter(
+    train: pd.DataFrame, holdout: pd.DataFrame, python: str, seed: int
+) -> None:
     ori = train.sample(10_000, random_state=seed)
     releases = {
         "conditioned copula": GaussianCopula(condition_on="income")
@@ -89,24 +106,31 @@ def attacks_against_anonymeter(train: pd.DataFrame, holdout: pd.DataFrame, pytho
                 t = theirs[attack]
                 inside = t["ci"][0] <= mine["risk"] <= t["ci"][1]
                 verdict = "inside" if inside else "OUTSIDE"
-                other = (f"{t['risk']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}] in "
-                         f"{t['seconds']:.0f} s: veil {verdict}")  # fmt: skip
+                other = (
+                    f"{t['risk']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}] in "
+                    f"{t['seconds']:.0f} s: veil {verdict}"
+                )
             print(f"  {attack:<14}{text:<28}{other}")
 
 
-def _anonymeter(python: str, ori: pd.DataFrame, syn: pd.DataFrame, holdout: pd.DataFrame,
-                ours: Any, seed: int) -> dict[str, Any] | None:  # fmt: skip
+def _anonymeter(
+    python: str, ori: pd.DataFrame, syn: pd.DataFrame, holdout: pd.DataFrame, ours: Any, seed: int
+) -> dict[str, Any] | None:
     if not Path(python).exists():
         return None
-    plan = {"halves": ours.privacy["linkability"]["halves"], "secret": "income",
-            "n_attacks": ours.privacy["singling_out"]["n_attacks"]}  # fmt: skip
+    plan = {
+        "halves": ours.privacy["linkability"]["halves"],
+        "secret": "income",
+        "n_attacks": ours.privacy["singling_out"]["n_attacks"],
+    }
     with tempfile.TemporaryDirectory() as tmp:
         for name, frame in (("ori", ori), ("syn", syn), ("control", holdout)):
             frame[ours.compared].to_parquet(Path(tmp) / f"{name}.parquet")
         (Path(tmp) / "plan.json").write_text(json.dumps(plan))
         runner = Path(__file__).parents[1] / "tests" / "evaluate" / "anonymeter_runner.py"
-        done = subprocess.run([python, str(runner), tmp, str(seed)], capture_output=True,
-                              text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [python, str(runner), tmp, str(seed)], capture_output=True, text=True, check=False
+        )
     if done.returncode != 0:
         raise SystemExit(f"Anonymeter runner failed:\n{done.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
@@ -128,8 +152,10 @@ def main() -> None:
     start = time.perf_counter()
     copula = GaussianCopula().fit(adult)
     copula.sample(len(adult), random_state=1)
-    print(f"\ncopula fit + sample of all {len(adult):,} rows: "
-          f"{time.perf_counter() - start:.2f} s (target <= 10 s)")  # fmt: skip
+    print(
+        f"\ncopula fit + sample of all {len(adult):,} rows: "
+        f"{time.perf_counter() - start:.2f} s (target <= 10 s)"
+    )
 
     releases = {
         "copula": lambda: GaussianCopula().fit(train).sample(len(train), random_state=1),
@@ -154,13 +180,16 @@ def main() -> None:
     trtr = None
     for name, make in releases.items():
         released = make()
-        measured = evaluate_release(train, released, holdout=holdout, target="income",
-                                    seed=args.seed)  # fmt: skip
+        measured = evaluate_release(
+            train, released, holdout=holdout, target="income", seed=args.seed
+        )
         scores = measured.utility["tstr"]
         trtr = measured.utility["trtr"]
-        print(f"{name:<30}{scores['accuracy']:>9.3f}{scores['f1']:>7.3f}{scores['roc_auc']:>9.3f}"
-              f"   detection AUC {measured.fidelity['detection_auc']:.3f}, DCR closer to "
-              f"training {measured.privacy['dcr']['share_closer_to_training']:.3f}")  # fmt: skip
+        print(
+            f"{name:<30}{scores['accuracy']:>9.3f}{scores['f1']:>7.3f}{scores['roc_auc']:>9.3f}"
+            f"   detection AUC {measured.fidelity['detection_auc']:.3f}, DCR closer to "
+            f"training {measured.privacy['dcr']['share_closer_to_training']:.3f}"
+        )
     assert trtr is not None
     print(f"{'TRTR (real)':<30}{trtr['accuracy']:>9.3f}{trtr['f1']:>7.3f}{trtr['roc_auc']:>9.3f}")
     print(
@@ -176,8 +205,10 @@ def main() -> None:
     start = time.perf_counter()
     nearest(y, x)
     seconds = time.perf_counter() - start
-    print(f"\ndistance to closest record, {rows:,} x {rows:,} mixed rows: {seconds:.2f} s "
-          "(target <= 5 s; SDMetrics: 519 s, issue 16)")  # fmt: skip
+    print(
+        f"\ndistance to closest record, {rows:,} x {rows:,} mixed rows: {seconds:.2f} s "
+        "(target <= 5 s; SDMetrics: 519 s, issue 16)"
+    )
     released = GaussianCopula().fit(train).sample(args.rows, random_state=2)
     measured = evaluate_release(train, released, holdout=holdout, target="income")
     print(

@@ -30,8 +30,16 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "datasets" / "arx" / "adult"
-QUASI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
-         "occupation"]  # fmt: skip
+QUASI = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+]
 CHUNK = 1_000_000
 
 
@@ -105,8 +113,9 @@ def main() -> int:
     finally:
         for tmp in (tmp_parquet, tmp_csv):
             tmp.unlink(missing_ok=True)
-    sizes = ", ".join(f"{p.name} {p.stat().st_size / 1e6:,.0f} MB" for p in (parquet, csv)
-                      if p.exists())  # fmt: skip
+    sizes = ", ".join(
+        f"{p.name} {p.stat().st_size / 1e6:,.0f} MB" for p in (parquet, csv) if p.exists()
+    )
     print(f"{args.rows:,} rows in {time.perf_counter() - start:.0f} s: {sizes}")
     return 0
 

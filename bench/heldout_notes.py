@@ -65,16 +65,27 @@ TEMPLATES = (
     "Pre-authorisation for MRI granted, valid 30 days.",
 )
 ENTITY_OF = {
-    "person": "PERSON", "titled": "PERSON", "phone": "PHONE", "email": "EMAIL",
-    "iban": "IBAN", "ip": "IP_ADDRESS", "card": "CREDIT_CARD", "ke_id": "KE_NATIONAL_ID",
+    "person": "PERSON",
+    "titled": "PERSON",
+    "phone": "PHONE",
+    "email": "EMAIL",
+    "iban": "IBAN",
+    "ip": "IP_ADDRESS",
+    "card": "CREDIT_CARD",
+    "ke_id": "KE_NATIONAL_ID",
     "kra": "KE_KRA_PIN",
-}  # fmt: skip
+}
 #: Presidio's name for each entity (None: Presidio has no recognizer for it)
 PRESIDIO = {
-    "PERSON": "PERSON", "PHONE": "PHONE_NUMBER", "EMAIL": "EMAIL_ADDRESS", "IBAN": "IBAN_CODE",
-    "IP_ADDRESS": "IP_ADDRESS", "CREDIT_CARD": "CREDIT_CARD", "KE_NATIONAL_ID": None,
+    "PERSON": "PERSON",
+    "PHONE": "PHONE_NUMBER",
+    "EMAIL": "EMAIL_ADDRESS",
+    "IBAN": "IBAN_CODE",
+    "IP_ADDRESS": "IP_ADDRESS",
+    "CREDIT_CARD": "CREDIT_CARD",
+    "KE_NATIONAL_ID": None,
     "KE_KRA_PIN": None,
-}  # fmt: skip
+}
 
 Note = tuple[str, list[tuple[str, int, int]]]
 
@@ -89,9 +100,15 @@ def make_notes(n: int, seed: int = 1) -> list[Note]:
 
     def phone() -> str:
         digits = "".join(rng.choice(list(string.digits), 8))
-        return pick([f"07{digits}", f"+254 7{digits[:2]} {digits[2:5]} {digits[5:]}",
-                     f"0{digits[:2]}-{digits[2:5]}{digits[5:]}7", f"+44 7700 900{digits[:3]}",
-                     f"(212) 555-{digits[:4]}"])  # fmt: skip
+        return pick(
+            [
+                f"07{digits}",
+                f"+254 7{digits[:2]} {digits[2:5]} {digits[5:]}",
+                f"0{digits[:2]}-{digits[2:5]}{digits[5:]}7",
+                f"+44 7700 900{digits[:3]}",
+                f"(212) 555-{digits[:4]}",
+            ]
+        )
 
     def value(slot: str, person: tuple[str, str]) -> str:
         given, family = person
@@ -143,8 +160,7 @@ def recall(
             counts[0] += 1
             want = names.get(entity)
             counts[1] += any(e == want and s < end and start < f for e, s, f in hits)
-        false += sum(not any(s < end and start < f for _, start, end in truth)
-                     for _, s, f in hits)  # fmt: skip
+        false += sum(not any(s < end and start < f for _, start, end in truth) for _, s, f in hits)
     return {e: (c[0], c[1]) for e, c in sorted(per.items())}, false
 
 

@@ -38,8 +38,10 @@ def text_mode(path: str) -> None:
     engine = analyzer()
     engine.analyze("warm up on 0712 345 678", language="en")
     start = time.perf_counter()
-    found = [[[r.entity_type, r.start, r.end] for r in engine.analyze(text, language="en")]
-             for text in cells]  # fmt: skip
+    found = [
+        [[r.entity_type, r.start, r.end] for r in engine.analyze(text, language="en")]
+        for text in cells
+    ]
     print(json.dumps({"seconds": time.perf_counter() - start, "found": found}), flush=True)
 
 
@@ -65,8 +67,9 @@ def main() -> None:
         analysis = builder.generate_analysis(table, n=n)
         seconds = time.perf_counter() - start
         per_row = seconds / n
-        print(json.dumps({"n": n, "seconds": seconds, "mapping": analysis.entity_mapping}),
-              flush=True)  # fmt: skip
+        print(
+            json.dumps({"n": n, "seconds": seconds, "mapping": analysis.entity_mapping}), flush=True
+        )
 
 
 if __name__ == "__main__":

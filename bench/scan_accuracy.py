@@ -57,8 +57,15 @@ def faker_part(rows: int, seeds: int, out: list[Row]) -> None:
                 scores[opaque].append(tables.role_accuracy(found, truth))
                 label = "opaque" if opaque else "named"
                 for i, (name, (role, entity)) in enumerate(truth.items()):
-                    out.append((f"faker {locale} {label}", name, role, found[name],
-                                result[name].confidence))  # fmt: skip
+                    out.append(
+                        (
+                            f"faker {locale} {label}",
+                            name,
+                            role,
+                            found[name],
+                            result[name].confidence,
+                        )
+                    )
                     if found[name] != role:
                         misses[f"{label} #{i} {entity or role}: {role}->{found[name]}"] += 1
         totals[False] += scores[False]
@@ -82,23 +89,29 @@ def labelled_part(rows: int, out: list[Row]) -> None:
             right += found.role.value == role
             if found.role.value != role:
                 misses.append(f"{column} {role}->{found.role.value}")
-        print(f"  {name:<38}{right:>3}/{len(truth):<3} {right / len(truth):.3f}   "
-              + "; ".join(misses))  # fmt: skip
+        print(
+            f"  {name:<38}{right:>3}/{len(truth):<3} {right / len(truth):.3f}   "
+            + "; ".join(misses)
+        )
 
 
 def role_part(rows: list[Row]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["table", "column", "truth", "found", "confidence"])
     labelled = table[~table["table"].str.startswith("faker")]
     for title, part in (("every column", table), ("labelled tables only (2)", labelled)):
-        print(f"\n3. Per role, {title}: {len(part):,} columns, accuracy "
-              f"{(part['truth'] == part['found']).mean():.3f}")  # fmt: skip
+        print(
+            f"\n3. Per role, {title}: {len(part):,} columns, accuracy "
+            f"{(part['truth'] == part['found']).mean():.3f}"
+        )
         print(f"  {'role':<18}{'precision':>10}{'recall':>8}{'truth n':>9}{'found n':>9}")
         for role in ROLES:
             said, real = part["found"] == role, part["truth"] == role
             both = (said & real).sum()
             precision = both / said.sum() if said.any() else float("nan")
-            print(f"  {role:<18}{precision:>10.3f}{both / real.sum():>8.3f}"
-                  f"{real.sum():>9}{said.sum():>9}")  # fmt: skip
+            print(
+                f"  {role:<18}{precision:>10.3f}{both / real.sum():>8.3f}"
+                f"{real.sum():>9}{said.sum():>9}"
+            )
         matrix = pd.crosstab(part["truth"], part["found"]).reindex(
             index=ROLES, columns=ROLES, fill_value=0
         )
@@ -108,8 +121,9 @@ def role_part(rows: list[Row]) -> pd.DataFrame:
         "\n   Calibration: columns by the confidence the scan gave, and how often its role "
         "was right"
     )
-    print(f"  {'confidence':<12}{'columns':>8}{'mean conf.':>11}{'right':>8}   "
-          "insensitive right (n)")  # fmt: skip
+    print(
+        f"  {'confidence':<12}{'columns':>8}{'mean conf.':>11}{'right':>8}   insensitive right (n)"
+    )
     table["bin"] = pd.cut(table["confidence"], BINS, right=False)
     table["right"] = table["truth"] == table["found"]
     gap = 0.0
@@ -134,9 +148,11 @@ def free_text_part(n: int) -> None:
     found = [[(s.entity, s.start, s.end) for s in find_entities(t)] for t, _ in notes]
     per, false = recall(notes, found, {e: e for e in ENTITY_OF.values()})
     given, family = gazetteer_share()
-    print(f"\n4. Free text, {n} held-out notes: entities found / embedded "
-          f"(names hand-written; veil's gazetteer holds {given:.0%} of the given and "
-          f"{family:.0%} of the family names)")  # fmt: skip
+    print(
+        f"\n4. Free text, {n} held-out notes: entities found / embedded "
+        f"(names hand-written; veil's gazetteer holds {given:.0%} of the given and "
+        f"{family:.0%} of the family names)"
+    )
     embedded = sum(e for e, _ in per.values())
     hit = sum(h for _, h in per.values())
     print("  " + "; ".join(f"{e} {h}/{m}" for e, (m, h) in per.items()))
@@ -148,10 +164,12 @@ def free_text_part(n: int) -> None:
         spans = find_entities(text)
         for entity, value in truth:
             wanted += 1
-            hit_dev += any(s.entity == entity and overlaps(text[s.start : s.end], value)
-                           for s in spans)  # fmt: skip
-        false_dev += sum(not any(overlaps(text[s.start : s.end], v) for _, v in truth)
-                         for s in spans)  # fmt: skip
+            hit_dev += any(
+                s.entity == entity and overlaps(text[s.start : s.end], value) for s in spans
+            )
+        false_dev += sum(
+            not any(overlaps(text[s.start : s.end], v) for _, v in truth) for s in spans
+        )
     print(
         f"  development set ({len(dev)} notes, tuned on): recall {hit_dev / wanted:.3f} "
         f"({hit_dev}/{wanted}); false hits {false_dev}"
@@ -171,10 +189,20 @@ def plot(table: pd.DataFrame, path: Path) -> None:
     ax.plot([0.5, 1], [0.5, 1], color="grey", linestyle="--", label="perfectly calibrated")
     ax.plot(grouped["confidence"], grouped["right"], marker="o", label="veil scan")
     for _, row in grouped.iterrows():
-        ax.annotate(f"n={int(row['n'])}", (row["confidence"], row["right"]), fontsize=8,
-                    textcoords="offset points", xytext=(4, -10))  # fmt: skip
-    ax.set(xlabel="confidence given", ylabel="share of roles right", xlim=(0.5, 1.0),
-           ylim=(0.4, 1.02), title="Scan confidence: reliability")  # fmt: skip
+        ax.annotate(
+            f"n={int(row['n'])}",
+            (row["confidence"], row["right"]),
+            fontsize=8,
+            textcoords="offset points",
+            xytext=(4, -10),
+        )
+    ax.set(
+        xlabel="confidence given",
+        ylabel="share of roles right",
+        xlim=(0.5, 1.0),
+        ylim=(0.4, 1.02),
+        title="Scan confidence: reliability",
+    )
     ax.legend(loc="lower right")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120, bbox_inches="tight")

@@ -18,8 +18,10 @@ from veil.demo import DemoResult, run_demo
 
 #: Run in pycanon's own environment, never imported here (doctest collection imports modules).
 collect_ignore = [
-    "privacy/pycanon_runner.py", "federated/phe_runner.py", "evaluate/anonymeter_runner.py"
-]  # fmt: skip
+    "privacy/pycanon_runner.py",
+    "federated/phe_runner.py",
+    "evaluate/anonymeter_runner.py",
+]
 
 TEST_KEY = "test-key-0123456789abcdef-not-a-real-secret"
 #: What the CLI prints per finished step when stderr is not a terminal (a test's never is).
@@ -107,10 +109,12 @@ def postgres_bin_dir() -> Path:
     found = [
         *([given] if given else []),
         *([str(Path(on_path).resolve().parent)] if on_path and not given else []),
-        *sorted((str(Path(p).parent) for p in glob.glob("/usr/lib/postgresql/*/bin/initdb")),
-                reverse=True),
+        *sorted(
+            (str(Path(p).parent) for p in glob.glob("/usr/lib/postgresql/*/bin/initdb")),
+            reverse=True,
+        ),
         *(str(p) for p in sorted(ROOT.glob(f".venv-postgres/{WHEEL_SERVER}"))),
-    ]  # fmt: skip
+    ]
     usable = next((Path(f) for f in found if (Path(f) / "initdb").exists()), None)
     if usable is None:
         raise RuntimeError("PostgreSQL's initdb is not installed: `make test` installs it")
@@ -185,22 +189,39 @@ def start_postgres() -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     subprocess.run(
-        [*as_user, _postgres_bin("initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
-         "--no-locale", "-E", "UTF8", "--no-sync"],
-        check=True, capture_output=True, cwd=base,
-    )  # fmt: skip
+        [
+            *as_user,
+            _postgres_bin("initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-locale",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ],
+        check=True,
+        capture_output=True,
+        cwd=base,
+    )
     options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
     pg_ctl = _postgres_bin("pg_ctl")
     subprocess.run(
-        [*as_user, pg_ctl, "-D", str(data), "-o", options, "-l", str(base / "log"), "-w",
-         "start"],
-        check=True, capture_output=True, cwd=base,
-    )  # fmt: skip
+        [*as_user, pg_ctl, "-D", str(data), "-o", options, "-l", str(base / "log"), "-w", "start"],
+        check=True,
+        capture_output=True,
+        cwd=base,
+    )
     try:
         yield f"postgresql+pg8000://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True, cwd=base)  # fmt: skip
+        subprocess.run(
+            [*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
+            capture_output=True,
+            cwd=base,
+        )
         shutil.rmtree(base, ignore_errors=True)
 
 

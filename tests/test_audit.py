@@ -35,13 +35,17 @@ def test_a_fake_email_is_built_from_the_fake_name() -> None:
     policy = {
         "random_state": 1,
         "columns": {
-            "Email": {"role": "identifier",
-                      "steps": [{"fake": {"kind": "email", "name_column": "Name"}}]},
-            "Name": {"role": "identifier",
-                     "steps": [{"fake": {"kind": "name", "gender_column": "Gender"}}]},
+            "Email": {
+                "role": "identifier",
+                "steps": [{"fake": {"kind": "email", "name_column": "Name"}}],
+            },
+            "Name": {
+                "role": "identifier",
+                "steps": [{"fake": {"kind": "name", "gender_column": "Gender"}}],
+            },
             "Gender": {"role": "insensitive"},
         },
-    }  # fmt: skip
+    }
     out = anonymize(data, policy).data.sort_index()
     real = {p.lower() for n in data["Name"] for p in n.split()}
     for email, name in zip(out["Email"], out["Name"], strict=True):
@@ -53,11 +57,13 @@ def test_a_fake_email_is_built_from_the_fake_name() -> None:
 def test_a_fake_email_from_a_name_that_is_not_faked_is_refused() -> None:
     policy = {
         "columns": {
-            "Email": {"role": "identifier",
-                      "steps": [{"fake": {"kind": "email", "name_column": "Name"}}]},
+            "Email": {
+                "role": "identifier",
+                "steps": [{"fake": {"kind": "email", "name_column": "Name"}}],
+            },
             "Name": {"role": "identifier", "steps": ["drop"]},
         },
-    }  # fmt: skip
+    }
     with pytest.raises(PolicyError, match="real name.*fake 'Name' first"):
         anonymize(_contacts(), policy)
 
@@ -65,12 +71,16 @@ def test_a_fake_email_from_a_name_that_is_not_faked_is_refused() -> None:
 def test_columns_that_fake_from_each_other_are_refused() -> None:
     policy = {
         "columns": {
-            "Email": {"role": "identifier",
-                      "steps": [{"fake": {"kind": "email", "name_column": "Name"}}]},
-            "Name": {"role": "identifier",
-                     "steps": [{"fake": {"kind": "name", "gender_column": "Email"}}]},
+            "Email": {
+                "role": "identifier",
+                "steps": [{"fake": {"kind": "email", "name_column": "Name"}}],
+            },
+            "Name": {
+                "role": "identifier",
+                "steps": [{"fake": {"kind": "name", "gender_column": "Email"}}],
+            },
         },
-    }  # fmt: skip
+    }
     with pytest.raises(PolicyError, match="circle"):
         anonymize(_contacts(), policy)
 
@@ -225,14 +235,28 @@ def test_a_failure_that_depends_on_the_data_is_not_free(tmp_path) -> None:
     frame = pd.DataFrame({"Tier": ["Gold", "Gold", "Bronze"], "Claims": ["n/a", "n/a", 3]})
     # the dtype is checked before anything is reserved; the message does not name a group
     with pytest.raises(ParameterError, match="must be numeric.*dtype") as err:
-        dp.stats.grouped_mean(frame, "Claims", "Tier", categories=["Gold", "Bronze"],
-                              bounds=(0, 10), epsilon=1.0, accountant=acc)  # fmt: skip
+        dp.stats.grouped_mean(
+            frame,
+            "Claims",
+            "Tier",
+            categories=["Gold", "Bronze"],
+            bounds=(0, 10),
+            epsilon=1.0,
+            accountant=acc,
+        )
     assert "Gold" not in str(err.value)
     assert acc.entries() == []
     # a group with no value is answered (from noise), and charged
     numbers = frame.assign(Claims=[np.nan, np.nan, 3.0])
-    answer = dp.stats.grouped_mean(numbers, "Claims", "Tier", categories=["Gold", "Bronze"],
-                                   bounds=(0, 10), epsilon=1.0, accountant=acc)  # fmt: skip
+    answer = dp.stats.grouped_mean(
+        numbers,
+        "Claims",
+        "Tier",
+        categories=["Gold", "Bronze"],
+        bounds=(0, 10),
+        epsilon=1.0,
+        accountant=acc,
+    )
     assert set(answer.value) == {"Gold", "Bronze"}
     assert [e.status for e in acc.entries()] == ["spent"]
 
@@ -245,8 +269,9 @@ def test_a_histograms_infinite_values_land_in_the_last_bin(tmp_path) -> None:
 
     acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(200.0))
     frame = pd.DataFrame({"Income": [np.inf] * 50 + [5.0] * 10})
-    answer = dp.stats.histogram(frame, "Income", bins=4, bounds=(0, 100), epsilon=100.0,
-                                accountant=acc)  # fmt: skip
+    answer = dp.stats.histogram(
+        frame, "Income", bins=4, bounds=(0, 100), epsilon=100.0, accountant=acc
+    )
     counts = list(answer.value.values())
     assert counts[-1] == pytest.approx(50, abs=3)
     assert counts[0] == pytest.approx(10, abs=3)
@@ -266,8 +291,22 @@ def test_epsilon_names_its_neighbour_relation(tmp_path, capsys, demo_run) -> Non
     capsys.readouterr()
     assert main(["dp", str(data), "mean(Age)", "--bounds", "Age=0:100", "--epsilon", "0.1"]) == 0
     assert "add/remove one record" in capsys.readouterr().out
-    assert main(["dp", str(data), "mean(Age)", "--bounds", "Age=0:100", "--epsilon", "0.1",
-                 "--format", "json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "dp",
+                str(data),
+                "mean(Age)",
+                "--bounds",
+                "Age=0:100",
+                "--epsilon",
+                "0.1",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["neighbours"] == "add/remove one record"
     report = json.loads(demo_run.files["report_json"].read_text())
     dp_section = next(s for s in report["sections"] if s["id"] == "dp")
@@ -327,9 +366,11 @@ def test_the_release_row_order_does_not_follow_the_input(key_env: str) -> None:
     data = pd.DataFrame({"id": np.arange(1, n + 1), "Age": np.arange(n) % 60 + 20})
     policy = {
         "random_state": 4,
-        "columns": {"id": {"role": "identifier", "steps": ["pseudonymize"]},
-                    "Age": {"role": "insensitive"}},
-    }  # fmt: skip
+        "columns": {
+            "id": {"role": "identifier", "steps": ["pseudonymize"]},
+            "Age": {"role": "insensitive"},
+        },
+    }
     release = anonymize(data, policy).data
     # where each input row ended up: its input position against its released position
     moved = np.abs(np.arange(n) - release.index.to_numpy())
@@ -348,8 +389,9 @@ def test_microaggregation_hides_an_outlier_with_a_missing_value() -> None:
     from veil.transforms import Microaggregate
 
     rng = np.random.default_rng(5)
-    frame = pd.DataFrame({"Age": rng.integers(25, 60, 40).astype(float),
-                          "Income": rng.normal(50_000, 9_000, 40)})  # fmt: skip
+    frame = pd.DataFrame(
+        {"Age": rng.integers(25, 60, 40).astype(float), "Income": rng.normal(50_000, 9_000, 40)}
+    )
     frame.loc[[3, 8, 21], "Income"] = np.nan
     frame.loc[3, "Age"] = 97.0  # the outlier, without an Income
     step = Microaggregate(["Age", "Income"], k=3)
@@ -379,11 +421,16 @@ def test_a_mask_never_shows_a_short_value_whole(preserve: str) -> None:
 
 
 def test_a_mask_that_changes_nothing_does_not_count_as_treatment() -> None:
-    frame = pd.DataFrame({"ID": [f"{i:02d}" for i in range(30)],
-                          "Age": np.arange(30) % 5 + 20})  # fmt: skip
-    policy = {"columns": {"ID": {"role": "identifier",
-                                 "steps": [{"mask": {"keep_last": 2, "preserve": "0123456789"}}]},
-                          "Age": {"role": "insensitive"}}}  # fmt: skip
+    frame = pd.DataFrame({"ID": [f"{i:02d}" for i in range(30)], "Age": np.arange(30) % 5 + 20})
+    policy = {
+        "columns": {
+            "ID": {
+                "role": "identifier",
+                "steps": [{"mask": {"keep_last": 2, "preserve": "0123456789"}}],
+            },
+            "Age": {"role": "insensitive"},
+        }
+    }
     with pytest.raises(PolicyError, match="30 of 30 values of ID are left as they are"):
         anonymize(frame, policy)
     policy["columns"]["ID"]["steps"] = [{"mask": {"keep_last": 2}}]  # widened: "**"
@@ -442,17 +489,26 @@ def test_t_closeness_with_suppression_is_measured_on_the_release(seed: int) -> N
 
     rng = np.random.default_rng(seed)
     n = 60
-    frame = pd.DataFrame({
-        "Age": rng.integers(20, 70, n),
-        "Zip": rng.choice(["100", "101", "102", "200", "201"], n),
-        "D": rng.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1]),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "Age": rng.integers(20, 70, n),
+            "Zip": rng.choice(["100", "101", "102", "200", "201"], n),
+            "D": rng.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1]),
+        }
+    )
     policy = {
-        "columns": {"Age": {"role": "quasi_identifier"}, "Zip": {"role": "quasi_identifier"},
-                    "D": {"role": "sensitive"}},
-        "privacy": {"k": 3, "t": 0.3, "max_suppression": 0.3,
-                    "hierarchies": {"Age": {"intervals": [10, 20, 40]}, "Zip": {"mask": True}}},
-    }  # fmt: skip
+        "columns": {
+            "Age": {"role": "quasi_identifier"},
+            "Zip": {"role": "quasi_identifier"},
+            "D": {"role": "sensitive"},
+        },
+        "privacy": {
+            "k": 3,
+            "t": 0.3,
+            "max_suppression": 0.3,
+            "hierarchies": {"Age": {"intervals": [10, 20, 40]}, "Zip": {"mask": True}},
+        },
+    }
     release = anonymize(frame, policy)
     measured = check(release.data, ["Age", "Zip"], sensitive="D", t=0.3)  # the release's own
     assert measured.t <= 0.3 + 1e-12
@@ -463,9 +519,14 @@ def test_t_closeness_with_suppression_is_measured_on_the_release(seed: int) -> N
 
 
 @pytest.mark.parametrize(
-    "params", [{"bins": 4}, {"bins": 4, "strategy": "quantile"}, {"bins": "median"},
-               {"bins": 3, "right": True}],
-)  # fmt: skip
+    "params",
+    [
+        {"bins": 4},
+        {"bins": 4, "strategy": "quantile"},
+        {"bins": "median"},
+        {"bins": 3, "right": True},
+    ],
+)
 def test_data_driven_bin_labels_disclose_no_value(params: dict) -> None:
     import re
 
@@ -484,8 +545,12 @@ def test_data_driven_bin_labels_disclose_no_value(params: dict) -> None:
 
 FIRST = ["Wanjiku", "Otieno", "Achieng", "Kamau", "Njeri", "Mwangi", "Amina", "Brian"]
 LAST = ["Kariuki", "Odhiambo", "Mutua", "Wambui", "Kiprono", "Chebet", "Omondi", "Njoroge"]
-SPELLINGS = {"HIV": ["HIV", "hiv", " HIV", "Hiv "], "Malaria": ["Malaria", "malaria "],
-             "Diabetes": ["Diabetes", "DIABETES"], "Asthma": ["Asthma"]}  # fmt: skip
+SPELLINGS = {
+    "HIV": ["HIV", "hiv", " HIV", "Hiv "],
+    "Malaria": ["Malaria", "malaria "],
+    "Diabetes": ["Diabetes", "DIABETES"],
+    "Asthma": ["Asthma"],
+}
 
 
 def audit_table(seed: int, n: int = 80) -> pd.DataFrame:
@@ -494,34 +559,41 @@ def audit_table(seed: int, n: int = 80) -> pd.DataFrame:
     diagnosis = rng.choice(list(SPELLINGS), n, p=[0.4, 0.3, 0.2, 0.1])
     income = rng.lognormal(10.5, 0.5, n) + rng.random(n)  # decimals: no two alike
     income[rng.random(n) < 0.08] = np.nan
-    return pd.DataFrame({
-        "Email": [f"{x.lower().replace(' ', '.')}@gmail.com" for x in names],
-        "Name": names,
-        "Gender": rng.choice(["Female", "Male"], n),
-        "Age": rng.integers(18, 80, n),
-        "Income": income,
-        "County": rng.choice(["Nairobi", "Mombasa", "Kisumu"], n),
-        "Diagnosis": [str(rng.choice(SPELLINGS[d])) for d in diagnosis],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "Email": [f"{x.lower().replace(' ', '.')}@gmail.com" for x in names],
+            "Name": names,
+            "Gender": rng.choice(["Female", "Male"], n),
+            "Age": rng.integers(18, 80, n),
+            "Income": income,
+            "County": rng.choice(["Nairobi", "Mombasa", "Kisumu"], n),
+            "Diagnosis": [str(rng.choice(SPELLINGS[d])) for d in diagnosis],
+        }
+    )
 
 
-def audit_policy(email_first: bool, name_step: str, numeric: str, k: int | None,
-                 l_goal: int | None) -> dict:  # fmt: skip
-    email = {"role": "identifier",
-             "steps": [{"fake": {"kind": "email", "name_column": "Name"}}]}  # fmt: skip
-    name = {"role": "identifier",
-            "steps": [{"fake": {"kind": "name", "gender_column": "Gender"}}]
-            if name_step == "fake" else [name_step]}  # fmt: skip
+def audit_policy(
+    email_first: bool, name_step: str, numeric: str, k: int | None, l_goal: int | None
+) -> dict:
+    email = {"role": "identifier", "steps": [{"fake": {"kind": "email", "name_column": "Name"}}]}
+    name = {
+        "role": "identifier",
+        "steps": [{"fake": {"kind": "name", "gender_column": "Gender"}}]
+        if name_step == "fake"
+        else [name_step],
+    }
     columns: dict = (
         {"Email": email, "Name": name} if email_first else {"Name": name, "Email": email}
     )
-    columns.update({
-        "Gender": {"role": "insensitive"},
-        "Age": {"role": "quasi_identifier"},
-        "Income": {"role": "quasi_identifier" if numeric == "pca_mask" else "insensitive"},
-        "County": {"role": "quasi_identifier"},
-        "Diagnosis": {"role": "sensitive"},
-    })  # fmt: skip
+    columns.update(
+        {
+            "Gender": {"role": "insensitive"},
+            "Age": {"role": "quasi_identifier"},
+            "Income": {"role": "quasi_identifier" if numeric == "pca_mask" else "insensitive"},
+            "County": {"role": "quasi_identifier"},
+            "Diagnosis": {"role": "sensitive"},
+        }
+    )
     steps: list = []
     if numeric == "pca_mask":
         steps = [{"pca_mask": {"columns": ["Age", "Income"]}}]
@@ -547,11 +619,16 @@ def audit_policy(email_first: bool, name_step: str, numeric: str, k: int | None,
     numeric=st.sampled_from(["none", "pca_mask", "microaggregate"]),
     k=st.sampled_from([None, 3]),
     l_goal=st.sampled_from([None, 2]),
-)  # fmt: skip
+)
 def test_every_certified_claim_holds_on_the_release(
-    key_env: str, seed: int, email_first: bool, name_step: str, numeric: str,
-    k: int | None, l_goal: int | None,
-) -> None:  # fmt: skip
+    key_env: str,
+    seed: int,
+    email_first: bool,
+    name_step: str,
+    numeric: str,
+    k: int | None,
+    l_goal: int | None,
+) -> None:
     from veil.exceptions import CheckFailedError
     from veil.frequency import sensitive_key
 

@@ -53,8 +53,13 @@ def test_a_cell_of_ten_megabytes_is_scanned_and_redacted_in_bounded_time(
     scanned = time.perf_counter() - start
     assert found.column("age").entity == "AGE"  # the scan still works around the cell
     start = time.perf_counter()
-    policy = {"columns": {"note": {"role": "sensitive", "steps": [{"redact": {}}]},
-                          "age": {"role": "quasi_identifier"}}, "privacy": {"k": 1}}  # fmt: skip
+    policy = {
+        "columns": {
+            "note": {"role": "sensitive", "steps": [{"redact": {}}]},
+            "age": {"role": "quasi_identifier"},
+        },
+        "privacy": {"k": 1},
+    }
     released = anonymize(data, policy).data
     anonymized = time.perf_counter() - start
     assert "Otieno" not in " ".join(released["note"].astype(str))
@@ -115,8 +120,9 @@ def test_a_variable_name_is_still_a_name() -> None:
 @pytest.mark.parametrize("streaming", [False, True])
 def test_a_repeated_parquet_column_is_named(streaming: bool, tmp_path: Path) -> None:
     path = tmp_path / "dup.parquet"
-    table = pa.table([pa.array([1, 2]), pa.array([3, 4]), pa.array(["a", "b"])],
-                     names=["age", "age", "x"])  # fmt: skip
+    table = pa.table(
+        [pa.array([1, 2]), pa.array([3, 4]), pa.array(["a", "b"])], names=["age", "age", "x"]
+    )
     pq.write_table(table, path)
     opening = (lambda: TableStream(str(path))) if streaming else (lambda: read(path))
     with pytest.raises(InputError, match=r"duplicate column name\(s\) \['age'\]"):
@@ -178,8 +184,9 @@ def test_the_training_rows_released_as_they_are_are_closer_to_training() -> None
 # -- a published random_state undoes PRAM; none is published -----------------------------------
 
 
-def _pram_attack(released: pd.Series, published: pd.Series, seed: int, *, pd_: float,
-                 alpha: float) -> np.ndarray:  # fmt: skip
+def _pram_attack(
+    released: pd.Series, published: pd.Series, seed: int, *, pd_: float, alpha: float
+) -> np.ndarray:
     """The audit's attack: with the seed, regenerate PRAM's transition matrix (from the
     column's published frequencies; PRAM keeps them in expectation) and its uniform draws, and
     take as each row's original the likeliest category (the most frequent) among those whose
@@ -212,9 +219,10 @@ def test_pram_is_undone_by_its_seed_and_not_without_it(published: bool) -> None:
     policy = {
         "keep_order": True,  # the attack on the row order is the seed's too; PRAM alone here
         "unlisted": "drop",
-        "columns": {"occupation": {"role": "insensitive",
-                                   "steps": [{"pram": {"pd": 0.6, "alpha": 0.8}}]}},
-    }  # fmt: skip
+        "columns": {
+            "occupation": {"role": "insensitive", "steps": [{"pram": {"pd": 0.6, "alpha": 0.8}}]}
+        },
+    }
     if published:
         policy["random_state"] = 2022
     released = anonymize(table[["occupation"]], policy).data["occupation"]
@@ -238,8 +246,11 @@ def test_the_seed_is_not_in_the_certificate_or_its_policy_fingerprint() -> None:
     from veil.policy import Policy
 
     table = pd.read_csv(DATA / "arx_adult" / "adult.csv.gz", sep=";").head(500)
-    raw = {"random_state": 4711, "unlisted": "drop",
-           "columns": {"occupation": {"role": "insensitive", "steps": ["pram"]}}}  # fmt: skip
+    raw = {
+        "random_state": 4711,
+        "unlisted": "drop",
+        "columns": {"occupation": {"role": "insensitive", "steps": ["pram"]}},
+    }
     released = anonymize(table[["occupation"]], raw)
     text = json.dumps(released.certificate.to_dict())
     assert "4711" not in text
@@ -252,8 +263,11 @@ def test_the_seed_is_not_in_the_certificate_or_its_policy_fingerprint() -> None:
 
 def test_without_a_seed_the_draws_do_not_follow_numpy_global_state() -> None:
     table = pd.read_csv(DATA / "arx_adult" / "adult.csv.gz", sep=";").head(2000)
-    policy = {"unlisted": "drop", "keep_order": True,
-              "columns": {"occupation": {"role": "insensitive", "steps": ["pram"]}}}  # fmt: skip
+    policy = {
+        "unlisted": "drop",
+        "keep_order": True,
+        "columns": {"occupation": {"role": "insensitive", "steps": ["pram"]}},
+    }
     runs = []
     for _ in range(2):
         np.random.seed(0)  # a library seeding numpy's global state
@@ -273,8 +287,7 @@ def test_a_latent_release_does_not_keep_the_input_order() -> None:
     visits = release.data["visit"].to_numpy()
     assert not (np.diff(visits) > 0).all()  # the audit found np.sort: input order kept
     assert list(release.data.index) == list(range(len(visits)))  # renumbered, no input labels
-    kept = mask_latent(heart, dim=3, method="pca", target="target", keep=["visit"],
-                       keep_order=True)  # fmt: skip
+    kept = mask_latent(heart, dim=3, method="pca", target="target", keep=["visit"], keep_order=True)
     assert (np.diff(kept.data["visit"].to_numpy()) > 0).all()
     assert any("order" in note for note in kept.notes)
 
@@ -282,8 +295,12 @@ def test_a_latent_release_does_not_keep_the_input_order() -> None:
 def test_membership_counts_in_the_latent_label() -> None:
     from veil.learn.latent._release import LatentRelease
 
-    attacks = {"membership_advantage": 0.93, "recovery": 0.1, "reidentification_rate": 0.0,
-               "reidentification_baseline": 0.0}  # fmt: skip
+    attacks = {
+        "membership_advantage": 0.93,
+        "recovery": 0.1,
+        "reidentification_rate": 0.0,
+        "reidentification_baseline": 0.0,
+    }
     release = LatentRelease(pd.DataFrame(), "pca", 4, {}, attacks, False, None, None, [], {})
     assert release.label.startswith("INVERTIBLE")  # the audit saw "not inverted" here
     assert "membership" in release.label
@@ -360,6 +377,5 @@ def test_a_quantile_over_bounds_far_wider_than_the_data_answers_near_it_or_warns
     assert abs(fit.value - truth) < 5
     assert abs(wide.value - truth) < 0.15 * truth, wide.value
     with pytest.warns(AccuracyWarning, match="look far wider than the data"):
-        both = dp.stats.quantile(ages, "age", 0.5, bounds=(-1e6, 1e6), epsilon=1.0,
-                                 accountant=acc)  # fmt: skip
+        both = dp.stats.quantile(ages, "age", 0.5, bounds=(-1e6, 1e6), epsilon=1.0, accountant=acc)
     assert abs(both.value - truth) < 0.3 * truth, both.value

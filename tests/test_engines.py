@@ -34,8 +34,9 @@ pytestmark = pytest.mark.cluster
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     """Two worker processes, as a cluster's machines would run them."""
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")  # fmt: skip
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
     with distributed.Client(cluster) as connected:
         yield connected
     cluster.close()
@@ -56,8 +57,9 @@ def test_the_three_engines_give_the_same_release_row_for_row(
 ) -> None:
     data = adult_parquet / "adult.parquet"
     memory = veil.anonymize(data, POLICY, engine="memory", hierarchies=adult_parquet)
-    streamed = veil.anonymize(data, POLICY, engine="stream", hierarchies=adult_parquet,
-                              batch_rows=3_001)  # fmt: skip
+    streamed = veil.anonymize(
+        data, POLICY, engine="stream", hierarchies=adult_parquet, batch_rows=3_001
+    )
     clustered = veil.anonymize(data, POLICY, engine="dask", hierarchies=adult_parquet)
     assert type(memory).__name__ == "Release"
     assert type(streamed).__name__ == "StreamedRelease"
@@ -80,17 +82,19 @@ def test_the_three_engines_give_the_same_release_row_for_row(
     assert veil.verify(moved, streamed.certificate, engine="stream").ok
 
 
-def test_check_takes_a_dask_frame_a_file_and_a_frame_alike(client: Any, adult_parquet: Path
-                                                           ) -> None:  # fmt: skip
+def test_check_takes_a_dask_frame_a_file_and_a_frame_alike(
+    client: Any, adult_parquet: Path
+) -> None:
     data = adult_parquet / "adult.parquet"
     frame = pd.read_parquet(data)
     measured = {
         "frame": veil.check(frame, QIS, sensitive="salary-class", k=2),
-        "dask": veil.check(dd.from_pandas(frame, npartitions=5), QIS, sensitive="salary-class",
-                           k=2),
+        "dask": veil.check(
+            dd.from_pandas(frame, npartitions=5), QIS, sensitive="salary-class", k=2
+        ),
         "file, stream": veil.check(data, QIS, sensitive="salary-class", k=2, engine="stream"),
         "file, dask": veil.check(data, QIS, sensitive="salary-class", k=2, engine="dask"),
-    }  # fmt: skip
+    }
     first = measured["frame"].to_dict()
     assert first["k"] == 1
     assert first["failed"] == ["k >= 2"]
@@ -99,11 +103,13 @@ def test_check_takes_a_dask_frame_a_file_and_a_frame_alike(client: Any, adult_pa
 
 
 def test_scan_reads_a_postgresql_table_by_its_url(postgres_url: str) -> None:
-    rows = pd.DataFrame({
-        "national_id": [f"{20000000 + i}" for i in range(60)],
-        "county": ["Nairobi", "Kisumu", "Nakuru"] * 20,
-        "age": list(range(20, 80)),
-    })  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "national_id": [f"{20000000 + i}" for i in range(60)],
+            "county": ["Nairobi", "Kisumu", "Nakuru"] * 20,
+            "age": list(range(20, 80)),
+        }
+    )
     with sa.create_engine(postgres_url).begin() as connection:
         rows.to_sql("engine_clients", connection, index=False, if_exists="replace")
     found = veil.scan(postgres_url, table="engine_clients")
@@ -115,22 +121,31 @@ def test_scan_reads_a_postgresql_table_by_its_url(postgres_url: str) -> None:
         veil.check(postgres_url, ["county"], table="engine_clients", engine="stream")
 
 
-def test_what_an_engine_cannot_do_is_refused_in_one_line(adult_parquet: Path,
-                                                         tmp_path: Path) -> None:  # fmt: skip
+def test_what_an_engine_cannot_do_is_refused_in_one_line(
+    adult_parquet: Path, tmp_path: Path
+) -> None:
     data = adult_parquet / "adult.parquet"
     frame = pd.read_parquet(data)
     refusals = [
-        (lambda: veil.anonymize(data, POLICY, engine="stream", report=tmp_path / "r.html"),
-         "--report is not supported on a table read in batches"),
+        (
+            lambda: veil.anonymize(data, POLICY, engine="stream", report=tmp_path / "r.html"),
+            "--report is not supported on a table read in batches",
+        ),
         (lambda: veil.anonymize(frame, POLICY, engine="stream"), "not read in batches"),
-        (lambda: veil.check(data, QIS, engine="stream", weights="age"),
-         "--weights is not supported on a table read in batches"),
-        (lambda: veil.scan(data, engine="dask", dates=["age"]),
-         "--dates is not supported on a Dask cluster"),
-        (lambda: veil.anonymize(data, POLICY, engine="stream", output=tmp_path / "r.xlsx"),
-         ".csv or .parquet"),
+        (
+            lambda: veil.check(data, QIS, engine="stream", weights="age"),
+            "--weights is not supported on a table read in batches",
+        ),
+        (
+            lambda: veil.scan(data, engine="dask", dates=["age"]),
+            "--dates is not supported on a Dask cluster",
+        ),
+        (
+            lambda: veil.anonymize(data, POLICY, engine="stream", output=tmp_path / "r.xlsx"),
+            ".csv or .parquet",
+        ),
         (lambda: veil.scan(data, engine="quantum"), "engine must be one of"),
-    ]  # fmt: skip
+    ]
     for call, said in refusals:
         with pytest.raises(ParameterError) as raised:
             call()
@@ -156,9 +171,11 @@ def test_the_policy_read_section_applies_from_python(tmp_path: Path) -> None:
     """The policy's ``read:`` options read the source when veil reads it (the command line
     did this alone before)."""
     (tmp_path / "semi.csv").write_text("county;age\n" + "Nairobi;30\n" * 6 + "Kisumu;40\n" * 6)
-    policy = {"read": {"sep": ";"}, "privacy": {"k": 2},
-              "columns": {"county": {"role": "quasi_identifier"},
-                          "age": {"role": "quasi_identifier"}}}  # fmt: skip
+    policy = {
+        "read": {"sep": ";"},
+        "privacy": {"k": 2},
+        "columns": {"county": {"role": "quasi_identifier"}, "age": {"role": "quasi_identifier"}},
+    }
     release = veil.anonymize(tmp_path / "semi.csv", policy)
     assert list(release.data.columns) == ["county", "age"]
     assert len(release.data) == 12

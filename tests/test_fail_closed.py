@@ -52,8 +52,9 @@ def write_policy(tmp_path: Path, policy: dict) -> Path:
 def test_a_policy_naming_only_age_protects_the_ids(
     tmp_path: Path, clients: Path, key_env: str, capsys
 ) -> None:
-    policy = write_policy(tmp_path, {"columns": {"Age": {"role": "quasi_identifier"}},
-                                     "privacy": {"k": 5}})  # fmt: skip
+    policy = write_policy(
+        tmp_path, {"columns": {"Age": {"role": "quasi_identifier"}}, "privacy": {"k": 5}}
+    )
     out = tmp_path / "out.csv"
     code, stdout, _ = run(["anonymize", clients, "-p", policy, "-o", out], capsys)
     assert code == 0
@@ -100,8 +101,21 @@ def test_an_identifier_declared_harmless_is_refused_unless_kept_with_a_reason(
     columns = {"ID_number": {"role": "identifier", "keep": True, "reason": reason}}
     policy = write_policy(tmp_path, {"columns": columns, "unlisted": "drop"})
     cert_path, report = tmp_path / "cert.json", tmp_path / "report.html"
-    code, stdout, _ = run(["anonymize", clients, "-p", policy, "-o", out, "--certificate",
-                           cert_path, "--report", report], capsys)  # fmt: skip
+    code, stdout, _ = run(
+        [
+            "anonymize",
+            clients,
+            "-p",
+            policy,
+            "-o",
+            out,
+            "--certificate",
+            cert_path,
+            "--report",
+            report,
+        ],
+        capsys,
+    )
     assert code == 0
     assert sorted(read(out)["ID_number"]) == sorted(read(clients)["ID_number"])
     cert = json.loads(cert_path.read_text())
@@ -128,17 +142,29 @@ def test_wiping_a_quasi_identifier_is_no_silent_victory(tmp_path: Path, key_env,
     policy = {
         "columns": {
             "EmployeeNumber": {"role": "identifier", "steps": [{"pseudonymize": {}}]},
-            **{c: {"role": "quasi_identifier"} for c in ("Age", "Gender", "MaritalStatus",
-                                                         "JobRole")},
+            **{
+                c: {"role": "quasi_identifier"}
+                for c in ("Age", "Gender", "MaritalStatus", "JobRole")
+            },
             "Department": {"role": "sensitive"},
         },
         "unlisted": "drop",
         "privacy": {"l": 3},
-    }  # fmt: skip
+    }
     out, report = tmp_path / "out.csv", tmp_path / "report.json"
-    code, stdout, _ = run(["anonymize", DATA / "ibm_hr_attrition.csv", "-p",
-                           write_policy(tmp_path, policy), "-o", out, "--report", report],
-                          capsys)  # fmt: skip
+    code, stdout, _ = run(
+        [
+            "anonymize",
+            DATA / "ibm_hr_attrition.csv",
+            "-p",
+            write_policy(tmp_path, policy),
+            "-o",
+            out,
+            "--report",
+            report,
+        ],
+        capsys,
+    )
     assert code == 0
     assert set(read(out)["JobRole"]) == {"*"}
     said = "JobRole carries no information in the release (every record has '*')"
@@ -152,12 +178,14 @@ def test_the_search_budget_ignores_the_policys_own_suppression(key_env: str) -> 
     data = demo_data()
     quasi = ["County", "Gender", "Marital_status", "Age"]
     policy = {
-        "columns": {**{q: {"role": "quasi_identifier"} for q in quasi},
-                    "Illness_category": {"role": "sensitive"}},
+        "columns": {
+            **{q: {"role": "quasi_identifier"} for q in quasi},
+            "Illness_category": {"role": "sensitive"},
+        },
         "unlisted": "drop",
         "steps": [{"suppress_rows": {"rare": 5, "columns": ["County", "Gender"]}}],
         "privacy": {"k": 5, "max_suppression": 0.01},
-    }  # fmt: skip
+    }
     release = anonymize(data, policy)
     cert = release.certificate
     assert cert.rows_suppressed > 0.01 * len(data)  # the policy's own step withheld these
@@ -168,8 +196,9 @@ def test_the_search_budget_ignores_the_policys_own_suppression(key_env: str) -> 
 def test_verify_fails_on_one_changed_cell(tmp_path: Path, clients: Path, key_env, capsys) -> None:
     out, cert = tmp_path / "out.csv", tmp_path / "cert.json"
     policy = write_policy(tmp_path, {"privacy": {"k": 5}})
-    assert run(["anonymize", clients, "-p", policy, "-o", out, "--certificate", cert],
-               capsys)[0] == 0  # fmt: skip
+    assert (
+        run(["anonymize", clients, "-p", policy, "-o", out, "--certificate", cert], capsys)[0] == 0
+    )
     assert run(["verify", out, "--certificate", cert], capsys)[0] == 0
     release = read(out)
     column = "Policy_limit"  # an insensitive number the k check does not look at
@@ -179,8 +208,13 @@ def test_verify_fails_on_one_changed_cell(tmp_path: Path, clients: Path, key_env
     assert code == 1
     assert "FAIL release content" in stdout
     parquet = tmp_path / "out.parquet"
-    assert run(["anonymize", clients, "-p", policy, "-o", parquet, "--certificate", cert,
-                "--force"], capsys)[0] == 0  # fmt: skip
+    assert (
+        run(
+            ["anonymize", clients, "-p", policy, "-o", parquet, "--certificate", cert, "--force"],
+            capsys,
+        )[0]
+        == 0
+    )
     assert run(["verify", parquet, "--certificate", cert], capsys)[0] == 0
 
 
@@ -192,16 +226,19 @@ LAST = ["Kariuki", "Odhiambo", "Mutua", "Wambui", "Kiprono", "Chebet", "Omondi",
 def people_table(seed: int, n: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     ids = rng.choice(np.arange(10_000_000, 40_000_000), n, replace=False)
-    return pd.DataFrame({
-        "full_name": [f"{rng.choice(FIRST)} {rng.choice(LAST)} {rng.choice(FIRST)}"
-                      for _ in range(n)],
-        "email": [f"client{int(i)}@mail{int(i) % 97}.example.org" for i in ids],
-        "phone": [f"07{int(i) % 100_000_000:08d}" for i in rng.permutation(ids)],
-        "national_id": ids,
-        "gender": rng.choice(["Female", "Male"], n),
-        "age": rng.integers(18, 80, n),
-        "visits": rng.integers(0, 5, n),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "full_name": [
+                f"{rng.choice(FIRST)} {rng.choice(LAST)} {rng.choice(FIRST)}" for _ in range(n)
+            ],
+            "email": [f"client{int(i)}@mail{int(i) % 97}.example.org" for i in ids],
+            "phone": [f"07{int(i) % 100_000_000:08d}" for i in rng.permutation(ids)],
+            "national_id": ids,
+            "gender": rng.choice(["Female", "Male"], n),
+            "age": rng.integers(18, 80, n),
+            "visits": rng.integers(0, 5, n),
+        }
+    )
 
 
 IDENTIFIERS = ("full_name", "email", "phone", "national_id")
@@ -243,10 +280,11 @@ SLOW_OK = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 @given(
     seed=st.integers(0, 10_000),
     choices=st.lists(st.sampled_from(CHOICES), min_size=4, max_size=4),
-    others=st.lists(st.sampled_from(["unlisted", "quasi_identifier", "insensitive"]),
-                    min_size=3, max_size=3),
+    others=st.lists(
+        st.sampled_from(["unlisted", "quasi_identifier", "insensitive"]), min_size=3, max_size=3
+    ),
     k=st.sampled_from([None, 2, 3]),
-)  # fmt: skip
+)
 def test_no_identifier_value_is_released_unless_kept(
     key_env: str, seed: int, choices: list[str], others: list[str], k: int | None
 ) -> None:
@@ -273,7 +311,10 @@ def test_shuffling_or_noising_an_identifier_does_not_protect_it(key_env: str) ->
     """Only drop, pseudonymize, mask and fake protect a direct identifier: a policy that
     shuffles e-mails declared harmless still releases real e-mails, and is refused."""
     frame = people_table(5, 40)
-    policy = {"columns": {"email": {"role": "insensitive"}}, "unlisted": "drop",
-              "steps": [{"shuffle": {"columns": ["email"]}}]}  # fmt: skip
+    policy = {
+        "columns": {"email": {"role": "insensitive"}},
+        "unlisted": "drop",
+        "steps": [{"shuffle": {"columns": ["email"]}}],
+    }
     with pytest.raises(PolicyError, match="would release direct identifier.*email.*EMAIL"):
         anonymize(frame, policy)

@@ -68,15 +68,21 @@ def env(**extra: str) -> dict[str, str]:
     return {**os.environ, "VEIL_KEY": TEST_KEY, "PYTHONDONTWRITEBYTECODE": "1", **extra}
 
 
-def veil(*args: object, shell_prefix: str = "", cwd: Path | None = None,
-         timeout: float = 300, **kwargs: object) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def veil(
+    *args: object,
+    shell_prefix: str = "",
+    cwd: Path | None = None,
+    timeout: float = 300,
+    **kwargs: object,
+) -> subprocess.CompletedProcess[str]:
     """``veil ARGS`` in a new process (through bash when a prefix such as ``ulimit`` is given)."""
     command = [sys.executable, "-m", "veil", *map(str, args)]
     if shell_prefix:
         quoted = " ".join(f"'{part}'" for part in command)
         command = ["bash", "-c", f"{shell_prefix} {quoted}"]
-    return subprocess.run(command, capture_output=True, text=True, env=env(), cwd=cwd,
-                          timeout=timeout, **kwargs)  # type: ignore[call-overload]  # fmt: skip
+    return subprocess.run(
+        command, capture_output=True, text=True, env=env(), cwd=cwd, timeout=timeout, **kwargs
+    )  # type: ignore[call-overload]
 
 
 #: Imports veil while root (the clone may sit in root's own home, which nobody cannot enter),
@@ -93,9 +99,14 @@ sys.exit(veil.cli.main(sys.argv[1:]))
 
 def as_nobody(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``veil ARGS`` run by the user nobody, in a new process."""
-    return subprocess.run([sys.executable, "-c", _AS_NOBODY, *map(str, args)],
-                          capture_output=True, text=True, env=env(), cwd=cwd,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", _AS_NOBODY, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env(),
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 def one_error(result: subprocess.CompletedProcess[str], code: int = 2) -> str:
@@ -216,8 +227,17 @@ def test_the_demo_refuses_an_existing_folder_and_never_resets_a_spent_ledger(
 
 def test_two_runs_writing_the_same_output_cannot_both_succeed(work: Path) -> None:
     out = work / "r.csv"
-    command = [sys.executable, "-m", "veil", "anonymize", work / "data.csv", "-p",
-               work / "policy.yaml", "-o", out]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "veil",
+        "anonymize",
+        work / "data.csv",
+        "-p",
+        work / "policy.yaml",
+        "-o",
+        out,
+    ]
     runs = [
         subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env()
@@ -235,10 +255,22 @@ def test_two_runs_writing_the_same_output_cannot_both_succeed(work: Path) -> Non
 
 def test_two_budget_inits_cannot_both_succeed(work: Path) -> None:
     ledger = work / "budget.db"
-    command = [sys.executable, "-m", "veil", "budget", "init", work / "data.csv", "--epsilon",
-               "1", "--ledger", ledger]  # fmt: skip
-    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
-            for _ in range(6)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "veil",
+        "budget",
+        "init",
+        work / "data.csv",
+        "--epsilon",
+        "1",
+        "--ledger",
+        ledger,
+    ]
+    runs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+        for _ in range(6)
+    ]
     codes = sorted(run.wait(timeout=120) for run in runs)
     assert codes == [0, 2, 2, 2, 2, 2]
     assert sqlite3.connect(ledger).execute("SELECT COUNT(*) FROM budget").fetchone() == (1,)
@@ -271,8 +303,9 @@ def test_a_full_disk_is_exit_2_and_leaves_no_file_of_the_run(work: Path, with_re
     (sizes / "policy.yaml").write_text(POLICY)
     extra = ["--report", "report.html", "--certificate", "c.json", "--target", "County"]
     extra = extra if with_report else []
-    measured = veil("--quiet", "anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv",
-                    *extra, cwd=sizes)  # fmt: skip
+    measured = veil(
+        "--quiet", "anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv", *extra, cwd=sizes
+    )
     assert measured.returncode == 0, measured.stderr
     kb = {p.name: p.stat().st_size / 1024 for p in sizes.iterdir()}
     if with_report:
@@ -280,8 +313,17 @@ def test_a_full_disk_is_exit_2_and_leaves_no_file_of_the_run(work: Path, with_re
         limit = int(max(kb["r.csv"], kb["c.json"])) + 1
     else:
         limit = int(kb["r.csv"] / 2)
-    result = veil("anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv", *extra,
-                  shell_prefix=f"ulimit -f {limit};", cwd=work)  # fmt: skip
+    result = veil(
+        "anonymize",
+        "data.csv",
+        "-p",
+        "policy.yaml",
+        "-o",
+        "r.csv",
+        *extra,
+        shell_prefix=f"ulimit -f {limit};",
+        cwd=work,
+    )
     line = one_error(result)
     assert "File too large" in line
     assert "cannot write" in line
@@ -292,14 +334,17 @@ def test_a_ledger_locked_too_long_is_exit_2(work: Path, monkeypatch, capsys) -> 
     from veil.dp import budget
 
     ledger = work / "b.db"
-    assert main(["budget", "init", str(work / "data.csv"), "--epsilon", "1", "--ledger",
-                 str(ledger)]) == 0  # fmt: skip
+    assert (
+        main(["budget", "init", str(work / "data.csv"), "--epsilon", "1", "--ledger", str(ledger)])
+        == 0
+    )
     monkeypatch.setattr(budget, "LOCK_TIMEOUT", 0.2)
     holder = sqlite3.connect(ledger, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        code = main(["dp", str(work / "data.csv"), "count()", "--epsilon", "0.1", "--ledger",
-                     str(ledger)])  # fmt: skip
+        code = main(
+            ["dp", str(work / "data.csv"), "count()", "--epsilon", "0.1", "--ledger", str(ledger)]
+        )
     finally:
         holder.execute("ROLLBACK")
     assert code == 2
@@ -347,8 +392,10 @@ def test_dp_and_check_arguments_are_usage_errors(work: Path, capsys) -> None:
     data = str(work / "data.csv")
     ledger = str(work / "b.db")
     assert main(["budget", "init", data, "--epsilon", "1", "--ledger", ledger]) == 0
-    for args in (["quantile(Age, abc)", "--epsilon", "0.1", "--bounds", "Age=0:100"],
-                 ["mean(Age)", "--epsilon", "1e-300", "--bounds", "Age=0:100"]):  # fmt: skip
+    for args in (
+        ["quantile(Age, abc)", "--epsilon", "0.1", "--bounds", "Age=0:100"],
+        ["mean(Age)", "--epsilon", "1e-300", "--bounds", "Age=0:100"],
+    ):
         capsys.readouterr()
         assert main(["dp", data, *args, "--ledger", ledger]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
@@ -368,8 +415,7 @@ def test_brackets_and_colons_in_names_are_printed_as_they_are(tmp_path: Path, ca
     assert "[/bold]" in printed
     assert ":bomb:" in printed
     out = tmp_path / "[bold]out.csv"
-    code = main(["anonymize", str(data), "-k", "2", "--max-suppression",
-                 "0.5", "-o", str(out)])  # fmt: skip
+    code = main(["anonymize", str(data), "-k", "2", "--max-suppression", "0.5", "-o", str(out)])
     printed = capsys.readouterr()
     assert code == 0, printed.err  # before: exit 3 (MarkupError) after writing the files
     assert f"wrote {out}" in printed.out  # the name as given, not read as markup
@@ -396,8 +442,16 @@ def test_a_key_given_where_a_variable_name_belongs_is_never_echoed(
             "version: 1\ncolumns:\n  name: {role: identifier, steps: [drop]}\n"
             f"  kra_pin: {{role: identifier, steps: [{{pseudonymize: {{{field}: {TEST_KEY}}}}}]}}\n"
         )
-        code = main(["anonymize", str(tmp_path / "p.csv"), "-p", str(tmp_path / "p.yaml"),
-                     "-o", str(tmp_path / "r.csv")])  # fmt: skip
+        code = main(
+            [
+                "anonymize",
+                str(tmp_path / "p.csv"),
+                "-p",
+                str(tmp_path / "p.yaml"),
+                "-o",
+                str(tmp_path / "r.csv"),
+            ]
+        )
         captured = capsys.readouterr()
         assert code == 2
         assert TEST_KEY not in captured.err + captured.out
@@ -453,11 +507,13 @@ def stopped_before_placing(work: Path) -> tuple[subprocess.Popen[str], Path]:
     """``veil anonymize`` stopped at its ``outputs written`` point (the release written in full
     to its temporary file, not yet moved into place), and that file."""
     run = subprocess.Popen(
-        [sys.executable, "-m", "veil", "anonymize", "data.csv", "-p", "policy.yaml", "-o",
-         "r.csv"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=work,
+        [sys.executable, "-m", "veil", "anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=work,
         env=env(VEIL_PAUSE_AT="outputs written"),
-    )  # fmt: skip
+    )
     assert stopped_at(run), run.stderr.read()  # type: ignore[union-attr]
     staged = [p for p in work.iterdir() if p.name.startswith(".r.csv.veil-")]
     assert len(staged) == 1
@@ -536,8 +592,18 @@ def test_too_many_rows_for_excel_are_refused_before_the_work(
         raise AssertionError("the run started")
 
     monkeypatch.setattr(veil.privacy, "anonymize", never)
-    code = main(["anonymize", str(data), "-k", "2", "--max-suppression", "0",
-                 "-o", str(tmp_path / "r.xlsx")])  # fmt: skip
+    code = main(
+        [
+            "anonymize",
+            str(data),
+            "-k",
+            "2",
+            "--max-suppression",
+            "0",
+            "-o",
+            str(tmp_path / "r.xlsx"),
+        ]
+    )
     assert code == 2
     assert "at most 1,048,575 rows" in capsys.readouterr().err
 
@@ -564,8 +630,11 @@ def test_progress_on_a_terminal_shows_rows_rate_and_eta(work: Path, large: Path)
     leader, follower = pty.openpty()
     run = subprocess.Popen(
         [sys.executable, "-m", "veil", "anonymize", large, "-p", "policy.yaml", "-o", "r.csv"],
-        stdout=subprocess.PIPE, stderr=follower, env=env(COLUMNS="200"), cwd=work,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env(COLUMNS="200"),
+        cwd=work,
+    )
     os.close(follower)
     screen = b""
     while True:
@@ -585,8 +654,9 @@ def test_progress_on_a_terminal_shows_rows_rate_and_eta(work: Path, large: Path)
 
 
 def test_json_stays_clean_on_stdout(work: Path) -> None:
-    result = veil("anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv", "--format",
-                  "json", cwd=work)  # fmt: skip
+    result = veil(
+        "anonymize", "data.csv", "-p", "policy.yaml", "-o", "r.csv", "--format", "json", cwd=work
+    )
     assert json.loads(result.stdout)["rows_out"] > 0
 
 

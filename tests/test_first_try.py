@@ -31,31 +31,102 @@ DATA = Path(__file__).parent / "data"
 
 #: table -> (file, what a person would name as quasi-identifiers, its row-number columns)
 TABLES = {
-    "CPS1985": ("surveys/CPS1985.csv.gz", ["education", "experience", "age", "ethnicity",
-                "region", "gender", "occupation", "sector", "married"], ["rownames"]),
-    "HealthInsurance": ("surveys/HealthInsurance.csv.gz", ["age", "gender", "married",
-                        "selfemp", "family", "region", "ethnicity", "education"], ["rownames"]),
-    "Wage": ("surveys/Wage.csv.gz", ["age", "maritl", "race", "education", "region",
-             "jobclass"], ["rownames"]),
+    "CPS1985": (
+        "surveys/CPS1985.csv.gz",
+        [
+            "education",
+            "experience",
+            "age",
+            "ethnicity",
+            "region",
+            "gender",
+            "occupation",
+            "sector",
+            "married",
+        ],
+        ["rownames"],
+    ),
+    "HealthInsurance": (
+        "surveys/HealthInsurance.csv.gz",
+        ["age", "gender", "married", "selfemp", "family", "region", "ethnicity", "education"],
+        ["rownames"],
+    ),
+    "Wage": (
+        "surveys/Wage.csv.gz",
+        ["age", "maritl", "race", "education", "region", "jobclass"],
+        ["rownames"],
+    ),
     "SLID": ("surveys/SLID.csv.gz", ["education", "age", "sex", "language"], ["rownames"]),
-    "Affairs": ("surveys/Affairs.csv.gz", ["gender", "age", "yearsmarried", "children",
-                "education", "occupation"], ["rownames"]),
+    "Affairs": (
+        "surveys/Affairs.csv.gz",
+        ["gender", "age", "yearsmarried", "children", "education", "occupation"],
+        ["rownames"],
+    ),
     "DoctorVisits": ("surveys/DoctorVisits.csv.gz", ["gender", "age"], ["rownames"]),
-    "acs12": ("surveys/acs12.csv.gz", ["employment", "race", "age", "gender", "citizen", "lang",
-              "married", "edu", "birth_qrtr"], ["rownames"]),
-    "Salaries": ("surveys/Salaries.csv.gz", ["rank", "discipline", "yrs.since.phd",
-                 "yrs.service", "sex"], ["rownames"]),
-    "PSID1982": ("surveys/PSID1982.csv.gz", ["experience", "occupation", "industry", "south",
-                 "smsa", "married", "gender", "education", "ethnicity"], ["rownames"]),
-    "gss_spending": ("surveys/gss_spending.csv.gz", ["year", "age", "sex", "educ", "degree",
-                     "race", "wrkstat"], ["rownames", "id"]),
-    "claims": ("ke_claims.csv", ["county", "gender", "date_of_birth", "marital_status",
-               "occupation", "dependants"], []),
-    "ibm_hr": ("ibm_hr_attrition_full.csv", ["Age", "Gender", "MaritalStatus", "Department",
-               "JobRole", "EducationField", "Education", "TotalWorkingYears"], []),
-    "adult": ("arx_adult/adult.csv.gz", ["age", "sex", "race", "marital-status", "education",
-              "native-country", "workclass", "occupation"], []),
-}  # fmt: skip
+    "acs12": (
+        "surveys/acs12.csv.gz",
+        ["employment", "race", "age", "gender", "citizen", "lang", "married", "edu", "birth_qrtr"],
+        ["rownames"],
+    ),
+    "Salaries": (
+        "surveys/Salaries.csv.gz",
+        ["rank", "discipline", "yrs.since.phd", "yrs.service", "sex"],
+        ["rownames"],
+    ),
+    "PSID1982": (
+        "surveys/PSID1982.csv.gz",
+        [
+            "experience",
+            "occupation",
+            "industry",
+            "south",
+            "smsa",
+            "married",
+            "gender",
+            "education",
+            "ethnicity",
+        ],
+        ["rownames"],
+    ),
+    "gss_spending": (
+        "surveys/gss_spending.csv.gz",
+        ["year", "age", "sex", "educ", "degree", "race", "wrkstat"],
+        ["rownames", "id"],
+    ),
+    "claims": (
+        "ke_claims.csv",
+        ["county", "gender", "date_of_birth", "marital_status", "occupation", "dependants"],
+        [],
+    ),
+    "ibm_hr": (
+        "ibm_hr_attrition_full.csv",
+        [
+            "Age",
+            "Gender",
+            "MaritalStatus",
+            "Department",
+            "JobRole",
+            "EducationField",
+            "Education",
+            "TotalWorkingYears",
+        ],
+        [],
+    ),
+    "adult": (
+        "arx_adult/adult.csv.gz",
+        [
+            "age",
+            "sex",
+            "race",
+            "marital-status",
+            "education",
+            "native-country",
+            "workclass",
+            "occupation",
+        ],
+        [],
+    ),
+}
 
 
 def _copy(name: str, folder: Path) -> Path:
@@ -82,8 +153,9 @@ def test_suggested_policy_releases_at_the_first_try(
     policy, released, cert = tmp_path / "p.yaml", tmp_path / "r.csv", tmp_path / "c.json"
     code, err = _cli(["scan", source, "--suggest-policy", policy], capsys)
     assert code == 0, err
-    code, err = _cli(["anonymize", source, "--policy", policy, "-o", released,
-                      "--certificate", cert], capsys)  # fmt: skip
+    code, err = _cli(
+        ["anonymize", source, "--policy", policy, "-o", released, "--certificate", cert], capsys
+    )
     assert code == 0, err
     original = read(source)
     release = pd.read_csv(released, keep_default_na=False, dtype=str)
@@ -123,12 +195,14 @@ def _phones(rows: int = 600) -> pd.DataFrame:
     rng = np.random.default_rng(33)
     numbers = [f"+2547{n:08d}" for n in rng.integers(0, 10**8, 150)]
     counties = list(COUNTY_PROVINCE)
-    return pd.DataFrame({
-        "contact": rng.choice(numbers, rows),  # repeated, a header that says nothing
-        "county": rng.choice(counties[:12], rows),
-        "gender": rng.choice(["Female", "Male"], rows),
-        "age": rng.integers(18, 80, rows),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "contact": rng.choice(numbers, rows),  # repeated, a header that says nothing
+            "county": rng.choice(counties[:12], rows),
+            "gender": rng.choice(["Female", "Male"], rows),
+            "age": rng.integers(18, 80, rows),
+        }
+    )
 
 
 def _digits_left(path: Path, numbers: pd.Series) -> list[str]:
@@ -152,16 +226,19 @@ def test_phones_written_with_a_country_code_never_leave(
     # the same numbers stored as integers (Parquet int64): judged as written, still a phone
     stored = frame.assign(contact=frame["contact"].str.lstrip("+").astype("int64"))
     stored.to_parquet(tmp_path / "t.parquet")
-    code, err = _cli(["anonymize", tmp_path / "t.parquet", "-k", "5", "-o",
-                      tmp_path / "out2.csv"], capsys)  # fmt: skip
+    code, err = _cli(
+        ["anonymize", tmp_path / "t.parquet", "-k", "5", "-o", tmp_path / "out2.csv"], capsys
+    )
     assert code == 0, err
     assert not _digits_left(tmp_path / "out2.csv", frame["contact"])
 
 
 def test_numbers_that_are_not_plain_keep_their_text(tmp_path: Path) -> None:
     path = tmp_path / "forms.csv"
-    path.write_text("a,b,c,d,e\n+254712345678,0712 345 678,4111111111111111111,1,1.5\n"
-                    "+254722000111,0712 000 111,4222222222222222222,,2.5\n")  # fmt: skip
+    path.write_text(
+        "a,b,c,d,e\n+254712345678,0712 345 678,4111111111111111111,1,1.5\n"
+        "+254722000111,0712 000 111,4222222222222222222,,2.5\n"
+    )
     frame = read(path)
     assert frame["a"].tolist() == ["+254712345678", "+254722000111"]
     assert frame["b"].tolist() == ["0712 345 678", "0712 000 111"]
@@ -177,11 +254,13 @@ def test_numbers_that_are_not_plain_keep_their_text(tmp_path: Path) -> None:
 
 def test_row_numbers_and_respondent_ids_are_record_keys_dropped() -> None:
     rng = np.random.default_rng(3)
-    frame = pd.DataFrame({
-        "rownames": rng.permutation(np.arange(1, 501)),        # a run, shuffled
-        "c07": rng.choice(np.arange(10_000, 900_000), 500, replace=False),  # surrogate ids
-        "age": rng.integers(18, 80, 500),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "rownames": rng.permutation(np.arange(1, 501)),  # a run, shuffled
+            "c07": rng.choice(np.arange(10_000, 900_000), 500, replace=False),  # surrogate ids
+            "age": rng.integers(18, 80, 500),
+        }
+    )
     found = scan(frame)
     for column in ("rownames", "c07"):
         finding = found.column(column)
@@ -265,8 +344,11 @@ def test_hierarchy_file_round_trips_to_the_same_release(
     roles = {c: {"role": "quasi_identifier"} for c in written} | {"wage": {"role": "sensitive"}}
     built = anonymize(frame, {"columns": roles, "privacy": goal, "random_state": 1})
     policy = tmp_path / "policy.yaml"
-    policy.write_text(json.dumps({"columns": roles, "random_state": 1,
-                                  "privacy": {**goal, "hierarchies": written}}))  # fmt: skip
+    policy.write_text(
+        json.dumps(
+            {"columns": roles, "random_state": 1, "privacy": {**goal, "hierarchies": written}}
+        )
+    )
     given = anonymize(frame, str(policy))
     pd.testing.assert_frame_equal(built.data, given.data)
     assert built.certificate.search["levels"] == given.certificate.search["levels"]
@@ -276,22 +358,30 @@ def _notes_table(rows: int = 400) -> pd.DataFrame:
     rng = np.random.default_rng(8)
     counties = rng.choice(list(COUNTY_PROVINCE), rows)
     jobs = rng.choice(["Teacher", "Farmer", "Nurse", "Driver", "Trader"], rows)
-    return pd.DataFrame({
-        "county": counties,
-        "occupation": jobs,
-        "gender": rng.choice(["Female", "Male"], rows),
-        "notes": [f"Outpatient visit at {c} clinic, works as {j.lower()} there" for c, j in
-                  zip(counties, jobs, strict=True)],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "county": counties,
+            "occupation": jobs,
+            "gender": rng.choice(["Female", "Male"], rows),
+            "notes": [
+                f"Outpatient visit at {c} clinic, works as {j.lower()} there"
+                for c, j in zip(counties, jobs, strict=True)
+            ],
+        }
+    )
 
 
 def test_generalized_quasi_identifiers_leave_the_free_text_too() -> None:
     frame = _notes_table()
-    policy = {"columns": {"county": {"role": "quasi_identifier"},
-                          "occupation": {"role": "quasi_identifier"},
-                          "gender": {"role": "quasi_identifier"},
-                          "notes": {"role": "insensitive"}},
-              "privacy": {"k": 5, "max_levels": {"gender": 0}}}  # fmt: skip
+    policy = {
+        "columns": {
+            "county": {"role": "quasi_identifier"},
+            "occupation": {"role": "quasi_identifier"},
+            "gender": {"role": "quasi_identifier"},
+            "notes": {"role": "insensitive"},
+        },
+        "privacy": {"k": 5, "max_levels": {"gender": 0}},
+    }
     release = anonymize(frame, policy)
     levels = release.certificate.search["levels"]
     assert levels["county"] > 0  # generalized: 47 counties on 400 rows
@@ -316,11 +406,19 @@ def test_a_release_whose_text_still_names_a_generalized_value_is_refused() -> No
 def test_redact_finds_places_and_dates() -> None:
     from veil.transforms import Redact
 
-    notes = pd.DataFrame({"n": ["Admitted at Homa Bay hospital on 12 March 2024",
-                                "Seen in Nairobi on 2024-05-01; call back"]})  # fmt: skip
+    notes = pd.DataFrame(
+        {
+            "n": [
+                "Admitted at Homa Bay hospital on 12 March 2024",
+                "Seen in Nairobi on 2024-05-01; call back",
+            ]
+        }
+    )
     redacted = Redact(columns="n").fit_transform(notes)["n"].tolist()
-    assert redacted == ["Admitted at <LOCATION> hospital on <DATE>",
-                        "Seen in <LOCATION> on <DATE>; call back"]  # fmt: skip
+    assert redacted == [
+        "Admitted at <LOCATION> hospital on <DATE>",
+        "Seen in <LOCATION> on <DATE>; call back",
+    ]
     twice = pd.DataFrame({"n": ["Moved from Kisumu Kisumu to Homa Bay"]})  # a place repeated
     assert Redact(columns="n").fit_transform(twice)["n"].tolist() == [
         "Moved from <LOCATION> <LOCATION> to <LOCATION>"
@@ -332,12 +430,15 @@ def test_an_unreachable_goal_still_writes_a_policy_that_runs(key_env: str) -> No
     from veil.privacy.suggest import suggest_policy_yaml
 
     rng = np.random.default_rng(4)
-    frame = pd.DataFrame({  # more quasi-identifiers than 60 rows can hide at k = 5 and 5%
-        "age": rng.integers(18, 90, 60), "gender": rng.choice(["F", "M"], 60),
-        "county": rng.choice(list(COUNTY_PROVINCE), 60),
-        "date_of_birth": pd.date_range("1950-01-01", periods=60, freq="97D").astype(str),
-        "marital_status": rng.choice(["Married", "Single", "Divorced"], 60),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {  # more quasi-identifiers than 60 rows can hide at k = 5 and 5%
+            "age": rng.integers(18, 90, 60),
+            "gender": rng.choice(["F", "M"], 60),
+            "county": rng.choice(list(COUNTY_PROVINCE), 60),
+            "date_of_birth": pd.date_range("1950-01-01", periods=60, freq="97D").astype(str),
+            "marital_status": rng.choice(["Married", "Single", "Divorced"], 60),
+        }
+    )
     text = suggest_policy_yaml(scan(frame), frame)
     release = anonymize(frame, Policy.from_yaml(text))
     assert release.certificate.after.k >= 5
@@ -350,13 +451,18 @@ def test_a_release_in_batches_replaces_them_too(tmp_path: Path) -> None:
 
     source = tmp_path / "notes.csv"
     _notes_table().to_csv(source, index=False)
-    policy = {"columns": {"county": {"role": "quasi_identifier"},
-                          "occupation": {"role": "quasi_identifier"},
-                          "gender": {"role": "quasi_identifier"},
-                          "notes": {"role": "insensitive"}},
-              "privacy": {"k": 5, "max_levels": {"gender": 0}}}  # fmt: skip
-    released = anonymize_stream(TableStream(source), policy, tmp_path / "out.csv", "csv",
-                                batch_rows=100)  # fmt: skip
+    policy = {
+        "columns": {
+            "county": {"role": "quasi_identifier"},
+            "occupation": {"role": "quasi_identifier"},
+            "gender": {"role": "quasi_identifier"},
+            "notes": {"role": "insensitive"},
+        },
+        "privacy": {"k": 5, "max_levels": {"gender": 0}},
+    }
+    released = anonymize_stream(
+        TableStream(source), policy, tmp_path / "out.csv", "csv", batch_rows=100
+    )
     notes = pd.read_csv(tmp_path / "out.csv")["notes"]
     for county in COUNTY_PROVINCE:
         assert not notes.str.contains(rf"\b{re.escape(county)}\b").any(), county
@@ -396,11 +502,13 @@ def test_without_a_key_the_suggestion_makes_one_so_the_policy_runs(
 
 def test_a_member_number_repeated_over_claims_is_still_a_key() -> None:
     rng = np.random.default_rng(9)
-    frame = pd.DataFrame({
-        "member_no": [f"MBR-{i:05d}" for i in rng.integers(0, 1500, 5000)],  # 30% distinct
-        "category_id": rng.integers(1, 11, 5000),  # the id of one of 10 categories
-        "employer": rng.choice(["KCB", "Safaricom", "Self", "KPLC"], 5000),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "member_no": [f"MBR-{i:05d}" for i in rng.integers(0, 1500, 5000)],  # 30% distinct
+            "category_id": rng.integers(1, 11, 5000),  # the id of one of 10 categories
+            "employer": rng.choice(["KCB", "Safaricom", "Self", "KPLC"], 5000),
+        }
+    )
     found = scan(frame)
     assert found.column("member_no").role.value == "identifier"
     assert found.column("category_id").role.value != "identifier"
@@ -423,9 +531,12 @@ def test_a_hostile_megabyte_cell_is_not_searched_for() -> None:
     from veil.privacy._text import scrub_quasi
 
     huge = "x" * 1_000_000
-    before = pd.DataFrame({"county": ["Nairobi", "Kisumu", huge] * 20,
-                           "notes": ["seen at Nairobi clinic today", f"note {huge}",
-                                     "nothing to see here"] * 20})  # fmt: skip
+    before = pd.DataFrame(
+        {
+            "county": ["Nairobi", "Kisumu", huge] * 20,
+            "notes": ["seen at Nairobi clinic today", f"note {huge}", "nothing to see here"] * 20,
+        }
+    )
     out, counted = scrub_quasi(before, before.assign(county="*"), ["county"])
     assert counted == {"county": 20}  # the 1 MB value is no category a note repeats
     assert not out["notes"].str.contains("Nairobi").any()
@@ -454,8 +565,9 @@ def test_a_released_label_naming_original_values_is_not_written_into_the_text() 
         {"occupation": jobs, "notes": [f"works as a {j} in town today" for j in jobs]}
     )
     label = "Teacher / Nurse / …"  # a frequency hierarchy's two-groups label
-    after = before.assign(occupation=[label if j in {"Teacher", "Nurse"} else "Other"
-                                      for j in jobs])  # fmt: skip
+    after = before.assign(
+        occupation=[label if j in {"Teacher", "Nurse"} else "Other" for j in jobs]
+    )
     out, counted = scrub_quasi(before, after, ["occupation"])
     assert counted == {"occupation": 40}
     assert not out["notes"].str.contains("Teacher|Nurse|Farmer|Driver").any()

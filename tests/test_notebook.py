@@ -13,8 +13,12 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "quickstart.ipynb"
 
 def test_the_quickstart_notebook_runs_and_shows_html(tmp_path: Path, key_env: str) -> None:
     notebook = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(notebook, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()  # fmt: skip
+    NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
     html = {
         cell.source.splitlines()[-1]: output["data"]["text/html"]
         for cell in notebook.cells

@@ -223,8 +223,11 @@ def test_the_entry_points_follow_numpydoc() -> None:
     broken = {}
     for name in [*ENTRY_POINTS, *exported]:
         errors = numpydoc.validate.validate(name)["errors"]
-        found = [f"{code}: {message}" for code, message in errors
-                 if code in {"GL08", "PR01", "PR02", "RT01", "SS01"}]  # fmt: skip
+        found = [
+            f"{code}: {message}"
+            for code, message in errors
+            if code in {"GL08", "PR01", "PR02", "RT01", "SS01"}
+        ]
         if found:
             broken[name] = found
     assert not broken, broken

@@ -160,8 +160,12 @@ def test_no_file_cites_a_document_the_repository_lacks() -> None:
     missing = []
     for folder in ("src", "tests", "bench"):
         for path in (root / folder).rglob("*.py"):
-            missing += [f"{path.relative_to(root)}: {name}" for name in
-                        cited.findall(path.read_text()) if name not in have]  # fmt: skip
-    missing += [f"README.md: {n}" for n in cited.findall((root / "README.md").read_text())
-                if n not in have]  # fmt: skip
+            missing += [
+                f"{path.relative_to(root)}: {name}"
+                for name in cited.findall(path.read_text())
+                if name not in have
+            ]
+    missing += [
+        f"README.md: {n}" for n in cited.findall((root / "README.md").read_text()) if n not in have
+    ]
     assert not missing, f"documents cited that the repository lacks: {missing}"

@@ -42,16 +42,25 @@ if TYPE_CHECKING:  # the names below are imported on first use (import veil stay
 #: Where each public name lives. ``veil.scan`` is the ``veil.scan`` package, and calling it
 #: scans (``veil.scan(df)``), so ``import veil.scan.recognizers`` works as well.
 _LAZY = {
-    "read": "veil.io", "write": "veil.io",
-    "Policy": "veil.policy", "load_policy": "veil.policy",
-    "Certificate": "veil.privacy", "Release": "veil.privacy", "anonymize": "veil.api",
-    "check": "veil.api", "verify": "veil.api", "Source": "veil.io",
-    "Report": "veil.report", "build_report": "veil.report",
+    "read": "veil.io",
+    "write": "veil.io",
+    "Policy": "veil.policy",
+    "load_policy": "veil.policy",
+    "Certificate": "veil.privacy",
+    "Release": "veil.privacy",
+    "anonymize": "veil.api",
+    "check": "veil.api",
+    "verify": "veil.api",
+    "Source": "veil.io",
+    "Report": "veil.report",
+    "build_report": "veil.report",
     "ScanResult": "veil.scan",
-    "ColumnKind": "veil.schema", "ColumnRole": "veil.schema", "ColumnSpec": "veil.schema",
+    "ColumnKind": "veil.schema",
+    "ColumnRole": "veil.schema",
+    "ColumnSpec": "veil.schema",
     "Schema": "veil.schema",
     "suggest_policy": "veil.privacy",
-}  # fmt: skip
+}
 _SUBPACKAGES = {"scan", "transforms"}
 
 

@@ -561,9 +561,14 @@ def evaluate(
     said(f"reading {tables[0].name} and {tables[1].name}")
     real, released = (t.frame() for t in tables)
     said("measuring fidelity, utility and privacy")
-    result = evaluate_release(real, released, holdout=None if rows is None else rows.frame(),
-                              holdout_fraction=holdout_fraction, target=target,
-                              seed=random_state)  # fmt: skip
+    result = evaluate_release(
+        real,
+        released,
+        holdout=None if rows is None else rows.frame(),
+        holdout_fraction=holdout_fraction,
+        target=target,
+        seed=random_state,
+    )
     if report is not None:
         name = title or f"veil evaluation: {Path(tables[1].name).name}"
         built = build_evaluation_report(result, title=name)
@@ -583,8 +588,13 @@ class Synthesized:
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON values (the rows are in the file)."""
-        return {"rows": len(self.data), "columns": [str(c) for c in self.data.columns],
-                "method": self.method, "epsilon": self.epsilon, "notes": self.lines}  # fmt: skip
+        return {
+            "rows": len(self.data),
+            "columns": [str(c) for c in self.data.columns],
+            "method": self.method,
+            "epsilon": self.epsilon,
+            "notes": self.lines,
+        }
 
     def to_json(self) -> str:
         """``to_dict`` as JSON text."""
@@ -677,8 +687,13 @@ def synthesize(
     frame = src.frame()
     given = dict(options or {})
     if private:
-        given.update(epsilon=epsilon, accountant=accountant, columns=columns,
-                     bounds=dict(bounds or {}), bins=bins)  # fmt: skip
+        given.update(
+            epsilon=epsilon,
+            accountant=accountant,
+            columns=columns,
+            bounds=dict(bounds or {}),
+            bins=bins,
+        )
     elif columns is not None:
         require_columns(frame, list(columns), where="--columns")
         frame = frame[list(columns)]
@@ -686,8 +701,9 @@ def synthesize(
     model.progress = said
     model.fit(frame, random_state=0 if random_state is None and private else random_state)
     said(f"sampling {rows or len(frame):,} rows" if not private else "synthesizing")
-    synthetic = model.sample(rows, random_state=0 if private and random_state is None
-                             else random_state)  # fmt: skip
+    synthetic = model.sample(
+        rows, random_state=0 if private and random_state is None else random_state
+    )
     if output is not None:
         write(synthetic, output, force=force, inputs=inputs, escape_formulas=escape_formulas)
     return Synthesized(synthetic, method, epsilon if private else None, _said(model, synthetic))
@@ -764,14 +780,18 @@ def mask_latent(
     chosen = report_format(report) if report is not None else None
     release = release_codes(src.frame(), progress=as_progress(progress), **dict(options or {}))
     if release.disclosive and not allow_invertible:
-        extra = "" if "--allow-invertible" in release.advice else (
-            "; or pass --allow-invertible to write it labelled as such")  # fmt: skip
+        extra = (
+            ""
+            if "--allow-invertible" in release.advice
+            else ("; or pass --allow-invertible to write it labelled as such")
+        )
         raise CheckFailedError(f"nothing written: {release.label}; {release.advice}{extra}")
     with outputs:
         if output is not None:
             staged = outputs.stage(output)
-            write_table(release.data, staged, output_format(output),
-                        escape_formulas=escape_formulas)  # fmt: skip
+            write_table(
+                release.data, staged, output_format(output), escape_formulas=escape_formulas
+            )
         if report is not None and chosen is not None:
             built = build_latent_report(release, title=f"veil latent release: {src.name}")
             outputs.stage(report).write_text(built.render(chosen), encoding="utf-8")
@@ -779,11 +799,15 @@ def mask_latent(
             body = release.to_dict()
             if output is not None:
                 digest = hashlib.sha256(staged.read_bytes()).hexdigest()
-                body["release"] = {"file": Path(output).name, "sha256": digest,
-                                   "rows": len(release.data),
-                                   "columns": list(map(str, release.data.columns))}  # fmt: skip
-            outputs.stage(certificate).write_text(json.dumps(body, indent=1, default=float)
-                                                  + "\n", encoding="utf-8")  # fmt: skip
+                body["release"] = {
+                    "file": Path(output).name,
+                    "sha256": digest,
+                    "rows": len(release.data),
+                    "columns": list(map(str, release.data.columns)),
+                }
+            outputs.stage(certificate).write_text(
+                json.dumps(body, indent=1, default=float) + "\n", encoding="utf-8"
+            )
     return release
 
 

@@ -470,8 +470,11 @@ _BY_NAME = {kind.kind(): kind for kind in MODELS}
 #: l-diversity; ``t: 0.2`` with ``t_distance`` is t-closeness.
 SHORTHAND = ("k", "l", "l_variant", "c", "t", "t_distance")
 #: ``l_variant`` -> the l-diversity model it names, and back
-_L_MODELS = {"distinct": "distinct_l_diversity", "entropy": "entropy_l_diversity",
-             "recursive": "recursive_cl_diversity"}  # fmt: skip
+_L_MODELS = {
+    "distinct": "distinct_l_diversity",
+    "entropy": "entropy_l_diversity",
+    "recursive": "recursive_cl_diversity",
+}
 _VARIANTS = {model: variant for variant, model in _L_MODELS.items()}
 
 

@@ -134,8 +134,12 @@ def run_demo(
             curves=curves,
         )
         say("writing the release, certificate and report")
-        write_table(release.data, outputs.stage(files["release"]), "csv",
-                    formats=original.attrs.get(TEXT_FORMATS, {}))  # fmt: skip
+        write_table(
+            release.data,
+            outputs.stage(files["release"]),
+            "csv",
+            formats=original.attrs.get(TEXT_FORMATS, {}),
+        )
         outputs.stage(files["certificate"]).write_text(
             release.certificate.to_json() + "\n", encoding="utf-8"
         )
@@ -185,13 +189,18 @@ def _dp_demo(
         return accountant, [], [], note
     spend_sum, spend_mean, spend_histogram = DP_SPENDS
     answers = [
-        stats.sum(original, "No_of_dependents", bounds=(0, 10), epsilon=spend_sum,
-                  accountant=accountant),
-        stats.mean(original, "Age", bounds=AGE_BOUNDS, epsilon=spend_mean,
-                   accountant=accountant),
-        stats.histogram(original, "Illness_category", categories=ILLNESS_CATEGORIES,
-                        epsilon=spend_histogram, accountant=accountant),
-    ]  # fmt: skip
+        stats.sum(
+            original, "No_of_dependents", bounds=(0, 10), epsilon=spend_sum, accountant=accountant
+        ),
+        stats.mean(original, "Age", bounds=AGE_BOUNDS, epsilon=spend_mean, accountant=accountant),
+        stats.histogram(
+            original,
+            "Illness_category",
+            categories=ILLNESS_CATEGORIES,
+            epsilon=spend_histogram,
+            accountant=accountant,
+        ),
+    ]
     # The curve: as many simulated ages as the release has records (public in the report),
     # uniform on the public bounds; its throwaway ledger charges no one's data.
     simulated = pd.DataFrame({"Age": np.random.default_rng(0).uniform(*AGE_BOUNDS, public_rows)})

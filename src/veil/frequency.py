@@ -217,7 +217,8 @@ class Frequencies:
         klass, classes = self._classes()
         codes, values = pd.factorize(self.counts[self.sensitive])
         flat = np.bincount(
-            klass * len(values) + codes, weights=self.counts[COUNT],
+            klass * len(values) + codes,
+            weights=self.counts[COUNT],
             minlength=classes * len(values),
-        )  # fmt: skip
+        )
         return flat.reshape(classes, len(values)).astype(np.int64), [str(v) for v in values]

@@ -307,9 +307,17 @@ def date_hierarchy(name: str, values: pd.Series) -> Hierarchy:
         stamp = stamp_of[text]
         year = stamp.year
         day = [f"{stamp:%Y-%m-%d}"] if timed else []
-        rows.append([text, *day, f"{stamp:%Y-%m}", f"{year}-Q{(stamp.month - 1) // 3 + 1}",
-                     f"{year}", f"{year // 5 * 5}-{year // 5 * 5 + 4}",
-                     f"{year // 10 * 10}s"])  # fmt: skip
+        rows.append(
+            [
+                text,
+                *day,
+                f"{stamp:%Y-%m}",
+                f"{year}-Q{(stamp.month - 1) // 3 + 1}",
+                f"{year}",
+                f"{year // 5 * 5}-{year // 5 * 5 + 4}",
+                f"{year // 10 * 10}s",
+            ]
+        )
     # two halves before *: before and from the decade nearest the median (a decade lies on
     # one side), so the search can keep a date with just two values
     years = stamps.dropna().dt.year
@@ -414,8 +422,9 @@ def numeric_hierarchy(
         cut = round(round(median / widths[j]) * widths[j], digits)
         if bottom < cut < top:
             share = float(w[numbers < cut].sum()) / total
-            candidates.append((not 0.2 <= share <= 0.8, abs(share - 0.5) if share else 1.0,
-                               -j, cut))  # fmt: skip
+            candidates.append(
+                (not 0.2 <= share <= 0.8, abs(share - 0.5) if share else 1.0, -j, cut)
+            )
     halves = bool(candidates)
     middle = 0.0
     if halves:
@@ -520,9 +529,12 @@ OTHER = "Other"
 
 
 def frequency_hierarchy(
-    name: str, values: pd.Series, *, weights: np.ndarray | None = None,
+    name: str,
+    values: pd.Series,
+    *,
+    weights: np.ndarray | None = None,
     coverage: Sequence[float] = COVERAGE,
-) -> Hierarchy:  # fmt: skip
+) -> Hierarchy:
     """Categories -> the most common ones that hold 99%, 95%, then 80% of the rows, the rest
     in ``Other`` (nested: each keeps a prefix of the same ranking), then two groups (those
     holding half the rows, and ``Other``) -> ``*``. A value that already says "other" is in
@@ -556,8 +568,12 @@ def coded_order(values: pd.Series) -> list[str] | None:
     codes = [_CODED_LABEL.match(t) for t in texts]
     if len(texts) < 3 or not all(codes):
         return None
-    return [t for _, t in sorted((int(m.group(1)), t) for m, t in zip(codes, texts, strict=True)
-                                 if m is not None)]  # fmt: skip
+    return [
+        t
+        for _, t in sorted(
+            (int(m.group(1)), t) for m, t in zip(codes, texts, strict=True) if m is not None
+        )
+    ]
 
 
 def auto_hierarchy(name: str, values: pd.Series, *, weights: np.ndarray | None = None) -> Hierarchy:
@@ -590,9 +606,13 @@ def auto_hierarchy(name: str, values: pd.Series, *, weights: np.ndarray | None =
 
 
 def hierarchy_from_spec(
-    name: str, spec: object, values: pd.Series, *, base: Path | None = None,
+    name: str,
+    spec: object,
+    values: pd.Series,
+    *,
+    base: Path | None = None,
     auto: Callable[[str, pd.Series], Hierarchy] = auto_hierarchy,
-) -> Hierarchy:  # fmt: skip
+) -> Hierarchy:
     """A hierarchy from a policy entry: a CSV path, ``{groups: {group: [values]}}``,
     ``{intervals: [5, 10, 20]}``, ``{mask: true}``, ``{dates: true}`` or ``auto`` (built by
     ``auto``: the release passes the builder that knows places and levels of education)."""

@@ -23,7 +23,7 @@ __all__ = [
     "generate_key",
     "load_key",
     "looks_like_a_key",
-]  # fmt: skip
+]
 
 DEFAULT_KEY_ENV = "VEIL_KEY"
 MIN_KEY_BYTES = 16

@@ -36,8 +36,7 @@ def render(figure: Any, *, format: str = "png", tight: bool = False) -> bytes:
     if not tight:
         figure.tight_layout()
     metadata = {"Software": None} if format == "png" else {"Creator": None, "Date": None}
-    figure.savefig(buffer, format=format, metadata=metadata,
-                   bbox_inches="tight" if tight else None)  # fmt: skip
+    figure.savefig(buffer, format=format, metadata=metadata, bbox_inches="tight" if tight else None)
     return buffer.getvalue()
 
 
@@ -47,8 +46,12 @@ def draw_curve(
     """``table[y]`` against ``table.epsilon`` on a log axis, with an optional reference line."""
     ax.plot(table["epsilon"], table[y], marker="o", color=AFTER, label=ylabel)
     if reference is not None:
-        ax.axhline(float(table[reference].iloc[0]), color=BEFORE, linestyle="--",
-                   label="without differential privacy")  # fmt: skip
+        ax.axhline(
+            float(table[reference].iloc[0]),
+            color=BEFORE,
+            linestyle="--",
+            label="without differential privacy",
+        )
         ax.legend(frameon=False, fontsize=8)
     ax.set_xscale("log")
     ax.set_xlabel("epsilon (privacy loss; smaller is more private)", fontsize=8)

@@ -153,8 +153,11 @@ def _check_step(raw: Any, *, table_level: bool) -> dict[str, dict[str, Any]]:
         )
     # each parameter's constraints, declared by its transform, checked before any data is read
     # (a column's own step applies to that column: a stand-in name fills columns)
-    given = params if table_level or "columns" not in _parameters(name) else {
-        **params, "columns": ["column"]}  # fmt: skip
+    given = (
+        params
+        if table_level or "columns" not in _parameters(name)
+        else {**params, "columns": ["column"]}
+    )
     TRANSFORMS[name](**given).check_parameters()
     return {str(name): dict(params)}
 
@@ -412,9 +415,14 @@ class Policy(BaseModel):
             for i, step in enumerate(spec.steps):
                 ((name, params),) = step.items()
                 blocks[column].append(
-                    (name, {"columns": [column], **params}, f"columns.{column}.steps[{i}]",
-                     (column,), index)
-                )  # fmt: skip
+                    (
+                        name,
+                        {"columns": [column], **params},
+                        f"columns.{column}.steps[{i}]",
+                        (column,),
+                        index,
+                    )
+                )
                 index += 1
         ordered = [s for column in _dependency_order(blocks) for s in blocks[column]]
         for i, step in enumerate(self.steps):
@@ -627,9 +635,11 @@ def _explain(err: ValidationError, source: str) -> str:
         if e["type"] == "extra_forbidden":
             parent = e["loc"][:-1]
             model = _model_at(parent)
-            allowed = ", ".join(
-                [*model.model_fields, *(SHORTHAND if model is PrivacySettings else ())]
-            ) if model else ""  # fmt: skip
+            allowed = (
+                ", ".join([*model.model_fields, *(SHORTHAND if model is PrivacySettings else ())])
+                if model
+                else ""
+            )
             msg = f"unknown key {e['loc'][-1]!r}; allowed: {allowed}"
         got = e.get("input")
         if e["type"] not in {"extra_forbidden", "value_error"} and not isinstance(got, dict):

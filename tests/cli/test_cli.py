@@ -195,15 +195,22 @@ def test_usage_errors_exit_2(capsys) -> None:
 
 
 def test_debug_shows_the_traceback_and_keeps_the_exit_code(workspace: Path, capsys) -> None:
-    args = ["anonymize", workspace / "nope.csv", "-p", workspace / "policy.yaml", "-o",
-            workspace / "r.csv"]  # fmt: skip
+    args = [
+        "anonymize",
+        workspace / "nope.csv",
+        "-p",
+        workspace / "policy.yaml",
+        "-o",
+        workspace / "r.csv",
+    ]
     code, _, stderr = run(["--debug", *args], capsys)
     assert code == 2  # an input error, not 1 ("privacy goal missed")
     assert "Traceback" in stderr
     assert stderr.strip().splitlines()[-1].startswith("veil: error: ")
     assert "no such file" in stderr
-    code, _, stderr = run(["--debug", "check", workspace / "people.csv", "-q", "age", "-k",
-                           "1000"], capsys)  # fmt: skip
+    code, _, stderr = run(
+        ["--debug", "check", workspace / "people.csv", "-q", "age", "-k", "1000"], capsys
+    )
     assert code == 1  # a missed goal stays 1
 
 
@@ -284,8 +291,15 @@ def test_demo_runs_the_flow(tmp_path: Path, capsys, monkeypatch) -> None:
     code, stdout, _ = run(["demo", "--out", out], capsys)
     assert code == 0
     names = {p.name for p in out.iterdir()}
-    assert {"scan.json", "release.csv", "policy.yaml", "certificate.json", "report.html",
-            DEMO_DATA, "demo.key"} <= names  # fmt: skip
+    assert {
+        "scan.json",
+        "release.csv",
+        "policy.yaml",
+        "certificate.json",
+        "report.html",
+        DEMO_DATA,
+        "demo.key",
+    } <= names
     # the scan comes first and finds the national IDs and KRA PINs
     found = {c["name"]: c for c in json.loads((out / "scan.json").read_text())["columns"]}
     assert found["ID_number"]["entity"] == "KE_NATIONAL_ID"
@@ -363,18 +377,40 @@ def test_report_from_files_matches_the_release(workspace: Path, capsys) -> None:
     args = ["anonymize", workspace / "people.csv", "-p", workspace / "policy.yaml", "-k", "3"]
     assert run([*args, "-o", release, "--certificate", cert], capsys)[0] == 0
     ledger = workspace / "budget.db"
-    assert run(["budget", "init", workspace / "people.csv", "--epsilon", "1", "--ledger",
-                ledger], capsys)[0] == 0  # fmt: skip
+    assert (
+        run(
+            ["budget", "init", workspace / "people.csv", "--epsilon", "1", "--ledger", ledger],
+            capsys,
+        )[0]
+        == 0
+    )
     code, stdout, _ = run(
-        ["report", release, "-c", cert, "--original", workspace / "people.csv",
-         "--target", "diagnosis", "--budget", ledger, "-o", workspace / "report.json"],
+        [
+            "report",
+            release,
+            "-c",
+            cert,
+            "--original",
+            workspace / "people.csv",
+            "--target",
+            "diagnosis",
+            "--budget",
+            ledger,
+            "-o",
+            workspace / "report.json",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0, stdout
     data = json.loads((workspace / "report.json").read_text())
     assert [s["id"] for s in data["sections"]] == [
-        "scan", "policy", "privacy", "utility", "columns", "dp"
-    ]  # fmt: skip
+        "scan",
+        "policy",
+        "privacy",
+        "utility",
+        "columns",
+        "dp",
+    ]
     assert data["headline"][0] in stdout
     sizes = next(f for s in data["sections"] for f in s["figures"] if f["id"] == "class-sizes")
     assert sum(sizes["data"]["release"]) == len(pd.read_csv(release))
@@ -408,8 +444,14 @@ def test_report_refuses_mismatched_inputs(workspace: Path, capsys) -> None:
 
 
 def test_anonymize_report_with_a_target(workspace: Path, capsys) -> None:
-    args = ["anonymize", workspace / "people.csv", "-p", workspace / "policy.yaml",
-            "-o", workspace / "r.csv"]  # fmt: skip
+    args = [
+        "anonymize",
+        workspace / "people.csv",
+        "-p",
+        workspace / "policy.yaml",
+        "-o",
+        workspace / "r.csv",
+    ]
     code, _, stderr = run([*args, "--target", "diagnosis"], capsys)
     assert (code, "give --report too" in stderr) == (2, True)
     assert not (workspace / "r.csv").exists()

@@ -27,8 +27,10 @@ def test_budget_and_dp_flow(tmp_path: Path, capsys) -> None:
     assert ledger.exists()  # with the user, not beside the (possibly shared) data
     assert not (tmp_path / ".veil").exists()
     assert str(ledger) in out  # said where it was created
-    code, out, _ = run(["dp", data, "mean(Age)", "--bounds", "Age=18:90", "--epsilon", "0.6",
-                        "--format", "json"], capsys)  # fmt: skip
+    code, out, _ = run(
+        ["dp", data, "mean(Age)", "--bounds", "Age=18:90", "--epsilon", "0.6", "--format", "json"],
+        capsys,
+    )
     assert code == 0
     result = json.loads(out)
     assert result["epsilon"] == 0.6
@@ -53,8 +55,9 @@ def test_dp_bad_queries(tmp_path: Path, capsys) -> None:
     code, _, err = run(["dp", data, "avg(Age)", "--epsilon", "0.1"], capsys)
     assert code == 2
     assert "query must be count()" in err
-    code, _, err = run(["dp", data, "mean(Age)", "--bounds", "Age=18-90", "--epsilon", "0.1"],
-                       capsys)  # fmt: skip
+    code, _, err = run(
+        ["dp", data, "mean(Age)", "--bounds", "Age=18-90", "--epsilon", "0.1"], capsys
+    )
     assert code == 2
     assert "COLUMN=LOW:HIGH" in err
 
@@ -65,27 +68,60 @@ def test_dp_answers_are_a_table_grouped_statistics_have_the_cli(tmp_path: Path, 
     frame.to_csv(data, index=False)
     ledger = tmp_path / "b.db"
     assert run(["budget", "init", data, "--epsilon", "5", "--ledger", ledger], capsys)[0] == 0
-    code, out, _ = run(["--quiet", "dp", data, "mean(Age)", "--bounds", "Age=18:100",
-                        "--epsilon", "0.5", "--ledger", ledger], capsys)  # fmt: skip
+    code, out, _ = run(
+        [
+            "--quiet",
+            "dp",
+            data,
+            "mean(Age)",
+            "--bounds",
+            "Age=18:100",
+            "--epsilon",
+            "0.5",
+            "--ledger",
+            ledger,
+        ],
+        capsys,
+    )
     assert code == 0
     assert "answer" in out
     assert "epsilon spent" in out
     assert "{" not in out  # no Python dict printed
     groups = sorted(frame["Illness_category"].unique())
-    code, out, _ = run(["--quiet", "dp", data, "mean(Age)", "--by", "Illness_category",
-                        "--categories", ",".join(groups), "--bounds", "Age=18:100",
-                        "--epsilon", "1", "--ledger", ledger, "--format", "json"],
-                       capsys)  # fmt: skip
+    code, out, _ = run(
+        [
+            "--quiet",
+            "dp",
+            data,
+            "mean(Age)",
+            "--by",
+            "Illness_category",
+            "--categories",
+            ",".join(groups),
+            "--bounds",
+            "Age=18:100",
+            "--epsilon",
+            "1",
+            "--ledger",
+            ledger,
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
     assert code == 0
     answer = json.loads(out)
     assert sorted(answer["value"]) == groups
     assert answer["remaining_epsilon"] == pytest.approx(3.5)
-    code, _, err = run(["dp", data, "count()", "--by", "Illness_category", "--epsilon", "0.1",
-                        "--ledger", ledger], capsys)  # fmt: skip
+    code, _, err = run(
+        ["dp", data, "count()", "--by", "Illness_category", "--epsilon", "0.1", "--ledger", ledger],
+        capsys,
+    )
     assert code == 2
     assert "--categories" in err
-    code, _, err = run(["dp", data, "histogram(Illness_category)", "--epsilon", "0.1",
-                        "--ledger", ledger], capsys)  # fmt: skip
+    code, _, err = run(
+        ["dp", data, "histogram(Illness_category)", "--epsilon", "0.1", "--ledger", ledger], capsys
+    )
     assert code == 2
     assert "--categories A,B,C" in err
 

@@ -19,8 +19,13 @@ from veil.exceptions import ParameterError
 def _claims() -> pd.DataFrame:
     rng = np.random.default_rng(0)
     clients = np.repeat(np.arange(400), rng.integers(1, 12, 400))
-    return pd.DataFrame({"client": clients, "amount": rng.uniform(0, 1000, len(clients)),
-                         "tier": rng.choice(["Gold", "Silver"], len(clients))})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "client": clients,
+            "amount": rng.uniform(0, 1000, len(clients)),
+            "tier": rng.choice(["Gold", "Silver"], len(clients)),
+        }
+    )
 
 
 def test_a_person_keeps_at_most_n_rows_and_the_noise_covers_them() -> None:
@@ -38,16 +43,31 @@ def test_the_scale_grows_with_the_bound_and_the_ledger_says_so(tmp_path: Path) -
     frame = _claims()
     ledger = Accountant.create(tmp_path / "ledger.db", Budget(10.0))
     one = dpstats.count(frame, epsilon=1.0, accountant=ledger)
-    three = dpstats.count(frame, epsilon=1.0, accountant=ledger, person="client",
-                          max_contributions=3)  # fmt: skip
+    three = dpstats.count(
+        frame, epsilon=1.0, accountant=ledger, person="client", max_contributions=3
+    )
     assert three.scale == pytest.approx(3 * one.scale, rel=0.01)  # OpenDP's own calibration
     assert three.neighbours.startswith("one person (client)")
-    total = dpstats.sum(frame, "amount", bounds=(0, 1000), epsilon=1.0, accountant=ledger,
-                        person="client", max_contributions=2)  # fmt: skip
+    total = dpstats.sum(
+        frame,
+        "amount",
+        bounds=(0, 1000),
+        epsilon=1.0,
+        accountant=ledger,
+        person="client",
+        max_contributions=2,
+    )
     alone = dpstats.sum(frame, "amount", bounds=(0, 1000), epsilon=1.0, accountant=ledger)
     assert total.scale == pytest.approx(2 * alone.scale, rel=0.01)
-    hist = dpstats.histogram(frame, "tier", categories=["Gold", "Silver"], epsilon=1.0,
-                             accountant=ledger, person="client", max_contributions=4)  # fmt: skip
+    hist = dpstats.histogram(
+        frame,
+        "tier",
+        categories=["Gold", "Silver"],
+        epsilon=1.0,
+        accountant=ledger,
+        person="client",
+        max_contributions=4,
+    )
     assert hist.scale == pytest.approx(4 * one.scale, rel=0.01)
     lines = [e.what for e in ledger.entries()]
     assert "count() per person (client, <= 3 rows)" in lines
@@ -62,12 +82,44 @@ def test_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ledger = tmp_path / "ledger.db"
     assert main(["budget", "init", str(data), "--epsilon", "3", "--ledger", str(ledger)]) == 0
     capsys.readouterr()
-    assert main(["dp", str(data), "mean(amount)", "--bounds", "amount=0:1000", "--epsilon",
-                 "1", "--person-id", "client", "--max-contributions", "2", "--ledger",
-                 str(ledger), "--format", "json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "dp",
+                str(data),
+                "mean(amount)",
+                "--bounds",
+                "amount=0:1000",
+                "--epsilon",
+                "1",
+                "--person-id",
+                "client",
+                "--max-contributions",
+                "2",
+                "--ledger",
+                str(ledger),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     answer = json.loads(capsys.readouterr().out)
     assert answer["neighbours"].startswith("one person (client) added or removed")
-    code = main(["dp", str(data), "quantile(amount, 0.5)", "--bounds", "amount=0:1000",
-                 "--epsilon", "0.5", "--person-id", "client", "--ledger", str(ledger)])  # fmt: skip
+    code = main(
+        [
+            "dp",
+            str(data),
+            "quantile(amount, 0.5)",
+            "--bounds",
+            "amount=0:1000",
+            "--epsilon",
+            "0.5",
+            "--person-id",
+            "client",
+            "--ledger",
+            str(ledger),
+        ]
+    )
     assert code == 2
     assert "--person-id bounds one person's rows" in capsys.readouterr().err

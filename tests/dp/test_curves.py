@@ -19,8 +19,9 @@ def test_error_shrinks_with_epsilon_and_plots(tmp_path: Path) -> None:
     acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(1e4))
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"Age": rng.integers(18, 90, 400)})
-    table = error_vs_epsilon(frame, "Age", bounds=(18, 90), epsilons=[0.05, 0.5, 5.0],
-                             accountant=acc, repeats=30)  # fmt: skip
+    table = error_vs_epsilon(
+        frame, "Age", bounds=(18, 90), epsilons=[0.05, 0.5, 5.0], accountant=acc, repeats=30
+    )
     errors = table["mean_abs_error"].tolist()
     assert errors[0] > errors[1] > errors[2]  # more epsilon, less error
     path = tmp_path / "error.svg"
@@ -35,11 +36,15 @@ def test_accuracy_curve_against_the_non_private_model(tmp_path: Path) -> None:
     bounds = (X.min(axis=0), X.max(axis=0))
     table = accuracy_vs_epsilon(
         lambda e: models.GaussianNB(epsilon=e, bounds=bounds, accountant=acc),
-        PlainGaussianNB(), tuple(data), epsilons=[0.01, 10.0], repeats=6,
-    )  # fmt: skip
+        PlainGaussianNB(),
+        tuple(data),
+        epsilons=[0.01, 10.0],
+        repeats=6,
+    )
     assert table["accuracy"].iloc[1] > table["accuracy"].iloc[0]
     assert table["accuracy"].iloc[1] <= table["non_private"].iloc[0] + 0.05
     path = tmp_path / "accuracy.png"
-    plot_curve(table, path, y="accuracy", title="GaussianNB", ylabel="accuracy",
-               reference="non_private")  # fmt: skip
+    plot_curve(
+        table, path, y="accuracy", title="GaussianNB", ylabel="accuracy", reference="non_private"
+    )
     assert path.read_bytes()[:4] == b"\x89PNG"

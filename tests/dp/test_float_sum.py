@@ -61,8 +61,22 @@ def test_one_record_moves_the_total_by_at_most_the_sensitivity(bounds) -> None:
     base = np.concatenate([cancellation(), np.linspace(low, high, 997)])
     total, step, sensitivity = fixed_point_sum(base, bounds)
     assert sensitivity == round(max(abs(low), abs(high)) / step)
-    extremes = [low, high, 0.0, -0.0, 5e-324, step / 2, -step / 2, 1.5 * step, BIG, -BIG,
-                (low + high) / 2, np.nextafter(high, 0), 1e308, -1e308]  # fmt: skip
+    extremes = [
+        low,
+        high,
+        0.0,
+        -0.0,
+        5e-324,
+        step / 2,
+        -step / 2,
+        1.5 * step,
+        BIG,
+        -BIG,
+        (low + high) / 2,
+        np.nextafter(high, 0),
+        1e308,
+        -1e308,
+    ]
     for record in extremes:
         for neighbour in (np.r_[record, base], np.r_[base, record]):  # front: shifts alignment
             moved = fixed_point_sum(neighbour, bounds)[0] - total

@@ -100,10 +100,13 @@ def test_accuracy_grows_with_epsilon(accountant: dp.Accountant) -> None:
 
     def accuracy(epsilon: float) -> float:
         scores = [
-            models.GaussianNB(epsilon=epsilon, bounds=BOUNDS, accountant=accountant,
-                              random_state=seed).fit(x_train, y_train).score(x_test, y_test)
+            models.GaussianNB(
+                epsilon=epsilon, bounds=BOUNDS, accountant=accountant, random_state=seed
+            )
+            .fit(x_train, y_train)
+            .score(x_test, y_test)
             for seed in range(8)
-        ]  # fmt: skip
+        ]
         return float(np.mean(scores))
 
     assert accuracy(10.0) > accuracy(0.05) + 0.1

@@ -46,8 +46,10 @@ def test_count_spread_matches_the_laplace_scale(ages, accountant) -> None:
 
 def test_mean_stays_within_its_error_bound(ages, accountant) -> None:
     truth = ages["Age"].mean()
-    results = [dp.mean(ages, "Age", bounds=(18, 90), epsilon=1.0, accountant=accountant)
-               for _ in range(200)]  # fmt: skip
+    results = [
+        dp.mean(ages, "Age", bounds=(18, 90), epsilon=1.0, accountant=accountant)
+        for _ in range(200)
+    ]
     inside = np.mean([abs(r.value - truth) <= r.error95 for r in results])
     assert inside >= 0.9  # a 95% bound (first order) holds at least 90% of the time here
 

@@ -106,10 +106,13 @@ def main() -> None:
         start = time.perf_counter()
         evaluator = run()
         risk, results = evaluator.risk(), evaluator.results()
-        out[name] = {"risk": risk.value, "ci": list(risk.ci),
-                     "attack_rate": results.attack_rate.value,
-                     "control_rate": results.control_rate.value,
-                     "seconds": time.perf_counter() - start}  # fmt: skip
+        out[name] = {
+            "risk": risk.value,
+            "ci": list(risk.ci),
+            "attack_rate": results.attack_rate.value,
+            "control_rate": results.control_rate.value,
+            "seconds": time.perf_counter() - start,
+        }
     print(json.dumps(out), flush=True)
 
 

@@ -61,15 +61,21 @@ def _leaky(train: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
 def _readable(release: Any, prepared: Any, queries: list) -> list:
     """veil's queries with each category's code written as the category, for Anonymeter."""
     rows = prepared.release.drop_duplicates().reset_index(drop=True)  # as veil's _Table
-    named = {c: dict(zip(release.columns[c].tolist(), rows[c].tolist(), strict=True))
-             for c in prepared.columns if prepared.kinds[c] == "categorical"}  # fmt: skip
-    return [[[c, op, named[c][int(v)] if c in named and op == "==" else v]
-             for c, op, v in query] for query in queries]  # fmt: skip
+    named = {
+        c: dict(zip(release.columns[c].tolist(), rows[c].tolist(), strict=True))
+        for c in prepared.columns
+        if prepared.kinds[c] == "categorical"
+    }
+    return [
+        [[c, op, named[c][int(v)] if c in named and op == "==" else v] for c, op, v in query]
+        for query in queries
+    ]
 
 
 @pytest.fixture(scope="module", params=TABLES, ids=[t[0].split("/")[-1] for t in TABLES])
-def measured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-             ) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+def measured(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, Any], dict[str, Any]]:
     if not ANONYMETER.exists():
         pytest.fail(f"{ANONYMETER} is missing: run `make test`, which builds the Anonymeter oracle")
     name, n_train, n_control, secret = request.param
@@ -100,14 +106,27 @@ def measured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         "inference": inference(prepared, secret, SEED, n_control),
     }
     folder = tmp_path_factory.mktemp("anonymeter")
-    for part, frame in (("ori", prepared.train), ("syn", prepared.release),
-                        ("control", prepared.holdout)):  # fmt: skip
+    for part, frame in (
+        ("ori", prepared.train),
+        ("syn", prepared.release),
+        ("control", prepared.holdout),
+    ):
         frame.to_parquet(folder / f"{part}.parquet")
-    plan = {"halves": ours["linkability"].detail["halves"], "secret": secret,
-            "n_attacks": 500, "n_targets": n_control, "queries": drawn[0]}  # fmt: skip
+    plan = {
+        "halves": ours["linkability"].detail["halves"],
+        "secret": secret,
+        "n_attacks": 500,
+        "n_targets": n_control,
+        "queries": drawn[0],
+    }
     (folder / "plan.json").write_text(json.dumps(plan))
-    done = subprocess.run([str(ANONYMETER), str(RUNNER), str(folder), str(SEED)],
-                          capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [str(ANONYMETER), str(RUNNER), str(folder), str(SEED)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     theirs = json.loads(done.stdout.splitlines()[-1])
     return {k: v.to_dict() for k, v in ours.items()}, theirs
@@ -118,8 +137,9 @@ def test_veil_and_anonymeter_each_fall_inside_the_others_interval(
     measured: tuple[dict[str, Any], dict[str, Any]], attack: str
 ) -> None:
     ours, theirs = measured[0][attack], measured[1][attack]
-    shown = (f"veil {ours['risk']:.3f} {ours['ci']} vs "
-             f"anonymeter {theirs['risk']:.3f} {theirs['ci']}")  # fmt: skip
+    shown = (
+        f"veil {ours['risk']:.3f} {ours['ci']} vs anonymeter {theirs['risk']:.3f} {theirs['ci']}"
+    )
     print(attack, shown)
     assert theirs["ci"][0] <= ours["risk"] <= theirs["ci"][1], shown
     assert ours["ci"][0] <= theirs["risk"] <= ours["ci"][1], shown

@@ -38,10 +38,12 @@ def people(n: int, seed: int) -> pd.DataFrame:
 
 def test_nearest_is_gower_as_scipy_computes_it() -> None:
     rng = np.random.default_rng(1)
-    train = pd.DataFrame({"x": rng.random(300), "y": rng.random(300) * 50,
-                          "c": rng.choice(list("abcd"), 300)})  # fmt: skip
-    query = pd.DataFrame({"x": rng.random(120), "y": rng.random(120) * 50,
-                          "c": rng.choice(list("abcde"), 120)})  # fmt: skip
+    train = pd.DataFrame(
+        {"x": rng.random(300), "y": rng.random(300) * 50, "c": rng.choice(list("abcd"), 300)}
+    )
+    query = pd.DataFrame(
+        {"x": rng.random(120), "y": rng.random(120) * 50, "c": rng.choice(list("abcde"), 120)}
+    )
     kinds = {"x": "numeric", "y": "numeric", "c": "categorical"}
     encoder = Encoder(train, kinds)
     ref, q = encoder.encode(train), encoder.encode(query)
@@ -50,11 +52,14 @@ def test_nearest_is_gower_as_scipy_computes_it() -> None:
     numbers = cdist(q.numbers.astype(float), ref.numbers.astype(float), "cityblock")
     mismatches = cdist(q.codes, ref.codes, "hamming") * q.codes.shape[1]
     gower = (numbers + mismatches) / 3
-    inside = (query["x"].between(train["x"].min(), train["x"].max())
-              & query["y"].between(train["y"].min(), train["y"].max())).to_numpy()  # fmt: skip
+    inside = (
+        query["x"].between(train["x"].min(), train["x"].max())
+        & query["y"].between(train["y"].min(), train["y"].max())
+    ).to_numpy()
     np.testing.assert_allclose(distances[inside], gower.min(axis=1)[inside], atol=1e-5)
-    np.testing.assert_allclose(gower[np.arange(120), indices][inside], gower.min(axis=1)[inside],
-                               atol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        gower[np.arange(120), indices][inside], gower.min(axis=1)[inside], atol=1e-5
+    )
 
 
 def test_associations_match_scipy() -> None:
@@ -148,9 +153,19 @@ def test_cli_evaluate_keeps_the_json_contract(
     frame = people(1200, 6)
     frame.iloc[:900].to_csv(tmp_path / "train.csv", index=False)
     frame.iloc[900:].to_csv(tmp_path / "holdout.csv", index=False)
-    code = main(["evaluate", str(tmp_path / "train.csv"), str(tmp_path / "train.csv"),
-                 "--holdout", str(tmp_path / "holdout.csv"), "--target", "tier",
-                 "--format", "json"])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            str(tmp_path / "train.csv"),
+            str(tmp_path / "train.csv"),
+            "--holdout",
+            str(tmp_path / "holdout.csv"),
+            "--target",
+            "tier",
+            "--format",
+            "json",
+        ]
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data["fidelity"]) >= {"columns", "association_difference", "detection_auc"}
@@ -158,16 +173,20 @@ def test_cli_evaluate_keeps_the_json_contract(
     assert set(data["utility"]) >= {"target", "tstr", "trtr"}
     assert set(data["utility"]["tstr"]) == {"accuracy", "f1", "roc_auc"}
     privacy = data["privacy"]
-    assert set(privacy["dcr"]) >= {"share_closer_to_training", "median_to_training",
-                                   "median_to_holdout"}  # fmt: skip
+    assert set(privacy["dcr"]) >= {
+        "share_closer_to_training",
+        "median_to_training",
+        "median_to_holdout",
+    }
     for key in ("exact_copies", "membership_advantage"):
         assert isinstance(privacy[key], float)
     for attack in ("singling_out", "linkability", "inference"):
         assert privacy[attack]["risk"] > 0.8  # the original itself
         assert len(privacy[attack]["ci"]) == 2
     assert isinstance(data["seconds"], float)
-    code = main(["evaluate", str(tmp_path / "train.csv"), str(tmp_path / "train.csv"),
-                 "--format", "json"])  # fmt: skip
+    code = main(
+        ["evaluate", str(tmp_path / "train.csv"), str(tmp_path / "train.csv"), "--format", "json"]
+    )
     data = json.loads(capsys.readouterr().out)
     assert data["privacy"]["dcr"] is None
     assert "holdout" in data["privacy"]["dcr_reason"]
@@ -180,8 +199,7 @@ def test_the_evaluation_report_lights_red_for_the_original_itself(tmp_path: Path
 
     frame = people(1500, 7)
     train, holdout = frame.iloc[:1200], frame.iloc[1200:]
-    report = build_evaluation_report(evaluate_release(train, train, holdout=holdout,
-                                                      target="tier"))  # fmt: skip
+    report = build_evaluation_report(evaluate_release(train, train, holdout=holdout, target="tier"))
     assert [f.status for f in report.facts] == ["bad", "bad", "bad"]
     assert report.verdict == "bad"
     ids = {f.id for f in report.section("evaluation").figures}
@@ -189,6 +207,7 @@ def test_the_evaluation_report_lights_red_for_the_original_itself(tmp_path: Path
     html = report.to_html()
     assert "singling out risk" in html
     assert "1,200 release rows measured against 1,200 rows" in html
-    independent = build_evaluation_report(evaluate_release(train, people(1200, 70),
-                                                           holdout=holdout))  # fmt: skip
+    independent = build_evaluation_report(
+        evaluate_release(train, people(1200, 70), holdout=holdout)
+    )
     assert "bad" not in [f.status for f in independent.facts[1:]]  # linkability, inference

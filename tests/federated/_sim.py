@@ -15,8 +15,13 @@ from veil.federated import _data
 from veil.federated.simulate import enrol
 
 
-def nodes(folder: Path, tables: list[tuple[str, pd.DataFrame]], *, encrypt: str = "paillier",
-          secret: Any = None) -> list[dict[str, Any]]:  # fmt: skip
+def nodes(
+    folder: Path,
+    tables: list[tuple[str, pd.DataFrame]],
+    *,
+    encrypt: str = "paillier",
+    secret: Any = None,
+) -> list[dict[str, Any]]:
     """Node settings for parties holding ``tables`` (each split 80/20) and a key holder."""
     split = [(name, *_data.split(table, 0.2, i)) for i, (name, table) in enumerate(tables)]
     return enrol(folder, split, encrypt=encrypt, secret=secret)
@@ -50,8 +55,9 @@ class Watched(Grid):
     def pull_messages(self, message_ids: Iterable[str]) -> Iterable[Message]:
         return self.real.pull_messages(message_ids)
 
-    def send_and_receive(self, messages: Iterable[Message], *,
-                         timeout: float | None = None) -> Iterable[Message]:  # fmt: skip
+    def send_and_receive(
+        self, messages: Iterable[Message], *, timeout: float | None = None
+    ) -> Iterable[Message]:
         out = self.outgoing(list(messages), timeout)
         replies = list(self.real.send_and_receive(out, timeout=timeout))
         self.sent.extend(out)

@@ -57,8 +57,12 @@ def _patterns(prime: int) -> list[bytes]:
     while value and len(digits) < 8:
         digits.append((value & (2**30 - 1)).to_bytes(4, "little"))
         value >>= 30
-    return [format(prime, "x")[:32].encode(), str(prime)[:32].encode(),
-            prime.to_bytes(128, "little")[:32], b"".join(digits)]  # fmt: skip
+    return [
+        format(prime, "x")[:32].encode(),
+        str(prime)[:32].encode(),
+        prime.to_bytes(128, "little")[:32],
+        b"".join(digits),
+    ]
 
 
 def _holds(pid: int, patterns: list[bytes]) -> bool | None:
@@ -111,27 +115,56 @@ def test_server_keyholder_and_three_clients_over_tls_with_node_authentication(
     model_path, secret, public = tmp_path / "model.json", tmp_path / "kh.key", tmp_path / "kh.pub"
     fed = tmp_path / "federation"
     names = [p.stem for p in party_files]
-    enrolled = subprocess.run([*VEIL, "fl", "certs", str(fed), "--parties", ",".join(names)],
-                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    enrolled = subprocess.run(
+        [*VEIL, "fl", "certs", str(fed), "--parties", ",".join(names)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert enrolled.returncode == 0, enrolled.stderr
     # a node from another enrolment, holding this federation's CA: TLS works, its key is unknown
     rogue = tmp_path / "rogue"
-    subprocess.run([*VEIL, "fl", "certs", str(rogue), "--parties", "rogue"], env=env,
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    subprocess.run(
+        [*VEIL, "fl", "certs", str(rogue), "--parties", "rogue"],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     (rogue / "parties" / "rogue" / "ca.pem").write_bytes((fed / "ca.pem").read_bytes())
     started: list[subprocess.Popen[str]] = []
 
     def start(*args: str) -> subprocess.Popen[str]:
-        process = subprocess.Popen([*VEIL, "fl", *args], env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            [*VEIL, "fl", *args],
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         started.append(process)
         return process
 
     try:
-        server = start("server", "--target", "salary-class", "--parties", "3", "--rounds",
-                       "2", "--port", str(port), "--output", str(model_path),
-                       "--timeout", "120", "--certs", str(fed / "server"))  # fmt: skip
+        server = start(
+            "server",
+            "--target",
+            "salary-class",
+            "--parties",
+            "3",
+            "--rounds",
+            "2",
+            "--port",
+            str(port),
+            "--output",
+            str(model_path),
+            "--timeout",
+            "120",
+            "--certs",
+            str(fed / "server"),
+        )
         lines: list[str] = []
         assert server.stdout is not None
         for line in server.stdout:  # nodes join once their keys are registered
@@ -139,18 +172,42 @@ def test_server_keyholder_and_three_clients_over_tls_with_node_authentication(
             if "enrolled nodes registered" in line:
                 break
         assert "over TLS; 4 enrolled nodes registered" in "\n".join(lines), lines
-        holder = start("keyholder", "--server", f"127.0.0.1:{port}", "--secret", str(secret),
-                       "--public-key", str(public), "--certs", str(fed / "keyholder"))  # fmt: skip
+        holder = start(
+            "keyholder",
+            "--server",
+            f"127.0.0.1:{port}",
+            "--secret",
+            str(secret),
+            "--public-key",
+            str(public),
+            "--certs",
+            str(fed / "keyholder"),
+        )
         deadline = time.monotonic() + 60
         while not public.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         assert public.exists(), "the key holder wrote no public key"
         for path in party_files:
-            start("client", str(path), "--server", f"127.0.0.1:{port}", "--public-key",
-                  str(public), "--certs", str(fed / "parties" / path.stem))  # fmt: skip
-        intruder = start("client", str(party_files[0]), "--server", f"127.0.0.1:{port}",
-                         "--public-key", str(public), "--certs",
-                         str(rogue / "parties" / "rogue"))  # fmt: skip
+            start(
+                "client",
+                str(path),
+                "--server",
+                f"127.0.0.1:{port}",
+                "--public-key",
+                str(public),
+                "--certs",
+                str(fed / "parties" / path.stem),
+            )
+        intruder = start(
+            "client",
+            str(party_files[0]),
+            "--server",
+            f"127.0.0.1:{port}",
+            "--public-key",
+            str(public),
+            "--certs",
+            str(rogue / "parties" / "rogue"),
+        )
         private = keys.read_secret(secret).private  # type: ignore[attr-defined]
         patterns = _patterns(private.p) + _patterns(private.q)
 
@@ -192,12 +249,25 @@ def test_server_keyholder_and_three_clients_over_tls_with_node_authentication(
     deployed = keys.read_model(model_path)
     assert deployed["encrypt"] == "paillier"
     # the same parties (same files, names, keys, splits) on the simulation engine: the same model
-    configs: list[dict] = [{"role": "party", "party": p.stem, "data": str(p.resolve()),
-                            "test-fraction": 0.2, "seed": 0, "public-key": str(public),
-                            "signing-key": str(fed / "parties" / p.stem / "signing.key")}
-                           for p in party_files]  # fmt: skip
-    configs.append({"role": "keyholder", "secret": str(secret),
-                    "roster": str(fed / "keyholder" / "roster.json")})  # fmt: skip
+    configs: list[dict] = [
+        {
+            "role": "party",
+            "party": p.stem,
+            "data": str(p.resolve()),
+            "test-fraction": 0.2,
+            "seed": 0,
+            "public-key": str(public),
+            "signing-key": str(fed / "parties" / p.stem / "signing.key"),
+        }
+        for p in party_files
+    ]
+    configs.append(
+        {
+            "role": "keyholder",
+            "secret": str(secret),
+            "roster": str(fed / "keyholder" / "roster.json"),
+        }
+    )
     local = run_simulated(configs, Settings(target="salary-class", rounds=2))
     assert np.abs(np.array(deployed["weights"]) - local.weights).max() < 1e-9
     assert _data.Spec.from_dict(deployed["spec"]).width == local.spec.width
@@ -231,11 +301,27 @@ def test_deployed_commands_refuse_weak_keys_and_silent_insecurity(
     assert not (tmp_path / "k").exists()
     assert main(["fl", "server", "--target", "y"]) == 2
     assert "give --certs FOLDER" in capsys.readouterr().err
-    assert main(["fl", "server", "--target", "y", "--parties", "2", "--min-parties", "2",
-                 "--insecure"]) == 2  # fmt: skip
+    assert (
+        main(
+            ["fl", "server", "--target", "y", "--parties", "2", "--min-parties", "2", "--insecure"]
+        )
+        == 2
+    )
     assert "each reads the other's update" in capsys.readouterr().err
     table = tmp_path / "party.csv"
     table.write_text("age,y\n30,a\n40,b\n")
-    assert main(["fl", "client", str(table), "--server", "127.0.0.1:1", "--certs",
-                 str(tmp_path / "nowhere")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "fl",
+                "client",
+                str(table),
+                "--server",
+                "127.0.0.1:1",
+                "--certs",
+                str(tmp_path / "nowhere"),
+            ]
+        )
+        == 2
+    )
     assert "ca.pem is missing" in capsys.readouterr().err

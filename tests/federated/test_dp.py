@@ -50,10 +50,16 @@ def test_noise_has_the_planned_scale_and_updates_are_clipped() -> None:
 def test_a_dp_run_charges_the_ledger_once_and_a_small_budget_stops_it(
     adult: pd.DataFrame, tmp_path: Path
 ) -> None:
-    ledger = Accountant.create(tmp_path / "ledger.db", Budget(8.0, 1e-5),
-                               dataset=dataset_id(adult))  # fmt: skip
-    result = simulate(adult, target="salary-class", rounds=3, encrypt="paillier",
-                      dp_epsilon=5.0, accountant=ledger, domain=DOMAIN)  # fmt: skip
+    ledger = Accountant.create(tmp_path / "ledger.db", Budget(8.0, 1e-5), dataset=dataset_id(adult))
+    result = simulate(
+        adult,
+        target="salary-class",
+        rounds=3,
+        encrypt="paillier",
+        dp_epsilon=5.0,
+        accountant=ledger,
+        domain=DOMAIN,
+    )
     entries = ledger.entries()
     assert len(entries) == 1
     assert entries[0].epsilon == pytest.approx(5.0)
@@ -64,24 +70,39 @@ def test_a_dp_run_charges_the_ledger_once_and_a_small_budget_stops_it(
     assert result.to_dict()["dp"]["sigma"] == pytest.approx(ClientDP(5.0, 1e-6, 3, 1.0).sigma)
     # no party reported an accuracy: the table's owner scored each round on its test rows
     assert all(0 <= r["accuracy"] <= 1 for r in result.rounds)
-    assert result.disclosed == ["that the party holds the public domain's columns (the run "
-                                "stops otherwise)"]  # fmt: skip
+    assert result.disclosed == [
+        "that the party holds the public domain's columns (the run stops otherwise)"
+    ]
     with pytest.raises(BudgetExceededError, match="only epsilon 3"):
-        simulate(adult, target="salary-class", rounds=3, dp_epsilon=5.0, accountant=ledger,
-                 domain=DOMAIN)  # fmt: skip
+        simulate(
+            adult, target="salary-class", rounds=3, dp_epsilon=5.0, accountant=ledger, domain=DOMAIN
+        )
     assert len(ledger.entries()) == 1  # refused before anything was spent
     for bad in ({"encrypt": "rsa"}, {"rounds": 0}, {"model": "forest"}, {"parties": 1}):
         with pytest.raises(ParameterError):
-            simulate(adult, target="salary-class", dp_epsilon=0.1, accountant=ledger,
-                     domain=DOMAIN, **bad)  # fmt: skip
+            simulate(
+                adult,
+                target="salary-class",
+                dp_epsilon=0.1,
+                accountant=ledger,
+                domain=DOMAIN,
+                **bad,
+            )
     assert len(ledger.entries()) == 1  # a bad parameter never costs budget
     with pytest.raises(ParameterError, match="needs a privacy budget"):
         simulate(adult, target="salary-class", rounds=3, dp_epsilon=1.0, domain=DOMAIN)
     with pytest.raises(ParameterError, match="needs --domain FILE"):
         simulate(adult, target="salary-class", rounds=3, dp_epsilon=1.0, accountant=ledger)
     with pytest.raises(ParameterError, match="--dp-clip must be positive"):
-        simulate(adult, target="salary-class", rounds=3, dp_epsilon=1.0, dp_clip=0.0,
-                 accountant=ledger, domain=DOMAIN)  # fmt: skip
+        simulate(
+            adult,
+            target="salary-class",
+            rounds=3,
+            dp_epsilon=1.0,
+            dp_clip=0.0,
+            accountant=ledger,
+            domain=DOMAIN,
+        )
     assert len(ledger.entries()) == 1
 
 
@@ -90,8 +111,9 @@ def test_a_party_without_a_budget_refuses_a_dp_round() -> None:
 
     from veil.federated._flower import _charge
 
-    context = Context(run_id=1, node_id=1, node_config={"party": "a"}, state=RecordDict(),
-                      run_config={})  # fmt: skip
+    context = Context(
+        run_id=1, node_id=1, node_config={"party": "a"}, state=RecordDict(), run_config={}
+    )
     with pytest.raises(InputError, match="no privacy budget to charge"):
         _charge(context, ClientDP(1.0, 1e-6, 3, 1.0), 1)
 
@@ -138,8 +160,12 @@ def test_a_dp_run_sends_nothing_about_a_party_outside_the_charged_releases(
         counts |= {len(table), len(train), len(test)}
     domain = json.loads(DOMAIN)
     listed = {str(v) for values in domain.values() for v in values}
-    held = {str(v) for c in adult.columns if not pd.api.types.is_numeric_dtype(adult[c])
-            for v in adult[c].unique()}  # fmt: skip
+    held = {
+        str(v)
+        for c in adult.columns
+        if not pd.api.types.is_numeric_dtype(adult[c])
+        for v in adult[c].unique()
+    }
     private = held - listed  # every native-country, however rare
     assert set(adult["native-country"]) <= private
     assert len(private) > 20

@@ -54,11 +54,20 @@ class Attacker(Watched):
                     self.honest[int(config["round"])] = m
         return messages
 
-    def _ask(self, name: str, pieces: list[bytes], aggregate: bytes, config: dict[str, Any],
-             timeout: float | None, *, to: int | None = None) -> None:  # fmt: skip
+    def _ask(
+        self,
+        name: str,
+        pieces: list[bytes],
+        aggregate: bytes,
+        config: dict[str, Any],
+        timeout: float | None,
+        *,
+        to: int | None = None,
+    ) -> None:
         arrays = {"aggregate": _np_record(np.frombuffer(aggregate, np.uint8))}
-        arrays.update({f"piece-{i}": _np_record(np.frombuffer(p, np.uint8))
-                       for i, p in enumerate(pieces)})  # fmt: skip
+        arrays.update(
+            {f"piece-{i}": _np_record(np.frombuffer(p, np.uint8)) for i, p in enumerate(pieces)}
+        )
         content = RecordDict({"arrays": ArrayRecord(arrays), "config": ConfigRecord(config)})
         forged = Message(content, dst_node_id=to or self.keyholder, message_type="query.decrypt")
         replies = list(self.real.send_and_receive([forged], timeout=timeout))
@@ -78,14 +87,31 @@ class Attacker(Watched):
             self.injected = (pieces[0], self.scheme.aggregate(forged))
             self._ask("inject", forged, self.injected[1], config, timeout)
             # all parties but one dropped
-            self._ask("drop", pieces[:1], pieces[0],
-                      {**config, "signers": config["signers"][:1],
-                       "signatures": config["signatures"][:1], "parties": 1}, timeout)  # fmt: skip
+            self._ask(
+                "drop",
+                pieces[:1],
+                pieces[0],
+                {
+                    **config,
+                    "signers": config["signers"][:1],
+                    "signatures": config["signatures"][:1],
+                    "parties": 1,
+                },
+                timeout,
+            )
             # one party's piece counted three times (and its signature with it)
             thrice = [pieces[0]] * 3
-            self._ask("twice", thrice, self.scheme.aggregate(thrice),
-                      {**config, "signers": [config["signers"][0]] * 3,
-                       "signatures": [config["signatures"][0]] * 3}, timeout)  # fmt: skip
+            self._ask(
+                "twice",
+                thrice,
+                self.scheme.aggregate(thrice),
+                {
+                    **config,
+                    "signers": [config["signers"][0]] * 3,
+                    "signatures": [config["signatures"][0]] * 3,
+                },
+                timeout,
+            )
             # the aggregate multiplied by an encryption of 5.0 shifted into slot 2
             slot = self.scheme.packing.slot_bits
             shift = paillier.encryptor(self.public).encrypt((5 << 24) << (2 * slot))
@@ -99,14 +125,21 @@ class Attacker(Watched):
         if round == 2:
             first = self.honest[1]
             old = dict(first.content["config"])
-            old_pieces = [_blob(first.content["arrays"], f"piece-{i}")
-                          for i in range(len(old["signers"]))]  # fmt: skip
+            old_pieces = [
+                _blob(first.content["arrays"], f"piece-{i}") for i in range(len(old["signers"]))
+            ]
             # round 1's signed ciphertexts replayed as round 2's
-            self._ask("replay", old_pieces, _blob(first.content["arrays"], "aggregate"),
-                      {**old, "round": 2}, timeout)  # fmt: skip
+            self._ask(
+                "replay",
+                old_pieces,
+                _blob(first.content["arrays"], "aggregate"),
+                {**old, "round": 2},
+                timeout,
+            )
             # round 1 asked for again, its pieces dropped then reinjected
-            self._ask("reinject", old_pieces, _blob(first.content["arrays"], "aggregate"),
-                      old, timeout)  # fmt: skip
+            self._ask(
+                "reinject", old_pieces, _blob(first.content["arrays"], "aggregate"), old, timeout
+            )
 
 
 @pytest.fixture(scope="module")
@@ -127,10 +160,11 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     settings = Settings(target="salary-class", rounds=2, timeout=60)
     outcome = run_simulated(enrolled, settings, grid=attacker)
-    plain = run_simulated(nodes(tmp_path_factory.mktemp("plain"), tables, encrypt="none"),
-                          Settings(target="salary-class", rounds=2, encrypt="none"))  # fmt: skip
-    return {"grid": made[0], "outcome": outcome, "plain": plain,
-            "secret": enrolled[-1]["secret"]}  # fmt: skip
+    plain = run_simulated(
+        nodes(tmp_path_factory.mktemp("plain"), tables, encrypt="none"),
+        Settings(target="salary-class", rounds=2, encrypt="none"),
+    )
+    return {"grid": made[0], "outcome": outcome, "plain": plain, "secret": enrolled[-1]["secret"]}
 
 
 def _refused(attacked: dict[str, Any], name: str) -> str:
@@ -191,8 +225,11 @@ def _oversized_party() -> Any:
 
     def handle(message: Any, context: Any) -> Any:
         reply = client_app(message, context)
-        if (message.metadata.message_type != "train" or reply.has_error()
-                or context.node_config.get("party") != "party 1"):  # fmt: skip
+        if (
+            message.metadata.message_type != "train"
+            or reply.has_error()
+            or context.node_config.get("party") != "party 1"
+        ):
             return reply
         config = message.content["config"]
         scheme = Paillier(paillier.PublicKey.from_json(bytes(config["public"]).decode()))
@@ -203,8 +240,12 @@ def _oversized_party() -> Any:
         encrypt = paillier.encryptor(scheme.key).encrypt
         blob = paillier.to_bytes(scheme.key, [encrypt(p) for p in plaintexts])
         signer = read_signer(str(context.node_config["signing-key"]))
-        signature = signer.sign(nonce=str(config["nonce"]), purpose="update",
-                                round=int(config["server-round"]), blob=blob)  # fmt: skip
+        signature = signer.sign(
+            nonce=str(config["nonce"]),
+            purpose="update",
+            round=int(config["server-round"]),
+            blob=blob,
+        )
         reply.content["update"] = ArrayRecord({"update": _np_record(np.frombuffer(blob, np.uint8))})
         reply.content["signed"] = ConfigRecord({"party": signer.party, "signature": signature})
         return reply
@@ -228,10 +269,16 @@ def test_malicious_party_sending_an_oversized_slot_is_refused(tmp_path: Path) ->
         watched.append(Watched(real))
         return watched[0]
 
-    with pytest.raises(InputError, match="key holder refused to decrypt: the aggregate does "
-                                         "not decode .* an oversized slot"):  # fmt: skip
-        run_simulated(nodes(tmp_path, tables), Settings(target="salary-class", rounds=1),
-                      client=_oversized_party(), grid=watch)  # fmt: skip
+    with pytest.raises(
+        InputError,
+        match="key holder refused to decrypt: the aggregate does not decode .* an oversized slot",
+    ):
+        run_simulated(
+            nodes(tmp_path, tables),
+            Settings(target="salary-class", rounds=1),
+            client=_oversized_party(),
+            grid=watch,
+        )
     # the key holder sent no sum back: nothing was decrypted for anyone
     decrypts = [r for r in watched[0].replies if r.metadata.message_type == "query.decrypt"]
     assert [r.has_error() for r in decrypts] == [False, True]  # the moments, then refused

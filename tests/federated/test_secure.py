@@ -198,8 +198,9 @@ def test_tampered_or_truncated_ciphertexts_never_decode() -> None:
     plaintext_bits=st.sampled_from([255, 1023, 2047, 3071]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_packing_never_overflows(parties: int, precision: int, bound_exponent: int,
-                                 plaintext_bits: int, seed: int) -> None:  # fmt: skip
+def test_packing_never_overflows(
+    parties: int, precision: int, bound_exponent: int, plaintext_bits: int, seed: int
+) -> None:
     bound = 2.0**bound_exponent
     max_parties = parties + seed % 5
     slot = (max_parties * 2 * int(np.ceil(bound * 2**precision))).bit_length()
@@ -252,16 +253,23 @@ def test_ckks_and_plain_sum_the_same_updates() -> None:
     with pytest.raises(InputError, match="truncated"):
         public.aggregate([blob[:-10], blob])
     plain = Plain()
-    assert np.allclose(plain.decrypt(plain.aggregate([plain.encrypt(u) for u in updates]),
-                                     5_000, 3), truth)  # fmt: skip
+    assert np.allclose(
+        plain.decrypt(plain.aggregate([plain.encrypt(u) for u in updates]), 5_000, 3), truth
+    )
 
 
 def _phe(request: dict) -> dict:
     if not PHE.exists():
         pytest.fail(f"{PHE} is missing: run `make test`, which builds the phe oracle")
     runner = Path(__file__).with_name("phe_runner.py")
-    done = subprocess.run([str(PHE), str(runner)], input=json.dumps(request), text=True,
-                          capture_output=True, check=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [str(PHE), str(runner)],
+        input=json.dumps(request),
+        text=True,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
     return json.loads(done.stdout)
 
 
@@ -269,9 +277,15 @@ def test_python_paillier_reads_veils_ciphertexts_and_veil_reads_its() -> None:
     public, private = paillier.generate_keypair(2048)
     encryptor = paillier.Encryptor(public)
     mine = [7, 2**900 + 3, public.n - 1]
-    answer = _phe({"n": public.n, "p": private.p, "q": private.q,
-                   "decrypt": [encryptor.encrypt(m) for m in mine],
-                   "encrypt": [11, 2**1500, 0]})  # fmt: skip
+    answer = _phe(
+        {
+            "n": public.n,
+            "p": private.p,
+            "q": private.q,
+            "decrypt": [encryptor.encrypt(m) for m in mine],
+            "encrypt": [11, 2**1500, 0],
+        }
+    )
     assert answer["decrypted"] == mine  # phe decrypts veil's fast-randomized ciphertexts
     assert [private.decrypt(c) for c in answer["encrypted"]] == [11, 2**1500, 0]
     # and a sum made by veil's server of phe's and veil's ciphertexts

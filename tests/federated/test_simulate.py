@@ -41,17 +41,32 @@ def test_encrypted_runs_give_the_plain_model_within_precision(adult: pd.DataFram
         [r["accuracy"] for r in plain.rounds], abs=1e-3
     )
     assert packed.rounds[0]["bytes_sent"] > 0
-    assert plain.to_dict().keys() == {"rounds", "centralized_accuracy", "encrypt", "model", "dp",
-                                      "parties", "disclosed"}  # fmt: skip
+    assert plain.to_dict().keys() == {
+        "rounds",
+        "centralized_accuracy",
+        "encrypt",
+        "model",
+        "dp",
+        "parties",
+        "disclosed",
+    }
     # without DP, what leaves a party in clear is said, in the result too
     assert any("row count" in line for line in packed.disclosed)
 
 
 @pytest.mark.parametrize("model", ["logistic", "linear"])
-def test_fedavg_comes_within_two_points_of_centralized_training(adult: pd.DataFrame,
-                                                                model: str) -> None:  # fmt: skip
-    result = simulate(adult, target="salary-class", parties=3, rounds=5, encrypt="paillier",
-                      split_by="race", model=model)  # fmt: skip
+def test_fedavg_comes_within_two_points_of_centralized_training(
+    adult: pd.DataFrame, model: str
+) -> None:
+    result = simulate(
+        adult,
+        target="salary-class",
+        parties=3,
+        rounds=5,
+        encrypt="paillier",
+        split_by="race",
+        model=model,
+    )
     final = result.final_accuracy
     assert final is not None
     assert final > 0.75  # above the majority class (0.75)
@@ -71,18 +86,25 @@ def test_identifiers_and_free_text_never_leave_a_party(adult: pd.DataFrame) -> N
     assert {"email", "client_ref"} <= set(result.left_out)
 
 
-def test_bad_parties_get_one_line_naming_party_and_column(adult: pd.DataFrame,
-                                                          tmp_path: Path) -> None:  # fmt: skip
+def test_bad_parties_get_one_line_naming_party_and_column(
+    adult: pd.DataFrame, tmp_path: Path
+) -> None:
     a, b, c = (t for _, t in partition(adult, parties=3, split_by="random"))
     cases = [
-        ([("a", a), ("b", b.drop(columns="occupation")), ("c", c)],
-         r"party 'b' lacks column 'occupation'"),
-        ([("a", a), ("b", b.assign(sex=b["sex"].map({"Male": "M", "Female": "F"}))), ("c", c)],
-         r"party 'b'.s column 'sex' holds 'F'.*code 'sex' differently"),
+        (
+            [("a", a), ("b", b.drop(columns="occupation")), ("c", c)],
+            r"party 'b' lacks column 'occupation'",
+        ),
+        (
+            [("a", a), ("b", b.assign(sex=b["sex"].map({"Male": "M", "Female": "F"}))), ("c", c)],
+            r"party 'b'.s column 'sex' holds 'F'.*code 'sex' differently",
+        ),
         ([("a", a), ("b", b.head(0)), ("c", c)], r"party 'b' has 0 rows"),
-        ([("a", a), ("b", b.assign(age=b["age"].astype(str) + " years")), ("c", c)],
-         r"column 'age' is categories at party 'b' but numbers at party 'a'"),
-    ]  # fmt: skip
+        (
+            [("a", a), ("b", b.assign(age=b["age"].astype(str) + " years")), ("c", c)],
+            r"column 'age' is categories at party 'b' but numbers at party 'a'",
+        ),
+    ]
     # each as the server meets it: the parties' descriptions agreed
     for tables, message in cases:
         described = [_data.describe(t, party=n, target="salary-class") for n, t in tables]
@@ -90,8 +112,10 @@ def test_bad_parties_get_one_line_naming_party_and_column(adult: pd.DataFrame,
             _data.agree(described, target="salary-class")
     # and one end to end, on the simulation engine: the run stops with that line
     with pytest.raises(InputError, match=cases[0][1]):
-        run_simulated(nodes(tmp_path, cases[0][0], encrypt="none"),
-                      Settings(target="salary-class", rounds=1, encrypt="none"))  # fmt: skip
+        run_simulated(
+            nodes(tmp_path, cases[0][0], encrypt="none"),
+            Settings(target="salary-class", rounds=1, encrypt="none"),
+        )
 
 
 class Dropping(Watched):
@@ -107,12 +131,15 @@ class Dropping(Watched):
         return messages
 
 
-def test_a_party_that_drops_out_leaves_the_round_to_the_rest(adult: pd.DataFrame,
-                                                             tmp_path: Path) -> None:  # fmt: skip
+def test_a_party_that_drops_out_leaves_the_round_to_the_rest(
+    adult: pd.DataFrame, tmp_path: Path
+) -> None:
     tables = partition(adult, parties=4, split_by="random")
-    outcome = run_simulated(nodes(tmp_path, tables),
-                            Settings(target="salary-class", rounds=3, parties=4, timeout=30),
-                            grid=Dropping)  # fmt: skip
+    outcome = run_simulated(
+        nodes(tmp_path, tables),
+        Settings(target="salary-class", rounds=3, parties=4, timeout=30),
+        grid=Dropping,
+    )
     assert [r.parties for r in outcome.rounds] == [4, 3, 3]
     assert all(r.accuracy is not None and r.accuracy > 0.7 for r in outcome.rounds)
 
@@ -122,19 +149,35 @@ def test_too_few_parties_stop_the_run_and_two_parties_never_encrypt(
 ) -> None:
     tables = partition(adult, parties=3, split_by="random")
     with pytest.raises(InputError, match="only 4 of 5 nodes connected"):
-        run_simulated(nodes(tmp_path, tables),
-                      Settings(target="salary-class", rounds=1, parties=4, timeout=2))  # fmt: skip
+        run_simulated(
+            nodes(tmp_path, tables), Settings(target="salary-class", rounds=1, parties=4, timeout=2)
+        )
     # with two parties each reads the other's update from the next model: refused up front
     with pytest.raises(ParameterError, match="two parties each reads the other's update"):
         simulate(adult, target="salary-class", parties=2, rounds=1, min_parties=2)
     with pytest.raises(ParameterError, match="fewer than --min-parties 3"):
         simulate(adult, target="salary-class", parties=2, rounds=1)
-    assert main(["fl", "simulate", str(ADULT), "--target", "salary-class", "--sep", ";",
-                 "--key-bits", "1024"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "fl",
+                "simulate",
+                str(ADULT),
+                "--target",
+                "salary-class",
+                "--sep",
+                ";",
+                "--key-bits",
+                "1024",
+            ]
+        )
+        == 2
+    )
 
 
-def test_a_party_encrypts_only_under_the_key_it_was_given(adult: pd.DataFrame,
-                                                          tmp_path: Path) -> None:  # fmt: skip
+def test_a_party_encrypts_only_under_the_key_it_was_given(
+    adult: pd.DataFrame, tmp_path: Path
+) -> None:
     tables = partition(adult, parties=3, split_by="random")
     given = nodes(tmp_path, tables)
     other = tmp_path / "other.pub"
@@ -149,17 +192,30 @@ def test_a_party_encrypts_only_under_the_key_it_was_given(adult: pd.DataFrame,
         secure.Paillier.generate(2048).for_parties().decrypt(b"", 1, 1)
 
 
-def test_cli_simulate_prints_rounds_and_the_json_contract(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str],
-                                                          adult: pd.DataFrame) -> None:  # fmt: skip
+def test_cli_simulate_prints_rounds_and_the_json_contract(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], adult: pd.DataFrame
+) -> None:
     import tempfile
 
     source = tmp_path / "adult.csv"
     adult.head(3_000).to_csv(source, index=False)
     ray = Path(tempfile.gettempdir()) / "ray"
     sessions = sorted(ray.glob("session_*")) if ray.exists() else []
-    code = main(["fl", "simulate", str(source), "--target", "salary-class", "--rounds", "2",
-                 "--encrypt", "paillier", "--format", "json"])  # fmt: skip
+    code = main(
+        [
+            "fl",
+            "simulate",
+            str(source),
+            "--target",
+            "salary-class",
+            "--rounds",
+            "2",
+            "--encrypt",
+            "paillier",
+            "--format",
+            "json",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     # the parties' rows, keys and Ray's session files lived in a private folder, now gone
@@ -170,8 +226,23 @@ def test_cli_simulate_prints_rounds_and_the_json_contract(tmp_path: Path,
     assert result["encrypt"] == "paillier"
     assert 0.5 < result["centralized_accuracy"] <= 1
     report, plot = tmp_path / "run.html", tmp_path / "run.png"
-    code = main(["fl", "simulate", str(source), "--target", "salary-class", "--rounds", "2",
-                 "--encrypt", "none", "--report", str(report), "--plot", str(plot)])  # fmt: skip
+    code = main(
+        [
+            "fl",
+            "simulate",
+            str(source),
+            "--target",
+            "salary-class",
+            "--rounds",
+            "2",
+            "--encrypt",
+            "none",
+            "--report",
+            str(report),
+            "--plot",
+            str(plot),
+        ]
+    )
     assert code == 0
     page = report.read_text()
     assert "Federated learning: one model, no rows shared" in page
@@ -205,9 +276,13 @@ def test_many_classes_are_kept(adult: pd.DataFrame) -> None:
 
 def test_a_value_only_one_region_holds_is_data_not_a_coding_mismatch() -> None:
     def party(name: str, countries: list[str]) -> _data.Description:
-        return _data.Description(name, 100, {"country": "category", "y": "category"},
-                                 {"country": countries, "y": ["no", "yes"]},
-                                 {"country": countries, "y": ["no", "yes"]})  # fmt: skip
+        return _data.Description(
+            name,
+            100,
+            {"country": "category", "y": "category"},
+            {"country": countries, "y": ["no", "yes"]},
+            {"country": countries, "y": ["no", "yes"]},
+        )
 
     asia = party("asia", ["China", "India", "United-States"])
     americas = party("americas", ["Mexico", "United-States"])

@@ -92,8 +92,9 @@ def test_anonymize_counts_escaped_cells_and_the_release_verifies(
         "version: 1\ncolumns:\n  age: {role: quasi_identifier}\n  comment: {role: insensitive}\n"
     )
     args = ["anonymize", tmp_path / "d.csv", "-p", tmp_path / "p.yaml", "-k", "2"]
-    code, stdout, _ = run([*args, "-o", tmp_path / "r.csv", "--certificate", tmp_path / "c.json"],
-                          capsys)  # fmt: skip
+    code, stdout, _ = run(
+        [*args, "-o", tmp_path / "r.csv", "--certificate", tmp_path / "c.json"], capsys
+    )
     assert code == 0, stdout
     cert = json.loads((tmp_path / "c.json").read_text())
     assert cert["escaped_cells"] == 15
@@ -102,12 +103,22 @@ def test_anonymize_counts_escaped_cells_and_the_release_verifies(
     written = [row[1] for row in csv.reader((tmp_path / "r.csv").open())][1:]
     assert all(not cell.startswith(tuple("=+@")) for cell in written)
     assert written.count("-4") == 5  # a number stays a number
-    code, stdout, _ = run(["verify", tmp_path / "r.csv", "--certificate", tmp_path / "c.json"],
-                          capsys)  # fmt: skip
+    code, stdout, _ = run(
+        ["verify", tmp_path / "r.csv", "--certificate", tmp_path / "c.json"], capsys
+    )
     assert code == 0, stdout
 
-    code, _, _ = run([*args, "-o", tmp_path / "raw.csv", "--certificate", tmp_path / "raw.json",
-                      "--no-escape-formulas"], capsys)  # fmt: skip
+    code, _, _ = run(
+        [
+            *args,
+            "-o",
+            tmp_path / "raw.csv",
+            "--certificate",
+            tmp_path / "raw.json",
+            "--no-escape-formulas",
+        ],
+        capsys,
+    )
     assert code == 0
     assert json.loads((tmp_path / "raw.json").read_text())["escaped_cells"] == 0
     raw = [row[1] for row in csv.reader((tmp_path / "raw.csv").open())][1:]

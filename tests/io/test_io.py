@@ -231,9 +231,12 @@ def test_a_full_fingerprint_sees_every_row_and_certificates_carry_it(key_env: st
     assert io.fingerprint(frame) != io.fingerprint(changed)
     assert len(io.fingerprint(frame)) == 64
     cert = anonymize(
-        frame, {"version": 1, "columns": {"x": {"role": "insensitive"},
-                                          "county": {"role": "quasi_identifier"}}},
-    ).certificate  # fmt: skip
+        frame,
+        {
+            "version": 1,
+            "columns": {"x": {"role": "insensitive"}, "county": {"role": "quasi_identifier"}},
+        },
+    ).certificate
     assert cert.format == 6
     assert cert.source_fingerprint == io.fingerprint(frame)
     assert cert.release_fingerprint == cert.release_sha256
@@ -296,11 +299,13 @@ def test_the_content_hash_is_the_same_for_any_split_of_the_rows() -> None:
     from hypothesis import strategies as st
 
     rng = np.random.default_rng(4)
-    frame = pd.DataFrame({
-        "n": rng.integers(0, 9, 40).astype(float),
-        "t": rng.choice(["", "a", "bb", None, "ccc"], 40),
-        "d": pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.integers(0, 9, 40), "D"),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "n": rng.integers(0, 9, 40).astype(float),
+            "t": rng.choice(["", "a", "bb", None, "ccc"], 40),
+            "d": pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.integers(0, 9, 40), "D"),
+        }
+    )
     frame.loc[3, "n"] = np.nan
     whole = io.content_sha256(frame)
 

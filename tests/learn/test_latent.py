@@ -34,8 +34,13 @@ def adult() -> pd.DataFrame:
 
 
 def test_pca_with_every_component_is_a_rotation_an_attacker_inverts(heart: pd.DataFrame) -> None:
-    release = mask_latent(heart, dim="all", method="pca", target="target",
-                          quasi_identifiers=["age", "sex", "cp", "trestbps"])  # fmt: skip
+    release = mask_latent(
+        heart,
+        dim="all",
+        method="pca",
+        target="target",
+        quasi_identifiers=["age", "sex", "cp", "trestbps"],
+    )
     attacks = release.attacks
     white = attacks["reconstruction"]["white_box"]
     assert white["age"] < 1e-6  # exact, up to rounding
@@ -44,8 +49,9 @@ def test_pca_with_every_component_is_a_rotation_an_attacker_inverts(heart: pd.Da
     assert white["cp"] == 1.0
     assert release.explained_variance == pytest.approx(1.0)
     # exact values link exactly the rows no other row shares: the uniqueness rate
-    assert attacks["reidentification"]["white_box"] == pytest.approx(attacks["uniqueness"],
-                                                                     abs=0.03)  # fmt: skip
+    assert attacks["reidentification"]["white_box"] == pytest.approx(
+        attacks["uniqueness"], abs=0.03
+    )
     assert attacks["reidentification_baseline"] < 0.02
     assert release.invertible
     # a rotation keeps what a model needs: the same classifier scores alike
@@ -74,15 +80,17 @@ def test_codes_of_pure_noise_leak_nothing_beyond_the_marginals(adult: pd.DataFra
     codec = TableCodec.fit(train[qis])
     noise = _Noise(codec, train[qis], seed=3)
     codes = noise.encode(train)
-    measured = _measure(train, qis, [], codec, codes, noise.encode(holdout), noise, 0.05,
-                        seed=0)  # fmt: skip
+    measured = _measure(train, qis, [], codec, codes, noise.encode(holdout), noise, 0.05, seed=0)
     assert measured["recovery"] < 0.1
     rates = measured["reidentification"]
     assert max(rates.values()) <= measured["reidentification_baseline"] + 0.01
     assert abs(measured["membership_advantage"]) < 0.15
-    real = _attacks.reidentification(train[qis].reset_index(drop=True),
-                                     train[qis].reset_index(drop=True), ["age"],
-                                     np.arange(200))  # fmt: skip
+    real = _attacks.reidentification(
+        train[qis].reset_index(drop=True),
+        train[qis].reset_index(drop=True),
+        ["age"],
+        np.arange(200),
+    )
     assert real > 0.2  # the same linking on the true values does link: the test can fail
 
 
@@ -120,9 +128,14 @@ def test_the_supervised_code_keeps_the_trees_utility(adult: pd.DataFrame) -> Non
     rng = np.random.default_rng(3)
     u = rng.uniform(0, 1, 3_000)
     label = (np.floor(u * 16) % 2).astype(bool) ^ (rng.random(3_000) < 0.05)
-    steps = pd.DataFrame({"u": u, "v": rng.normal(size=3_000),
-                          "colour": rng.choice(list("abcd"), 3_000),
-                          "label": np.where(label, "yes", "no")})  # fmt: skip
+    steps = pd.DataFrame(
+        {
+            "u": u,
+            "v": rng.normal(size=3_000),
+            "colour": rng.choice(list("abcd"), 3_000),
+            "label": np.where(label, "yes", "no"),
+        }
+    )
     release = mask_latent(steps, dim=2, target="label", seed=0)
     utility = release.utility
     assert utility["raw"] > 0.85  # the steps are learnable from the raw columns
@@ -147,8 +160,9 @@ def test_dp_sgd_spends_opacus_epsilon_in_the_ledger(adult: pd.DataFrame, tmp_pat
     from veil.dp import Accountant, Budget
 
     accountant = Accountant.create(tmp_path / "ledger.db", Budget(1.0, 1e-3))
-    release = mask_latent(adult, dim=3, target="salary-class", epsilon=0.6, epochs=3,
-                          accountant=accountant, seed=1)  # fmt: skip
+    release = mask_latent(
+        adult, dim=3, target="salary-class", epsilon=0.6, epochs=3, accountant=accountant, seed=1
+    )
     entries = accountant.entries()
     assert len(entries) == 1
     assert entries[0].epsilon == 0.6
@@ -162,8 +176,9 @@ def test_dp_sgd_spends_opacus_epsilon_in_the_ledger(adult: pd.DataFrame, tmp_pat
     assert len(accountant.entries()) == 1  # refused before training
 
 
-def test_bad_input_is_one_line(heart: pd.DataFrame, tmp_path: Path,
-                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_bad_input_is_one_line(
+    heart: pd.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(ParameterError, match="--dim 13: the data has 13 features"):
         mask_latent(heart.drop(columns=["target"]), dim=13, method="autoencoder")
     with pytest.raises(ParameterError, match="--target: 'outcome' is not a column"):
@@ -173,8 +188,23 @@ def test_bad_input_is_one_line(heart: pd.DataFrame, tmp_path: Path,
     with pytest.raises(ParameterError, match="--dim all .* applies to --method pca"):
         mask_latent(heart, dim="all")
     out = tmp_path / "latent.csv"
-    code = main(["mask-latent", str(HEART), "--dim", "3", "--method", "pca", "--target",
-                 "target", "--format", "json", "-o", str(out), "--allow-invertible"])  # fmt: skip
+    code = main(
+        [
+            "mask-latent",
+            str(HEART),
+            "--dim",
+            "3",
+            "--method",
+            "pca",
+            "--target",
+            "target",
+            "--format",
+            "json",
+            "-o",
+            str(out),
+            "--allow-invertible",
+        ]
+    )
     assert code == 0
     body = json.loads(capsys.readouterr().out)
     assert set(body) >= CONTRACT
@@ -195,9 +225,15 @@ def test_the_figures_render(adult: pd.DataFrame) -> None:
     assert len(names) == vectors.shape[0] == adult["education"].nunique()  # none missing
     page = render(embedding_map_figure(release.embeddings, columns=["education", "sex"]))
     assert page.startswith(b"\x89PNG")
-    curve = pd.DataFrame({"epsilon": [1.0, 3.0], "utility_raw": [0.9, 0.9],
-                          "utility_latent": [0.7, 0.8], "recovery": [0.4, 0.6],
-                          "reidentification": [0.01, 0.02]})  # fmt: skip
+    curve = pd.DataFrame(
+        {
+            "epsilon": [1.0, 3.0],
+            "utility_raw": [0.9, 0.9],
+            "utility_latent": [0.7, 0.8],
+            "recovery": [0.4, 0.6],
+            "reidentification": [0.01, 0.02],
+        }
+    )
     assert render(dp_curve_figure(curve)).startswith(b"\x89PNG")
 
 
@@ -207,8 +243,22 @@ def test_an_invertible_release_says_so_in_the_output_certificate_and_report(
     import hashlib
 
     out, report, certificate = (tmp_path / n for n in ("pca.csv", "report.html", "cert.json"))
-    args = ["mask-latent", str(HEART), "--method", "pca", "--dim", "all", "--target", "target",
-            "-o", str(out), "--report", str(report), "--certificate", str(certificate)]  # fmt: skip
+    args = [
+        "mask-latent",
+        str(HEART),
+        "--method",
+        "pca",
+        "--dim",
+        "all",
+        "--target",
+        "target",
+        "-o",
+        str(out),
+        "--report",
+        str(report),
+        "--certificate",
+        str(certificate),
+    ]
     assert main(args) == 1  # refused: nothing written without --allow-invertible
     refused = capsys.readouterr().err
     assert "nothing written" in refused

@@ -38,8 +38,9 @@ def client() -> Iterator[Any]:
     pseudonymization key is in their environment as it would be in a deployment's."""
     previous = os.environ.get("VEIL_KEY")
     os.environ["VEIL_KEY"] = KEY
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")  # fmt: skip
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
     with distributed.Client(cluster) as connected:
         yield connected
     cluster.close()
@@ -50,16 +51,24 @@ def client() -> Iterator[Any]:
 
 
 def _policy(**extra: Any) -> dict[str, Any]:
-    return {"privacy": {"models": [{"model": "k_anonymity", "k": 5}], "max_suppression": 0.04},
-            "keep_order": True, "columns": {"salary-class": {"role": "insensitive"}},
-            **extra}  # fmt: skip
+    return {
+        "privacy": {"models": [{"model": "k_anonymity", "k": 5}], "max_suppression": 0.04},
+        "keep_order": True,
+        "columns": {"salary-class": {"role": "insensitive"}},
+        **extra,
+    }
 
 
 def _plain(certificate: dict[str, Any]) -> dict[str, Any]:
     """A certificate without what names the run or the parts (time, hashes of a partitioned
     input and release)."""
-    for key in ("created", "source_fingerprint", "release_fingerprint", "release_sha256",
-                "release_parts"):  # fmt: skip
+    for key in (
+        "created",
+        "source_fingerprint",
+        "release_fingerprint",
+        "release_sha256",
+        "release_parts",
+    ):
         certificate.pop(key)
     certificate["search"].pop("seconds")
     return certificate
@@ -80,8 +89,10 @@ def test_a_cluster_release_is_the_in_memory_release_row_for_row(
     assert released.certificate.release_parts == 9
     # written one file per partition; the parts verify, file by file
     folder = released.to_parquet(tmp_path / "release")
-    assert sorted(p.name for p in folder.iterdir())[:2] == ["part-000000.parquet",
-                                                            "part-000001.parquet"]  # fmt: skip
+    assert sorted(p.name for p in folder.iterdir())[:2] == [
+        "part-000000.parquet",
+        "part-000001.parquet",
+    ]
     verification = verify_files(TableStream(str(folder)), released.certificate.to_dict())
     assert verification.ok, verification.claims
     # the public entry point takes a Dask DataFrame too
@@ -103,10 +114,13 @@ def test_the_cluster_shuffle_is_seeded_and_a_killed_worker_changes_nothing(
     memory = anonymize(table, policy, hierarchies=hierarchies)
     columns = list(memory.data.columns)
     held = first.data.compute()
-    assert content_sha256(held.sort_values(columns).reset_index(drop=True)) == \
-        content_sha256(memory.data.sort_values(columns).reset_index(drop=True))  # fmt: skip
-    assert (held.reset_index(drop=True).to_numpy() != memory.data.sort_index().reset_index(
-        drop=True).to_numpy()).any(axis=1).mean() > 0.9  # the order says nothing  # fmt: skip
+    assert content_sha256(held.sort_values(columns).reset_index(drop=True)) == content_sha256(
+        memory.data.sort_values(columns).reset_index(drop=True)
+    )
+    assert (
+        held.reset_index(drop=True).to_numpy()
+        != memory.data.sort_index().reset_index(drop=True).to_numpy()
+    ).any(axis=1).mean() > 0.9  # the order says nothing
 
     killed: dict[str, Any] = {}
 
@@ -139,20 +153,29 @@ def test_keyed_pseudonyms_are_the_same_on_every_backend(client: Any, tmp_path: P
     source = tmp_path / "insurance.csv"
     write(sample(), source)
     table = read(source)
-    policy = {"keep_order": True, "columns": {
-        "id": {"role": "identifier", "steps": [{"pseudonymize": {}}]},
-        "ID_number": {"role": "identifier", "steps": [{"pseudonymize": {"format": "preserve"}}]},
-        "Tax_id": {"role": "identifier", "steps": [{"pseudonymize": {"format": "preserve"}}]},
-        "Notes": {"role": "identifier", "steps": [{"drop": {}}]},
-    }, "unlisted": "drop"}  # fmt: skip
+    policy = {
+        "keep_order": True,
+        "columns": {
+            "id": {"role": "identifier", "steps": [{"pseudonymize": {}}]},
+            "ID_number": {
+                "role": "identifier",
+                "steps": [{"pseudonymize": {"format": "preserve"}}],
+            },
+            "Tax_id": {"role": "identifier", "steps": [{"pseudonymize": {"format": "preserve"}}]},
+            "Notes": {"role": "identifier", "steps": [{"drop": {}}]},
+        },
+        "unlisted": "drop",
+    }
     memory = anonymize(table, policy).data.reset_index(drop=True)
     anonymize_stream(TableStream(str(source)), policy, tmp_path / "s.csv", "csv", batch_rows=97)
     streamed = read(tmp_path / "s.csv")
     clustered = anonymize_dask(dd.from_pandas(table, npartitions=5), policy).data.compute()
     for column in ("id", "ID_number", "Tax_id"):
         assert memory[column].astype(str).tolist() == streamed[column].astype(str).tolist()
-        assert memory[column].astype(str).tolist() == \
-            clustered[column].astype(str).reset_index(drop=True).tolist()  # fmt: skip
+        assert (
+            memory[column].astype(str).tolist()
+            == clustered[column].astype(str).reset_index(drop=True).tolist()
+        )
         assert not set(memory[column].astype(str)) & set(table[column].astype(str))
 
 
@@ -161,13 +184,15 @@ def test_check_on_the_cluster_counts_what_memory_counts(client: Any, adult: Path
     quasi = ["sex", "race", "marital-status", "education", "workclass"]
     goals = {"k": 3, "l": 2, "t": 0.4, "population": 3e7}
     memory = check(table, quasi, sensitive="occupation", **goals)
-    clustered = check_dask(dd.from_pandas(table, npartitions=6), quasi, sensitive="occupation",
-                           **goals)  # fmt: skip
+    clustered = check_dask(
+        dd.from_pandas(table, npartitions=6), quasi, sensitive="occupation", **goals
+    )
     assert clustered.to_dict() == memory.to_dict()
 
 
-def test_dp_statistics_add_partitions_exactly_and_spend_once(client: Any, adult: Path,
-                                                             tmp_path: Path) -> None:  # fmt: skip
+def test_dp_statistics_add_partitions_exactly_and_spend_once(
+    client: Any, adult: Path, tmp_path: Path
+) -> None:
     from veil.dp import Accountant, Budget, stats
     from veil.dp._dask import _summed
 
@@ -184,8 +209,9 @@ def test_dp_statistics_add_partitions_exactly_and_spend_once(client: Any, adult:
     assert abs(average.value - table["age"].mean()) < 0.5
     summed = stats.sum(frame, "age", bounds=(17, 90), epsilon=10.0, accountant=ledger)
     assert abs(summed.value - table["age"].sum()) < 10 * summed.error95
-    bars = stats.histogram(frame, "sex", categories=["Male", "Female"], epsilon=10.0,
-                           accountant=ledger)  # fmt: skip
+    bars = stats.histogram(
+        frame, "sex", categories=["Male", "Female"], epsilon=10.0, accountant=ledger
+    )
     truth = table["sex"].value_counts()
     assert abs(bars.value["Male"] - truth["Male"]) < 10 * bars.error95
     entries = ledger.entries()
@@ -209,13 +235,26 @@ def test_the_command_runs_on_a_cluster_and_its_parts_verify(
     for tree in adult.glob("adult_hierarchy_*.csv"):
         shutil.copy(tree, tmp_path / tree.name.replace("adult_", "adult-0_"))
     out = tmp_path / "release"
-    args = ["anonymize", str(parts / "*.parquet"), "-k", "5", "--max-suppression", "0.04",
-            "--hierarchies", str(tmp_path), "--backend", "dask", "--format", "json"]  # fmt: skip
+    args = [
+        "anonymize",
+        str(parts / "*.parquet"),
+        "-k",
+        "5",
+        "--max-suppression",
+        "0.04",
+        "--hierarchies",
+        str(tmp_path),
+        "--backend",
+        "dask",
+        "--format",
+        "json",
+    ]
     code = main([*args, "-o", str(tmp_path / "remote"), "--scheduler", client.scheduler.address])
     assert code == 0
     remote = json.loads(capsys.readouterr().out)
-    code = main([*args, "-o", str(out), "--certificate", str(tmp_path / "c.json"),
-                 "--workers", "1"])  # fmt: skip
+    code = main(
+        [*args, "-o", str(out), "--certificate", str(tmp_path / "c.json"), "--workers", "1"]
+    )
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert remote["release_sha256"] != printed["release_sha256"]  # a fresh shuffle each run
@@ -241,8 +280,10 @@ def test_the_scan_on_the_cluster_is_the_scan_in_memory(
     table.to_parquet(tmp_path / "clients.parquet", row_group_size=150)
     args = ["scan", str(tmp_path / "clients.parquet"), "--backend", "dask", "--format", "json"]
     suggested = tmp_path / "policy.yaml"
-    assert main([*args, "--scheduler", client.scheduler.address, "--suggest-policy",
-                 str(suggested)]) == 0  # fmt: skip
+    assert (
+        main([*args, "--scheduler", client.scheduler.address, "--suggest-policy", str(suggested)])
+        == 0
+    )
     assert json.loads(capsys.readouterr().out) == whole
     # the suggestion fitted on the counts the workers made: the one fitted on the table
     from veil.privacy.suggest import suggest_policy_yaml
@@ -266,11 +307,15 @@ def test_generalized_values_leave_the_free_text_on_the_cluster_too(client: Any) 
     table = _notes_table(400)
     parts = [table.iloc[i : i + 100].reset_index(drop=True) for i in range(0, 400, 100)]
     frame = dd.concat([dd.from_pandas(p, npartitions=1) for p in parts])
-    policy = {"columns": {"county": {"role": "quasi_identifier"},
-                          "occupation": {"role": "quasi_identifier"},
-                          "gender": {"role": "quasi_identifier"},
-                          "notes": {"role": "insensitive"}},
-              "privacy": {"k": 5, "max_levels": {"gender": 0}}}  # fmt: skip
+    policy = {
+        "columns": {
+            "county": {"role": "quasi_identifier"},
+            "occupation": {"role": "quasi_identifier"},
+            "gender": {"role": "quasi_identifier"},
+            "notes": {"role": "insensitive"},
+        },
+        "privacy": {"k": 5, "max_levels": {"gender": 0}},
+    }
     release = anonymize_dask(frame, policy)
     notes = pd.Series(release.data.compute()["notes"])
     for county in COUNTY_PROVINCE:

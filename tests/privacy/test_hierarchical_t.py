@@ -32,8 +32,13 @@ def _emd_by_transport(p: np.ndarray, q: np.ndarray, ground: np.ndarray) -> float
     m = len(p)
     rows = np.kron(np.eye(m), np.ones(m))  # sum_j f_ij = p_i
     cols = np.kron(np.ones(m), np.eye(m))  # sum_i f_ij = q_j
-    solved = linprog(ground.ravel(), A_eq=np.vstack([rows, cols]), b_eq=np.r_[p, q],
-                     bounds=(0, None), method="highs")  # fmt: skip
+    solved = linprog(
+        ground.ravel(),
+        A_eq=np.vstack([rows, cols]),
+        b_eq=np.r_[p, q],
+        bounds=(0, None),
+        method="highs",
+    )
     assert solved.success
     return float(solved.fun)
 
@@ -42,8 +47,15 @@ def _oracle(frame: pd.DataFrame, qis: list[str], sensitive: str) -> float:
     table = [row.split(";") for row in TREE.read_text().splitlines() if row]
     leaves = [row[0] for row in table]
     height = len(table[0]) - 1
-    ground = np.array([[next(level for level in range(height + 1) if a[level] == b[level])
-                        / height for b in table] for a in table])  # fmt: skip
+    ground = np.array(
+        [
+            [
+                next(level for level in range(height + 1) if a[level] == b[level]) / height
+                for b in table
+            ]
+            for a in table
+        ]
+    )
     overall = frame[sensitive].value_counts(normalize=True).reindex(leaves, fill_value=0)
     worst = 0.0
     for _, group in frame.groupby(qis):
@@ -58,8 +70,14 @@ def test_check_measures_hierarchical_t_as_the_transport_problem_does(
     qis = ["sex", "race"]
     expected = _oracle(adult, qis, "occupation")
     tree = load_hierarchy(TREE, name="occupation")
-    measured = check(adult, qis, sensitive="occupation", t=0.2, t_distance="hierarchical",
-                     hierarchies={"occupation": tree})  # fmt: skip
+    measured = check(
+        adult,
+        qis,
+        sensitive="occupation",
+        t=0.2,
+        t_distance="hierarchical",
+        hierarchies={"occupation": tree},
+    )
     assert measured.t == pytest.approx(expected, abs=1e-9)
     assert measured.t_distance == "hierarchical"
     assert ("t <= 0.2 (hierarchical distance)" in measured.failed) == (expected > 0.2)
@@ -67,15 +85,43 @@ def test_check_measures_hierarchical_t_as_the_transport_problem_does(
     assert equal.t != pytest.approx(expected)  # another distance: another number
     data = tmp_path / "adult.csv"
     adult.to_csv(data, index=False)
-    code = main(["check", str(data), "-q", ",".join(qis), "--sensitive", "occupation", "--t",
-                 "0.2", "--t-distance", "hierarchical", "--hierarchies", str(DATA),
-                 "--format", "json"])  # fmt: skip
+    code = main(
+        [
+            "check",
+            str(data),
+            "-q",
+            ",".join(qis),
+            "--sensitive",
+            "occupation",
+            "--t",
+            "0.2",
+            "--t-distance",
+            "hierarchical",
+            "--hierarchies",
+            str(DATA),
+            "--format",
+            "json",
+        ]
+    )
     body = json.loads(capsys.readouterr().out)
     assert body["t"] == pytest.approx(expected, abs=1e-9)
     assert body["t_distance"] == "hierarchical"
     assert code == (1 if expected > 0.2 else 0)
-    assert main(["check", str(data), "-q", "sex", "--sensitive", "occupation",
-                 "--t-distance", "hierarchical"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "check",
+                str(data),
+                "-q",
+                "sex",
+                "--sensitive",
+                "occupation",
+                "--t-distance",
+                "hierarchical",
+            ]
+        )
+        == 2
+    )
     assert "needs the sensitive column's hierarchy" in capsys.readouterr().err
 
 
@@ -97,10 +143,23 @@ def test_verify_measures_it_with_the_hierarchy_the_certificate_keeps(
         f"{folder}/adult_hierarchy_occupation.csv}}\n"
         "  models:\n    - {model: t_closeness, t: 0.3, distance: hierarchical}\n"
         "  max_suppression: 0.2\n"
-    )  # fmt: skip
+    )
     out, cert = tmp_path / "release.csv", tmp_path / "cert.json"
-    assert main(["anonymize", str(data), "--policy", str(policy), "-o", str(out),
-                 "--certificate", str(cert)]) == 0, capsys.readouterr().err  # fmt: skip
+    assert (
+        main(
+            [
+                "anonymize",
+                str(data),
+                "--policy",
+                str(policy),
+                "-o",
+                str(out),
+                "--certificate",
+                str(cert),
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     capsys.readouterr()
     body = json.loads(cert.read_text())
     assert body["sensitive_hierarchy"][0][0] == "Tech-support"
@@ -116,5 +175,4 @@ def test_verify_measures_it_with_the_hierarchy_the_certificate_keeps(
     cert.write_text(json.dumps(body))
     assert main(["verify", str(out), "--certificate", str(cert)]) == 1
     assert "not measured" in capsys.readouterr().out
-    assert main(["verify", str(out), "--certificate", str(cert), "--hierarchies",
-                 str(folder)]) == 0  # fmt: skip
+    assert main(["verify", str(out), "--certificate", str(cert), "--hierarchies", str(folder)]) == 0

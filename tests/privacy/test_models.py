@@ -68,32 +68,38 @@ def test_a_policy_lists_models_beside_the_shorthand() -> None:
     )
     assert policy.privacy is not None
     assert [m.goal for m in policy.privacy.models] == [
-        "l >= 1.5 (entropy)", "l >= 2 (recursive, c = 4)", "k >= 3",
-    ]  # fmt: skip
+        "l >= 1.5 (entropy)",
+        "l >= 2 (recursive, c = 4)",
+        "k >= 3",
+    ]
     # the file written back names every model, and reads as the same policy
     assert Policy.from_yaml(policy.to_yaml()).privacy == policy.privacy
 
 
 def _people(rows: int = 60) -> pd.DataFrame:
     rng = np.random.default_rng(7)
-    return pd.DataFrame({
-        "Age": rng.integers(20, 70, rows),
-        "Gender": rng.choice(["F", "M"], rows),
-        "Diagnosis": rng.choice(["Flu", "Asthma", "Malaria", "Diabetes"], rows),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "Age": rng.integers(20, 70, rows),
+            "Gender": rng.choice(["F", "M"], rows),
+            "Diagnosis": rng.choice(["Flu", "Asthma", "Malaria", "Diabetes"], rows),
+        }
+    )
 
 
 def _policy(**privacy: Any) -> dict[str, Any]:
     return {
-        "columns": {"Age": {"role": "quasi_identifier"}, "Gender": {"role": "quasi_identifier"},
-                    "Diagnosis": {"role": "sensitive"}},
+        "columns": {
+            "Age": {"role": "quasi_identifier"},
+            "Gender": {"role": "quasi_identifier"},
+            "Diagnosis": {"role": "sensitive"},
+        },
         "privacy": {"hierarchies": {"Age": {"intervals": [10, 20, 60]}}, **privacy},
-    }  # fmt: skip
+    }
 
 
 def test_a_listed_model_is_searched_certified_and_verified() -> None:
-    models = [{"model": "k_anonymity", "k": 4},
-              {"model": "recursive_cl_diversity", "c": 3, "l": 2}]  # fmt: skip
+    models = [{"model": "k_anonymity", "k": 4}, {"model": "recursive_cl_diversity", "c": 3, "l": 2}]
     release = anonymize(_people(), _policy(models=models))
     cert = release.certificate
     assert cert.checks == {"k >= 4": True, "l >= 2 (recursive, c = 3)": True}
@@ -132,19 +138,23 @@ def test_a_certificate_with_an_unknown_model_is_refused_in_one_line() -> None:
     assert "\n" not in str(info.value)
 
 
-def test_the_command_line_takes_any_model(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                          key_env: str) -> None:  # fmt: skip
+def test_the_command_line_takes_any_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key_env: str
+) -> None:
     data = tmp_path / "people.csv"
     _people().to_csv(data, index=False)
     entropy = "{model: entropy_l_diversity, l: 3.5}"
-    code = main(["check", str(data), "-q", "Age,Gender", "--sensitive", "Diagnosis",
-                 "--model", entropy])  # fmt: skip
+    code = main(
+        ["check", str(data), "-q", "Age,Gender", "--sensitive", "Diagnosis", "--model", entropy]
+    )
     assert code == 1
     assert "l >= 3.5 (entropy)" in capsys.readouterr().err
     # a bad model says which parameter, in one line, before reading anything
-    for bad, said in (("{model: entropy_l_diversity, l: 0}", "l: Input should be greater"),
-                      ("[1, 2]", "give a YAML mapping"),
-                      ("{model: nope}", "Input tag 'nope'")):  # fmt: skip
+    for bad, said in (
+        ("{model: entropy_l_diversity, l: 0}", "l: Input should be greater"),
+        ("[1, 2]", "give a YAML mapping"),
+        ("{model: nope}", "Input tag 'nope'"),
+    ):
         assert main(["check", str(data), "-q", "Age", "--model", bad]) == 2
         err = capsys.readouterr().err.strip()
         assert said in err
@@ -172,8 +182,9 @@ def test_the_command_line_takes_any_model(tmp_path: Path, capsys: pytest.Capture
     written = json.loads(cert.read_text())
     # -k replaced the policy's k; --model added a model
     assert sorted(written["privacy"]["models"], key=str) == [
-        {"model": "distinct_l_diversity", "l": 2}, {"model": "k_anonymity", "k": 5},
-    ]  # fmt: skip
+        {"model": "distinct_l_diversity", "l": 2},
+        {"model": "k_anonymity", "k": 5},
+    ]
     assert written["checks"] == {"k >= 5": True, "l >= 2 (distinct)": True}
 
 
@@ -188,14 +199,23 @@ def test_veil_transforms_lists_every_privacy_model(capsys: pytest.CaptureFixture
     ("policy", "flags", "expected"),
     [
         ({"l": 2}, {"l_variant": "entropy"}, [{"model": "entropy_l_diversity", "l": 2}]),
-        ({"models": [{"model": "recursive_cl_diversity", "c": 3, "l": 2}]}, {"l": 3},
-         [{"model": "recursive_cl_diversity", "c": 3.0, "l": 3}]),
-        ({"models": [{"model": "recursive_cl_diversity", "c": 3, "l": 2}]},
-         {"l_variant": "distinct"}, [{"model": "distinct_l_diversity", "l": 2}]),
-        ({"k": 5, "t": 0.2}, {"k": 9},
-         [{"model": "t_closeness", "t": 0.2}, {"model": "k_anonymity", "k": 9}]),
+        (
+            {"models": [{"model": "recursive_cl_diversity", "c": 3, "l": 2}]},
+            {"l": 3},
+            [{"model": "recursive_cl_diversity", "c": 3.0, "l": 3}],
+        ),
+        (
+            {"models": [{"model": "recursive_cl_diversity", "c": 3, "l": 2}]},
+            {"l_variant": "distinct"},
+            [{"model": "distinct_l_diversity", "l": 2}],
+        ),
+        (
+            {"k": 5, "t": 0.2},
+            {"k": 9},
+            [{"model": "t_closeness", "t": 0.2}, {"model": "k_anonymity", "k": 9}],
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_flag_replaces_the_part_of_a_goal_it_names(policy, flags, expected) -> None:
     """The command line's -k/--l/--l-variant/--c/--t over a policy's goals: the goal of that
     kind is replaced, keeping what the flags leave unsaid."""

@@ -16,12 +16,14 @@ from veil.privacy import check
 
 def _claims() -> pd.DataFrame:
     # A has 3 claims in (Nairobi, 30s), B 1 there; C 2 claims in (Kisumu, 40s)
-    return pd.DataFrame({
-        "client": ["A", "A", "A", "B", "C", "C"],
-        "county": ["Nairobi"] * 4 + ["Kisumu"] * 2,
-        "age": ["30-39"] * 4 + ["40-49"] * 2,
-        "amount": [100, 200, 300, 400, 500, 600],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "client": ["A", "A", "A", "B", "C", "C"],
+            "county": ["Nairobi"] * 4 + ["Kisumu"] * 2,
+            "age": ["30-39"] * 4 + ["40-49"] * 2,
+            "amount": [100, 200, 300, 400, 500, 600],
+        }
+    )
 
 
 def test_people_not_rows_by_hand() -> None:
@@ -46,8 +48,20 @@ def test_the_cli_judges_k_on_people(tmp_path: Path, capsys: pytest.CaptureFixtur
     _claims().to_csv(data, index=False)
     assert main(["check", str(data), "-q", "county,age", "-k", "2"]) == 0
     capsys.readouterr()
-    code = main(["check", str(data), "-q", "county,age", "-k", "2", "--person-id", "client",
-                 "--format", "json"])  # fmt: skip
+    code = main(
+        [
+            "check",
+            str(data),
+            "-q",
+            "county,age",
+            "-k",
+            "2",
+            "--person-id",
+            "client",
+            "--format",
+            "json",
+        ]
+    )
     body = json.loads(capsys.readouterr().out)
     assert code == 1
     assert body["k"] == 1
@@ -66,23 +80,27 @@ def test_the_search_counts_people() -> None:
 
     rng = np.random.default_rng(4)
     clients = np.repeat(np.arange(60), rng.integers(1, 9, 60))
-    people = pd.DataFrame({"client": [f"C{c:03d}" for c in clients],
-                           "age": rng.integers(20, 70, len(clients))[clients % 60],
-                           "county": rng.choice(["Nairobi", "Kisumu", "Mombasa", "Nakuru"],
-                                                len(clients))})  # fmt: skip
+    people = pd.DataFrame(
+        {
+            "client": [f"C{c:03d}" for c in clients],
+            "age": rng.integers(20, 70, len(clients))[clients % 60],
+            "county": rng.choice(["Nairobi", "Kisumu", "Mombasa", "Nakuru"], len(clients)),
+        }
+    )
     people["age"] = np.asarray(people["age"])
-    columns = {"client": {"role": "insensitive"}, "age": {"role": "quasi_identifier"},
-               "county": {"role": "quasi_identifier"}}  # fmt: skip
+    columns = {
+        "client": {"role": "insensitive"},
+        "age": {"role": "quasi_identifier"},
+        "county": {"role": "quasi_identifier"},
+    }
     rows = anonymize(people, {"columns": columns, "privacy": {"k": 3}})
     assert check(rows.data, ["age", "county"]).k >= 3
     by_rows = check(rows.data, ["age", "county"], person="client").k
-    release = anonymize(people, {"columns": columns,
-                                 "privacy": {"k": 3, "person_id": "client"}})  # fmt: skip
+    release = anonymize(people, {"columns": columns, "privacy": {"k": 3, "person_id": "client"}})
     assert check(release.data, ["age", "county"], person="client").k >= 3
     assert by_rows < 3  # counting rows left classes of fewer than 3 people
     verified = verify(release.data, release.certificate.to_dict())
     assert verified.ok
     assert any("(people, by client)" in claim for claim, _, _ in verified.claims)
-    gone = verify(release.data.drop(columns="client"), release.certificate.to_dict(),
-                  content=False)  # fmt: skip
+    gone = verify(release.data.drop(columns="client"), release.certificate.to_dict(), content=False)
     assert not gone.ok

@@ -60,14 +60,21 @@ def test_pitman_is_the_maximum_of_its_likelihood(adult: pd.DataFrame) -> None:
 
     sizes = adult.groupby(QIS).size().to_numpy()
     t, a = pitman_parameters(histogram(sizes)) or (np.nan, np.nan)
-    direct = minimize(lambda x: -_log_likelihood(x[0], x[1], sizes), x0=[100.0, 0.5],
-                      method="Nelder-Mead", bounds=[(1e-6, 1e6), (1e-6, 1 - 1e-6)],
-                      options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 20_000})  # fmt: skip
+    direct = minimize(
+        lambda x: -_log_likelihood(x[0], x[1], sizes),
+        x0=[100.0, 0.5],
+        method="Nelder-Mead",
+        bounds=[(1e-6, 1e6), (1e-6, 1 - 1e-6)],
+        options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 20_000},
+    )
     assert t == pytest.approx(direct.x[0], rel=1e-4)
     assert a == pytest.approx(direct.x[1], rel=1e-4)
     population = len(adult) / 0.1
-    expected = math.exp(math.lgamma(direct.x[0] + 1) - math.lgamma(direct.x[0] + direct.x[1])
-                        + direct.x[1] * math.log(population))  # fmt: skip
+    expected = math.exp(
+        math.lgamma(direct.x[0] + 1)
+        - math.lgamma(direct.x[0] + direct.x[1])
+        + direct.x[1] * math.log(population)
+    )
     assert pitman(histogram(sizes), population) == pytest.approx(expected, rel=1e-2)
 
 
@@ -95,12 +102,26 @@ def test_dankar_picks_pitman_for_small_samples_and_the_smaller_else(adult: pd.Da
     assert census.journalist_max == 1.0  # a census: a sample unique is certain
 
 
-def test_check_prints_them_under_risk(adult: pd.DataFrame, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_check_prints_them_under_risk(
+    adult: pd.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "adult.csv"
     adult.assign(weight=10.0).to_csv(data, index=False)
-    assert main(["check", str(data), "-q", ",".join(QIS), "--sampling-fraction", "0.1",
-                 "--format", "json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "check",
+                str(data),
+                "-q",
+                ",".join(QIS),
+                "--sampling-fraction",
+                "0.1",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     risk = json.loads(capsys.readouterr().out)["risk"]
     assert {"prosecutor_average", "prosecutor_max", "marketer_average", "sample_uniques"} <= set(
         risk
@@ -119,8 +140,9 @@ def test_check_prints_them_under_risk(adult: pd.DataFrame, tmp_path: Path,
         check(adult.assign(weight=0.5), QIS, weights="weight")
 
 
-def test_scan_and_the_report_show_them_too(adult: pd.DataFrame, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_scan_and_the_report_show_them_too(
+    adult: pd.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from veil import anonymize
     from veil.report import build_report
 
@@ -136,9 +158,13 @@ def test_scan_and_the_report_show_them_too(adult: pd.DataFrame, tmp_path: Path,
     direct = scan(sample, population=300_000).risk
     assert direct.population is not None
     assert found["population"]["population_uniques"]["dankar"] == pytest.approx(
-        direct.population.uniques["dankar"])  # fmt: skip
+        direct.population.uniques["dankar"]
+    )
     policy = {"columns": {c: {"role": "quasi_identifier"} for c in QIS}}
     release = anonymize(sample, policy)
-    section = next(s for s in build_report(release, original=sample, sampling={
-        "population": 300_000}).sections if s.id == "scan")  # fmt: skip
+    section = next(
+        s
+        for s in build_report(release, original=sample, sampling={"population": 300_000}).sections
+        if s.id == "scan"
+    )
     assert any("Population uniques estimated" in line for line in section.text)

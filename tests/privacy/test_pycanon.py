@@ -44,8 +44,13 @@ def pycanon_values(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     spec_file = folder / "spec.json"
     spec_file.write_text(json.dumps(spec))
     runner = Path(__file__).with_name("pycanon_runner.py")
-    out = subprocess.run([str(PYCANON), str(runner), str(spec_file)], capture_output=True,
-                         text=True, check=True, timeout=600)  # fmt: skip
+    out = subprocess.run(
+        [str(PYCANON), str(runner), str(spec_file)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
     return json.loads(out.stdout)
 
 

@@ -213,8 +213,12 @@ def test_more_generalization_never_lowers_k(seed, rows, data) -> None:
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), rows=st.integers(30, 300), k=st.integers(2, 6),
-       limit=st.sampled_from([0.0, 0.05]))  # fmt: skip
+@given(
+    seed=st.integers(0, 10_000),
+    rows=st.integers(30, 300),
+    k=st.integers(2, 6),
+    limit=st.sampled_from([0.0, 0.05]),
+)
 def test_heuristic_returns_valid_nodes_and_its_optimum_claims_hold(seed, rows, k, limit) -> None:
     from veil.privacy.heuristic import heuristic_search
 
@@ -223,8 +227,9 @@ def test_heuristic_returns_valid_nodes_and_its_optimum_claims_hold(seed, rows, k
     metric = make_metric("loss")
     metric.prepare(table)
     max_outliers = math.floor(limit * rows)
-    found = heuristic_search(table, [KAnonymity(k=k)], metric, max_outliers=max_outliers,
-                             time_limit=0.5)  # fmt: skip
+    found = heuristic_search(
+        table, [KAnonymity(k=k)], metric, max_outliers=max_outliers, time_limit=0.5
+    )
     reference = brute_force(table, [KAnonymity(k=k)], "loss", limit)
     if found.levels is None:
         assert reference is None
@@ -237,14 +242,21 @@ def test_heuristic_returns_valid_nodes_and_its_optimum_claims_hold(seed, rows, k
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), rows=st.integers(30, 300), k=st.integers(2, 6),
-       diverse=st.booleans())  # fmt: skip
+@given(
+    seed=st.integers(0, 10_000),
+    rows=st.integers(30, 300),
+    k=st.integers(2, 6),
+    diverse=st.booleans(),
+)
 def test_mondrian_releases_meet_k_and_l_and_verify(seed, rows, k, diverse) -> None:
     frame, hierarchies = random_problem(seed, rows)
     privacy = {"k": k, "method": "mondrian"} | ({"l": 2} if diverse else {})
     columns = {"disease": {"role": "sensitive"}} if diverse else {}
-    release = anonymize(frame, {"columns": columns, "privacy": privacy},
-                        hierarchies={h.name: h for h in hierarchies})  # fmt: skip
+    release = anonymize(
+        frame,
+        {"columns": columns, "privacy": privacy},
+        hierarchies={h.name: h for h in hierarchies},
+    )
     kept = release.data
     assert kept.groupby(["age", "zip", "sex"]).size().min() >= k
     if diverse:
@@ -319,10 +331,16 @@ def test_method_heuristic_in_a_policy_runs_the_heuristic() -> None:
     for method in ("optimal", "heuristic"):
         policy = {
             "version": 1,
-            "columns": {"age": {"role": "quasi_identifier"},
-                        "county": {"role": "quasi_identifier"}},
-            "privacy": {"k": 5, "method": method, "time_limit": 2,
-                        "hierarchies": {"age": {"intervals": [5, 10, 20]}}},
-        }  # fmt: skip
+            "columns": {
+                "age": {"role": "quasi_identifier"},
+                "county": {"role": "quasi_identifier"},
+            },
+            "privacy": {
+                "k": 5,
+                "method": method,
+                "time_limit": 2,
+                "hierarchies": {"age": {"intervals": [5, 10, 20]}},
+            },
+        }
         release = anonymize(frame, policy)
         assert release.certificate.search["method"] == method

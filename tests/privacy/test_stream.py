@@ -29,8 +29,11 @@ ADULT = DATA / "arx_adult"
 
 def _policy(**privacy: Any) -> dict[str, Any]:
     goals = {"models": [{"model": "k_anonymity", "k": 5}], "max_suppression": 0.04, **privacy}
-    return {"privacy": goals, "keep_order": True,
-            "columns": {"salary-class": {"role": "insensitive"}}}  # fmt: skip
+    return {
+        "privacy": goals,
+        "keep_order": True,
+        "columns": {"salary-class": {"role": "insensitive"}},
+    }
 
 
 def _same_certificate(memory: dict[str, Any], streamed: dict[str, Any]) -> None:
@@ -48,13 +51,18 @@ def test_a_streamed_release_is_the_in_memory_release_row_for_row(
     hierarchies = load_hierarchies(adult, "adult")
     memory = anonymize(read(adult / "adult.csv"), _policy(), hierarchies=hierarchies)
     out = tmp_path / "release.csv"
-    streamed = anonymize_stream(TableStream(str(adult / "adult.csv")), _policy(), out, "csv",
-                                hierarchies=hierarchies, batch_rows=batch_rows)  # fmt: skip
+    streamed = anonymize_stream(
+        TableStream(str(adult / "adult.csv")),
+        _policy(),
+        out,
+        "csv",
+        hierarchies=hierarchies,
+        batch_rows=batch_rows,
+    )
     assert streamed.rows == 30_162 > 6 * batch_rows
     pd.testing.assert_frame_equal(read(out), memory.data.reset_index(drop=True))
     _same_certificate(memory.certificate.to_dict(), streamed.certificate.to_dict())
-    assert streamed.certificate.checks == {"suppressed by the search <= 4.0%": True,
-                                           "k >= 5": True}  # fmt: skip
+    assert streamed.certificate.checks == {"suppressed by the search <= 4.0%": True, "k >= 5": True}
 
 
 def test_parquet_files_stream_as_one_table_with_l_and_t(adult: Path, tmp_path: Path) -> None:
@@ -67,20 +75,32 @@ def test_parquet_files_stream_as_one_table_with_l_and_t(adult: Path, tmp_path: P
         table.iloc[part].to_parquet(folder / f"part-{i}.parquet", index=False)
     hierarchies = load_hierarchies(adult, "adult")
     hierarchies.pop("occupation")
-    policy = _policy(models=[{"model": "k_anonymity", "k": 3},
-                             {"model": "distinct_l_diversity", "l": 2},
-                             {"model": "t_closeness", "t": 0.5}],
-                     sensitive=["occupation"])  # fmt: skip
+    policy = _policy(
+        models=[
+            {"model": "k_anonymity", "k": 3},
+            {"model": "distinct_l_diversity", "l": 2},
+            {"model": "t_closeness", "t": 0.5},
+        ],
+        sensitive=["occupation"],
+    )
     memory = anonymize(table, policy, hierarchies=hierarchies)
     out = tmp_path / "release.parquet"
-    streamed = anonymize_stream(TableStream(str(folder / "*.parquet")), policy, out, "parquet",
-                                hierarchies=hierarchies, batch_rows=4_000)  # fmt: skip
+    streamed = anonymize_stream(
+        TableStream(str(folder / "*.parquet")),
+        policy,
+        out,
+        "parquet",
+        hierarchies=hierarchies,
+        batch_rows=4_000,
+    )
     pd.testing.assert_frame_equal(pd.read_parquet(out), memory.data.reset_index(drop=True))
     _same_certificate(memory.certificate.to_dict(), streamed.certificate.to_dict())
     assert set(streamed.certificate.checks) == {
-        "suppressed by the search <= 4.0%", "k >= 3", "l >= 2 (distinct)",
+        "suppressed by the search <= 4.0%",
+        "k >= 3",
+        "l >= 2 (distinct)",
         "t <= 0.5 (equal distance)",
-    }  # fmt: skip
+    }
     assert all(streamed.certificate.checks.values())
 
 
@@ -92,9 +112,14 @@ def test_the_shuffle_reorders_every_row_and_the_release_verifies(
     memory = anonymize(read(adult / "adult.csv"), policy, hierarchies=hierarchies)
     runs = []
     for name in ("a.csv", "b.csv"):
-        streamed = anonymize_stream(TableStream(str(adult / "adult.csv")), policy,
-                                    tmp_path / name, "csv", hierarchies=hierarchies,
-                                    batch_rows=3_000)  # fmt: skip
+        streamed = anonymize_stream(
+            TableStream(str(adult / "adult.csv")),
+            policy,
+            tmp_path / name,
+            "csv",
+            hierarchies=hierarchies,
+            batch_rows=3_000,
+        )
         runs.append(streamed.certificate)
     released = read(tmp_path / "a.csv")
     columns = list(released.columns)
@@ -127,8 +152,9 @@ def test_the_demo_policy_streams_with_every_step(tmp_path: Path) -> None:
     assert "pseudonymize:" in text
     memory = anonymize(data, str(policy_path))
     out = tmp_path / "release.csv"
-    streamed = anonymize_stream(TableStream(str(source)), str(policy_path), out, "csv",
-                                batch_rows=64, escape_formulas=False)  # fmt: skip
+    streamed = anonymize_stream(
+        TableStream(str(source)), str(policy_path), out, "csv", batch_rows=64, escape_formulas=False
+    )
     pd.testing.assert_frame_equal(read(out), memory.data.reset_index(drop=True))
     _same_certificate(memory.certificate.to_dict(), streamed.certificate.to_dict())
     redacted = [s for s in streamed.certificate.steps if s.name == "redact"]
@@ -136,43 +162,59 @@ def test_the_demo_policy_streams_with_every_step(tmp_path: Path) -> None:
     assert sum((redacted[0].counts or {}).values()) > 100
 
 
-@pytest.mark.parametrize(("step", "named"), [
-    ({"microaggregate": {"columns": ["age"], "k": 3}}, "groups rows of the whole table"),
-    ({"noise": {"columns": ["age"], "scale": 1.0}}, "draws are made for the whole table"),
-    ({"generalize": {"columns": ["age"], "bins": 5}}, "give the edges as a list"),
-])  # fmt: skip
-def test_a_step_that_needs_every_row_is_refused_in_one_line(adult: Path, tmp_path: Path,
-                                                             step: dict[str, Any],
-                                                             named: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("step", "named"),
+    [
+        ({"microaggregate": {"columns": ["age"], "k": 3}}, "groups rows of the whole table"),
+        ({"noise": {"columns": ["age"], "scale": 1.0}}, "draws are made for the whole table"),
+        ({"generalize": {"columns": ["age"], "bins": 5}}, "give the edges as a list"),
+    ],
+)
+def test_a_step_that_needs_every_row_is_refused_in_one_line(
+    adult: Path, tmp_path: Path, step: dict[str, Any], named: str
+) -> None:
     policy = {**_policy(), "steps": [step]}
     with pytest.raises(PolicyError, match=named) as info:
-        anonymize_stream(TableStream(str(adult / "adult.csv")), policy, tmp_path / "r.csv",
-                         "csv", hierarchies=load_hierarchies(adult, "adult"))  # fmt: skip
+        anonymize_stream(
+            TableStream(str(adult / "adult.csv")),
+            policy,
+            tmp_path / "r.csv",
+            "csv",
+            hierarchies=load_hierarchies(adult, "adult"),
+        )
     assert "--in-memory" in str(info.value)
     assert "\n" not in str(info.value)
 
 
-def test_mondrian_and_people_are_refused_with_the_alternative(adult: Path,
-                                                              tmp_path: Path) -> None:  # fmt: skip
+def test_mondrian_and_people_are_refused_with_the_alternative(adult: Path, tmp_path: Path) -> None:
     hierarchies = load_hierarchies(adult, "adult")
-    for extra, named in (({"method": "mondrian"}, "method optimal or heuristic"),
-                         ({"person_id": "age"}, "person_id")):  # fmt: skip
+    for extra, named in (
+        ({"method": "mondrian"}, "method optimal or heuristic"),
+        ({"person_id": "age"}, "person_id"),
+    ):
         with pytest.raises(PolicyError, match=named):
-            anonymize_stream(TableStream(str(adult / "adult.csv")), _policy(**extra),
-                             tmp_path / "r.csv", "csv", hierarchies=hierarchies)  # fmt: skip
+            anonymize_stream(
+                TableStream(str(adult / "adult.csv")),
+                _policy(**extra),
+                tmp_path / "r.csv",
+                "csv",
+                hierarchies=hierarchies,
+            )
 
 
 def test_csv_columns_are_typed_over_every_row(tmp_path: Path) -> None:
     """What only later rows show decides a column's type, as when the whole file is read: a
     gap makes whole numbers float, a leading zero keeps a code text, decimals keep their form."""
     rows = 50
-    frame = pd.DataFrame({
-        "count": [str(i) for i in range(rows)],
-        "code": [f"{i + 100}" for i in range(rows)],
-        "price": [f"{i}.50" for i in range(rows)],
-        "day": [f"2024-01-{i % 28 + 1:02d}" for i in range(rows)],
-        "text": ["a"] * rows,
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "count": [str(i) for i in range(rows)],
+            "code": [f"{i + 100}" for i in range(rows)],
+            "price": [f"{i}.50" for i in range(rows)],
+            "day": [f"2024-01-{i % 28 + 1:02d}" for i in range(rows)],
+            "text": ["a"] * rows,
+        }
+    )
     frame.loc[41, "count"] = ""  # a gap in the fifth batch only
     frame.loc[45, "code"] = "0712"  # a leading zero in the fifth batch only
     path = tmp_path / "t.csv"
@@ -190,9 +232,11 @@ def test_csv_columns_are_typed_over_every_row(tmp_path: Path) -> None:
 
 
 def test_a_column_that_turns_personal_further_down_stops_the_release(
-    adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    adult: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     """The roles are decided on the first rows; each batch of the columns the scan let through
     is scanned again, and e-mail addresses from row 20,001 on stop the release: no file."""
     table = read(adult / "adult.csv")
@@ -203,9 +247,23 @@ def test_a_column_that_turns_personal_further_down_stops_the_release(
     for tree in adult.glob("adult_hierarchy_*.csv"):
         shutil.copy(tree, tmp_path / tree.name)
     monkeypatch.setattr(stream_module, "SAMPLE_ROWS", 5_000)
-    code = main(["anonymize", str(path), "-k", "5", "--max-suppression", "0.04",
-                 "--hierarchies", str(tmp_path), "-o", str(tmp_path / "out.csv"),
-                 "--streaming", "--batch-rows", "5000"])  # fmt: skip
+    code = main(
+        [
+            "anonymize",
+            str(path),
+            "-k",
+            "5",
+            "--max-suppression",
+            "0.04",
+            "--hierarchies",
+            str(tmp_path),
+            "-o",
+            str(tmp_path / "out.csv"),
+            "--streaming",
+            "--batch-rows",
+            "5000",
+        ]
+    )
     assert code != 0
     said = capsys.readouterr().err
     assert "column 'remark': rows 20,001 to 25,000 hold an e-mail address" in said, said
@@ -214,27 +272,44 @@ def test_a_column_that_turns_personal_further_down_stops_the_release(
 
 
 def test_the_command_streams_by_size_or_when_asked(
-    adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    adult: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     from veil.io import _source
 
-    args = ["anonymize", str(adult / "adult.csv"), "-k", "5", "--max-suppression", "0.04",
-            "--hierarchies", str(adult), "--format", "json"]  # fmt: skip
+    args = [
+        "anonymize",
+        str(adult / "adult.csv"),
+        "-k",
+        "5",
+        "--max-suppression",
+        "0.04",
+        "--hierarchies",
+        str(adult),
+        "--format",
+        "json",
+    ]
     assert main([*args, "-o", str(tmp_path / "m.csv"), "--in-memory"]) == 0
     in_memory = json.loads(capsys.readouterr().out)
     monkeypatch.setattr(_source, "STREAMING_SHARE", 0.0)  # any file is large now
-    assert main([*args, "-o", str(tmp_path / "s.parquet"), "--certificate",
-                 str(tmp_path / "c.json")]) == 0  # fmt: skip
+    assert (
+        main([*args, "-o", str(tmp_path / "s.parquet"), "--certificate", str(tmp_path / "c.json")])
+        == 0
+    )
     streamed = json.loads(capsys.readouterr().out)
     assert streamed["rows_out"] == in_memory["rows_out"]
     assert streamed["search"]["levels"] == in_memory["search"]["levels"]
-    assert main(["verify", str(tmp_path / "s.parquet"), "--certificate",
-                 str(tmp_path / "c.json")]) == 0  # fmt: skip
+    assert (
+        main(["verify", str(tmp_path / "s.parquet"), "--certificate", str(tmp_path / "c.json")])
+        == 0
+    )
     capsys.readouterr()
-    for extra, said in ((["-o", str(tmp_path / "r.xlsx")], ".csv or .parquet"),
-                        (["-o", str(tmp_path / "r.csv"), "--report", str(tmp_path / "r.html")],
-                         "--report")):  # fmt: skip
+    for extra, said in (
+        (["-o", str(tmp_path / "r.xlsx")], ".csv or .parquet"),
+        (["-o", str(tmp_path / "r.csv"), "--report", str(tmp_path / "r.html")], "--report"),
+    ):
         assert main([*args, *extra, "--streaming"]) == 2
         assert said in capsys.readouterr().err
 
@@ -246,8 +321,24 @@ def test_a_streamed_check_measures_what_the_table_in_memory_does(
     """k, l (distinct, entropy, recursive c), t (equal for text, ordered for numbers), risk and
     the population estimates, counted over batches of 2,500 rows."""
     quasi = "sex,race,marital-status,education,native-country,workclass"
-    args = ["check", str(adult / "adult.csv"), "-q", quasi, "--sensitive", sensitive, "-k", "3",
-            "--l", "2", "--t", "0.4", "--population", "3e7", "--format", "json"]  # fmt: skip
+    args = [
+        "check",
+        str(adult / "adult.csv"),
+        "-q",
+        quasi,
+        "--sensitive",
+        sensitive,
+        "-k",
+        "3",
+        "--l",
+        "2",
+        "--t",
+        "0.4",
+        "--population",
+        "3e7",
+        "--format",
+        "json",
+    ]
     results = []
     for how in (["--in-memory"], ["--streaming", "--batch-rows", "2500"]):
         main([*args, *how])
@@ -260,8 +351,9 @@ def test_a_streamed_check_measures_what_the_table_in_memory_does(
 def test_a_streamed_check_refuses_what_it_cannot_count(
     adult: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["check", str(adult / "adult.csv"), "-q", "sex", "--person-id", "age",
-                 "--streaming"])  # fmt: skip
+    code = main(
+        ["check", str(adult / "adult.csv"), "-q", "sex", "--person-id", "age", "--streaming"]
+    )
     assert code == 2
     assert "--person-id is not supported on a table read in batches" in capsys.readouterr().err
 
@@ -272,15 +364,24 @@ def test_a_policy_withholding_every_record_stops_in_one_line_as_in_memory(
     """Every combination rarer than ``rare`` over the whole table: the streamed release stops
     with the in-memory release's line (naming the step), not deep in the search."""
     rows = 400
-    table = pd.DataFrame({"age": np.arange(rows) % 97, "county": np.arange(rows) % 89,
-                          "diagnosis": ["flu", "hiv"] * (rows // 2)})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "age": np.arange(rows) % 97,
+            "county": np.arange(rows) % 89,
+            "diagnosis": ["flu", "hiv"] * (rows // 2),
+        }
+    )
     path = tmp_path / "t.csv"
     table.to_csv(path, index=False)
-    policy = {"columns": {"age": {"role": "quasi_identifier"},
-                          "county": {"role": "quasi_identifier"},
-                          "diagnosis": {"role": "sensitive"}},
-              "steps": [{"suppress_rows": {"rare": 5, "columns": ["age", "county"]}}],
-              "privacy": {"k": 2}}  # fmt: skip
+    policy = {
+        "columns": {
+            "age": {"role": "quasi_identifier"},
+            "county": {"role": "quasi_identifier"},
+            "diagnosis": {"role": "sensitive"},
+        },
+        "steps": [{"suppress_rows": {"rare": 5, "columns": ["age", "county"]}}],
+        "privacy": {"k": 2},
+    }
     with pytest.raises(PolicyError) as memory:
         anonymize(read(path), policy)
     with pytest.raises(PolicyError) as streamed:
@@ -297,30 +398,40 @@ def test_the_certificate_says_what_batchwise_pseudonym_checks_leave_open(
     chance is known (n^2 / 2^(4 length + 1)): said when it matters (8 hex characters, 3,000
     rows: 1e-3), not for the default 16, and never in memory, where the check is exact."""
     rows = 3000
-    table = pd.DataFrame({"member_id": [f"M{i:06d}" for i in range(rows)],
-                          "plan": np.arange(rows) % 3})  # fmt: skip
+    table = pd.DataFrame(
+        {"member_id": [f"M{i:06d}" for i in range(rows)], "plan": np.arange(rows) % 3}
+    )
     path = tmp_path / "members.csv"
     table.to_csv(path, index=False)
 
     def policy(length: int) -> dict[str, Any]:
-        return {"columns": {"member_id": {"role": "identifier",
-                                          "steps": [{"pseudonymize": {"length": length}}]},
-                            "plan": {"role": "insensitive"}}}  # fmt: skip
+        return {
+            "columns": {
+                "member_id": {
+                    "role": "identifier",
+                    "steps": [{"pseudonymize": {"length": length}}],
+                },
+                "plan": {"role": "insensitive"},
+            }
+        }
 
-    short = anonymize_stream(TableStream(path), policy(8), tmp_path / "a.csv", "csv",
-                             batch_rows=500).certificate  # fmt: skip
+    short = anonymize_stream(
+        TableStream(path), policy(8), tmp_path / "a.csv", "csv", batch_rows=500
+    ).certificate
     (note,) = [w for w in short.warnings if "member_id" in w]
     assert "1.0e-03" in note  # 3000^2 / 2^33
     assert "length: 11" in note
-    default = anonymize_stream(TableStream(path), policy(16), tmp_path / "b.csv", "csv",
-                               batch_rows=500).certificate  # fmt: skip
+    default = anonymize_stream(
+        TableStream(path), policy(16), tmp_path / "b.csv", "csv", batch_rows=500
+    ).certificate
     assert not [w for w in default.warnings if "member_id" in w]
     memory = anonymize(read(path), policy(8)).certificate
     assert not [w for w in memory.warnings if "member_id" in w]
 
 
-@pytest.mark.parametrize("command", [["check", "-q", "age,county"], ["scan"],
-                                     ["anonymize", "-k", "2", "-o", "out.csv"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "command", [["check", "-q", "age,county"], ["scan"], ["anonymize", "-k", "2", "-o", "out.csv"]]
+)
 def test_batch_rows_under_one_is_refused_in_one_line_by_every_command(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

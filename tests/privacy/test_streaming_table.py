@@ -35,7 +35,8 @@ def test_batches_build_the_same_table(batch: int) -> None:
     assert whole.bottom.histograms is not None
     assert np.array_equal(streamed.bottom.histograms, whole.bottom.histograms)
     criteria = [KAnonymity(k=5), DistinctLDiversity(l=2)]
-    found = [search(t, criteria, make_metric("loss"), max_suppression=0.02)
-             for t in (whole, streamed)]  # fmt: skip
+    found = [
+        search(t, criteria, make_metric("loss"), max_suppression=0.02) for t in (whole, streamed)
+    ]
     assert found[0].levels == found[1].levels
     assert found[0].loss == found[1].loss

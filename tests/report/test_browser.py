@@ -23,8 +23,14 @@ from veil.demo import DemoResult
 from veil.report import build_report
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync"]  # fmt: skip
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 HEADINGS = [
     "In plain words",
     "What is personal: the scan",
@@ -128,8 +134,9 @@ def test_injected_markup_shows_as_text_in_chromium(
     browser: Any, key_env: str, tmp_path: Path
 ) -> None:
     payloads = ["<script>alert(1)</script>", '"><img src=x onerror=alert(1)>']
-    frame = pd.DataFrame({"note": payloads * 10, "<b>col</b>": list("xy") * 10,
-                          "age": np.arange(20) % 4})  # fmt: skip
+    frame = pd.DataFrame(
+        {"note": payloads * 10, "<b>col</b>": list("xy") * 10, "age": np.arange(20) % 4}
+    )
     release = anonymize(frame, {"columns": {"age": {"role": "quasi_identifier"}}})
     path = tmp_path / "report.html"
     build_report(release, original=frame, aligned=True, title=payloads[1]).write(path)

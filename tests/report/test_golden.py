@@ -53,8 +53,11 @@ def mismatches(got: Any, want: Any, where: str = "$") -> list[str]:
     if isinstance(want, list) and isinstance(got, list):
         if len(got) != len(want):
             return [f"{where}: length {len(got)} != {len(want)}"]
-        return [m for i, (g, w) in enumerate(zip(got, want, strict=True))
-                for m in mismatches(g, w, f"{where}[{i}]")]  # fmt: skip
+        return [
+            m
+            for i, (g, w) in enumerate(zip(got, want, strict=True))
+            for m in mismatches(g, w, f"{where}[{i}]")
+        ]
     return [] if got == want else [f"{where}: {got!r} != {want!r}"]
 
 

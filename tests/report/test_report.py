@@ -79,8 +79,7 @@ def test_every_section_has_its_figures(report: tuple[Report, pd.DataFrame]) -> N
     built, people = report
     assert [s.id for s in built.sections] == ["scan", "policy", "privacy", "utility", "columns"]
     ids = {f.id for f in built.figures}
-    assert {"uniqueness", "class-sizes", "risk", "information-kept", "associations",
-            "model"} <= ids  # fmt: skip
+    assert {"uniqueness", "class-sizes", "risk", "information-kept", "associations", "model"} <= ids
     # one distribution per column that is not a direct identifier
     identifiers = ("name", "kra_pin", "phone")  # phone: not in the policy, found by the scan
     assert {f"distribution-{c}" for c in people.columns if c not in identifiers} <= ids
@@ -289,16 +288,22 @@ def test_utility_is_per_column_worst_first_and_a_useless_model_is_flagged(key_en
     its no-feature baseline was not flagged."""
     rng = np.random.default_rng(3)
     n = 400
-    frame = pd.DataFrame({
-        "age": rng.integers(18, 90, n),
-        "gender": rng.choice(["F", "M"], n),
-        "steps": rng.integers(0, 20_000, n),
-        "coin": rng.choice(["heads", "tails"], n),  # independent of everything
-    })  # fmt: skip
-    policy = {"columns": {"age": {"role": "quasi_identifier",
-                                  "steps": [{"generalize": {"bins": [0, 50, 200]}}]},
-                          "gender": {"role": "quasi_identifier"}},
-              "unlisted": "scan", "random_state": 0}  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, n),
+            "gender": rng.choice(["F", "M"], n),
+            "steps": rng.integers(0, 20_000, n),
+            "coin": rng.choice(["heads", "tails"], n),  # independent of everything
+        }
+    )
+    policy = {
+        "columns": {
+            "age": {"role": "quasi_identifier", "steps": [{"generalize": {"bins": [0, 50, 200]}}]},
+            "gender": {"role": "quasi_identifier"},
+        },
+        "unlisted": "scan",
+        "random_state": 0,
+    }
     release = anonymize(frame, policy)
     built = build_report(release, original=frame, aligned=True, target="coin")
     utility = built.section("utility")
@@ -314,8 +319,9 @@ def test_utility_is_per_column_worst_first_and_a_useless_model_is_flagged(key_en
     assert "at or below its no-feature baseline" in model.label
     assert any("no better than the baseline" in line for line in utility.text)
     learnable = frame.assign(coin=np.where(frame["steps"] > 10_000, "heads", "tails"))
-    built = build_report(anonymize(learnable, policy), original=learnable, aligned=True,
-                         target="coin")  # fmt: skip
+    built = build_report(
+        anonymize(learnable, policy), original=learnable, aligned=True, target="coin"
+    )
     assert built.section("utility").facts[2].status == ""
 
 
@@ -323,8 +329,10 @@ def test_a_single_quasi_identifier_is_charted_once_and_no_empty_chart() -> None:
     rng = np.random.default_rng(3)
     # a score of one decimal: repeated values, no quasi-identifier (nearly unique ones are)
     frame = pd.DataFrame({"age": rng.integers(18, 90, 300), "score": rng.normal(size=300).round(1)})
-    policy = {"version": 1, "columns": {"age": {"role": "quasi_identifier"},
-                                        "score": {"role": "insensitive"}}}  # fmt: skip
+    policy = {
+        "version": 1,
+        "columns": {"age": {"role": "quasi_identifier"}, "score": {"role": "insensitive"}},
+    }
     built = build_report(anonymize(frame, policy), original=frame, aligned=True)
     labels = [f.data["combinations"] for f in built.figures if f.id == "uniqueness"]
     assert labels  # some ages are unique: the chart is drawn

@@ -23,46 +23,88 @@ def build_insurer(url: str, *, clients: int = 200, seed: int = 0) -> dict[str, p
     """Create and fill the five linked tables at ``url``; return what was written."""
     rng = np.random.default_rng(seed)
     metadata = sa.MetaData()
-    sa.Table("clients", metadata, sa.Column("id", sa.Integer, primary_key=True),
-             sa.Column("national_id", sa.String(12), index=True, unique=True),
-             sa.Column("email", sa.String(80), index=True), sa.Column("name", sa.String(80)),
-             sa.Column("joined", sa.Date))  # fmt: skip
-    sa.Table("policies", metadata, sa.Column("id", sa.Integer, primary_key=True),
-             sa.Column("client_id", sa.ForeignKey("clients.id"), index=True),
-             sa.Column("tier", sa.String(10)))  # fmt: skip
-    sa.Table("claims", metadata, sa.Column("id", sa.Integer, primary_key=True),
-             sa.Column("policy_id", sa.ForeignKey("policies.id"), index=True),
-             sa.Column("amount", sa.Numeric(12, 2)),
-             sa.Column("diagnosis", sa.String(40)))  # fmt: skip
-    sa.Table("payments", metadata, sa.Column("id", sa.Integer, primary_key=True),
-             sa.Column("claim_id", sa.ForeignKey("claims.id"), index=True),
-             sa.Column("paid", sa.Numeric(12, 2)))  # fmt: skip
-    sa.Table("contacts", metadata, sa.Column("id", sa.Integer, primary_key=True),
-             sa.Column("client_id", sa.ForeignKey("clients.id"), index=True),
-             sa.Column("phone", sa.String(20)))  # fmt: skip
+    sa.Table(
+        "clients",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("national_id", sa.String(12), index=True, unique=True),
+        sa.Column("email", sa.String(80), index=True),
+        sa.Column("name", sa.String(80)),
+        sa.Column("joined", sa.Date),
+    )
+    sa.Table(
+        "policies",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("client_id", sa.ForeignKey("clients.id"), index=True),
+        sa.Column("tier", sa.String(10)),
+    )
+    sa.Table(
+        "claims",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("policy_id", sa.ForeignKey("policies.id"), index=True),
+        sa.Column("amount", sa.Numeric(12, 2)),
+        sa.Column("diagnosis", sa.String(40)),
+    )
+    sa.Table(
+        "payments",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("claim_id", sa.ForeignKey("claims.id"), index=True),
+        sa.Column("paid", sa.Numeric(12, 2)),
+    )
+    sa.Table(
+        "contacts",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("client_id", sa.ForeignKey("clients.id"), index=True),
+        sa.Column("phone", sa.String(20)),
+    )
     n = clients
     tables = {
-        "clients": pd.DataFrame({
-            "id": np.arange(1, n + 1), "national_id": [f"{20000000 + i}" for i in range(n)],
-            "email": [f"client{i}@example.co.ke" for i in range(n)],
-            "name": [f"Client {i}" for i in range(n)],
-            "joined": pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 1500, n), "D"),
-        }),
-    }  # fmt: skip
+        "clients": pd.DataFrame(
+            {
+                "id": np.arange(1, n + 1),
+                "national_id": [f"{20000000 + i}" for i in range(n)],
+                "email": [f"client{i}@example.co.ke" for i in range(n)],
+                "name": [f"Client {i}" for i in range(n)],
+                "joined": pd.to_datetime("2020-01-01")
+                + pd.to_timedelta(rng.integers(0, 1500, n), "D"),
+            }
+        ),
+    }
     owners = rng.integers(1, n + 1, 2 * n)
-    tables["policies"] = pd.DataFrame({"id": np.arange(1, 2 * n + 1), "client_id": owners,
-                                       "tier": rng.choice(["Gold", "Silver"], 2 * n)})  # fmt: skip
+    tables["policies"] = pd.DataFrame(
+        {
+            "id": np.arange(1, 2 * n + 1),
+            "client_id": owners,
+            "tier": rng.choice(["Gold", "Silver"], 2 * n),
+        }
+    )
     policy = rng.integers(1, 2 * n + 1, 3 * n)
-    tables["claims"] = pd.DataFrame({"id": np.arange(1, 3 * n + 1), "policy_id": policy,
-                                     "amount": rng.integers(1_000, 90_000, 3 * n),
-                                     "diagnosis": rng.choice(["Malaria", "Asthma", "Fracture"],
-                                                             3 * n)})  # fmt: skip
-    tables["payments"] = pd.DataFrame({"id": np.arange(1, 4 * n + 1),
-                                       "claim_id": rng.integers(1, 3 * n + 1, 4 * n),
-                                       "paid": rng.integers(100, 9_000, 4 * n)})  # fmt: skip
-    tables["contacts"] = pd.DataFrame({"id": np.arange(1, n + 1),
-                                       "client_id": rng.integers(1, n + 1, n),
-                                       "phone": [f"+2547{i:08d}" for i in range(n)]})  # fmt: skip
+    tables["claims"] = pd.DataFrame(
+        {
+            "id": np.arange(1, 3 * n + 1),
+            "policy_id": policy,
+            "amount": rng.integers(1_000, 90_000, 3 * n),
+            "diagnosis": rng.choice(["Malaria", "Asthma", "Fracture"], 3 * n),
+        }
+    )
+    tables["payments"] = pd.DataFrame(
+        {
+            "id": np.arange(1, 4 * n + 1),
+            "claim_id": rng.integers(1, 3 * n + 1, 4 * n),
+            "paid": rng.integers(100, 9_000, 4 * n),
+        }
+    )
+    tables["contacts"] = pd.DataFrame(
+        {
+            "id": np.arange(1, n + 1),
+            "client_id": rng.integers(1, n + 1, n),
+            "phone": [f"+2547{i:08d}" for i in range(n)],
+        }
+    )
     engine = sa.create_engine(url)
     try:
         metadata.drop_all(engine)
@@ -82,15 +124,21 @@ def build_insurer(url: str, *, clients: int = 200, seed: int = 0) -> dict[str, p
 def insurer_map(url: str, **extra: Any) -> dict[str, Any]:
     return {
         "subject_keys": ["national_id", "email"],
-        "stores": {"core": {"kind": "sql", "url": url, "tables": {
-            "clients": {"subject_keys": {"national_id": "national_id", "email": "email"}},
-            "policies": {"links": {"client_id": "clients.id"}},
-            "claims": {"links": {"policy_id": "policies.id"}},
-            "payments": {"links": {"claim_id": "claims.id"}},
-            "contacts": {"links": {"client_id": "clients.id"}},
-        }}},
+        "stores": {
+            "core": {
+                "kind": "sql",
+                "url": url,
+                "tables": {
+                    "clients": {"subject_keys": {"national_id": "national_id", "email": "email"}},
+                    "policies": {"links": {"client_id": "clients.id"}},
+                    "claims": {"links": {"policy_id": "policies.id"}},
+                    "payments": {"links": {"claim_id": "claims.id"}},
+                    "contacts": {"links": {"client_id": "clients.id"}},
+                },
+            }
+        },
         **extra,
-    }  # fmt: skip
+    }
 
 
 @pytest.fixture(scope="session")
@@ -99,9 +147,11 @@ def s3_endpoint() -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
-                               str(port)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while True:
         with socket.socket() as s:
@@ -111,8 +161,11 @@ def s3_endpoint() -> Iterator[str]:
             server.kill()
             pytest.fail("moto's S3 server did not start: `make test` installs moto[server]")
         time.sleep(0.2)
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                        ("AWS_DEFAULT_REGION", "us-east-1")):  # fmt: skip
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+    ):
         os.environ.setdefault(name, value)
     try:
         yield f"http://127.0.0.1:{port}"
@@ -133,8 +186,9 @@ def write_exports(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
     clients = tables["clients"]
     half = len(clients) // 2
     for i, part in enumerate((clients.iloc[:half], clients.iloc[half:])):
-        part[["national_id", "email", "name"]].rename(columns={"national_id": "NationalID"}) \
-            .to_csv(folder / f"export_{i}.csv", index=False)  # fmt: skip
+        part[["national_id", "email", "name"]].rename(columns={"national_id": "NationalID"}).to_csv(
+            folder / f"export_{i}.csv", index=False
+        )
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -16,8 +16,14 @@ import sqlalchemy as sa
 from veil.rights._files import FileUnit, ObjectUnit
 from veil.rights._journal import Journal
 
-_STEPS = [(FileUnit, "write"), (FileUnit, "delete"), (ObjectUnit, "write"),
-          (ObjectUnit, "delete"), (Journal, "save"), (Journal, "close")]  # fmt: skip
+_STEPS = [
+    (FileUnit, "write"),
+    (FileUnit, "delete"),
+    (ObjectUnit, "write"),
+    (ObjectUnit, "delete"),
+    (Journal, "save"),
+    (Journal, "close"),
+]
 
 
 @contextmanager

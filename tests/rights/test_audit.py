@@ -17,8 +17,12 @@ KEY = b"0123456789abcdef0123456789abcdef"
 def _log(tmp_path: Path, entries: int = 5) -> AuditLog:
     log = AuditLog(tmp_path / "audit.jsonl", KEY)
     for i in range(entries):
-        log.append("retrieve", subject=subject_hash(KEY, {"national_id": f"2000000{i}"}),
-                   stores=["core"], counts={"clients": 1, "claims": i})  # fmt: skip
+        log.append(
+            "retrieve",
+            subject=subject_hash(KEY, {"national_id": f"2000000{i}"}),
+            stores=["core"],
+            counts={"clients": 1, "claims": i},
+        )
     return log
 
 
@@ -36,8 +40,9 @@ def test_an_intact_log_verifies_and_holds_no_raw_subject(tmp_path: Path) -> None
     text = log.path.read_text()
     assert "20000003" not in text
     assert subject_hash(KEY, {"national_id": "20000003"}) in text
-    assert subject_hash(b"another key of 32 bytes, really.", {"national_id": "20000003"}) \
-        not in text  # fmt: skip
+    assert (
+        subject_hash(b"another key of 32 bytes, really.", {"national_id": "20000003"}) not in text
+    )
     assert AuditLog(tmp_path / "empty.jsonl", KEY).verify() == 0
 
 
@@ -54,8 +59,9 @@ def test_an_intact_log_verifies_and_holds_no_raw_subject(tmp_path: Path) -> None
         ("rehash", r"entry 3 \(seq 3\) was edited"),
     ],
 )
-def test_every_kind_of_tampering_names_the_first_bad_entry(tmp_path: Path, tamper: str,
-                                                           message: str) -> None:  # fmt: skip
+def test_every_kind_of_tampering_names_the_first_bad_entry(
+    tmp_path: Path, tamper: str, message: str
+) -> None:
     log = _log(tmp_path)
     lines = _lines(log)
     if tamper == "edit":
@@ -81,8 +87,9 @@ def test_every_kind_of_tampering_names_the_first_bad_entry(tmp_path: Path, tampe
 
         entry = json.loads(lines[2])
         entry["actor"] = "someone else"
-        body = json.dumps({k: v for k, v in entry.items() if k != "hash"}, sort_keys=True,
-                          separators=(",", ":"))  # fmt: skip
+        body = json.dumps(
+            {k: v for k, v in entry.items() if k != "hash"}, sort_keys=True, separators=(",", ":")
+        )
         entry["hash"] = hashlib.sha256(body.encode()).hexdigest()
         lines[2] = json.dumps(entry, sort_keys=True)
     _write(log, lines)
@@ -90,8 +97,9 @@ def test_every_kind_of_tampering_names_the_first_bad_entry(tmp_path: Path, tampe
         log.verify()
 
 
-def test_the_rights_demo_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_the_rights_demo_runs_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from veil.cli import main
 
     monkeypatch.setenv("VEIL_KEY", KEY.decode())
@@ -99,8 +107,9 @@ def test_the_rights_demo_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.Mon
     printed = capsys.readouterr().out
     assert "3. retrieve again: 0 rows" in printed
     assert "hash chain intact" in printed
-    assert main(["rights", "audit", "--map", str(tmp_path / "demo" / "insurer.yaml"),
-                 "--verify"]) == 0  # fmt: skip
+    assert (
+        main(["rights", "audit", "--map", str(tmp_path / "demo" / "insurer.yaml"), "--verify"]) == 0
+    )
 
 
 def test_an_erasure_confirmation_comes_from_the_verified_log(
@@ -149,8 +158,9 @@ def test_an_erasure_confirmation_comes_from_the_verified_log(
     assert not (tmp_path / "again.json").exists()
 
 
-@pytest.mark.parametrize("attack", ["delete log and head", "truncate log and head",
-                                    "delete anchor file only"])  # fmt: skip
+@pytest.mark.parametrize(
+    "attack", ["delete log and head", "truncate log and head", "delete anchor file only"]
+)
 def test_deleting_or_cutting_the_log_with_its_head_fails_verification(
     tmp_path: Path, key: bytes, capsys: pytest.CaptureFixture[str], attack: str
 ) -> None:
@@ -168,8 +178,19 @@ def test_deleting_or_cutting_the_log_with_its_head_fails_verification(
     map_path.write_text(yaml.safe_dump(insurer_map(url)))
     base = ["rights", "audit", "--map", str(map_path), "--verify"]
     for i in range(3):
-        assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
-                     f"national_id=2000000{i}"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "rights",
+                    "retrieve",
+                    "--map",
+                    str(map_path),
+                    "--subject",
+                    f"national_id=2000000{i}",
+                ]
+            )
+            == 0
+        )
     assert main(base) == 0
     capsys.readouterr()
     log, head = tmp_path / "insurer.audit.jsonl", tmp_path / "insurer.audit.jsonl.head"
@@ -194,6 +215,8 @@ def test_deleting_or_cutting_the_log_with_its_head_fails_verification(
     assert len(err.strip().splitlines()) == 1
     assert __import__("re").search(expected, err), err
     # and no request starts a new chain over the gap
-    assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
-                 "national_id=20000005"]) == 1  # fmt: skip
+    assert (
+        main(["rights", "retrieve", "--map", str(map_path), "--subject", "national_id=20000005"])
+        == 1
+    )
     assert "records 3" in capsys.readouterr().err

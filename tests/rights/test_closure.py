@@ -25,17 +25,27 @@ from veil.rights.erase import erase
 def _person(url: str, index: int) -> dict[str, Any]:
     engine = sa.create_engine(url)
     with engine.connect() as connection:
-        client = dict(connection.execute(sa.text(
-            "SELECT id, national_id, email FROM clients ORDER BY id LIMIT 1 OFFSET :i"),
-            {"i": index}).one()._mapping)  # fmt: skip
-        phones = [r[0] for r in connection.execute(sa.text(
-            "SELECT phone FROM contacts WHERE client_id = :c"), {"c": client["id"]})]  # fmt: skip
+        client = dict(
+            connection.execute(
+                sa.text("SELECT id, national_id, email FROM clients ORDER BY id LIMIT 1 OFFSET :i"),
+                {"i": index},
+            )
+            .one()
+            ._mapping
+        )
+        phones = [
+            r[0]
+            for r in connection.execute(
+                sa.text("SELECT phone FROM contacts WHERE client_id = :c"), {"c": client["id"]}
+            )
+        ]
     engine.dispose()
     return {**client, "phones": phones}
 
 
-def _stores(tmp_path: Path, url: str, s3_endpoint: str, people: list[dict[str, Any]]
-            ) -> tuple[dict[str, Any], Path, Any, str]:  # fmt: skip
+def _stores(
+    tmp_path: Path, url: str, s3_endpoint: str, people: list[dict[str, Any]]
+) -> tuple[dict[str, Any], Path, Any, str]:
     import boto3
 
     folder = tmp_path / "crm"
@@ -52,11 +62,18 @@ def _stores(tmp_path: Path, url: str, s3_endpoint: str, people: list[dict[str, A
     spec = insurer_map(url)
     spec["subject_keys"] = ["national_id", "email", "phone"]
     spec["stores"]["core"]["tables"]["contacts"]["subject_keys"] = {"phone": "phone"}
-    spec["stores"]["crm"] = {"kind": "files", "path": str(folder), "tables": {
-        "mailing.csv": {"subject_keys": {"email": "Email"}}}}  # fmt: skip
+    spec["stores"]["crm"] = {
+        "kind": "files",
+        "path": str(folder),
+        "tables": {"mailing.csv": {"subject_keys": {"email": "Email"}}},
+    }
     calls_table = {"calls/": {"subject_keys": {"phone": "phone"}}}
-    spec["stores"]["calls"] = {"kind": "s3", "bucket": bucket, "endpoint_url": s3_endpoint,
-                               "tables": calls_table}  # fmt: skip
+    spec["stores"]["calls"] = {
+        "kind": "s3",
+        "bucket": bucket,
+        "endpoint_url": s3_endpoint,
+        "tables": calls_table,
+    }
     return spec, folder, s3, bucket
 
 
@@ -89,7 +106,8 @@ def test_erasing_by_national_id_reaches_the_email_and_phone_stores(
     assert result.removed["calls.calls/"] == 1
     # the e-mail and phone stores lost exactly that person's line
     assert (folder / "mailing.csv").read_bytes() == mailing_before.replace(
-        f"{target['email']},gold\r\n".encode(), b"")  # fmt: skip
+        f"{target['email']},gold\r\n".encode(), b""
+    )
     body = s3.get_object(Bucket=bucket, Key="calls/2025.csv")["Body"].read().decode()
     assert target["phones"][0] not in body
     assert other["phones"][0] in body
@@ -97,7 +115,10 @@ def test_erasing_by_national_id_reaches_the_email_and_phone_stores(
     again = retrieve(data_map, {"email": target["email"]})
     assert again.total == 0
     assert retrieve(data_map, {"national_id": other["national_id"]}).stores.keys() == {
-        "core", "crm", "calls"}  # fmt: skip
+        "core",
+        "crm",
+        "calls",
+    }
 
 
 def test_a_shared_family_email_stops_the_request_until_the_map_says_so(
@@ -109,16 +130,25 @@ def test_a_shared_family_email_stops_the_request_until_the_map_says_so(
     build_insurer(url, clients=30)
     engine = sa.create_engine(url)
     with engine.begin() as connection:  # two customers of one household share an e-mail
-        connection.execute(sa.text("UPDATE clients SET email = 'family@example.co.ke' "
-                                   "WHERE id IN (1, 2)"))  # fmt: skip
+        connection.execute(
+            sa.text("UPDATE clients SET email = 'family@example.co.ke' WHERE id IN (1, 2)")
+        )
     engine.dispose()
     first, second = _person(url, 0), _person(url, 1)
     spec, _folder, _, _ = _stores(tmp_path, url, s3_endpoint, [first])
     map_path = tmp_path / "insurer.yaml"
     map_path.write_text(yaml.safe_dump(spec))
     before = pd.read_sql("SELECT * FROM clients", url)
-    code = main(["rights", "erase", "--map", str(map_path), "--subject",
-                 f"national_id={first['national_id']}"])  # fmt: skip
+    code = main(
+        [
+            "rights",
+            "erase",
+            "--map",
+            str(map_path),
+            "--subject",
+            f"national_id={first['national_id']}",
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "2 values of 'national_id'" in err
@@ -129,8 +159,21 @@ def test_a_shared_family_email_stops_the_request_until_the_map_says_so(
 
     spec["follow"] = {"shared": {"email": ["family@example.co.ke"]}}
     map_path.write_text(yaml.safe_dump(spec))
-    assert main(["rights", "erase", "--map", str(map_path), "--subject",
-                 f"national_id={first['national_id']}", "--format", "json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "rights",
+                "erase",
+                "--map",
+                str(map_path),
+                "--subject",
+                f"national_id={first['national_id']}",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     erased = json.loads(capsys.readouterr().out)
     assert erased["verified"]
     left = pd.read_sql("SELECT national_id FROM clients", url)["national_id"].tolist()

@@ -30,13 +30,25 @@ def _table(path: Path) -> bytes:
 
 
 def _map(folder: Path) -> DataMap:
-    return DataMap.model_validate({
-        "subject_keys": ["national_id"],
-        "retention": {"closed": {"keep": "2 years"}},
-        "stores": {"exports": {"kind": "files", "path": str(folder), "tables": {"people.csv": {
-            "subject_keys": {"national_id": "national_id"}, "retention": "closed",
-            "date_column": "closed"}}}},
-    })  # fmt: skip
+    return DataMap.model_validate(
+        {
+            "subject_keys": ["national_id"],
+            "retention": {"closed": {"keep": "2 years"}},
+            "stores": {
+                "exports": {
+                    "kind": "files",
+                    "path": str(folder),
+                    "tables": {
+                        "people.csv": {
+                            "subject_keys": {"national_id": "national_id"},
+                            "retention": "closed",
+                            "date_column": "closed",
+                        }
+                    },
+                }
+            },
+        }
+    )
 
 
 def _run(job: tuple[str, ...], start: Any, results: Any) -> None:
@@ -57,8 +69,7 @@ def _job(job: tuple[str, ...], start: Any, results: Any) -> None:
     if kind == "erase":
         result = erase(data_map, {"national_id": who}, subject_id=f"id-{who}", journal=journal)
         if tag:  # the same person twice: what each says it did
-            results.put((tag[0], (result.verified, sum(result.removed.values()),
-                                  result.resumed)))  # fmt: skip
+            results.put((tag[0], (result.verified, sum(result.removed.values()), result.resumed)))
         else:
             results.put((who, result.verified))
     else:
@@ -122,8 +133,9 @@ def test_two_erasures_of_one_person_at_once_count_the_rows_once(tmp_path: Path) 
         folder.mkdir(parents=True)
         original = _table(folder / "people.csv")
         who = "40000012"
-        said = _together([("erase", str(folder), who, "first"),
-                          ("erase", str(folder), who, "second")])  # fmt: skip
+        said = _together(
+            [("erase", str(folder), who, "first"), ("erase", str(folder), who, "second")]
+        )
         # one removed the row, the other found nothing; neither finished "an interrupted" one
         assert sorted(said.values()) == [(True, 0, False), (True, 1, False)], trial
         assert (folder / "people.csv").read_bytes() == _without(original, {who})

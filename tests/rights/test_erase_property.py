@@ -49,8 +49,7 @@ def _belongs(data: dict[str, Any]) -> dict[str, set[int]]:
     for name, table in data["tables"].items():  # parents come before children
         own = {r["id"] for r in table["rows"] if table["keyed"] and r["sid"] == data["subject"]}
         parent = table["parent"]
-        linked = {r["id"] for r in table["rows"]
-                  if parent and r["parent_id"] in out[parent]}  # fmt: skip
+        linked = {r["id"] for r in table["rows"] if parent and r["parent_id"] in out[parent]}
         out[name] = own | linked
     return out
 
@@ -69,9 +68,10 @@ def _build(folder: Path, data: dict[str, Any]) -> tuple[DataMap, sa.MetaData]:
         if table["parent"]:
             columns.append(sa.Column("parent_id", sa.ForeignKey(f"{table['parent']}.id")))
         sa.Table(name, metadata, *columns)
-        spec[name] = {"subject_keys": {"sid": "sid"} if table["keyed"] else {},
-                      "links": {"parent_id": f"{table['parent']}.id"} if table["parent"]
-                      else {}}  # fmt: skip
+        spec[name] = {
+            "subject_keys": {"sid": "sid"} if table["keyed"] else {},
+            "links": {"parent_id": f"{table['parent']}.id"} if table["parent"] else {},
+        }
         if table.get("held"):
             spec[name]["retention"] = "record"
     engine = sa.create_engine(url)
@@ -90,11 +90,19 @@ def _build(folder: Path, data: dict[str, Any]) -> tuple[DataMap, sa.MetaData]:
                 writer = csv.writer(handle)
                 writer.writerow(["sid", "note"])
                 writer.writerows(rows)
-        stores["files"] = {"kind": "files", "path": str(folder / "files"), "tables": {
-            "f*.csv": {"subject_keys": {"sid": "sid"},
-                       **({"retention": "record"} if data.get("files_held") else {})}}}  # fmt: skip
-    data_map = DataMap.model_validate({"subject_keys": ["sid"], "stores": stores,
-                                       "retention": {"record": {"hold": "7 years"}}})  # fmt: skip
+        stores["files"] = {
+            "kind": "files",
+            "path": str(folder / "files"),
+            "tables": {
+                "f*.csv": {
+                    "subject_keys": {"sid": "sid"},
+                    **({"retention": "record"} if data.get("files_held") else {}),
+                }
+            },
+        }
+    data_map = DataMap.model_validate(
+        {"subject_keys": ["sid"], "stores": stores, "retention": {"record": {"hold": "7 years"}}}
+    )
     return data_map, metadata
 
 
@@ -103,15 +111,18 @@ def _build(folder: Path, data: dict[str, Any]) -> tuple[DataMap, sa.MetaData]:
 def test_erase_removes_exactly_the_subjects_rows_and_nothing_else(data: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         data_map, metadata = _build(Path(folder) / "store", data)
-        result = erase(data_map, {"sid": data["subject"]}, subject_id="p",
-                       journal=Path(folder) / "journal")  # fmt: skip
+        result = erase(
+            data_map, {"sid": data["subject"]}, subject_id="p", journal=Path(folder) / "journal"
+        )
         assert result.verified
         doomed = _belongs(data)
         engine = sa.create_engine(f"sqlite:///{Path(folder) / 'store' / 'db.sqlite'}")
         with engine.connect() as connection:
             for name, table in data["tables"].items():
-                left = [dict(r._mapping) for r in connection.execute(
-                    sa.select(metadata.tables[name]).order_by("id"))]  # fmt: skip
+                left = [
+                    dict(r._mapping)
+                    for r in connection.execute(sa.select(metadata.tables[name]).order_by("id"))
+                ]
                 expected = [r for r in table["rows"] if r["id"] not in doomed[name]]
                 assert left == expected, name
         engine.dispose()
@@ -126,8 +137,11 @@ def stores(draw: st.DrawFn) -> dict[str, Any]:
     data = draw(linked_tables())
     for table in data["tables"].values():
         table["held"] = draw(st.booleans()) and draw(st.booleans())
-    data["files"] = draw(st.lists(st.lists(st.tuples(st.sampled_from(["A", "B", "C"]), _NOTES),
-                                           max_size=6), max_size=4))  # fmt: skip
+    data["files"] = draw(
+        st.lists(
+            st.lists(st.tuples(st.sampled_from(["A", "B", "C"]), _NOTES), max_size=6), max_size=4
+        )
+    )
     data["files_held"] = draw(st.booleans())
     return data
 
@@ -166,13 +180,15 @@ def test_a_kill_at_any_point_then_a_rerun_ends_as_an_uninterrupted_erasure(
         expected: list[Any] = []
 
         def uninterrupted() -> None:
-            expected.append(erase(reference, subject, subject_id="p",
-                                  journal=base / "reference" / "journal"))  # fmt: skip
+            expected.append(
+                erase(reference, subject, subject_id="p", journal=base / "reference" / "journal")
+            )
 
         steps = steps_of(uninterrupted)
         point = choice.draw(st.integers(1, steps), label="killed before step")
-        assert killed_at(lambda: erase(trial, subject, subject_id="p",
-                                       journal=base / "trial" / "journal"), point)  # fmt: skip
+        assert killed_at(
+            lambda: erase(trial, subject, subject_id="p", journal=base / "trial" / "journal"), point
+        )
         again = erase(trial, subject, subject_id="p", journal=base / "trial" / "journal")
         assert again.verified
         assert _end_state(base / "trial", metadata) == _end_state(base / "reference", metadata)

@@ -101,19 +101,27 @@ dataset:
 def test_a_fides_dataset_becomes_a_map_that_retrieves_the_same(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'insurer.db'}"
     build_insurer(url, clients=60)
-    fides = FIDES.replace("          - name: claim_id\n", "          - name: claim_id\n"
-                          "            fides_meta:\n              references: [{dataset: insurer,"
-                          " field: claims.id, direction: from}]\n")  # fmt: skip
+    fides = FIDES.replace(
+        "          - name: claim_id\n",
+        "          - name: claim_id\n"
+        "            fides_meta:\n              references: [{dataset: insurer,"
+        " field: claims.id, direction: from}]\n",
+    )
     path = tmp_path / "fides.yml"
     path.write_text(fides)
     out = tmp_path / "map.yaml"
-    assert main(["rights", "map", "--from-fides", str(path), "--url", f"insurer={url}", "-o",
-                 str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            ["rights", "map", "--from-fides", str(path), "--url", f"insurer={url}", "-o", str(out)]
+        )
+        == 0
+    )
     data_map = load_map(out)
     assert data_map.stores["insurer"].tables["payments"].links == {"claim_id": "claims.id"}
     hand = retrieve(DataMap.model_validate(insurer_map(url)), {"national_id": "20000021"})
     assert retrieve(data_map, {"national_id": "20000021"}).counts == {
-        t.replace("core.", ""): n for t, n in hand.counts.items()}  # fmt: skip
+        t.replace("core.", ""): n for t, n in hand.counts.items()
+    }
     from veil.exceptions import PolicyError
     from veil.rights.fides import from_fides
 
@@ -131,12 +139,21 @@ def test_proposed_keys_are_key_shaped_and_index_statements_run(tmp_path: Path) -
     build_insurer(url, clients=30)
     engine = sa.create_engine(url)
     with engine.begin() as connection:
-        connection.execute(sa.text("CREATE TABLE letters (id INTEGER PRIMARY KEY, client_id "
-                                   "INTEGER REFERENCES clients(id), body TEXT)"))  # fmt: skip
+        connection.execute(
+            sa.text(
+                "CREATE TABLE letters (id INTEGER PRIMARY KEY, client_id "
+                "INTEGER REFERENCES clients(id), body TEXT)"
+            )
+        )
         for i in range(1, 31):
-            connection.execute(sa.text("INSERT INTO letters VALUES (:i, :i, :b)"), {
-                "i": i, "b": f"Dear Client {i}, we called +2547{i:08d} and wrote to "
-                             f"client{i}@example.co.ke about claim {i}."})  # fmt: skip
+            connection.execute(
+                sa.text("INSERT INTO letters VALUES (:i, :i, :b)"),
+                {
+                    "i": i,
+                    "b": f"Dear Client {i}, we called +2547{i:08d} and wrote to "
+                    f"client{i}@example.co.ke about claim {i}.",
+                },
+            )
     engine.dispose()
     built = build_map([url])
     tables = next(iter(built.stores.values())).tables

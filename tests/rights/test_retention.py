@@ -24,10 +24,12 @@ from veil.rights.retention import apply_retention
 
 
 def _spec(url: str, archive: str, then: str) -> dict:
-    spec = insurer_map(url, retention={"operational": {"keep": "3 years", "then": then,
-                                                        "archive_to": "archive"}})  # fmt: skip
-    spec["stores"]["core"]["tables"]["clients"].update(retention="operational",
-                                                       date_column="joined")  # fmt: skip
+    spec = insurer_map(
+        url, retention={"operational": {"keep": "3 years", "then": then, "archive_to": "archive"}}
+    )
+    spec["stores"]["core"]["tables"]["clients"].update(
+        retention="operational", date_column="joined"
+    )
     # the archive maps what it receives, so that retrieve and erase still reach it
     tables = insurer_map(archive)["stores"]["core"]["tables"]
     spec["stores"]["archive"] = {"kind": "sql", "url": archive, "tables": tables}
@@ -39,8 +41,9 @@ def test_old_clients_and_their_rows_move_to_the_archive(tmp_path: Path, key: byt
     tables = build_insurer(url, clients=80)
     sa.create_engine(archive).dispose()
     as_of = pd.Timestamp("2024-06-01")
-    old = set(tables["clients"].loc[tables["clients"]["joined"] < as_of - pd.DateOffset(years=3),
-                                    "id"])  # fmt: skip
+    old = set(
+        tables["clients"].loc[tables["clients"]["joined"] < as_of - pd.DateOffset(years=3), "id"]
+    )
     assert 0 < len(old) < 80
     before = _snapshot(url)
     data_map = DataMap.model_validate(_spec(url, archive, "archive"))
@@ -77,8 +80,10 @@ def test_delete_class_and_the_cli(tmp_path: Path, key: bytes) -> None:
     build_insurer(url, clients=40)
     map_path = tmp_path / "insurer.yaml"
     map_path.write_text(yaml.safe_dump(_spec(url, archive, "delete")))
-    assert main(["rights", "retention", "--map", str(map_path), "--as-of", "2024-06-01",
-                 "--dry-run"]) == 0  # fmt: skip
+    assert (
+        main(["rights", "retention", "--map", str(map_path), "--as-of", "2024-06-01", "--dry-run"])
+        == 0
+    )
     before = _snapshot(url)
     assert main(["rights", "retention", "--map", str(map_path), "--as-of", "2024-06-01"]) == 0
     after = _snapshot(url)
@@ -102,9 +107,15 @@ def _claims(seed: int, n: int) -> list[tuple[str, str, str, str]]:
     rng = np.random.default_rng(seed)
     days = rng.integers(0, (AS_OF - pd.Timestamp("2018-01-01")).days, n)
     notes = ["paid", "a, comma", 'said "no"', "two\nlines"]
-    rows = [(f"{30000000 + seed * 100 + i}", f"Client {i}",
-             str((pd.Timestamp("2018-01-01") + pd.Timedelta(days=int(d))).date()),
-             notes[i % 4]) for i, d in enumerate(days)]  # fmt: skip
+    rows = [
+        (
+            f"{30000000 + seed * 100 + i}",
+            f"Client {i}",
+            str((pd.Timestamp("2018-01-01") + pd.Timedelta(days=int(d))).date()),
+            notes[i % 4],
+        )
+        for i, d in enumerate(days)
+    ]
     rows[3] = (rows[3][0], rows[3][1], "", "no date: kept")
     return rows
 
@@ -120,40 +131,64 @@ def _file_stores(folder: Path) -> tuple[dict[str, Any], dict[str, list[tuple[str
     cold.mkdir()
     claims = {"claims_2023.csv": _claims(1, 30), "claims_2024.csv": _claims(2, 30)}
     for (name, rows), ending in zip(claims.items(), ("\r\n", "\n"), strict=True):
-        (exports / name).write_bytes("".join(_record(r, ending)
-                                             for r in [HEADER, *rows]).encode())  # fmt: skip
-    earlier = [("29000001", "Old One", "2021-03-04", "kept"), ("29000002", "Old Two", "2019-01-02",
-                "past five years")]  # fmt: skip
+        (exports / name).write_bytes("".join(_record(r, ending) for r in [HEADER, *rows]).encode())
+    earlier = [
+        ("29000001", "Old One", "2021-03-04", "kept"),
+        ("29000002", "Old Two", "2019-01-02", "past five years"),
+    ]
     claims["cold:claims_2023.csv"] = earlier
     text = "".join(_record(r, "\r\n") for r in [HEADER, *earlier])
     (cold / "claims_2023.csv").write_bytes(text.encode())
-    for name, age in (("letters_old.csv", pd.DateOffset(years=2)),
-                      ("letters_new.csv", pd.DateOffset(months=1))):  # fmt: skip
+    for name, age in (
+        ("letters_old.csv", pd.DateOffset(years=2)),
+        ("letters_new.csv", pd.DateOffset(months=1)),
+    ):
         (exports / name).write_text(f"national_id,letter\n{name[8:11]}1,Dear client\n")
         stamp = (AS_OF - age).timestamp()
         os.utime(exports / name, (stamp, stamp))
     keys = {"national_id": "national_id"}
     spec = {
         "subject_keys": ["national_id"],
-        "retention": {"operational": {"keep": "10 months", "then": "archive", "archive_to": "cold"},
-                      "archive": {"keep": "5 years"}},
-        "stores": {
-            "exports": {"kind": "files", "path": str(exports), "tables": {
-                "claims_*.csv": {"subject_keys": keys, "retention": "operational",
-                                 "date_column": "filed"},
-                "letters_*.csv": {"subject_keys": keys, "retention": "operational"}}},
-            "cold": {"kind": "files", "path": str(cold), "tables": {
-                "claims_*.csv": {"subject_keys": keys, "retention": "archive",
-                                 "date_column": "filed"},
-                "letters_*.csv": {"subject_keys": keys}}},
+        "retention": {
+            "operational": {"keep": "10 months", "then": "archive", "archive_to": "cold"},
+            "archive": {"keep": "5 years"},
         },
-    }  # fmt: skip
+        "stores": {
+            "exports": {
+                "kind": "files",
+                "path": str(exports),
+                "tables": {
+                    "claims_*.csv": {
+                        "subject_keys": keys,
+                        "retention": "operational",
+                        "date_column": "filed",
+                    },
+                    "letters_*.csv": {"subject_keys": keys, "retention": "operational"},
+                },
+            },
+            "cold": {
+                "kind": "files",
+                "path": str(cold),
+                "tables": {
+                    "claims_*.csv": {
+                        "subject_keys": keys,
+                        "retention": "archive",
+                        "date_column": "filed",
+                    },
+                    "letters_*.csv": {"subject_keys": keys},
+                },
+            },
+        },
+    }
     return spec, claims
 
 
 def _files_of(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_files_age_out_row_by_row_and_whole_into_the_archive(tmp_path: Path) -> None:
@@ -169,16 +204,23 @@ def test_files_age_out_row_by_row_and_whole_into_the_archive(tmp_path: Path) -> 
     assert _files_of(tmp_path) == before  # a dry run changes nothing
     done = apply_retention(data_map, as_of=AS_OF, journal=journal)
     assert done.archived == plan.archived
-    moved = {name: [r for r in rows if r[2] and r[2] < OPERATIONAL]
-             for name, rows in claims.items() if name.startswith("claims")}  # fmt: skip
-    assert done.archived == {"exports.claims_*.csv": sum(map(len, moved.values())),
-                             "exports.letters_*.csv": 1}  # fmt: skip
+    moved = {
+        name: [r for r in rows if r[2] and r[2] < OPERATIONAL]
+        for name, rows in claims.items()
+        if name.startswith("claims")
+    }
+    assert done.archived == {
+        "exports.claims_*.csv": sum(map(len, moved.values())),
+        "exports.letters_*.csv": 1,
+    }
     for (name, rows), ending in zip(list(claims.items())[:2], ("\r\n", "\n"), strict=True):
         stays = [r for r in rows if not r[2] or r[2] >= OPERATIONAL]
-        assert (tmp_path / "exports" / name).read_bytes() == \
-            "".join(_record(r, ending) for r in [HEADER, *stays]).encode()  # fmt: skip
-    cold_2023 = [r for r in claims["cold:claims_2023.csv"] + moved["claims_2023.csv"]
-                 if r[2] >= ARCHIVE]  # fmt: skip
+        assert (tmp_path / "exports" / name).read_bytes() == "".join(
+            _record(r, ending) for r in [HEADER, *stays]
+        ).encode()
+    cold_2023 = [
+        r for r in claims["cold:claims_2023.csv"] + moved["claims_2023.csv"] if r[2] >= ARCHIVE
+    ]
     expected = _record(HEADER, "\r\n") + "".join(_record(r, "\r\n") for r in cold_2023)
     assert (tmp_path / "cold" / "claims_2023.csv").read_bytes() == expected.encode()
     cold_2024 = [r for r in moved["claims_2024.csv"] if r[2] >= ARCHIVE]
@@ -226,8 +268,11 @@ def test_a_retention_run_killed_at_every_step_finishes_as_if_never_killed(tmp_pa
     and the counts are those of a run never killed."""
     reference = _mixed_stores(tmp_path / "reference")
     outcome: list[Any] = []
-    steps = steps_of(lambda: outcome.append(apply_retention(
-        reference, as_of=AS_OF, journal=tmp_path / "reference" / "j")))  # fmt: skip
+    steps = steps_of(
+        lambda: outcome.append(
+            apply_retention(reference, as_of=AS_OF, journal=tmp_path / "reference" / "j")
+        )
+    )
     expected = _end_state(tmp_path / "reference")
     assert outcome[0].deleted["core.clients"] > 0
     assert steps > 10
@@ -242,13 +287,17 @@ def test_a_retention_run_killed_at_every_step_finishes_as_if_never_killed(tmp_pa
         again = apply_retention(data_map, journal=folder / "j", as_of=None if started else AS_OF)
         assert again.resumed == started
         assert (again.archived, again.deleted, again.kept) == (
-            outcome[0].archived, outcome[0].deleted, outcome[0].kept), point  # fmt: skip
+            outcome[0].archived,
+            outcome[0].deleted,
+            outcome[0].kept,
+        ), point
         assert _end_state(folder) == expected, point
         assert not list((folder / "j").glob("*.json"))
 
 
-def test_s3_objects_age_out_and_held_rows_keep_no_identifier(tmp_path: Path,
-                                                             s3_endpoint: str) -> None:  # fmt: skip
+def test_s3_objects_age_out_and_held_rows_keep_no_identifier(
+    tmp_path: Path, s3_endpoint: str
+) -> None:
     """Objects with no date column move whole to the archive bucket once last written more
     than 10 months before; dated rows in CSV and Parquet objects past a year are deleted, or,
     under a 7-year legal hold, kept with identifiers replaced (a second run leaves them)."""
@@ -265,34 +314,63 @@ def test_s3_objects_age_out_and_held_rows_keep_no_identifier(tmp_path: Path,
     def updated(age: pd.DateOffset) -> str:
         return str((as_of - age).date())
 
-    young, held, old = updated(pd.DateOffset(months=2)), updated(pd.DateOffset(years=3)), \
-        updated(pd.DateOffset(years=9))  # fmt: skip
-    contacts = ("national_id,name,phone,updated\n"
-                f"40000001,Amina Otieno,+254712000001,{young}\n"
-                f"40000002,Brian Kamau,+254712000002,{held}\n"
-                f"40000003,Chebet Rono,+254712000003,{old}\n").encode()  # fmt: skip
+    young, held, old = (
+        updated(pd.DateOffset(months=2)),
+        updated(pd.DateOffset(years=3)),
+        updated(pd.DateOffset(years=9)),
+    )
+    contacts = (
+        "national_id,name,phone,updated\n"
+        f"40000001,Amina Otieno,+254712000001,{young}\n"
+        f"40000002,Brian Kamau,+254712000002,{held}\n"
+        f"40000003,Chebet Rono,+254712000003,{old}\n"
+    ).encode()
     s3.put_object(Bucket="veil-lake", Key="crm/contacts.csv", Body=contacts)
-    history = pd.DataFrame({"national_id": ["40000001", "40000002", "40000003"],
-                            "visits": [3, 5, 8], "updated": [young, held, old]})  # fmt: skip
+    history = pd.DataFrame(
+        {
+            "national_id": ["40000001", "40000002", "40000003"],
+            "visits": [3, 5, 8],
+            "updated": [young, held, old],
+        }
+    )
     buffer = io.BytesIO()
     history.to_parquet(buffer, index=False)
     s3.put_object(Bucket="veil-lake", Key="crm/history.parquet", Body=buffer.getvalue())
     keys = {"national_id": "national_id"}
-    data_map = DataMap.model_validate({
-        "subject_keys": ["national_id"],
-        "retention": {"scans": {"keep": "10 months", "then": "archive", "archive_to": "cold"},
-                      "crm": {"keep": "1 year", "hold": "7 years"}},
-        "stores": {
-            "lake": {"kind": "s3", "bucket": "veil-lake", "endpoint_url": s3_endpoint, "tables": {
-                "scans/": {"subject_keys": keys, "retention": "scans"},
-                "crm/": {"subject_keys": keys, "retention": "crm", "date_column": "updated"}}},
-            "cold": {"kind": "s3", "bucket": "veil-lake-archive", "endpoint_url": s3_endpoint,
-                     "tables": {"scans/": {"subject_keys": keys}}},
-        },
-    })  # fmt: skip
+    data_map = DataMap.model_validate(
+        {
+            "subject_keys": ["national_id"],
+            "retention": {
+                "scans": {"keep": "10 months", "then": "archive", "archive_to": "cold"},
+                "crm": {"keep": "1 year", "hold": "7 years"},
+            },
+            "stores": {
+                "lake": {
+                    "kind": "s3",
+                    "bucket": "veil-lake",
+                    "endpoint_url": s3_endpoint,
+                    "tables": {
+                        "scans/": {"subject_keys": keys, "retention": "scans"},
+                        "crm/": {
+                            "subject_keys": keys,
+                            "retention": "crm",
+                            "date_column": "updated",
+                        },
+                    },
+                },
+                "cold": {
+                    "kind": "s3",
+                    "bucket": "veil-lake-archive",
+                    "endpoint_url": s3_endpoint,
+                    "tables": {"scans/": {"subject_keys": keys}},
+                },
+            },
+        }
+    )
     journal = tmp_path / "journal"
-    early = apply_retention(data_map, as_of=today + pd.DateOffset(months=9), dry_run=True,
-                            journal=journal)  # fmt: skip
+    early = apply_retention(
+        data_map, as_of=today + pd.DateOffset(months=9), dry_run=True, journal=journal
+    )
     assert "lake.scans/" not in early.archived  # written 9 months before: still young
     done = apply_retention(data_map, as_of=as_of, journal=journal)
     assert done.archived == {"lake.scans/": 2}

@@ -32,8 +32,10 @@ JOINS = {
 def _oracle(url: str, national_id: str) -> dict[str, set[int]]:
     engine = sa.create_engine(url)
     with engine.connect() as connection:
-        out = {t: {r[0] for r in connection.execute(sa.text(q), {"v": national_id})}
-               for t, q in JOINS.items()}  # fmt: skip
+        out = {
+            t: {r[0] for r in connection.execute(sa.text(q), {"v": national_id})}
+            for t, q in JOINS.items()
+        }
     engine.dispose()
     return out
 
@@ -75,8 +77,12 @@ def test_files_and_s3_objects_are_searched_too(tmp_path: Path, s3_endpoint: str)
         "tables": {"export_*.csv": {"subject_keys": {"national_id": "NationalID"}}},
     }
     crm = {"crm/": {"subject_keys": {"national_id": "national_id"}}}
-    spec["stores"]["lake"] = {"kind": "s3", "bucket": bucket, "endpoint_url": s3_endpoint,
-                              "tables": crm}  # fmt: skip
+    spec["stores"]["lake"] = {
+        "kind": "s3",
+        "bucket": bucket,
+        "endpoint_url": s3_endpoint,
+        "tables": crm,
+    }
     found = retrieve(DataMap.model_validate(spec), {"national_id": "20000007"})
     assert [r["_file"] for r in found.stores["exports"]["export_*.csv"]] == ["export_0.csv"]
     expected = {"_object": "crm/clients.csv", "national_id": "20000007", "name": "Client 7"}
@@ -96,19 +102,28 @@ def test_bad_maps_and_subjects_get_one_line(tmp_path: Path) -> None:
     dangling = insurer_map(url)
     dangling["stores"]["core"]["tables"]["claims"]["links"] = {"policy_id": "policy.id"}
     cases.append((dangling, "names a table the store does not map"))
-    archived = insurer_map(url, retention={"old": {"keep": "1 year", "then": "archive",
-                                                   "archive_to": "cold"}})  # fmt: skip
+    archived = insurer_map(
+        url, retention={"old": {"keep": "1 year", "then": "archive", "archive_to": "cold"}}
+    )
     archived["stores"]["core"]["tables"]["policies"]["retention"] = "old"
-    archived["stores"]["cold"] = {"kind": "sql", "url": url.replace("insurer", "cold"),
-                                  "tables": {"policies": {}}}  # fmt: skip
+    archived["stores"]["cold"] = {
+        "kind": "sql",
+        "url": url.replace("insurer", "cold"),
+        "tables": {"policies": {}},
+    }
     # claims and payments link to policies: archived with them, so the archive must map them
-    cases.append((archived, "archives to 'cold', which does not map claims, payments: map "
-                            "them there too"))  # fmt: skip
-    elsewhere = insurer_map(url, retention={"old": {"keep": "1 year", "then": "archive",
-                                                    "archive_to": "files"}})  # fmt: skip
+    cases.append(
+        (archived, "archives to 'cold', which does not map claims, payments: map them there too")
+    )
+    elsewhere = insurer_map(
+        url, retention={"old": {"keep": "1 year", "then": "archive", "archive_to": "files"}}
+    )
     elsewhere["stores"]["core"]["tables"]["contacts"]["retention"] = "old"
-    elsewhere["stores"]["files"] = {"kind": "files", "path": str(tmp_path),
-                                    "tables": {"contacts": {}}}  # fmt: skip
+    elsewhere["stores"]["files"] = {
+        "kind": "files",
+        "path": str(tmp_path),
+        "tables": {"contacts": {}},
+    }
     cases.append((elsewhere, "the archive must be another sql store"))
     for spec, message in cases:
         path = tmp_path / "map.yaml"
@@ -144,20 +159,56 @@ def test_cli_retrieve_exports_json_and_records_the_request(
     build_insurer(url, clients=30)
     map_path = tmp_path / "insurer.yaml"
     map_path.write_text(yaml.safe_dump(insurer_map(url)))
-    code = main(["rights", "retrieve", "--map", str(map_path), "--subject",
-                 "national_id=20000003", "--format", "json"])  # fmt: skip
+    code = main(
+        [
+            "rights",
+            "retrieve",
+            "--map",
+            str(map_path),
+            "--subject",
+            "national_id=20000003",
+            "--format",
+            "json",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     data = json.loads(printed)
     assert set(data) >= {"subject", "stores", "counts"}
     assert data["counts"]["clients"] == 1
     export = tmp_path / "export.json"
-    assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
-                 "national_id=20000003", "-o", str(export)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "rights",
+                "retrieve",
+                "--map",
+                str(map_path),
+                "--subject",
+                "national_id=20000003",
+                "-o",
+                str(export),
+            ]
+        )
+        == 0
+    )
     assert json.loads(export.read_text())["counts"] == data["counts"]
     bundle = tmp_path / "export.zip"
-    assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
-                 "national_id=20000003", "-o", str(bundle)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "rights",
+                "retrieve",
+                "--map",
+                str(map_path),
+                "--subject",
+                "national_id=20000003",
+                "-o",
+                str(bundle),
+            ]
+        )
+        == 0
+    )
     import zipfile
 
     with zipfile.ZipFile(bundle) as archive:
@@ -167,10 +218,25 @@ def test_cli_retrieve_exports_json_and_records_the_request(
     assert "What is held about you" in page
     assert "Client 3" in page
     assert len(core["tables"]["clients"]) == 1
-    assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
-                 "national_id=20000003", "-o", str(bundle)]) == 2  # never overwrites  # fmt: skip
-    assert main(["rights", "retrieve", "--map", str(map_path), "--subject",
-                 "national_id=99999999"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "rights",
+                "retrieve",
+                "--map",
+                str(map_path),
+                "--subject",
+                "national_id=20000003",
+                "-o",
+                str(bundle),
+            ]
+        )
+        == 2
+    )  # never overwrites
+    assert (
+        main(["rights", "retrieve", "--map", str(map_path), "--subject", "national_id=99999999"])
+        == 0
+    )
     assert "nothing is held" in capsys.readouterr().out
     log = tmp_path / "insurer.audit.jsonl"
     entries = [json.loads(line) for line in log.read_text().splitlines()]

@@ -23,16 +23,39 @@ from veil.scan.recognizers.ke.counties import COUNTY_PROVINCE
 
 LOCALES = ("en_KE", "sw", "en_US", "en_GB", "de_DE", "fr_FR")
 
-DIAGNOSES = ("Hypertension", "Diabetes", "Asthma", "Malaria", "Tuberculosis", "HIV",
-             "Pneumonia", "Arthritis", "Depression", "Cancer", "Typhoid", "Healthy")  # fmt: skip
+DIAGNOSES = (
+    "Hypertension",
+    "Diabetes",
+    "Asthma",
+    "Malaria",
+    "Tuberculosis",
+    "HIV",
+    "Pneumonia",
+    "Arthritis",
+    "Depression",
+    "Cancer",
+    "Typhoid",
+    "Healthy",
+)
 MARITAL = ("Single", "Married", "Divorced", "Widowed", "Separated")
 SWAHILI_HEADERS = {
-    "full_name": "jina_kamili", "email": "barua_pepe", "phone": "nambari_ya_simu",
-    "national_id": "kitambulisho", "kra_pin": "kra_pin", "date_of_birth": "tarehe_ya_kuzaliwa",
-    "age": "umri", "gender": "jinsia", "location": "kaunti", "marital_status": "hali_ya_ndoa",
-    "occupation": "kazi", "diagnosis": "ugonjwa", "income": "mshahara",
-    "address": "anwani", "notes": "maelezo", "customer_id": "nambari_ya_mteja",
-}  # fmt: skip
+    "full_name": "jina_kamili",
+    "email": "barua_pepe",
+    "phone": "nambari_ya_simu",
+    "national_id": "kitambulisho",
+    "kra_pin": "kra_pin",
+    "date_of_birth": "tarehe_ya_kuzaliwa",
+    "age": "umri",
+    "gender": "jinsia",
+    "location": "kaunti",
+    "marital_status": "hali_ya_ndoa",
+    "occupation": "kazi",
+    "diagnosis": "ugonjwa",
+    "income": "mshahara",
+    "address": "anwani",
+    "notes": "maelezo",
+    "customer_id": "nambari_ya_mteja",
+}
 
 Column = tuple[str, str | None, Callable[[int], list[Any]]]  # role, entity, make(n)
 
@@ -48,8 +71,9 @@ def _nino(rng: np.random.Generator) -> str:
     return f"{prefix} {digits[:2]} {digits[2:4]} {digits[4:]} {rng.choice(list('ABCD'))}"
 
 
-def _pool(make: Callable[[], Any], rng: np.random.Generator, size: int = 60
-          ) -> Callable[[int], list[Any]]:  # fmt: skip
+def _pool(
+    make: Callable[[], Any], rng: np.random.Generator, size: int = 60
+) -> Callable[[int], list[Any]]:
     """Values drawn from a pool: people cluster in places, so postcodes repeat."""
     return lambda n: list(rng.choice([make() for _ in range(size)], n))
 
@@ -64,8 +88,9 @@ def _ke_phone(rng: np.random.Generator) -> str:
     return f"+2541{n}"
 
 
-def make_table(locale: str, rows: int = 400, *, seed: int = 0, opaque: bool = False
-               ) -> tuple[pd.DataFrame, dict[str, tuple[str, str | None]]]:  # fmt: skip
+def make_table(
+    locale: str, rows: int = 400, *, seed: int = 0, opaque: bool = False
+) -> tuple[pd.DataFrame, dict[str, tuple[str, str | None]]]:
     """A table and its truth: column name -> (role, entity)."""
     fake = Faker(locale)
     fake.seed_instance(seed)
@@ -87,61 +112,109 @@ def make_table(locale: str, rows: int = 400, *, seed: int = 0, opaque: bool = Fa
         return out
 
     columns: dict[str, Column] = {
-        "customer_id": ("identifier", None, lambda n: [f"CUS-{i:07d}" for i in
-                                                        rng.permutation(n) + 1000]),
+        "customer_id": (
+            "identifier",
+            None,
+            lambda n: [f"CUS-{i:07d}" for i in rng.permutation(n) + 1000],
+        ),
         "full_name": ("identifier", "PERSON", each(fake.name)),
         "email": ("identifier", "EMAIL", each(fake.email)),
-        "phone": ("identifier", "PHONE",
-                  each(lambda: _ke_phone(rng)) if kenyan else each(fake.phone_number)),
+        "phone": (
+            "identifier",
+            "PHONE",
+            each(lambda: _ke_phone(rng)) if kenyan else each(fake.phone_number),
+        ),
         "credit_card": ("identifier", "CREDIT_CARD", each(fake.credit_card_number)),
         "iban": ("identifier", "IBAN", each(fake.iban)),
         "ip_address": ("identifier", "IP_ADDRESS", each(fake.ipv4)),
-        "address": ("identifier", "ADDRESS",
-                    each(lambda: f"P.O. Box {rng.integers(1, 99999)}-{rng.integers(100, 90200):05d}"
-                         f" {rng.choice(counties)}") if kenyan else
-                    each(lambda: fake.address().replace("\n", ", "))),
+        "address": (
+            "identifier",
+            "ADDRESS",
+            each(
+                lambda: (
+                    f"P.O. Box {rng.integers(1, 99999)}-{rng.integers(100, 90200):05d}"
+                    f" {rng.choice(counties)}"
+                )
+            )
+            if kenyan
+            else each(lambda: fake.address().replace("\n", ", ")),
+        ),
         "notes": ("identifier", "PHONE" if kenyan else "EMAIL", notes),
-        "date_of_birth": ("quasi_identifier", "DATE_OF_BIRTH",
-                          each(lambda: pd.Timestamp(fake.date_of_birth(minimum_age=18,
-                                                                        maximum_age=90)))),
+        "date_of_birth": (
+            "quasi_identifier",
+            "DATE_OF_BIRTH",
+            each(lambda: pd.Timestamp(fake.date_of_birth(minimum_age=18, maximum_age=90))),
+        ),
         "age": ("quasi_identifier", "AGE", lambda n: list(rng.integers(18, 91, n))),
         "gender": ("quasi_identifier", "GENDER", lambda n: list(rng.choice(["Female", "Male"], n))),
-        "location": ("quasi_identifier", "LOCATION",
-                     lambda n: list(rng.choice(counties, n)) if kenyan else
-                     [fake.country() for _ in range(n)]),
-        "marital_status": ("quasi_identifier", "MARITAL_STATUS",
-                           lambda n: list(rng.choice(MARITAL, n))),
+        "location": (
+            "quasi_identifier",
+            "LOCATION",
+            lambda n: (
+                list(rng.choice(counties, n)) if kenyan else [fake.country() for _ in range(n)]
+            ),
+        ),
+        "marital_status": (
+            "quasi_identifier",
+            "MARITAL_STATUS",
+            lambda n: list(rng.choice(MARITAL, n)),
+        ),
         "occupation": ("quasi_identifier", "OCCUPATION", each(fake.job)),
         "diagnosis": ("sensitive", "HEALTH", lambda n: list(rng.choice(DIAGNOSES, n))),
-        "income": ("sensitive", "INCOME",
-                   lambda n: list(np.round(rng.lognormal(10.5, 0.6, n), -2).astype(int))),
+        "income": (
+            "sensitive",
+            "INCOME",
+            lambda n: list(np.round(rng.lognormal(10.5, 0.6, n), -2).astype(int)),
+        ),
         "tier": ("insensitive", None, lambda n: list(rng.choice(["Bronze", "Silver", "Gold"], n))),
-        "policy_limit": ("insensitive", None,
-                         lambda n: list(rng.choice([300_000, 500_000, 1_000_000], n))),
+        "policy_limit": (
+            "insensitive",
+            None,
+            lambda n: list(rng.choice([300_000, 500_000, 1_000_000], n)),
+        ),
         "subscribed": ("insensitive", None, lambda n: list(rng.choice(["Yes", "No"], n))),
         # one decimal: a score many people share
         "risk_score": ("insensitive", None, lambda n: list(rng.normal(50, 12, n).round(1))),
         # a rate with nearly one value per person (IBM HR's MonthlyRate: 1,427 distinct in
         # 1,470) singles them out as an ID would (issue 15): a quasi-identifier
-        "monthly_rate": ("quasi_identifier", "UNIQUE_NUMBER",
-                         lambda n: list(rng.integers(2_000, 27_000, n))),
+        "monthly_rate": (
+            "quasi_identifier",
+            "UNIQUE_NUMBER",
+            lambda n: list(rng.integers(2_000, 27_000, n)),
+        ),
         # a household's size: a quasi-identifier a person names (the issue of first tries)
         "dependents": ("quasi_identifier", "HOUSEHOLD", lambda n: list(rng.integers(0, 6, n))),
         # when a person joined is an event someone saw (issue 15): a QI
-        "signup_date": ("quasi_identifier", "EVENT_DATE",
-                        lambda n: list(pd.Timestamp("2016-01-01")
-                                       + pd.to_timedelta(rng.integers(0, 3000, n), "D"))),
-        "channel": ("insensitive", None,
-                    lambda n: list(rng.choice(["web", "agent", "branch", "mobile app"], n))),
+        "signup_date": (
+            "quasi_identifier",
+            "EVENT_DATE",
+            lambda n: list(
+                pd.Timestamp("2016-01-01") + pd.to_timedelta(rng.integers(0, 3000, n), "D")
+            ),
+        ),
+        "channel": (
+            "insensitive",
+            None,
+            lambda n: list(rng.choice(["web", "agent", "branch", "mobile app"], n)),
+        ),
         "satisfaction": ("insensitive", None, lambda n: list(rng.integers(1, 6, n))),
-    }  # fmt: skip
+    }
     if kenyan:
-        columns["national_id"] = ("identifier", "KE_NATIONAL_ID",
-                                  lambda n: list(rng.choice(np.arange(1_000_000, 40_000_000),
-                                                            n, replace=False)))  # fmt: skip
-        columns["kra_pin"] = ("identifier", "KE_KRA_PIN",
-                              each(lambda: f"{rng.choice(['A', 'P'])}{rng.integers(0, 10**9):09d}"
-                                   f"{rng.choice(list(string.ascii_uppercase))}"))  # fmt: skip
+        columns["national_id"] = (
+            "identifier",
+            "KE_NATIONAL_ID",
+            lambda n: list(rng.choice(np.arange(1_000_000, 40_000_000), n, replace=False)),
+        )
+        columns["kra_pin"] = (
+            "identifier",
+            "KE_KRA_PIN",
+            each(
+                lambda: (
+                    f"{rng.choice(['A', 'P'])}{rng.integers(0, 10**9):09d}"
+                    f"{rng.choice(list(string.ascii_uppercase))}"
+                )
+            ),
+        )
     elif locale == "en_US":
         columns["ssn"] = ("identifier", "US_SSN", each(fake.ssn))
         columns["postcode"] = ("quasi_identifier", "POSTCODE", _pool(fake.zipcode, rng))

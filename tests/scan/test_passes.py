@@ -107,8 +107,10 @@ def test_the_command_scans_in_batches(
     assert json.loads(capsys.readouterr().out) == whole
     memory, streamed = tmp_path / "memory.yaml", tmp_path / "streamed.yaml"
     assert main(["scan", data, "--in-memory", "--suggest-policy", str(memory)]) == 0
-    assert main(["scan", data, "--streaming", "--batch-rows", "70", "--suggest-policy",
-                 str(streamed)]) == 0  # fmt: skip
+    assert (
+        main(["scan", data, "--streaming", "--batch-rows", "70", "--suggest-policy", str(streamed)])
+        == 0
+    )
     capsys.readouterr()
     # fitted on the counts, not the rows: the same columns and outcome (the counts hold no
     # sensitive value, so the l the table in memory reaches is left to the release)
@@ -137,7 +139,8 @@ def test_a_policy_suggested_in_passes_measures_what_the_release_in_batches_does(
     assert kept is not None
     policy = tmp_path / "policy.yaml"
     policy.write_text(text)
-    released = anonymize_stream(TableStream(path), str(policy), tmp_path / "out.csv", "csv",
-                                batch_rows=200)  # fmt: skip
+    released = anonymize_stream(
+        TableStream(path), str(policy), tmp_path / "out.csv", "csv", batch_rows=200
+    )
     assert released.certificate.rows_out == int(kept.group(1).replace(",", ""))
     assert released.certificate.after.k >= 5

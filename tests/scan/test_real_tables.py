@@ -28,8 +28,9 @@ def test_a_clinical_table_is_health_data_and_its_diagnosis_is_sensitive() -> Non
     assert got.pop("age") == got.pop("sex") == "quasi_identifier"
     assert set(got.values()) == {"sensitive"}, got  # cp, trestbps, chol ... thal, target
     assert result.column("target").entity == "HEALTH"
-    assert any("the whole table is special-category data" in line
-               for line in result.category_lines())  # fmt: skip
+    assert any(
+        "the whole table is special-category data" in line for line in result.category_lines()
+    )
 
 
 def test_vital_signs_are_health_data_and_a_status_word_is_no_place() -> None:
@@ -118,14 +119,28 @@ def test_a_german_patient_list_reads_in_german() -> None:
 
 def test_wordy_categories_are_no_free_text_but_a_column_of_notes_is() -> None:
     rng = np.random.default_rng(2)
-    countries = ["United-States", "Puerto-Rico", "El-Salvador", "Dominican-Republic",
-                 "Trinadad&Tobago", "Outlying-US(Guam-USVI-etc)", "South-Africa"]  # fmt: skip
+    countries = [
+        "United-States",
+        "Puerto-Rico",
+        "El-Salvador",
+        "Dominican-Republic",
+        "Trinadad&Tobago",
+        "Outlying-US(Guam-USVI-etc)",
+        "South-Africa",
+    ]
     values = [*rng.choice(countries, 30_000), "Holand-Netherlands"]  # one singleton
     found = scan(pd.DataFrame({"native_country": values})).columns[0]
     assert not found.free_text
     # in a small table (a federated party's share) a rare category is 1 row in 500
-    jobs = ["Machine-op-inspct", "Handlers-cleaners", "Farming-fishing", "Tech-support",
-            "Protective-serv", "Exec-managerial", "Prof-specialty"]  # fmt: skip
+    jobs = [
+        "Machine-op-inspct",
+        "Handlers-cleaners",
+        "Farming-fishing",
+        "Tech-support",
+        "Protective-serv",
+        "Exec-managerial",
+        "Prof-specialty",
+    ]
     small = [*rng.choice(jobs, 500), "Armed-Forces"]
     assert not scan(pd.DataFrame({"occupation": small})).columns[0].free_text
     notes = list(rng.choice(["No change to the plan.", "Renewal sent by post."], 30_000))

@@ -19,8 +19,14 @@ def test_kenyan_sample_finds_ids_and_kra_pins() -> None:
     assert result.column("Illness_category").role.value == "sensitive"
     # when a client joined, to the minute, is an event an insider saw: a quasi-identifier
     # and so is the number of dependants (a household's size), which the name says
-    assert set(result.quasi_identifiers) == {"County", "Gender", "Age", "Marital_status",
-                                             "No_of_dependents", "Date_of_entry"}  # fmt: skip
+    assert set(result.quasi_identifiers) == {
+        "County",
+        "Gender",
+        "Age",
+        "Marital_status",
+        "No_of_dependents",
+        "Date_of_entry",
+    }
     assert result.column("Date_of_entry").entity == "EVENT_DATE"
     assert result.column("No_of_dependents").entity == "HOUSEHOLD"
     for name in ("Tier", "Policy_limit", "Retention"):

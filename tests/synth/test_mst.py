@@ -18,8 +18,9 @@ def test_mst_synthesis_respects_the_public_domain(tmp_path: Path) -> None:
     data = demo_data()[["Gender", "Tier", "Age"]]
     acc = dp.Accountant.create(tmp_path / "b.db", dp.Budget(2.0))
     keys = {"Gender": ["Female", "Male"], "Tier": ["Bronze", "Silver", "Gold"]}
-    result = synthesize(data, epsilon=1.0, accountant=acc, keys=keys,
-                        bounds={"Age": (18, 90)}, bins=6, rows=500)  # fmt: skip
+    result = synthesize(
+        data, epsilon=1.0, accountant=acc, keys=keys, bounds={"Age": (18, 90)}, bins=6, rows=500
+    )
     out = result.data
     assert list(out.columns) == ["Gender", "Tier", "Age"]
     assert len(out) == 500
@@ -41,8 +42,9 @@ def test_inferred_domains_warn_and_cli_writes_the_file(tmp_path: Path, capsys) -
     assert main(["budget", "init", str(data), "--epsilon", "1"]) == 0
     out = tmp_path / "synthetic.csv"
     with pytest.warns(PrivacyLeakWarning):
-        synthesize(pd.read_csv(data), epsilon=0.1,
-                   accountant=dp.Accountant(dp.budget.default_ledger()))  # fmt: skip
+        synthesize(
+            pd.read_csv(data), epsilon=0.1, accountant=dp.Accountant(dp.budget.default_ledger())
+        )
     code = main(["synth", str(data), "--dp", "--epsilon", "0.5", "-o", str(out)])
     assert code == 0
     made = pd.read_csv(out)
@@ -69,9 +71,12 @@ def test_mst_selection_split_cannot_overshoot_by_rounding() -> None:
     def composed(budget: float, n: int) -> float:
         per = math.nextafter(budget / n, -math.inf)
         m = odp.c.make_adaptive_composition(
-            odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float),
-            odp.max_divergence(), d_in=1.0, d_mids=[per] * n,
-        )  # fmt: skip
+            odp.atom_domain(T=float, nan=False),
+            odp.absolute_distance(T=float),
+            odp.max_divergence(),
+            d_in=1.0,
+            d_mids=[per] * n,
+        )
         return float(m.map(1.0))
 
     failing = 0.049999999999999975  # MST's selection budget at epsilon 1
@@ -84,8 +89,17 @@ def test_mst_selection_split_cannot_overshoot_by_rounding() -> None:
 def test_dp_synth_runs_and_leaves_identifiers_out(tmp_path: Path, capsys) -> None:
     """The issue's case: epsilon 1 with 9 columns (8 selections) failed inside OpenDP, and
     national IDs and KRA PINs were synthesized; now it runs and they are left out."""
-    columns = ["Gender", "Marital_status", "Tier", "Illness_category", "Updated_subscription",
-               "Account_withdrawal", "No_of_dependents", "ID_number", "Tax_id"]  # fmt: skip
+    columns = [
+        "Gender",
+        "Marital_status",
+        "Tier",
+        "Illness_category",
+        "Updated_subscription",
+        "Account_withdrawal",
+        "No_of_dependents",
+        "ID_number",
+        "Tax_id",
+    ]
     frame = demo_data()[columns]
     frame = frame.assign(Retained=frame["Account_withdrawal"], Band=frame["Tier"])
     data = tmp_path / "clients.csv"
@@ -93,8 +107,9 @@ def test_dp_synth_runs_and_leaves_identifiers_out(tmp_path: Path, capsys) -> Non
     ledger = tmp_path / "budget.db"
     assert main(["budget", "init", str(data), "--epsilon", "2", "--ledger", str(ledger)]) == 0
     out = tmp_path / "synthetic.csv"
-    code = main(["synth", str(data), "--dp", "--epsilon", "1", "--ledger", str(ledger),
-                 "-o", str(out)])  # fmt: skip
+    code = main(
+        ["synth", str(data), "--dp", "--epsilon", "1", "--ledger", str(ledger), "-o", str(out)]
+    )
     assert code == 0, capsys.readouterr().err
     synthetic = pd.read_csv(out)
     assert len(synthetic.columns) == 9

@@ -59,11 +59,17 @@ def test_names_follow_gender_by_fakers_own_lists_and_emails_follow_names() -> No
 
 
 def test_classification_is_scikit_learns_own() -> None:
-    schema = {"kind": "classification", "features": 6, "informative": 3, "classes": 3,
-              "target": "label"}  # fmt: skip
+    schema = {
+        "kind": "classification",
+        "features": 6,
+        "informative": 3,
+        "classes": 3,
+        "target": "label",
+    }
     frame = from_schema(schema, 400, seed=7)
-    x, y = make_classification(n_samples=400, n_features=6, n_informative=3, n_redundant=0,
-                               n_classes=3, random_state=7)  # fmt: skip
+    x, y = make_classification(
+        n_samples=400, n_features=6, n_informative=3, n_redundant=0, n_classes=3, random_state=7
+    )
     np.testing.assert_array_equal(frame.drop(columns="label").to_numpy(), x)
     np.testing.assert_array_equal(frame["label"].to_numpy(), y)
     blobs = from_schema({"kind": "blobs", "centers": 4}, 300, seed=2)
@@ -87,8 +93,10 @@ def test_cli_synth_from_a_schema(tmp_path: Path, capsys: pytest.CaptureFixture[s
     schema = tmp_path / "schema.yaml"
     schema.write_text(yaml.safe_dump(SCHEMA))  # keys sorted: email before name, still fine
     out = tmp_path / "test_data.csv"
-    assert main(["synth", "--schema", str(schema), "--rows", "200", "-o", str(out),
-                 "--seed", "3"]) == 0  # fmt: skip
+    assert (
+        main(["synth", "--schema", str(schema), "--rows", "200", "-o", str(out), "--seed", "3"])
+        == 0
+    )
     assert "no real row was read" in capsys.readouterr().out
     assert len(pd.read_csv(out)) == 200
     assert main(["synth", str(out), "--schema", str(schema), "-o", str(tmp_path / "y.csv")]) != 0

@@ -114,15 +114,37 @@ def test_cli_synth_methods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     source = tmp_path / "data.csv"
     demo_data().to_csv(source, index=False)
     out = tmp_path / "synthetic.csv"
-    code = main(["synth", str(source), "-o", str(out), "--method", "marginals", "--rows", "300",
-                 "--seed", "1"])  # fmt: skip
+    code = main(
+        [
+            "synth",
+            str(source),
+            "-o",
+            str(out),
+            "--method",
+            "marginals",
+            "--rows",
+            "300",
+            "--seed",
+            "1",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0
     assert "300 synthetic rows" in printed
     assert "not differentially private" in printed
     assert len(pd.read_csv(out)) == 300
-    code = main(["synth", str(source), "-o", str(tmp_path / "x.csv"), "--epsilon", "1",
-                 "--method", "copula"])  # fmt: skip
+    code = main(
+        [
+            "synth",
+            str(source),
+            "-o",
+            str(tmp_path / "x.csv"),
+            "--epsilon",
+            "1",
+            "--method",
+            "copula",
+        ]
+    )
     assert code != 0
     assert "--epsilon applies to --method mst only" in capsys.readouterr().err
     code = main(["synth", str(source), "-o", str(tmp_path / "y.csv"), "--method", "mst"])
@@ -133,14 +155,38 @@ def test_cli_synth_methods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "choose how: --method copula or marginals" in capsys.readouterr().err
     assert not (tmp_path / "z.csv").exists()
     mixed = tmp_path / "mixed.csv"
-    code = main(["synth", str(source), "-o", str(mixed), "--method", "copula", "--condition-on",
-                 "Account_withdrawal", "--clusters", "3", "--seed", "2"])  # fmt: skip
+    code = main(
+        [
+            "synth",
+            str(source),
+            "-o",
+            str(mixed),
+            "--method",
+            "copula",
+            "--condition-on",
+            "Account_withdrawal",
+            "--clusters",
+            "3",
+            "--seed",
+            "2",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     assert "one copula per group of Account_withdrawal x 3 k-means clusters" in printed
     assert len(pd.read_csv(mixed)) == len(demo_data())
-    code = main(["synth", str(source), "-o", str(tmp_path / "w.csv"), "--method", "marginals",
-                 "--clusters", "3"])  # fmt: skip
+    code = main(
+        [
+            "synth",
+            str(source),
+            "-o",
+            str(tmp_path / "w.csv"),
+            "--method",
+            "marginals",
+            "--clusters",
+            "3",
+        ]
+    )
     assert code != 0
     assert "--clusters applies to --method copula, not marginals" in capsys.readouterr().err
 
@@ -172,8 +218,11 @@ def test_conditioning_on_two_columns_keeps_their_combinations() -> None:
     rng = np.random.default_rng(8)
     n = 4000
     sex = rng.choice(["F", "M"], n)
-    label = np.where(sex == "F", rng.choice(["yes", "no"], n, p=[0.7, 0.3]),
-                     rng.choice(["yes", "no"], n, p=[0.2, 0.8]))  # fmt: skip
+    label = np.where(
+        sex == "F",
+        rng.choice(["yes", "no"], n, p=[0.7, 0.3]),
+        rng.choice(["yes", "no"], n, p=[0.2, 0.8]),
+    )
     x = rng.normal(0, 1, n) + 5 * (label == "yes") + 2 * (sex == "M")
     frame = pd.DataFrame({"sex": sex, "label": label, "x": x})
     model = GaussianCopula(condition_on=["label", "sex"], identifiers=[]).fit(frame)
@@ -214,8 +263,10 @@ def test_clusters_keep_dependence_that_differs_between_groups_of_rows() -> None:
 
     def within(table: pd.DataFrame) -> tuple[float, float]:
         right, left = table[table["x"] > 0], table[table["x"] < 0]
-        return (float(right["x"].corr(right["y"], method="spearman")),
-                float(left["x"].corr(left["y"], method="spearman")))  # fmt: skip
+        return (
+            float(right["x"].corr(right["y"], method="spearman")),
+            float(left["x"].corr(left["y"], method="spearman")),
+        )
 
     real_right, real_left = within(frame)
     assert real_right > 0.9
@@ -237,8 +288,9 @@ def test_categories_are_ordered_so_the_copula_sees_their_dependence() -> None:
     levels = [f"level {i}" for i in range(8)]
     # frequencies unrelated to the levels' order, income rising with the level
     index = rng.choice(8, n, p=[0.05, 0.2, 0.1, 0.15, 0.05, 0.25, 0.1, 0.1])
-    frame = pd.DataFrame({"level": np.array(levels)[index],
-                          "income": np.exp(rng.normal(index / 2, 0.5, n))})  # fmt: skip
+    frame = pd.DataFrame(
+        {"level": np.array(levels)[index], "income": np.exp(rng.normal(index / 2, 0.5, n))}
+    )
     model = GaussianCopula(identifiers=[]).fit(frame)
     order = list(model.models_["level"].categories)
     assert order in (levels, levels[::-1])

@@ -23,8 +23,9 @@ def adult() -> pd.DataFrame:
     return frame
 
 
-def test_tvae_keeps_the_columns_together_and_is_judged_like_any_release(adult: pd.DataFrame
-                                                                        ) -> None:  # fmt: skip
+def test_tvae_keeps_the_columns_together_and_is_judged_like_any_release(
+    adult: pd.DataFrame,
+) -> None:
     train, holdout = adult.iloc[:3_200], adult.iloc[3_200:]
     model = TVAE(dim=8, epochs=40, identifiers=["customer"]).fit(train, random_state=0)
     rows = model.sample(2_000, random_state=7)
@@ -36,9 +37,15 @@ def test_tvae_keeps_the_columns_together_and_is_judged_like_any_release(adult: p
     independent = (
         Marginals(identifiers=["customer"]).fit(train, random_state=0).sample(2_000, random_state=7)
     )
-    judged = {name: evaluate_release(train.drop(columns="customer"), release.drop(
-        columns="customer"), holdout=holdout.drop(columns="customer"), target="salary-class")
-        for name, release in (("tvae", rows), ("marginals", independent))}  # fmt: skip
+    judged = {
+        name: evaluate_release(
+            train.drop(columns="customer"),
+            release.drop(columns="customer"),
+            holdout=holdout.drop(columns="customer"),
+            target="salary-class",
+        )
+        for name, release in (("tvae", rows), ("marginals", independent))
+    }
     tvae, marginals = (judged[k].fidelity["association_difference"] for k in ("tvae", "marginals"))
     assert tvae < 0.6 * marginals  # marginals keep no association at all
     assert judged["tvae"].utility is not None
@@ -50,8 +57,23 @@ def test_veil_synth_method_tvae(adult: pd.DataFrame, tmp_path: Path) -> None:
     source = tmp_path / "adult.csv"
     adult.drop(columns="customer").head(1_500).to_csv(source, index=False)
     out = tmp_path / "synthetic.csv"
-    assert main(["synth", str(source), "--method", "tvae", "--rows", "300", "--seed", "2",
-                 "-o", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "synth",
+                str(source),
+                "--method",
+                "tvae",
+                "--rows",
+                "300",
+                "--seed",
+                "2",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     made = pd.read_csv(out)
     assert made.shape == (300, 9)
 

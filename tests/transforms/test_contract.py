@@ -226,8 +226,16 @@ def test_the_command_line_refuses_a_bad_policy_before_reading_data(tmp_path, cap
     policy = tmp_path / "p.yaml"
     policy.write_text("columns:\n  Age:\n    steps: [{microaggregate: {k: 1}}]\n")
     # the data file does not exist: the policy's error must come first, alone
-    code = main(["anonymize", str(tmp_path / "absent.csv"), "-p", str(policy), "-o",
-                 str(tmp_path / "r.csv")])  # fmt: skip
+    code = main(
+        [
+            "anonymize",
+            str(tmp_path / "absent.csv"),
+            "-p",
+            str(policy),
+            "-o",
+            str(tmp_path / "r.csv"),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert "columns.Age.steps[0] (microaggregate): k must be an int" in err

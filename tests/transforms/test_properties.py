@@ -143,11 +143,14 @@ def test_microaggregation_groups_have_at_least_k_and_keep_the_mean(values, k, me
 
 @SETTINGS
 @given(
-    st.lists(st.tuples(st.one_of(finite, st.just(np.nan)), st.one_of(finite, st.just(np.nan))),
-             min_size=6, max_size=80),
+    st.lists(
+        st.tuples(st.one_of(finite, st.just(np.nan)), st.one_of(finite, st.just(np.nan))),
+        min_size=6,
+        max_size=80,
+    ),
     st.integers(2, 5),
     st.sampled_from(["mdav", "sorted"]),
-)  # fmt: skip
+)
 def test_microaggregation_releases_no_value_shared_by_fewer_than_k_rows(rows, k, method) -> None:
     """Issue 12: rows with a gap were released unchanged (an Age 97 outlier without Income)."""
     frame = pd.DataFrame(rows, columns=["a", "b"])

@@ -56,8 +56,10 @@ def frame() -> pd.DataFrame:
 def test_placeholders_keep_the_sentence_and_count_what_they_replaced() -> None:
     redact = Redact("notes")
     out = redact.fit_transform(frame())
-    assert out["notes"].tolist()[:2] == ["Call <PERSON> on <PHONE> about the renewal",
-                                         "Sent statement to <EMAIL>"]  # fmt: skip
+    assert out["notes"].tolist()[:2] == [
+        "Call <PERSON> on <PHONE> about the renewal",
+        "Sent statement to <EMAIL>",
+    ]
     assert pd.isna(out["notes"].iloc[2])
     assert out["notes"].iloc[4] == "Premium paid via M-Pesa, receipt attached."
     assert redact.counts_ == {"EMAIL": 1, "PERSON": 2, "PHONE": 2}
@@ -97,17 +99,22 @@ def test_entities_limit_the_search_and_unknown_ones_are_refused() -> None:
         Redact("notes", entities=["PASSPORT_XX"]).check_parameters()
     with pytest.raises(PolicyError, match=r"columns\.notes\.steps\[0\] \(redact\)"):
         Policy.from_dict(
-            {"columns": {"notes": {"role": "identifier",
-                                   "steps": [{"redact": {"replace": "blank"}}]}}}
-        )  # fmt: skip
+            {
+                "columns": {
+                    "notes": {"role": "identifier", "steps": [{"redact": {"replace": "blank"}}]}
+                }
+            }
+        )
 
 
 def test_the_certificate_counts_the_redacted_entities() -> None:
     policy = {
         "version": 1,
-        "columns": {"notes": {"role": "identifier", "steps": ["redact"]},
-                    "n": {"role": "insensitive"}},
-    }  # fmt: skip
+        "columns": {
+            "notes": {"role": "identifier", "steps": ["redact"]},
+            "n": {"role": "insensitive"},
+        },
+    }
     release = anonymize(frame(), policy)
     (record,) = [s for s in release.certificate.steps if s.name == "redact"]
     assert record.counts == {"EMAIL": 1, "PERSON": 2, "PHONE": 2}

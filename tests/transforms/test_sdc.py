@@ -17,8 +17,16 @@ from veil.transforms import PRAM, LocalSuppression
 from veil.transforms.sdc import invariant_matrix
 
 ADULT = Path(__file__).parents[1] / "data" / "arx_adult" / "adult.csv.gz"
-QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
-       "occupation"]  # fmt: skip
+QIS = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+]
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +74,9 @@ def test_local_suppression_reaches_k_with_fewer_cells_than_record_suppression(
     assert len(out) == len(adult) - blanker.records_left_unsafe_
     changed = (out[QIS] != adult.loc[out.index, QIS]).to_numpy().sum()
     assert changed == blanker.cells_blanked_  # only blanked cells differ, all to "*"
-    assert set(out.loc[:, QIS].to_numpy()[(out[QIS] != adult.loc[out.index, QIS]).to_numpy()]) \
-        == {"*"}  # fmt: skip
+    assert set(out.loc[:, QIS].to_numpy()[(out[QIS] != adult.loc[out.index, QIS]).to_numpy()]) == {
+        "*"
+    }
 
 
 def test_both_from_a_policy(adult: pd.DataFrame) -> None:

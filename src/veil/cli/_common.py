@@ -258,8 +258,10 @@ def _engine(engine: str | None, streaming: bool | None = None, backend: str = "p
     implied = {True: "stream", False: "memory", None: None}[streaming]
     implied = "dask" if backend == "dask" else implied
     if engine is not None and implied is not None and engine != implied:
-        raise ParameterError(f"--engine {engine} contradicts the other engine flag given "
-                             f"({implied}); give --engine alone")  # fmt: skip
+        raise ParameterError(
+            f"--engine {engine} contradicts the other engine flag given "
+            f"({implied}); give --engine alone"
+        )
     return engine or implied or "auto"
 
 
@@ -344,8 +346,13 @@ class GoalFlags:
 
     def settings(self) -> dict[str, Any]:
         """The shorthand goals and the sensitive column, as ``Policy.with_goals`` takes them."""
-        return {"k": self.k, "l": self.l_value, "t": self.t_value, "t_distance": self.t_distance,
-                "sensitive": [self.sensitive] if self.sensitive else None}  # fmt: skip
+        return {
+            "k": self.k,
+            "l": self.l_value,
+            "t": self.t_value,
+            "t_distance": self.t_distance,
+            "sensitive": [self.sensitive] if self.sensitive else None,
+        }
 
 
 def with_groups(command: Callable[..., None]) -> Callable[..., None]:
@@ -364,8 +371,11 @@ def with_groups(command: Callable[..., None]) -> Callable[..., None]:
         names = [f.name for f in dataclasses.fields(hint)]
         groups[param.name] = (hint, names)
         for field in dataclasses.fields(hint):
-            parameters.append(inspect.Parameter(field.name, _KEYWORD, default=field.default,
-                                                annotation=inner[field.name]))  # fmt: skip
+            parameters.append(
+                inspect.Parameter(
+                    field.name, _KEYWORD, default=field.default, annotation=inner[field.name]
+                )
+            )
 
     @functools.wraps(command)
     def run(**given: Any) -> None:

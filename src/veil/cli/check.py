@@ -114,8 +114,14 @@ def verify_command(
     from veil.api import verify
 
     _check_format(fmt)
-    result = verify(release, certificate, engine=engines.chosen(), hierarchies=hierarchies,
-                    batch_rows=engines.batch_rows, sep=sep)  # fmt: skip
+    result = verify(
+        release,
+        certificate,
+        engine=engines.chosen(),
+        hierarchies=hierarchies,
+        batch_rows=engines.batch_rows,
+        sep=sep,
+    )
     if fmt == "json":
         out.print_json(json.dumps(result.to_dict()))
     else:

@@ -22,8 +22,9 @@ from veil.cli._common import (
 )
 from veil.exceptions import ParameterError
 
-budget_app = typer.Typer(help="The privacy budget: one ledger for every DP release.",
-                         no_args_is_help=True)  # fmt: skip
+budget_app = typer.Typer(
+    help="The privacy budget: one ledger for every DP release.", no_args_is_help=True
+)
 
 
 @budget_app.command("init")
@@ -44,10 +45,13 @@ def budget_init(
 
     path = _ledger(ledger)
     frame = read(data, **_read_options(None, sep=sep))
-    Accountant.create(path, Budget(epsilon, delta), composition=composition,
-                      dataset=dataset_id(frame))  # fmt: skip
-    out.print(f"created the privacy budget in {path}: epsilon {epsilon:g}, delta {delta:g} "
-              f"({composition}) for {data}")  # fmt: skip
+    Accountant.create(
+        path, Budget(epsilon, delta), composition=composition, dataset=dataset_id(frame)
+    )
+    out.print(
+        f"created the privacy budget in {path}: epsilon {epsilon:g}, delta {delta:g} "
+        f"({composition}) for {data}"
+    )
 
 
 @budget_app.command("show")
@@ -59,18 +63,27 @@ def budget_show(ledger: Ledger = None, fmt: Format = "text") -> None:
     spent, left = acc.spent(), acc.remaining()
     if fmt == "json":
         entries = [e.__dict__ for e in acc.entries()]
-        out.print_json(json.dumps({
-            "budget": acc.budget.__dict__, "composition": acc.composition,
-            "spent": spent.__dict__, "remaining": left.__dict__, "entries": entries,
-        }))  # fmt: skip
+        out.print_json(
+            json.dumps(
+                {
+                    "budget": acc.budget.__dict__,
+                    "composition": acc.composition,
+                    "spent": spent.__dict__,
+                    "remaining": left.__dict__,
+                    "entries": entries,
+                }
+            )
+        )
         return
     grid = Table("#", "when", "what", "epsilon", "delta", "status", title=str(acc.path))
     for e in acc.entries():
         grid.add_row(str(e.id), e.at, e.what, f"{e.epsilon:g}", f"{e.delta:g}", e.status)
     out.print(grid)
-    out.print(f"budget epsilon {acc.budget.epsilon:g}, delta {acc.budget.delta:g} "
-              f"({acc.composition}); spent {spent.epsilon:g}, {spent.delta:g}; "
-              f"remaining {left.epsilon:g}, {left.delta:g}")  # fmt: skip
+    out.print(
+        f"budget epsilon {acc.budget.epsilon:g}, delta {acc.budget.delta:g} "
+        f"({acc.composition}); spent {spent.epsilon:g}, {spent.delta:g}; "
+        f"remaining {left.epsilon:g}, {left.delta:g}"
+    )
 
 
 @budget_app.command("reset")
@@ -131,10 +144,17 @@ def dp_command(
     _check_format(fmt)
     acc = Accountant(_ledger(ledger), other_dataset=other_dataset)
     frame = Source.of(data, sep=sep).frame()
-    result = answer(frame, query, epsilon=epsilon, accountant=acc,
-                    bounds=_parse_bounds(bounds or []),
-                    categories=[c.strip() for c in categories.split(",")] if categories else None,
-                    by=by, person=person_id, max_contributions=max_contributions)  # fmt: skip
+    result = answer(
+        frame,
+        query,
+        epsilon=epsilon,
+        accountant=acc,
+        bounds=_parse_bounds(bounds or []),
+        categories=[c.strip() for c in categories.split(",")] if categories else None,
+        by=by,
+        person=person_id,
+        max_contributions=max_contributions,
+    )
     left = acc.remaining()
     if fmt == "json":
         said = {**result.to_dict(), "remaining_epsilon": left.epsilon}

@@ -44,9 +44,18 @@ def evaluate_command(
 
     _check_format(fmt)
     with _progress() as say:
-        result = evaluate(original, release, holdout=holdout, holdout_fraction=holdout_fraction,
-                          target=target, random_state=seed, report=report, force=force,
-                          progress=say, sep=sep)  # fmt: skip
+        result = evaluate(
+            original,
+            release,
+            holdout=holdout,
+            holdout_fraction=holdout_fraction,
+            target=target,
+            random_state=seed,
+            report=report,
+            force=force,
+            progress=say,
+            sep=sep,
+        )
     if fmt == "json":
         out.print_json(result.to_json())
         return

@@ -107,8 +107,9 @@ def _transport(certs: Path | None, insecure: bool, needs: tuple[str, ...]) -> Pa
 
 
 def _certs_option(who: str) -> object:
-    return typer.Option("--certs", help=f"{who}'s folder from `veil fl certs` (TLS and node "
-                        "authentication).")  # fmt: skip
+    return typer.Option(
+        "--certs", help=f"{who}'s folder from `veil fl certs` (TLS and node authentication)."
+    )
 
 
 fl_app = typer.Typer(
@@ -135,9 +136,13 @@ class DpFlags:
             from veil.dp import Accountant
 
             accountant = Accountant(_ledger(self.ledger))
-        return {"dp_epsilon": self.dp_epsilon or 0.0, "dp_delta": self.dp_delta,
-                "dp_clip": self.dp_clip, "domain": _domain(self.domain),
-                "accountant": accountant}  # fmt: skip
+        return {
+            "dp_epsilon": self.dp_epsilon or 0.0,
+            "dp_delta": self.dp_delta,
+            "dp_clip": self.dp_clip,
+            "domain": _domain(self.domain),
+            "accountant": accountant,
+        }
 
 
 @fl_app.command("simulate")
@@ -176,12 +181,22 @@ def simulate_command(
     from veil.api import simulate
 
     _check_format(fmt)
-    options = {"parties": parties, "split_by": split_by, "rounds": rounds, "model": model,
-               "encrypt": encrypt, "epochs": epochs, "key_bits": key_bits, "seed": seed,
-               "min_parties": min_parties, **dp.options()}  # fmt: skip
+    options = {
+        "parties": parties,
+        "split_by": split_by,
+        "rounds": rounds,
+        "model": model,
+        "encrypt": encrypt,
+        "epochs": epochs,
+        "key_bits": key_bits,
+        "seed": seed,
+        "min_parties": min_parties,
+        **dp.options(),
+    }
     with _progress() as say:
-        result = simulate(data, target=target, plot=plot, report=report, progress=say,
-                          options=options, sep=sep)  # fmt: skip
+        result = simulate(
+            data, target=target, plot=plot, report=report, progress=say, options=options, sep=sep
+        )
     if fmt == "json":
         out.print_json(result.to_json())
         return
@@ -205,10 +220,12 @@ def certs_command(
 
     names = [p.strip() for p in parties.split(",") if p.strip()]
     enrolment = make(folder, names, hosts=list(host or []))
-    out.print(f"made the federation in {folder}: give {enrolment.server} to the server, "
-              f"{enrolment.keyholder} to the key holder, and each of "
-              f"{', '.join(str(enrolment.party(n)) for n in names)} to its party; "
-              f"{folder / 'ca.key'} stays with you (it can enrol nodes)")  # fmt: skip
+    out.print(
+        f"made the federation in {folder}: give {enrolment.server} to the server, "
+        f"{enrolment.keyholder} to the key holder, and each of "
+        f"{', '.join(str(enrolment.party(n)) for n in names)} to its party; "
+        f"{folder / 'ca.key'} stays with you (it can enrol nodes)"
+    )
 
 
 @fl_app.command("server")
@@ -240,17 +257,39 @@ def server_command(
     from veil.federated.deploy import serve
 
     least = fewest_parties(encrypt, min_parties)
-    settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
-                        epochs=epochs, parties=parties, min_parties=least,
-                        dp_epsilon=dp_epsilon or 0.0, dp_delta=dp_delta, dp_clip=dp_clip,
-                        domain=_domain(domain))  # fmt: skip
+    settings = Settings(
+        target=target,
+        rounds=rounds,
+        model=model,
+        encrypt=encrypt,
+        epochs=epochs,
+        parties=parties,
+        min_parties=least,
+        dp_epsilon=dp_epsilon or 0.0,
+        dp_delta=dp_delta,
+        dp_clip=dp_clip,
+        domain=_domain(domain),
+    )
     settings.check()  # every parameter now, not in round 1
-    config: dict[str, object] = {"target": target, "parties": parties, "rounds": rounds,
-                                 "model": model, "encrypt": encrypt, "epochs": epochs,
-                                 "timeout": timeout, "min-parties": least}  # fmt: skip
+    config: dict[str, object] = {
+        "target": target,
+        "parties": parties,
+        "rounds": rounds,
+        "model": model,
+        "encrypt": encrypt,
+        "epochs": epochs,
+        "timeout": timeout,
+        "min-parties": least,
+    }
     if dp_epsilon is not None:
-        config.update({"dp-epsilon": dp_epsilon, "dp-delta": dp_delta, "dp-clip": dp_clip,
-                       "domain": settings.domain})  # fmt: skip
+        config.update(
+            {
+                "dp-epsilon": dp_epsilon,
+                "dp-delta": dp_delta,
+                "dp-clip": dp_clip,
+                "domain": settings.domain,
+            }
+        )
     folder = _transport(certs, insecure, ("server.pem", "server.key"))
     if output is not None:
         from veil.io import check_output
@@ -302,8 +341,12 @@ def client_command(
     read(str(data)).head(1)  # unreadable data fails here, in one line, not in a round
     folder = _transport(certs, insecure, ("node.key", "signing.key"))
     key = signing_key or (certs / "signing.key" if certs is not None else None)
-    settings: dict[str, object] = {"role": "party", "data": str(data.resolve()),
-                                   "test-fraction": test_fraction, "seed": seed}  # fmt: skip
+    settings: dict[str, object] = {
+        "role": "party",
+        "data": str(data.resolve()),
+        "test-fraction": test_fraction,
+        "seed": seed,
+    }
     if key is not None:
         settings["party"] = read_signer(key).party
         settings["signing-key"] = str(key.resolve())
@@ -317,8 +360,9 @@ def client_command(
     if budget.exists():
         settings["ledger"] = str(budget.resolve())
     tls = NodeTls.of(folder) if folder is not None else None
-    _run_node(supernode(server, settings, tls=tls),
-              f"party {settings['party']} connected to {server}")  # fmt: skip
+    _run_node(
+        supernode(server, settings, tls=tls), f"party {settings['party']} connected to {server}"
+    )
 
 
 @fl_app.command("keyholder")
@@ -354,19 +398,26 @@ def keyholder_command(
 
     least = MIN_ENCRYPTED_PARTIES if min_parties is None else min_parties
     if least < MIN_ENCRYPTED_PARTIES:
-        raise ParameterError(f"--min-parties must be at least {MIN_ENCRYPTED_PARTIES}: with two, "
-                             "each party reads the other's update from the next model")  # fmt: skip
+        raise ParameterError(
+            f"--min-parties must be at least {MIN_ENCRYPTED_PARTIES}: with two, "
+            "each party reads the other's update from the next model"
+        )
     if encrypt == "paillier":
         check_key_bits(key_bits)  # a weak key is refused before anything else
     folder = _transport(certs, insecure, ("node.key",))
     roster_file = roster or (certs / "roster.json" if certs is not None else None)
     if roster_file is None:
-        raise ParameterError("the key holder needs the parties' signing keys: --certs FOLDER "
-                             "(its roster.json) or --roster FILE")  # fmt: skip
+        raise ParameterError(
+            "the key holder needs the parties' signing keys: --certs FOLDER "
+            "(its roster.json) or --roster FILE"
+        )
     read_roster(roster_file)
     scheme, made = keys.key_pair(secret, encrypt, key_bits)
-    out.print(f"made a new {scheme.name} key; its secret is in {secret} (owner-only)" if made
-              else f"using the key in {secret}")  # fmt: skip
+    out.print(
+        f"made a new {scheme.name} key; its secret is in {secret} (owner-only)"
+        if made
+        else f"using the key in {secret}"
+    )
     if public_key is not None:
         from veil.io import check_output
 
@@ -374,11 +425,20 @@ def keyholder_command(
         keys.write_public(scheme, public_key)
         out.print(f"wrote the public key to {public_key}: give it to the parties")
     tls = NodeTls.of(folder) if folder is not None else None
-    _run_node(supernode(server, {"role": "keyholder", "party": "key holder",
-                                 "secret": str(secret.resolve()),
-                                 "roster": str(roster_file.resolve()), "min-parties": least},
-                        tls=tls),
-              f"key holder connected to {server}")  # fmt: skip
+    _run_node(
+        supernode(
+            server,
+            {
+                "role": "keyholder",
+                "party": "key holder",
+                "secret": str(secret.resolve()),
+                "roster": str(roster_file.resolve()),
+                "min-parties": least,
+            },
+            tls=tls,
+        ),
+        f"key holder connected to {server}",
+    )
 
 
 def _run_node(process: subprocess.Popen[bytes], started: str) -> None:

@@ -141,10 +141,18 @@ def mask_latent_command(
         accountant = Accountant(_ledger(ledger), other_dataset=other_dataset)
     with _progress(fmt != "json") as say:
         say.step(f"fitting the {model.method} and measuring the attacks")
-        release = mask_latent(data, output, report=report, certificate=certificate,
-                              allow_invertible=allow_invertible, force=force,
-                              escape_formulas=escape_formulas, progress=say,
-                              options=model.options(accountant), sep=sep)  # fmt: skip
+        release = mask_latent(
+            data,
+            output,
+            report=report,
+            certificate=certificate,
+            allow_invertible=allow_invertible,
+            force=force,
+            escape_formulas=escape_formulas,
+            progress=say,
+            options=model.options(accountant),
+            sep=sep,
+        )
     if fmt == "json":
         out.print_json(json.dumps(release.to_dict(), default=float))
         return
@@ -154,19 +162,34 @@ def mask_latent_command(
 def _print(release: LatentRelease, output: Path) -> None:
     from rich.table import Table
 
-    out.print(f"wrote {output}: {release.rows['released']:,} rows as {release.dim} latent "
-              f"columns ({release.method}"
-              + (f", DP-SGD epsilon {release.epsilon:g}, delta {release.delta:g}"
-                 if release.epsilon is not None else "") + ")")  # fmt: skip
+    out.print(
+        f"wrote {output}: {release.rows['released']:,} rows as {release.dim} latent "
+        f"columns ({release.method}"
+        + (
+            f", DP-SGD epsilon {release.epsilon:g}, delta {release.delta:g}"
+            if release.epsilon is not None
+            else ""
+        )
+        + ")"
+    )
     utility = release.utility
     if utility.get("metric"):
-        out.print(f"utility ({utility['metric']}, {release.rows['holdout']:,} held-out rows): "
-                  f"gradient boosting raw {utility['raw']:.3f}, latent {utility['latent']:.3f}; "
-                  f"linear model raw {utility['linear']['raw']:.3f}, latent "
-                  f"{utility['linear']['latent']:.3f}")  # fmt: skip
+        out.print(
+            f"utility ({utility['metric']}, {release.rows['holdout']:,} held-out rows): "
+            f"gradient boosting raw {utility['raw']:.3f}, latent {utility['latent']:.3f}; "
+            f"linear model raw {utility['linear']['raw']:.3f}, latent "
+            f"{utility['linear']['latent']:.3f}"
+        )
     attacks = release.attacks
-    grid = Table("quasi-identifier", "measure", "white-box", "insider", "marginals only",
-                 title="what an attacker recovers", title_justify="left")  # fmt: skip
+    grid = Table(
+        "quasi-identifier",
+        "measure",
+        "white-box",
+        "insider",
+        "marginals only",
+        title="what an attacker recovers",
+        title_justify="left",
+    )
     rec = attacks["reconstruction"]
     for column, metric in rec["metric"].items():
         shown = "{:.3f}" if metric == "accuracy" else "{:,.2f}"
@@ -174,11 +197,13 @@ def _print(release: LatentRelease, output: Path) -> None:
         grid.add_row(column, "accuracy" if metric == "accuracy" else "mean abs. error", *values)
     out.print(grid)
     rates = attacks["reidentification"]
-    out.print(f"re-identified (nearest row is the person, alone): white-box "
-              f"{rates['white_box']:.1%}, insider ({attacks['insider_rows']} rows known) "
-              f"{rates['insider']:.1%}; guesses from the marginals "
-              f"{attacks['reidentification_baseline']:.1%}; rows unique on these columns "
-              f"{attacks['uniqueness']:.1%}")  # fmt: skip
+    out.print(
+        f"re-identified (nearest row is the person, alone): white-box "
+        f"{rates['white_box']:.1%}, insider ({attacks['insider_rows']} rows known) "
+        f"{rates['insider']:.1%}; guesses from the marginals "
+        f"{attacks['reidentification_baseline']:.1%}; rows unique on these columns "
+        f"{attacks['uniqueness']:.1%}"
+    )
     if attacks["membership_advantage"] is not None:
         out.print(
             f"membership advantage (encoder published): {attacks['membership_advantage']:.3f}"

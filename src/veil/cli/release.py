@@ -183,8 +183,9 @@ def report_command(
         out.print(f"  {line}")
 
 
-def _sampling(population: float | None, fraction: float | None,
-              weights: str | None) -> dict[str, Any] | None:  # fmt: skip
+def _sampling(
+    population: float | None, fraction: float | None, weights: str | None
+) -> dict[str, Any] | None:
     """What the original is a sample of, for the report's scan (None: the whole population)."""
     given = {"population": population, "sampling_fraction": fraction, "weights": weights}
     return {k: v for k, v in given.items() if v is not None} or None

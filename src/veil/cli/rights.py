@@ -63,12 +63,20 @@ def map_command(
         raise typer.BadParameter("-o MAP.yaml: where to write the map")
     pairs = [u.partition("=") for u in url or []]
     with _progress() as say:
-        data_map = write_map(output, urls or [], fides=fides, scan=scan, progress=say,
-                             fides_urls={k: v for k, _, v in pairs})  # fmt: skip
+        data_map = write_map(
+            output,
+            urls or [],
+            fides=fides,
+            scan=scan,
+            progress=say,
+            fides_urls={k: v for k, _, v in pairs},
+        )
     tables = sum(len(s.tables) for s in data_map.stores.values())
-    out.print(f"wrote {output}: {len(data_map.stores)} stores, {tables} tables, subject keys "
-              f"{', '.join(data_map.subject_keys)}; edit it, then `veil rights map --map {output} "
-              "--check`")  # fmt: skip
+    out.print(
+        f"wrote {output}: {len(data_map.stores)} stores, {tables} tables, subject keys "
+        f"{', '.join(data_map.subject_keys)}; edit it, then `veil rights map --map {output} "
+        "--check`"
+    )
 
 
 def _check_map(map_path: Path | None) -> None:
@@ -84,8 +92,10 @@ def _check_map(map_path: Path | None) -> None:
         out.print(f"error: {line}")
     if errors:
         raise CheckFailedError(f"{map_path}: {len(errors)} errors; first: {errors[0]}")
-    out.print(f"{map_path}: every table, column and link is there"
-              + (f" ({len(warnings)} warnings)" if warnings else ""))  # fmt: skip
+    out.print(
+        f"{map_path}: every table, column and link is there"
+        + (f" ({len(warnings)} warnings)" if warnings else "")
+    )
 
 
 @rights_app.command("retrieve")
@@ -112,14 +122,18 @@ def retrieve_command(
         out.print_json(json.dumps(found.to_dict()))
         return
     if not found.total:
-        out.print(f"nothing is held about {subject.partition('=')[0]}=… in "
-                  f"{len(load_map(map_path).stores)} stores "
-                  "(the request is in the audit log)")  # fmt: skip
+        out.print(
+            f"nothing is held about {subject.partition('=')[0]}=… in "
+            f"{len(load_map(map_path).stores)} stores "
+            "(the request is in the audit log)"
+        )
         return
     for table, count in found.counts.items():
         out.print(f"  {table}: {count} rows")
-    out.print(f"{found.total} rows in {len(found.stores)} stores"
-              + (f"; written to {output}" if output is not None else ""))  # fmt: skip
+    out.print(
+        f"{found.total} rows in {len(found.stores)} stores"
+        + (f"; written to {output}" if output is not None else "")
+    )
 
 
 @rights_app.command("erase")
@@ -162,11 +176,14 @@ def _said_erasure(result: Erasure, dry_run: bool) -> None:
     for table, n in result.removed.items():
         out.print(f"  {table}: {verb} {n} rows")
     for table, n in result.anonymized.items():
-        out.print(f"  {table}: {'would keep' if dry_run else 'kept'} {n} rows under a legal "
-                  "hold or --mode anonymize, identifying columns replaced")  # fmt: skip
+        out.print(
+            f"  {table}: {'would keep' if dry_run else 'kept'} {n} rows under a legal "
+            "hold or --mode anonymize, identifying columns replaced"
+        )
     if not result.removed and not result.anonymized and not any(result.left.values()):
-        out.print("nothing is held about this person: nothing to erase (the request is "
-                  "in the audit log)")  # fmt: skip
+        out.print(
+            "nothing is held about this person: nothing to erase (the request is in the audit log)"
+        )
     elif dry_run:
         out.print("dry run: nothing was changed")
     elif result.verified:
@@ -245,8 +262,9 @@ def audit_command(
         return
     for entry in log.entries():
         counts = ", ".join(f"{t} {n}" for t, n in entry["counts"].items()) or "nothing found"
-        out.print(f"{entry['seq']:>5}  {entry['at']}  {entry['actor']}  {entry['action']}  "
-                  f"{counts}")  # fmt: skip
+        out.print(
+            f"{entry['seq']:>5}  {entry['at']}  {entry['actor']}  {entry['action']}  {counts}"
+        )
 
 
 def _confirm(map_path: Path, subject: str, output: Path | None, fmt: str) -> None:
@@ -267,8 +285,10 @@ def _confirm(map_path: Path, subject: str, output: Path | None, fmt: str) -> Non
     if fmt == "json":
         out.print_json(json.dumps(body))
     else:
-        out.print(f"erasure of {body['erased_at']} confirmed by audit entry "
-                  f"{body['audit']['entry']} (chain intact); written to {output}")  # fmt: skip
+        out.print(
+            f"erasure of {body['erased_at']} confirmed by audit entry "
+            f"{body['audit']['entry']} (chain intact); written to {output}"
+        )
 
 
 @rights_app.command("demo")

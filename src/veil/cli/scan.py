@@ -39,9 +39,12 @@ def print_scan(result: Any) -> None:
     for c in result.columns:
         style = ROLE_STYLE[c.role.value]
         grid.add_row(
-            c.name, Text(c.role.value, style=style), c.entity or "",
-            f"{c.confidence:.2f}", c.evidence,
-        )  # fmt: skip
+            c.name,
+            Text(c.role.value, style=style),
+            c.entity or "",
+            f"{c.confidence:.2f}",
+            c.evidence,
+        )
     out.print(grid)
     for line in result.category_lines():
         out.print(line)
@@ -78,16 +81,25 @@ def scan(
     engine = engines.chosen()
     options = {"sample_size": sample_size, **(sampling.given() or {})}
     with _progress() as say, engines.running(engine):
-        found = scan_and_suggest(data, suggest, engine=engine, force=force, progress=say,
-                                 batch_rows=engines.batch_rows, scan_options=options,
-                                 **reading.given())  # fmt: skip
+        found = scan_and_suggest(
+            data,
+            suggest,
+            engine=engine,
+            force=force,
+            progress=say,
+            batch_rows=engines.batch_rows,
+            scan_options=options,
+            **reading.given(),
+        )
     if fmt == "json":
         out.print_json(found.scan.to_json())
         return
     print_scan(found.scan)
     if found.key is not None:
-        out.print(f"made a pseudonymization key in {found.key} (only you can read it; keep "
-                  "it secret, or set VEIL_KEY to use your own)")  # fmt: skip
+        out.print(
+            f"made a pseudonymization key in {found.key} (only you can read it; keep "
+            "it secret, or set VEIL_KEY to use your own)"
+        )
     if suggest is not None:
         out.print(f"wrote a starting policy to {suggest}: edit it, then run")
         out.print(f"  veil anonymize {data} --policy {suggest} -o release.csv")
@@ -128,8 +140,11 @@ def hierarchy(
     with outputs:
         outputs.stage(output).write_text(text, encoding="utf-8")
     levels = " -> ".join(built.table[0])
-    out.print(f"wrote the hierarchy of {column} to {output}: {built.domain_size:,} values, "
-              f"{built.height - 1} levels above them (e.g. {levels})", markup=False)  # fmt: skip
+    out.print(
+        f"wrote the hierarchy of {column} to {output}: {built.domain_size:,} values, "
+        f"{built.height - 1} levels above them (e.g. {levels})",
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -145,8 +145,9 @@ def synth_command(
     if (data is None) == (schema is None):
         raise ParameterError("give DATA to learn from, or --schema to make test data from")
     if schema is not None:
-        _from_schema(schema, output, rows=rows, seed=seed, force=force,
-                     escape_formulas=escape_formulas)  # fmt: skip
+        _from_schema(
+            schema, output, rows=rows, seed=seed, force=force, escape_formulas=escape_formulas
+        )
         return
     chosen = private.method(method)
     accountant = None
@@ -155,12 +156,23 @@ def synth_command(
 
         accountant = Accountant(_ledger(private.ledger), other_dataset=private.other_dataset)
     with _progress() as say:
-        made = synthesize(data, output, method=chosen, epsilon=private.epsilon,
-                          accountant=accountant, bins=private.bins, rows=rows, random_state=seed,
-                          columns=[c.strip() for c in columns.split(",")] if columns else None,
-                          bounds=_parse_bounds(private.bounds or []),
-                          options=copula.options(chosen), force=force,
-                          escape_formulas=escape_formulas, progress=say, sep=sep)  # fmt: skip
+        made = synthesize(
+            data,
+            output,
+            method=chosen,
+            epsilon=private.epsilon,
+            accountant=accountant,
+            bins=private.bins,
+            rows=rows,
+            random_state=seed,
+            columns=[c.strip() for c in columns.split(",")] if columns else None,
+            bounds=_parse_bounds(private.bounds or []),
+            options=copula.options(chosen),
+            force=force,
+            escape_formulas=escape_formulas,
+            progress=say,
+            sep=sep,
+        )
     _said(made, output)
 
 
@@ -171,17 +183,27 @@ def _said(made: object, output: Path) -> None:
     assert isinstance(made, Synthesized)
     size = f"{len(made.data):,} synthetic rows, {made.data.shape[1]} columns"
     if made.epsilon is not None:
-        out.print(f"wrote {output} ({size}; epsilon {made.epsilon:g} spent, neighbours: "
-                  f"{NEIGHBOURS})")  # fmt: skip
+        out.print(
+            f"wrote {output} ({size}; epsilon {made.epsilon:g} spent, neighbours: {NEIGHBOURS})"
+        )
     else:
-        out.print(f"wrote {output} ({size}; {made.method}, not differentially private: measure "
-                  "its privacy before release)")  # fmt: skip
+        out.print(
+            f"wrote {output} ({size}; {made.method}, not differentially private: measure "
+            "its privacy before release)"
+        )
     for line in made.lines:
         out.print(f"  {line}")
 
 
-def _from_schema(schema: Path, output: Path, *, rows: int | None, seed: int | None,
-                 force: bool, escape_formulas: bool) -> None:  # fmt: skip
+def _from_schema(
+    schema: Path,
+    output: Path,
+    *,
+    rows: int | None,
+    seed: int | None,
+    force: bool,
+    escape_formulas: bool,
+) -> None:
     from veil.io import check_output, write
     from veil.synth import from_schema
 
@@ -190,8 +212,10 @@ def _from_schema(schema: Path, output: Path, *, rows: int | None, seed: int | No
         say(f"making rows from {schema}")
         frame = from_schema(schema, rows, seed=seed)
     write(frame, output, force=force, inputs=[str(schema)], escape_formulas=escape_formulas)
-    out.print(f"wrote {output} ({len(frame):,} rows, {frame.shape[1]} columns from {schema}; "
-              "test data: no real row was read)")  # fmt: skip
+    out.print(
+        f"wrote {output} ({len(frame):,} rows, {frame.shape[1]} columns from {schema}; "
+        "test data: no real row was read)"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -106,9 +106,12 @@ def list_transforms() -> None:
         grid.add_row(name, _summary(inspect.getdoc(cls) or ""), ", ".join(params))
     out.print(grid)
     models = Table(
-        "privacy model (model:)", "what it asks", "parameters", show_lines=True,
+        "privacy model (model:)",
+        "what it asks",
+        "parameters",
+        show_lines=True,
         title="Privacy models: privacy.models in a policy, or --model on the command line",
-    )  # fmt: skip
+    )
     for kind in MODELS:
         params = [p for p in kind.model_fields if p != "model"]
         models.add_row(kind.kind(), _summary(inspect.getdoc(kind) or ""), ", ".join(params))

@@ -36,9 +36,11 @@ def _column(frame: Any, column: str) -> None:
 
 def _bounds(bounds: tuple[float, float] | None, column: str) -> tuple[float, float]:
     if bounds is None:
-        raise ParameterError(f"a DP statistic of {column!r} on a Dask DataFrame needs --bounds "
-                             "LOW:HIGH from public knowledge (inferring them would read the "
-                             "data outside the budget)")  # fmt: skip
+        raise ParameterError(
+            f"a DP statistic of {column!r} on a Dask DataFrame needs --bounds "
+            "LOW:HIGH from public knowledge (inferring them would read the "
+            "data outside the budget)"
+        )
     return stats.ordered(bounds)
 
 
@@ -60,8 +62,9 @@ class _FixedSum:
         return total, len(values)
 
 
-def count(frame: Any, column: str | None = None, *, epsilon: float,
-          accountant: Accountant | None) -> stats.DPResult:  # fmt: skip
+def count(
+    frame: Any, column: str | None = None, *, epsilon: float, accountant: Accountant | None
+) -> stats.DPResult:
     """``veil.dp.stats.count`` of a Dask DataFrame."""
     if column is not None:
         _column(frame, column)
@@ -69,11 +72,18 @@ def count(frame: Any, column: str | None = None, *, epsilon: float,
     def compute() -> stats.DPResult:
         n = builtins.sum(each_partition(frame, _Present(column)))
         noisy, scale = stats._noisy_count(int(n), epsilon)
-        return stats.DPResult(f"count({column or ''})", max(round(noisy), 0), epsilon, 0.0,
-                              scale, stats._laplace_error(scale))  # fmt: skip
+        return stats.DPResult(
+            f"count({column or ''})",
+            max(round(noisy), 0),
+            epsilon,
+            0.0,
+            scale,
+            stats._laplace_error(scale),
+        )
 
-    return stats._run(accountant, frame, f"count({column or ''})", epsilon, compute,
-                      dataset=_dataset(frame))  # fmt: skip
+    return stats._run(
+        accountant, frame, f"count({column or ''})", epsilon, compute, dataset=_dataset(frame)
+    )
 
 
 def _summed(frame: Any, column: str, lim: tuple[float, float]) -> tuple[int, int, float, int]:
@@ -90,8 +100,14 @@ def _summed(frame: Any, column: str, lim: tuple[float, float]) -> tuple[int, int
     return int(total), int(values), step, sensitivity
 
 
-def sum(frame: Any, column: str, *, bounds: tuple[float, float] | None, epsilon: float,
-        accountant: Accountant | None) -> stats.DPResult:  # fmt: skip
+def sum(
+    frame: Any,
+    column: str,
+    *,
+    bounds: tuple[float, float] | None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> stats.DPResult:
     """``veil.dp.stats.sum`` of a Dask DataFrame (``bounds`` required)."""
     _column(frame, column)
     lim = _bounds(bounds, column)
@@ -100,15 +116,29 @@ def sum(frame: Any, column: str, *, bounds: tuple[float, float] | None, epsilon:
         total, _, step, sensitivity = _summed(frame, column, lim)
         measurement, scale = stats._laplace("scalar", sensitivity, float(epsilon))
         noisy = float(measurement(total)) * step
-        return stats.DPResult(f"sum({column})", noisy, epsilon, 0.0, scale * step,
-                              stats._laplace_error(scale * step), bounds=lim)  # fmt: skip
+        return stats.DPResult(
+            f"sum({column})",
+            noisy,
+            epsilon,
+            0.0,
+            scale * step,
+            stats._laplace_error(scale * step),
+            bounds=lim,
+        )
 
-    return stats._run(accountant, frame, f"sum({column})", epsilon, compute,
-                      dataset=_dataset(frame))  # fmt: skip
+    return stats._run(
+        accountant, frame, f"sum({column})", epsilon, compute, dataset=_dataset(frame)
+    )
 
 
-def mean(frame: Any, column: str, *, bounds: tuple[float, float] | None, epsilon: float,
-         accountant: Accountant | None) -> stats.DPResult:  # fmt: skip
+def mean(
+    frame: Any,
+    column: str,
+    *,
+    bounds: tuple[float, float] | None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> stats.DPResult:
     """``veil.dp.stats.mean`` of a Dask DataFrame: a noisy sum over a noisy count, each with
     half of ``epsilon``."""
     _column(frame, column)
@@ -121,19 +151,32 @@ def mean(frame: Any, column: str, *, bounds: tuple[float, float] | None, epsilon
         n, count_scale = stats._noisy_count(values, epsilon / 2)
         n = max(n, 1.0)
         value = min(max(noisy_total / n, lim[0]), lim[1])
-        error = (stats._laplace_error(scale * step)
-                 + abs(value) * stats._laplace_error(count_scale)) / n  # fmt: skip
-        return stats.DPResult(f"mean({column})", value, epsilon, 0.0,
-                              {"sum": scale * step, "count": count_scale}, error,
-                              bounds=lim)  # fmt: skip
+        error = (
+            stats._laplace_error(scale * step) + abs(value) * stats._laplace_error(count_scale)
+        ) / n
+        return stats.DPResult(
+            f"mean({column})",
+            value,
+            epsilon,
+            0.0,
+            {"sum": scale * step, "count": count_scale},
+            error,
+            bounds=lim,
+        )
 
-    return stats._run(accountant, frame, f"mean({column})", epsilon, compute,
-                      dataset=_dataset(frame))  # fmt: skip
+    return stats._run(
+        accountant, frame, f"mean({column})", epsilon, compute, dataset=_dataset(frame)
+    )
 
 
 class _Binned:
-    def __init__(self, column: str, names: list[str] | None, edges: np.ndarray | None,
-                 equal: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        column: str,
+        names: list[str] | None,
+        edges: np.ndarray | None,
+        equal: int | None = None,
+    ) -> None:
         self.column, self.names, self.edges, self.equal = column, names, edges, equal
 
     def __call__(self, part: pd.DataFrame) -> np.ndarray:
@@ -155,10 +198,16 @@ class _Binned:
         return np.bincount(valid, minlength=size).astype(np.int64)
 
 
-def histogram(frame: Any, column: str, *, bins: int | Sequence[float] = 10,
-              bounds: tuple[float, float] | None = None,
-              categories: Sequence[str] | None = None, epsilon: float,
-              accountant: Accountant | None) -> stats.DPResult:  # fmt: skip
+def histogram(
+    frame: Any,
+    column: str,
+    *,
+    bins: int | Sequence[float] = 10,
+    bounds: tuple[float, float] | None = None,
+    categories: Sequence[str] | None = None,
+    epsilon: float,
+    accountant: Accountant | None,
+) -> stats.DPResult:
     """``veil.dp.stats.histogram`` of a Dask DataFrame: counts per public bin or category."""
     _column(frame, column)
     edges = None
@@ -169,11 +218,16 @@ def histogram(frame: Any, column: str, *, bins: int | Sequence[float] = 10,
         binned = _Binned(column, names, None)
     else:
         if not pd.api.types.is_numeric_dtype(frame.dtypes[column]):
-            raise ParameterError(f"histogram of text column {column!r} needs its categories, "
-                                 "from public knowledge (--categories A,B,C)")  # fmt: skip
+            raise ParameterError(
+                f"histogram of text column {column!r} needs its categories, "
+                "from public knowledge (--categories A,B,C)"
+            )
         lim = _bounds(bounds, column)
-        edges = np.linspace(lim[0], lim[1], bins + 1) if isinstance(bins, int) else \
-            np.asarray(bins, float)  # fmt: skip
+        edges = (
+            np.linspace(lim[0], lim[1], bins + 1)
+            if isinstance(bins, int)
+            else np.asarray(bins, float)
+        )
         names = [f"[{edges[i]:g}, {edges[i + 1]:g})" for i in range(len(edges) - 1)]
         binned = _Binned(column, None, edges, bins if isinstance(bins, int) else None)
 
@@ -182,8 +236,10 @@ def histogram(frame: Any, column: str, *, bins: int | Sequence[float] = 10,
         measurement, scale = stats._laplace("counts", 1, float(epsilon))
         noisy = np.maximum(np.asarray(measurement(counts.tolist()), dtype=float), 0)
         value = dict(zip(names, noisy.astype(int).tolist(), strict=True))
-        return stats.DPResult(f"histogram({column})", value, epsilon, 0.0, scale,
-                              stats._laplace_error(scale))  # fmt: skip
+        return stats.DPResult(
+            f"histogram({column})", value, epsilon, 0.0, scale, stats._laplace_error(scale)
+        )
 
-    return stats._run(accountant, frame, f"histogram({column})", epsilon, compute,
-                      dataset=_dataset(frame))  # fmt: skip
+    return stats._run(
+        accountant, frame, f"histogram({column})", epsilon, compute, dataset=_dataset(frame)
+    )

@@ -311,8 +311,9 @@ class Accountant:
     def remaining(self) -> Budget:
         """What is left of the budget: a release costing more is refused."""
         total = self.spent()
-        return Budget(max(self.budget.epsilon - total.epsilon, 0.0),
-                      max(self.budget.delta - total.delta, 0.0))  # fmt: skip
+        return Budget(
+            max(self.budget.epsilon - total.epsilon, 0.0), max(self.budget.delta - total.delta, 0.0)
+        )
 
     # -- spending --------------------------------------------------------------------------
     @contextmanager

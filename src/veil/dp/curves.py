@@ -50,8 +50,9 @@ def error_vs_epsilon(
             answers.append(result.value)
             bound = result.error95
         errors = np.abs(np.asarray(answers, dtype=float) - float(truth))
-        rows.append({"epsilon": epsilon, "mean_abs_error": float(errors.mean()),
-                     "error95_bound": bound})  # fmt: skip
+        rows.append(
+            {"epsilon": epsilon, "mean_abs_error": float(errors.mean()), "error95_bound": bound}
+        )
     return pd.DataFrame(rows)
 
 
@@ -72,8 +73,14 @@ def accuracy_vs_epsilon(
         scores = [
             make_model(epsilon).fit(x_train, y_train).score(x_test, y_test) for _ in range(repeats)
         ]
-        rows.append({"epsilon": epsilon, "accuracy": float(np.mean(scores)),
-                     "accuracy_sd": float(np.std(scores)), "non_private": reference})  # fmt: skip
+        rows.append(
+            {
+                "epsilon": epsilon,
+                "accuracy": float(np.mean(scores)),
+                "accuracy_sd": float(np.std(scores)),
+                "non_private": reference,
+            }
+        )
     return pd.DataFrame(rows)
 
 

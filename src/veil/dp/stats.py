@@ -75,8 +75,9 @@ def _bounds(
     return ordered(bounds)
 
 
-def contributions(frame: pd.DataFrame, person: str | None, max_rows: int
-                  ) -> tuple[pd.DataFrame, int, str]:  # fmt: skip
+def contributions(
+    frame: pd.DataFrame, person: str | None, max_rows: int
+) -> tuple[pd.DataFrame, int, str]:
     """Contribution bounding (as OpenDP's privacy unit counts contributions): with a ``person``
     column, keep at most ``max_rows`` rows of each person (their first in the table), so
     that adding or removing one person changes a count by at most ``max_rows``; returns the
@@ -92,15 +93,19 @@ def contributions(frame: pd.DataFrame, person: str | None, max_rows: int
     # any rule that keeps at most max_rows of each person bounds what they change; the first
     # ones in the table's order need no randomness (and veil.dp draws none outside OpenDP)
     kept = frame[frame.groupby(person, dropna=False).cumcount().to_numpy() < max_rows]
-    unit = (f"one person ({person}) added or removed, with at most {max_rows} of their rows "
-            "(the first in the table; later ones left out)")  # fmt: skip
+    unit = (
+        f"one person ({person}) added or removed, with at most {max_rows} of their rows "
+        "(the first in the table; later ones left out)"
+    )
     return kept, max_rows, unit
 
 
 def _no_people(person: str | None) -> None:
     if person is not None:
-        raise ParameterError("--person-id bounds each person's rows in memory; on a Dask "
-                             "DataFrame it is not supported yet")  # fmt: skip
+        raise ParameterError(
+            "--person-id bounds each person's rows in memory; on a Dask "
+            "DataFrame it is not supported yet"
+        )
 
 
 def _what(statistic: str, person: str | None, bound: int) -> str:
@@ -122,9 +127,14 @@ def _noisy_sum(
 
 
 def count(
-    frame: pd.DataFrame, column: str | None = None, *, epsilon: float,
-    accountant: Accountant | None, person: str | None = None, max_contributions: int = 1,
-) -> DPResult:  # fmt: skip
+    frame: pd.DataFrame,
+    column: str | None = None,
+    *,
+    epsilon: float,
+    accountant: Accountant | None,
+    person: str | None = None,
+    max_contributions: int = 1,
+) -> DPResult:
     """The number of records (or of non-missing values of ``column``); with ``person``, each
     person counted with at most ``max_contributions`` rows (``contributions``)."""
     if is_dask(frame):  # partition by partition: veil.dp._dask
@@ -147,8 +157,7 @@ def count(
             neighbours=unit,
         )
 
-    return _run(accountant, frame, _what(f"count({column or ''})", person, bound), epsilon,
-                compute)  # fmt: skip
+    return _run(accountant, frame, _what(f"count({column or ''})", person, bound), epsilon, compute)
 
 
 def sum(
@@ -427,8 +436,9 @@ def median(
     return quantile(frame, column, 0.5, bounds=bounds, epsilon=epsilon, accountant=accountant)
 
 
-def _category_counts(codes: np.ndarray, n: int, epsilon: float,
-                     rows: int = 1) -> tuple[np.ndarray, float]:  # fmt: skip
+def _category_counts(
+    codes: np.ndarray, n: int, epsilon: float, rows: int = 1
+) -> tuple[np.ndarray, float]:
     """Noisy counts of ``codes`` in 0..n-1 (others are not released). Adding or removing one
     record changes one count by one: L1 sensitivity 1 (``rows`` for a person's rows)."""
     valid = codes[(codes >= 0) & (codes < n)]
@@ -501,11 +511,17 @@ def histogram(
     def compute() -> DPResult:
         counts, scale = _category_counts(codes, len(names), epsilon, bound)
         value = dict(zip(names, counts.astype(int).tolist(), strict=True))
-        return DPResult(f"histogram({column})", value, epsilon, 0.0, scale, _laplace_error(scale),
-                        neighbours=unit)  # fmt: skip
+        return DPResult(
+            f"histogram({column})",
+            value,
+            epsilon,
+            0.0,
+            scale,
+            _laplace_error(scale),
+            neighbours=unit,
+        )
 
-    return _run(accountant, frame, _what(f"histogram({column})", person, bound), epsilon,
-                compute)  # fmt: skip
+    return _run(accountant, frame, _what(f"histogram({column})", person, bound), epsilon, compute)
 
 
 def grouped_count(

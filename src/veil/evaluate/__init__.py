@@ -154,8 +154,9 @@ def evaluate_release(
     not made from (``holdout``, or ``holdout_fraction`` of ``original`` set aside: then the
     release must have been made without them)."""
     start = time.perf_counter()
-    prepared: Prepared = prepare(original, release, holdout=holdout,
-                                 holdout_fraction=holdout_fraction, seed=seed)  # fmt: skip
+    prepared: Prepared = prepare(
+        original, release, holdout=holdout, holdout_fraction=holdout_fraction, seed=seed
+    )
     if target is not None:
         check_target(prepared, target)
     before = associations(prepared.train, prepared.kinds)
@@ -174,8 +175,13 @@ def evaluate_release(
     privacy: dict[str, Any]
     if prepared.holdout is None:
         reason = "no holdout rows: pass holdout or holdout_fraction"
-        privacy = {"dcr": None, "dcr_reason": reason, "exact_copies": None,
-                   "membership_advantage": None, "membership_advantage_reason": reason}  # fmt: skip
+        privacy = {
+            "dcr": None,
+            "dcr_reason": reason,
+            "exact_copies": None,
+            "membership_advantage": None,
+            "membership_advantage_reason": reason,
+        }
         for attack in ("singling_out", "linkability", "inference"):  # they need control rows
             privacy[attack] = {"risk": None, "ci": None, "reason": reason}
         measured_utility = None if target is None else {"target": target, "reason": reason}
@@ -191,9 +197,10 @@ def evaluate_release(
         secret = target or (prepared.sensitive[0] if prepared.sensitive else None)
         if secret is None or len(prepared.columns) < 2:
             privacy["inference"] = {
-                "risk": None, "ci": None,
+                "risk": None,
+                "ci": None,
                 "reason": "nothing to infer: give a target, or the scan found no sensitive column",
-            }  # fmt: skip
+            }
         else:
             privacy["inference"] = {**inference(prepared, secret, seed).to_dict(), "secret": secret}
         measured_utility = None if target is None else utility(prepared, target, seed)

@@ -58,10 +58,16 @@ class AttackRisk:
 
     def to_dict(self) -> dict[str, Any]:
         """The risk, its interval, the three rates and what the attack used."""
-        return {"risk": self.risk, "ci": list(self.ci), "label": risk_label(self.ci),
-                "attack_rate": self.attack_rate,
-                "control_rate": self.control_rate, "baseline_rate": self.baseline_rate,
-                "n_attacks": self.n_attacks, **self.detail}  # fmt: skip
+        return {
+            "risk": self.risk,
+            "ci": list(self.ci),
+            "label": risk_label(self.ci),
+            "attack_rate": self.attack_rate,
+            "control_rate": self.control_rate,
+            "baseline_rate": self.baseline_rate,
+            "n_attacks": self.n_attacks,
+            **self.detail,
+        }
 
 
 def _wilson(n: int, success: float) -> tuple[float, float]:
@@ -113,8 +119,9 @@ class _Table:
             else:
                 self.columns[name] = category_codes(frame[name], codes.setdefault(name, {}))
 
-    def count(self, query: tuple[tuple[str, str, float], ...], rows: np.ndarray | None = None
-              ) -> int:  # fmt: skip
+    def count(
+        self, query: tuple[tuple[str, str, float], ...], rows: np.ndarray | None = None
+    ) -> int:
         mask = None
         for name, op, value in query:
             column = self.columns[name] if rows is None else self.columns[name][rows]
@@ -150,8 +157,9 @@ def singling_out(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> A
     control = _Table(prepared.holdout, prepared.kinds, codes)
     names = list(prepared.columns)
     width = min(N_COLUMNS, len(names))
-    medians = {n: float(np.nanmedian(release.columns[n])) for n in names
-               if prepared.kinds[n] == "numeric"}  # fmt: skip
+    medians = {
+        n: float(np.nanmedian(release.columns[n])) for n in names if prepared.kinds[n] == "numeric"
+    }
     queries = _singling_queries(release, prepared.kinds, names, width, medians, n_attacks, rng)
     success = sum(train.count(q) == 1 for q in queries)
     on_control = float(sum(control.count(q) == 1 for q in queries))
@@ -163,8 +171,11 @@ def singling_out(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> A
         for name in rng.choice(names, size=width, replace=False):
             values = np.unique(release.columns[name])
             value = float(values[rng.integers(len(values))])
-            ops = ("==", "!=") if prepared.kinds[name] == "categorical" else (
-                "==", "!=", ">", "<", ">=", "<=")  # fmt: skip
+            ops = (
+                ("==", "!=")
+                if prepared.kinds[name] == "categorical"
+                else ("==", "!=", ">", "<", ">=", "<=")
+            )
             parts.append((str(name), str(ops[rng.integers(len(ops))]), value))
         baseline += train.count(tuple(parts)) == 1
     return risk_of(n_attacks, success, min(on_control, float(n_attacks)), baseline)
@@ -187,9 +198,15 @@ def _part(name: str, kind: str, value: float, median: float | None) -> tuple[str
     return (name, "isnull" if value == -1 else "==", float(value))
 
 
-def _singling_queries(release: _Table, kinds: dict[str, str], names: list[str], width: int,
-                      medians: dict[str, float], n_attacks: int, rng: np.random.Generator
-                      ) -> list[Query]:  # fmt: skip
+def _singling_queries(
+    release: _Table,
+    kinds: dict[str, str],
+    names: list[str],
+    width: int,
+    medians: dict[str, float],
+    n_attacks: int,
+    rng: np.random.Generator,
+) -> list[Query]:
     """Up to ``n_attacks`` distinct queries that single out one release row, drawn as
     Anonymeter draws them (a random release row, ``width`` random columns), trying up to
     Anonymeter's 10 million times. Each column's rows are held as bit sets (equal to each value;
@@ -219,8 +236,17 @@ def _singling_queries(release: _Table, kinds: dict[str, str], names: list[str], 
             if pair in tried:
                 continue
             tried.add(pair)
-            query = _query([_part(names[j], kinds[names[j]], release.columns[names[j]][row],
-                                  medians.get(names[j])) for j in chosen[i]])  # fmt: skip
+            query = _query(
+                [
+                    _part(
+                        names[j],
+                        kinds[names[j]],
+                        release.columns[names[j]][row],
+                        medians.get(names[j]),
+                    )
+                    for j in chosen[i]
+                ]
+            )
             if query in seen or (bits is None and release.count(query) != 1):
                 continue
             seen.add(query)
@@ -266,8 +292,9 @@ class _Bitsets:
     @classmethod
     def of(cls, table: _Table, kinds: dict[str, str], names: list[str]) -> _Bitsets | None:
         words = (table.rows + 63) // 64
-        sizes = [len(np.unique(table.columns[n])) * (3 if kinds[n] == "numeric" else 1)
-                 for n in names]  # fmt: skip
+        sizes = [
+            len(np.unique(table.columns[n])) * (3 if kinds[n] == "numeric" else 1) for n in names
+        ]
         if sum(sizes) * words * 8 > _BITSET_BYTES:
             return None
         out = cls(names, [], [], [], [], [], [])
@@ -298,8 +325,7 @@ class _Bitsets:
                 out.at_most.append(None)
         return out
 
-    def count(self, rows: np.ndarray, chosen: np.ndarray, medians: dict[str, float]
-              ) -> np.ndarray:  # fmt: skip
+    def count(self, rows: np.ndarray, chosen: np.ndarray, medians: dict[str, float]) -> np.ndarray:
         """How many rows each query (row ``rows[i]``'s values on columns ``chosen[i]``) matches."""
         total: np.ndarray | None = None
         for slot in range(chosen.shape[1]):
@@ -370,8 +396,10 @@ def linkability(prepared: Prepared, seed: int, n_attacks: int = N_ATTACKS) -> At
     released = [e.encode(prepared.release[h]) for e, h in zip(encoders, halves, strict=True)]
 
     def linked(targets: pd.DataFrame) -> int:
-        found = [nearest(e.encode(targets[h]), r)[1]
-                 for e, h, r in zip(encoders, halves, released, strict=True)]  # fmt: skip
+        found = [
+            nearest(e.encode(targets[h]), r)[1]
+            for e, h, r in zip(encoders, halves, released, strict=True)
+        ]
         return int((found[0] == found[1]).sum())
 
     success = linked(_targets(prepared.train, n, rng))

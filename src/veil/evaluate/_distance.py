@@ -58,8 +58,9 @@ class Encoder:
 def category_codes(values: pd.Series, table: dict[str, int]) -> np.ndarray:
     """Each value's code in ``table`` (new values get the next code; missing is -1), so that
     tables coded with the same ``table`` compare by code."""
-    return np.array([-1 if v is None else table.setdefault(v, len(table)) for v in values],
-                    dtype=np.int32)  # fmt: skip
+    return np.array(
+        [-1 if v is None else table.setdefault(v, len(table)) for v in values], dtype=np.int32
+    )
 
 
 def _blocks(query: Encoded, reference: Encoded) -> Iterator[tuple[int, int, np.ndarray]]:

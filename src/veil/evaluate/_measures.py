@@ -130,8 +130,9 @@ def detection_auc(prepared: Prepared, seed: int) -> float:
     (x_real, x_fake), categorical = _design([real, fake], prepared.kinds)
     x = np.vstack([x_real, x_fake])
     y = np.r_[np.zeros(n), np.ones(n)]
-    too_many = [c and len(np.unique(x[:, j][~np.isnan(x[:, j])])) > 255
-                for j, c in enumerate(categorical)]  # fmt: skip
+    too_many = [
+        c and len(np.unique(x[:, j][~np.isnan(x[:, j])])) > 255 for j, c in enumerate(categorical)
+    ]
     categorical = [c and not t for c, t in zip(categorical, too_many, strict=True)]
     folds = StratifiedKFold(3, shuffle=True, random_state=seed)
     proba = cross_val_predict(_model(categorical, seed), x, y, cv=folds, method="predict_proba")
@@ -158,8 +159,9 @@ def utility(prepared: Prepared, target: str, seed: int) -> dict[str, Any]:
     check_target(prepared, target)
     assert prepared.holdout is not None
     features = [c for c in prepared.columns if c != target]
-    train, test, release = (f.dropna(subset=[target]) for f in
-                            (prepared.train, prepared.holdout, prepared.release))  # fmt: skip
+    train, test, release = (
+        f.dropna(subset=[target]) for f in (prepared.train, prepared.holdout, prepared.release)
+    )
     (x_train, x_test, x_release), categorical = _design(
         [train[features], test[features], release[features]], prepared.kinds
     )

@@ -114,8 +114,10 @@ def prepare(
             released, read = _release_number(release[name], is_date)
             if released.isna().all():  # a type the original's column cannot be compared with
                 example = release[name].dropna().iloc[0]
-                left_out[name] = (f"the release holds no {'dates' if is_date else 'numbers'} "
-                                  f"here (e.g. {str(example)[:30]!r})")  # fmt: skip
+                left_out[name] = (
+                    f"the release holds no {'dates' if is_date else 'numbers'} "
+                    f"here (e.g. {str(example)[:30]!r})"
+                )
                 continue
             kinds[name] = "numeric"
             out_train[name] = _as_number(series)

@@ -39,16 +39,26 @@ class Description:
 
     def to_dict(self) -> dict[str, Any]:
         """For the wire (JSON)."""
-        return {"party": self.party, "rows": self.rows, "kinds": self.kinds,
-                "categories": self.categories, "common": self.common,
-                "left_out": self.left_out}  # fmt: skip
+        return {
+            "party": self.party,
+            "rows": self.rows,
+            "kinds": self.kinds,
+            "categories": self.categories,
+            "common": self.common,
+            "left_out": self.left_out,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Description:
         """Back from :meth:`to_dict`."""
-        return cls(str(data["party"]), int(data["rows"]), dict(data["kinds"]),
-                   dict(data["categories"]), dict(data["common"]),
-                   dict(data.get("left_out", {})))  # fmt: skip
+        return cls(
+            str(data["party"]),
+            int(data["rows"]),
+            dict(data["kinds"]),
+            dict(data["categories"]),
+            dict(data["common"]),
+            dict(data.get("left_out", {})),
+        )
 
 
 def describe(frame: pd.DataFrame, *, party: str, target: str) -> Description:
@@ -57,8 +67,9 @@ def describe(frame: pd.DataFrame, *, party: str, target: str) -> Description:
         raise InputError(f"party {party!r} has no target column {target!r}")
     left_out = personal_columns(frame)
     if target in left_out:
-        raise InputError(f"target {target!r} cannot be learnt at party {party!r}: "
-                         f"{left_out[target]}")  # fmt: skip
+        raise InputError(
+            f"target {target!r} cannot be learnt at party {party!r}: {left_out[target]}"
+        )
     kinds, categories, common = {}, {}, {}
     for name in frame.columns:
         if name in left_out:
@@ -110,16 +121,28 @@ class Spec:
 
     def to_dict(self) -> dict[str, Any]:
         """For the wire (JSON) and the saved model."""
-        return {"target": self.target, "numbers": self.numbers, "categories": self.categories,
-                "classes": self.classes, "center": self.center, "scale": self.scale,
-                "left_out": self.left_out}  # fmt: skip
+        return {
+            "target": self.target,
+            "numbers": self.numbers,
+            "categories": self.categories,
+            "classes": self.classes,
+            "center": self.center,
+            "scale": self.scale,
+            "left_out": self.left_out,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Spec:
         """Back from :meth:`to_dict`."""
-        return cls(data["target"], list(data["numbers"]), dict(data["categories"]),
-                   list(data["classes"]), list(data["center"]), list(data["scale"]),
-                   dict(data.get("left_out", {})))  # fmt: skip
+        return cls(
+            data["target"],
+            list(data["numbers"]),
+            dict(data["categories"]),
+            list(data["classes"]),
+            list(data["center"]),
+            list(data["scale"]),
+            dict(data.get("left_out", {})),
+        )
 
 
 def agree(descriptions: list[Description], *, target: str) -> Spec:
@@ -138,8 +161,11 @@ def agree(descriptions: list[Description], *, target: str) -> Spec:
         missing = [c for c in first.kinds if c not in d.kinds]
         extra = [c for c in d.kinds if c not in first.kinds]
         if missing or extra:
-            what = (f"lacks column {missing[0]!r}" if missing
-                    else f"has column {extra[0]!r} that party {first.party!r} lacks")  # fmt: skip
+            what = (
+                f"lacks column {missing[0]!r}"
+                if missing
+                else f"has column {extra[0]!r} that party {first.party!r} lacks"
+            )
             raise InputError(f"party {d.party!r} {what}: every party needs the same columns")
         for name, kind in d.kinds.items():
             if kind != first.kinds[name] and name != target:
@@ -176,9 +202,14 @@ def agree(descriptions: list[Description], *, target: str) -> Spec:
 
 def _without(d: Description, columns: set[str]) -> Description:
     keep = {c: k for c, k in d.kinds.items() if c not in columns}
-    return Description(d.party, d.rows, keep,
-                       {c: v for c, v in d.categories.items() if c in keep},
-                       {c: v for c, v in d.common.items() if c in keep}, d.left_out)  # fmt: skip
+    return Description(
+        d.party,
+        d.rows,
+        keep,
+        {c: v for c, v in d.categories.items() if c in keep},
+        {c: v for c, v in d.common.items() if c in keep},
+        d.left_out,
+    )
 
 
 def _kind(kind: str) -> str:
@@ -198,8 +229,15 @@ def with_scaling(spec: Spec, summed: np.ndarray) -> Spec:
     mean, square = summed[:k], summed[k:]
     scale = np.sqrt(np.maximum(square - mean**2, 0.0))
     scale = np.where(scale > 0, scale, 1.0)
-    return Spec(spec.target, spec.numbers, spec.categories, spec.classes,
-                [float(v) for v in mean], [float(v) for v in scale], spec.left_out)  # fmt: skip
+    return Spec(
+        spec.target,
+        spec.numbers,
+        spec.categories,
+        spec.classes,
+        [float(v) for v in mean],
+        [float(v) for v in scale],
+        spec.left_out,
+    )
 
 
 def encode(frame: pd.DataFrame, spec: Spec) -> tuple[np.ndarray, np.ndarray]:
@@ -263,32 +301,41 @@ class Domain:
         except ValueError as err:
             raise InputError(f"the domain is not JSON: {err}") from err
         if not isinstance(data, dict) or not data:
-            raise InputError("the domain must be a JSON object of column -> [low, high] or "
-                             "column -> [category, ...]")  # fmt: skip
+            raise InputError(
+                "the domain must be a JSON object of column -> [low, high] or "
+                "column -> [category, ...]"
+            )
         numbers, categories = {}, {}
         for column, value in data.items():
-            if (isinstance(value, list) and len(value) == 2
-                    and all(isinstance(v, int | float) and not isinstance(v, bool)
-                            for v in value)):  # fmt: skip
+            if (
+                isinstance(value, list)
+                and len(value) == 2
+                and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+            ):
                 low, high = float(value[0]), float(value[1])
                 if not (math.isfinite(low) and math.isfinite(high) and low < high):
-                    raise InputError(f"domain column {column!r}: bounds must be finite with "
-                                     f"low < high, got {value!r}")  # fmt: skip
+                    raise InputError(
+                        f"domain column {column!r}: bounds must be finite with "
+                        f"low < high, got {value!r}"
+                    )
                 numbers[str(column)] = (low, high)
-            elif (isinstance(value, list) and value
-                  and all(isinstance(v, str | int) and not isinstance(v, bool)
-                          for v in value)):  # fmt: skip
+            elif (
+                isinstance(value, list)
+                and value
+                and all(isinstance(v, str | int) and not isinstance(v, bool) for v in value)
+            ):
                 categories[str(column)] = sorted({str(v) for v in value})
             else:
-                raise InputError(f"domain column {column!r} must be [low, high] (numbers) or a "
-                                 f"list of categories, got {value!r}")  # fmt: skip
+                raise InputError(
+                    f"domain column {column!r} must be [low, high] (numbers) or a "
+                    f"list of categories, got {value!r}"
+                )
         return cls(numbers, categories)
 
     def check_target(self, target: str) -> None:
         """The target must be a category column of the domain with at least two classes."""
         if len(self.categories.get(target, [])) < 2:
-            raise InputError(f"the domain must list the target {target!r}'s classes (at least "
-                             "two)")  # fmt: skip
+            raise InputError(f"the domain must list the target {target!r}'s classes (at least two)")
 
     def check(self, frame: pd.DataFrame, *, party: str, target: str) -> None:
         """A party holds every column of the domain (the schema is public)."""
@@ -302,6 +349,11 @@ class Domain:
         self.check_target(target)
         numbers = list(self.numbers)
         categories = {c: v for c, v in self.categories.items() if c != target}
-        return Spec(target, numbers, categories, list(self.categories[target]),
-                    [(lo + hi) / 2 for lo, hi in self.numbers.values()],
-                    [(hi - lo) / 2 for lo, hi in self.numbers.values()])  # fmt: skip
+        return Spec(
+            target,
+            numbers,
+            categories,
+            list(self.categories[target]),
+            [(lo + hi) / 2 for lo, hi in self.numbers.values()],
+            [(hi - lo) / 2 for lo, hi in self.numbers.values()],
+        )

@@ -60,8 +60,10 @@ def _measurement(size: int, sigma: float) -> Any:
     from veil.dp.stats import opendp
 
     dp = opendp()
-    space = (dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size),
-             dp.l2_distance(T=float))  # fmt: skip
+    space = (
+        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size),
+        dp.l2_distance(T=float),
+    )
     return dp.m.make_gaussian(*space, scale=sigma)
 
 

@@ -81,8 +81,9 @@ MOMENT_BOUND, MOMENT_PRECISION = 2.0**50, 40
 
 
 # --------------------------------------------------------------------------------- schemes
-def scheme_for(name: str, public: bytes, *, purpose: str = "update",
-               secret: Any = None) -> secure.Scheme:  # fmt: skip
+def scheme_for(
+    name: str, public: bytes, *, purpose: str = "update", secret: Any = None
+) -> secure.Scheme:
     """The scheme ``name`` from its public material (``secret``: the key holder's own)."""
     from veil.federated import paillier
 
@@ -93,8 +94,9 @@ def scheme_for(name: str, public: bytes, *, purpose: str = "update",
     if name == "paillier":
         key = paillier.PublicKey.from_json(public.decode())
         if purpose == "moments":
-            return secure.Paillier(key, private=secret, bound=MOMENT_BOUND,
-                                   precision=MOMENT_PRECISION)  # fmt: skip
+            return secure.Paillier(
+                key, private=secret, bound=MOMENT_BOUND, precision=MOMENT_PRECISION
+            )
         return secure.Paillier(key, private=secret)
     raise ParameterError(f"encrypt must be one of {secure.SCHEMES}, got {name!r}")
 
@@ -114,8 +116,9 @@ def _party_table(context: Context) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     frame = read(source)
     if config.get("test-data"):  # already split (``veil fl simulate``)
         return frame, read(str(config["test-data"])), name
-    train, test = _data.split(frame, float(config.get("test-fraction", 0.2)),
-                              int(config.get("seed", 0)))  # fmt: skip
+    train, test = _data.split(
+        frame, float(config.get("test-fraction", 0.2)), int(config.get("seed", 0))
+    )
     return train, test, name
 
 
@@ -202,8 +205,10 @@ def _describe(message: Message, context: Context) -> Message:
     if role == "keyholder":
         name, public, _ = _keyholder_secret(context)
         nonce = _keyholder_state(context)[0]
-        return _reply(message, answer=ConfigRecord({"role": role, "encrypt": name,
-                                                    "public": public, "nonce": nonce}))  # fmt: skip
+        return _reply(
+            message,
+            answer=ConfigRecord({"role": role, "encrypt": name, "public": public, "nonce": nonce}),
+        )
     train, _, party = _party_table(context)
     config = _record(message, "config")
     target = str(config["target"])
@@ -222,16 +227,20 @@ def _describe(message: Message, context: Context) -> Message:
 def _moments(message: Message, context: Context) -> Message:
     config = _record(message, "config")
     if "dp-epsilon" in config:
-        raise SecretError("under DP a party sends no moments of its columns (they would leave "
-                          "outside the guarantee): the server asked for them")  # fmt: skip
+        raise SecretError(
+            "under DP a party sends no moments of its columns (they would leave "
+            "outside the guarantee): the server asked for them"
+        )
     train, _, _ = _party_table(context)
     spec = _data.Spec.from_dict(json.loads(str(config["spec"])))
-    return _reply(message, **_weighted(message, context, "moments", 0, len(train),
-                                       _data.moments(train, spec)))  # fmt: skip
+    return _reply(
+        message, **_weighted(message, context, "moments", 0, len(train), _data.moments(train, spec))
+    )
 
 
-def _weighted(message: Message, context: Context, purpose: str, round: int, rows: int,
-              values: np.ndarray) -> dict[str, Any]:  # fmt: skip
+def _weighted(
+    message: Message, context: Context, purpose: str, round: int, rows: int, values: np.ndarray
+) -> dict[str, Any]:
     """``[w, w * values]``, protected and signed: summed over the parties it is the weighted
     average's numerator and denominator (whoever answered). ``w = rows / total rows``, or 1
     under DP (a row count is not sent, even inside a sum)."""
@@ -242,8 +251,7 @@ def _weighted(message: Message, context: Context, purpose: str, round: int, rows
     records: dict[str, Any] = {"update": _array(blob)}
     if protected.name != "none":
         signer = _signer(context)
-        signature = signer.sign(nonce=str(config["nonce"]), purpose=purpose, round=round,
-                                blob=blob)  # fmt: skip
+        signature = signer.sign(nonce=str(config["nonce"]), purpose=purpose, round=round, blob=blob)
         records["signed"] = ConfigRecord({"party": signer.party, "signature": signature})
     return records
 
@@ -253,24 +261,32 @@ def _signer(context: Context) -> Any:
 
     path = str(context.node_config.get("signing-key", ""))
     if not path:
-        raise SecretError("this party has no signing key (--signing-key, made by `veil fl "
-                          "certs`): the key holder decrypts only signed contributions")  # fmt: skip
+        raise SecretError(
+            "this party has no signing key (--signing-key, made by `veil fl "
+            "certs`): the key holder decrypts only signed contributions"
+        )
     signer = read_signer(path)
     name = str(context.node_config.get("party", signer.party))
     if name != signer.party:
-        raise SecretError(f"the signing key was made for {signer.party!r}, and this party is "
-                          f"{name!r}")  # fmt: skip
+        raise SecretError(
+            f"the signing key was made for {signer.party!r}, and this party is {name!r}"
+        )
     return signer
 
 
-def _setup(message: Message, context: Context, *, test: bool = False
-           ) -> tuple[pd.DataFrame, _data.Spec, np.ndarray, Any]:  # fmt: skip
+def _setup(
+    message: Message, context: Context, *, test: bool = False
+) -> tuple[pd.DataFrame, _data.Spec, np.ndarray, Any]:
     """This party's rows (training or test), the spec, the global weights and the model."""
     config = _record(message, "config")
     train, held_out, _ = _party_table(context)
     spec = _data.Spec.from_dict(json.loads(str(config["spec"])))
-    model = make_model(str(config["model"]), classes=len(spec.classes), width=spec.width,
-                       epochs=int(config["epochs"]))  # fmt: skip
+    model = make_model(
+        str(config["model"]),
+        classes=len(spec.classes),
+        width=spec.width,
+        epochs=int(config["epochs"]),
+    )
     weights = _numpy(_record(message, "arrays"), "weights")
     return (held_out if test else train), spec, weights, model
 
@@ -288,22 +304,29 @@ def _train(message: Message, context: Context) -> Message:
     update = model.fit(weights, x, y, seed=seed) - weights
     privacy = _client_dp(config)
     if privacy is None:
-        return _reply(message, **_weighted(message, context, "update", server_round,
-                                           len(train), update),
-                      metrics=MetricRecord({"num-examples": len(train)}))  # fmt: skip
+        return _reply(
+            message,
+            **_weighted(message, context, "update", server_round, len(train), update),
+            metrics=MetricRecord({"num-examples": len(train)}),
+        )
     if str(context.node_config.get("dp-charged", "")) != "owner":
         _charge(context, privacy, server_round)  # (simulate: the table's owner charged it)
     update = privatize(update, privacy, bound=secure.Paillier.DEFAULT_BOUND)
     # no row count, even as a metric: under DP only the noisy update leaves
-    return _reply(message, **_weighted(message, context, "update", server_round, len(train),
-                                       update))  # fmt: skip
+    return _reply(
+        message, **_weighted(message, context, "update", server_round, len(train), update)
+    )
 
 
 def _client_dp(config: Any) -> ClientDP | None:
     if float(config.get("dp-epsilon", 0.0)) <= 0:
         return None
-    return ClientDP(float(config["dp-epsilon"]), float(config["dp-delta"]),
-                    int(config["rounds"]), float(config["dp-clip"]))  # fmt: skip
+    return ClientDP(
+        float(config["dp-epsilon"]),
+        float(config["dp-delta"]),
+        int(config["rounds"]),
+        float(config["dp-clip"]),
+    )
 
 
 def _charge(context: Context, privacy: ClientDP, server_round: int) -> None:
@@ -337,12 +360,15 @@ def dp_what(privacy: ClientDP) -> str:
 @client_app.evaluate()
 def _evaluate(message: Message, context: Context) -> Message:
     if "dp-epsilon" in _record(message, "config"):
-        raise SecretError("under DP a party reports no accuracy on its rows (it would leave "
-                          "outside the guarantee): the server asked for one")  # fmt: skip
+        raise SecretError(
+            "under DP a party reports no accuracy on its rows (it would leave "
+            "outside the guarantee): the server asked for one"
+        )
     test, spec, weights, model = _setup(message, context, test=True)
     right, rows = model.correct(weights, *_data.encode(test, spec))
-    return _reply(message, metrics=MetricRecord({"accuracy": right / max(rows, 1),
-                                                 "num-examples": rows}))  # fmt: skip
+    return _reply(
+        message, metrics=MetricRecord({"accuracy": right / max(rows, 1), "num-examples": rows})
+    )
 
 
 def _keyholder_state(context: Context) -> tuple[str, set[str]]:
@@ -374,10 +400,11 @@ def _decrypt(message: Message, context: Context) -> Message:
     nonce, done = _keyholder_state(context)
     source = str(context.node_config.get("roster", ""))
     if not source:
-        raise SecretError("the key holder has no roster of the parties' signing keys "
-                          "(--roster): it decrypts nothing it cannot attribute")  # fmt: skip
-    roster = (Roster.from_json(source) if source.lstrip().startswith("{")
-              else read_roster(source))  # fmt: skip
+        raise SecretError(
+            "the key holder has no roster of the parties' signing keys "
+            "(--roster): it decrypts nothing it cannot attribute"
+        )
+    roster = Roster.from_json(source) if source.lstrip().startswith("{") else read_roster(source)
     signers = [str(s) for s in config.get("signers", [])]
     signatures = [bytes(s) for s in config.get("signatures", [])]
     arrays = _record(message, "arrays")
@@ -385,14 +412,16 @@ def _decrypt(message: Message, context: Context) -> Message:
         MIN_ENCRYPTED_PARTIES, int(context.node_config.get("min-parties", MIN_ENCRYPTED_PARTIES))
     )
     if len(signers) != len(signatures) or len(signers) != len(arrays) - 1:
-        raise SecretError("the decryption request does not carry one signature per "
-                          "contribution: refusing")  # fmt: skip
+        raise SecretError(
+            "the decryption request does not carry one signature per contribution: refusing"
+        )
     if len(set(signers)) != len(signers):
-        raise SecretError("the decryption request counts one party's contribution twice: "
-                          "refusing")  # fmt: skip
+        raise SecretError("the decryption request counts one party's contribution twice: refusing")
     if len(signers) < least:
-        raise SecretError(f"the key holder decrypts sums of at least {least} parties' signed "
-                          f"contributions, and was sent {len(signers)}")  # fmt: skip
+        raise SecretError(
+            f"the key holder decrypts sums of at least {least} parties' signed "
+            f"contributions, and was sent {len(signers)}"
+        )
     if f"{purpose}/{server_round}" in done:
         raise SecretError(
             f"{purpose} round {server_round} of this run was decrypted already: a second sum of "
@@ -400,14 +429,22 @@ def _decrypt(message: Message, context: Context) -> Message:
         )
     pieces = [_blob(arrays, f"piece-{i}") for i in range(len(signers))]
     for party, signature, piece in zip(signers, signatures, pieces, strict=True):
-        roster.verify(nonce=nonce, purpose=purpose, round=server_round, party=party,
-                      blob=piece, signature=signature)  # fmt: skip
+        roster.verify(
+            nonce=nonce,
+            purpose=purpose,
+            round=server_round,
+            party=party,
+            blob=piece,
+            signature=signature,
+        )
     name, public, secret = _keyholder_secret(context)
     scheme = scheme_for(name, public, purpose=purpose, secret=secret)
     aggregate = scheme.aggregate(pieces)  # the key holder's own product of the signed pieces
     if aggregate != _blob(arrays, "aggregate"):
-        raise SecretError("the sum the server sent is not the product of the signed "
-                          "contributions (it was altered): refusing to decrypt it")  # fmt: skip
+        raise SecretError(
+            "the sum the server sent is not the product of the signed "
+            "contributions (it was altered): refusing to decrypt it"
+        )
     total = scheme.decrypt(aggregate, int(config["count"]), len(signers))
     # recorded with the answer (Flower keeps a node's state when it replies; every refusal
     # above returns nothing, so a refused request needs no record). Flower's SuperNode handles
@@ -445,12 +482,25 @@ class SecureFedAvg(FedAvg):
     protected updates (Paillier ciphertexts multiplied, CKKS vectors added, or plain sums for
     ``none``) and asks the key holder to decrypt the sum alone."""
 
-    def __init__(self, scheme: secure.Scheme, *, parties: list[int], keyholder: int | None,
-                 config: dict[str, Any], min_parties: int = 2, timeout: float = 600.0,
-                 say: Callable[[str], None] = lambda _: None) -> None:  # fmt: skip
-        super().__init__(min_train_nodes=min_parties, min_evaluate_nodes=min_parties,
-                         min_available_nodes=min_parties, weighted_by_key="num-examples",
-                         arrayrecord_key="arrays", configrecord_key="config")  # fmt: skip
+    def __init__(
+        self,
+        scheme: secure.Scheme,
+        *,
+        parties: list[int],
+        keyholder: int | None,
+        config: dict[str, Any],
+        min_parties: int = 2,
+        timeout: float = 600.0,
+        say: Callable[[str], None] = lambda _: None,
+    ) -> None:
+        super().__init__(
+            min_train_nodes=min_parties,
+            min_evaluate_nodes=min_parties,
+            min_available_nodes=min_parties,
+            weighted_by_key="num-examples",
+            arrayrecord_key="arrays",
+            configrecord_key="config",
+        )
         self.scheme = scheme
         self.parties = parties
         self.keyholder = keyholder
@@ -465,18 +515,26 @@ class SecureFedAvg(FedAvg):
     def summary(self) -> None:
         """Flower logs this at the start; veil prints its own progress."""
 
-    def configure_train(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
-                        grid: Grid) -> Iterable[Message]:  # fmt: skip
+    def configure_train(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
         """Every party (never the key holder) gets the global weights and the run's config."""
         self._grid = grid
         self._started = time.perf_counter()
         self.rounds.append(RoundLog(server_round))
         record = ConfigRecord({**self.config, "server-round": server_round})
-        return [Message(RecordDict({"arrays": arrays, "config": record}), dst_node_id=node,
-                        message_type="train") for node in self.parties]  # fmt: skip
+        return [
+            Message(
+                RecordDict({"arrays": arrays, "config": record}),
+                dst_node_id=node,
+                message_type="train",
+            )
+            for node in self.parties
+        ]
 
-    def aggregate_train(self, server_round: int, replies: Iterable[Message]
-                        ) -> tuple[ArrayRecord | None, MetricRecord | None]:  # fmt: skip
+    def aggregate_train(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> tuple[ArrayRecord | None, MetricRecord | None]:
         """Add the protected updates; the key holder decrypts the sum; FedAvg's step."""
         log = self.rounds[-1]
         good, failed = _split_replies(replies)
@@ -490,41 +548,63 @@ class SecureFedAvg(FedAvg):
         assert self._grid is not None
         current = self._current
         start = time.perf_counter()
-        total = decrypt_sum(self._grid, self.keyholder, self.scheme, aggregate,
-                            count=len(current) + 1, replies=good, purpose="update",
-                            round=server_round, timeout=self.timeout)  # fmt: skip
+        total = decrypt_sum(
+            self._grid,
+            self.keyholder,
+            self.scheme,
+            aggregate,
+            count=len(current) + 1,
+            replies=good,
+            purpose="update",
+            round=server_round,
+            timeout=self.timeout,
+        )
         log.timing["decrypt"] = time.perf_counter() - start
         new = current + total[1:] / total[0]
         self._current = new
         log.weights = new
         return ArrayRecord({"weights": _np_record(new)}), None
 
-    def configure_evaluate(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
-                           grid: Grid) -> Iterable[Message]:  # fmt: skip
+    def configure_evaluate(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
         """Every party scores the new global model on its own test rows (not under DP: a
         party's accuracy on its rows is not covered by the guarantee)."""
         if "dp-epsilon" in self.config:
             return []
         record = ConfigRecord({**self.config, "server-round": server_round})
-        return [Message(RecordDict({"arrays": arrays, "config": record}), dst_node_id=node,
-                        message_type="evaluate") for node in self.parties]  # fmt: skip
+        return [
+            Message(
+                RecordDict({"arrays": arrays, "config": record}),
+                dst_node_id=node,
+                message_type="evaluate",
+            )
+            for node in self.parties
+        ]
 
-    def aggregate_evaluate(self, server_round: int, replies: Iterable[Message]
-                           ) -> MetricRecord | None:  # fmt: skip
+    def aggregate_evaluate(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> MetricRecord | None:
         """Accuracy over all parties' test rows (weighted by their counts)."""
         good, _ = _split_replies(replies)
         log = self.rounds[-1]
         log.seconds = time.perf_counter() - self._started
         if "dp-epsilon" in self.config:
-            self.say(f"round {server_round}: ({log.parties} parties, {log.seconds:.1f} s, "
-                     f"{log.bytes_sent:,} bytes sent; no accuracy under DP)")  # fmt: skip
+            self.say(
+                f"round {server_round}: ({log.parties} parties, {log.seconds:.1f} s, "
+                f"{log.bytes_sent:,} bytes sent; no accuracy under DP)"
+            )
             return None
         rows = sum(int(_record(m, "metrics")["num-examples"]) for m in good)
-        right = sum(float(_record(m, "metrics")["accuracy"])
-                    * int(_record(m, "metrics")["num-examples"]) for m in good)  # fmt: skip
+        right = sum(
+            float(_record(m, "metrics")["accuracy"]) * int(_record(m, "metrics")["num-examples"])
+            for m in good
+        )
         log.accuracy = right / rows if rows else None
-        self.say(f"round {server_round}: accuracy {log.accuracy:.4f} ({log.parties} parties, "
-                 f"{log.seconds:.1f} s, {log.bytes_sent:,} bytes sent)")  # fmt: skip
+        self.say(
+            f"round {server_round}: accuracy {log.accuracy:.4f} ({log.parties} parties, "
+            f"{log.seconds:.1f} s, {log.bytes_sent:,} bytes sent)"
+        )
         return MetricRecord({"accuracy": log.accuracy or 0.0})
 
     _current: np.ndarray
@@ -548,9 +628,18 @@ def _enough(answered: int, asked: int, needed: int, failed: list[str], what: str
         )
 
 
-def decrypt_sum(grid: Grid, keyholder: int | None, scheme: secure.Scheme, aggregate: bytes, *,
-                count: int, replies: list[Message], purpose: str, round: int,
-                timeout: float) -> np.ndarray:  # fmt: skip
+def decrypt_sum(
+    grid: Grid,
+    keyholder: int | None,
+    scheme: secure.Scheme,
+    aggregate: bytes,
+    *,
+    count: int,
+    replies: list[Message],
+    purpose: str,
+    round: int,
+    timeout: float,
+) -> np.ndarray:
     """The plain sum, from the key holder (or, for ``none``, read directly). The key holder is
     sent the sum and every signed piece it is made of: it checks them before it decrypts."""
     if keyholder is None:
@@ -560,17 +649,32 @@ def decrypt_sum(grid: Grid, keyholder: int | None, scheme: secure.Scheme, aggreg
     for i, reply in enumerate(replies):
         arrays[f"piece-{i}"] = _record(reply, "update")["update"]
         if "signed" not in reply.content:
-            raise InputError(f"node {reply.metadata.src_node_id} sent an unsigned update: the "
-                             "key holder would refuse the sum")  # fmt: skip
+            raise InputError(
+                f"node {reply.metadata.src_node_id} sent an unsigned update: the "
+                "key holder would refuse the sum"
+            )
         signed = _record(reply, "signed")
         signers.append(str(signed["party"]))
         signatures.append(bytes(signed["signature"]))
-    message = Message(RecordDict({
-        "arrays": ArrayRecord(arrays),
-        "config": ConfigRecord({"count": count, "parties": len(replies), "purpose": purpose,
-                                "round": round, "signers": signers,
-                                "signatures": signatures}),
-    }), dst_node_id=keyholder, message_type="query.decrypt")  # fmt: skip
+    message = Message(
+        RecordDict(
+            {
+                "arrays": ArrayRecord(arrays),
+                "config": ConfigRecord(
+                    {
+                        "count": count,
+                        "parties": len(replies),
+                        "purpose": purpose,
+                        "round": round,
+                        "signers": signers,
+                        "signatures": signatures,
+                    }
+                ),
+            }
+        ),
+        dst_node_id=keyholder,
+        message_type="query.decrypt",
+    )
     answers = list(grid.send_and_receive([message], timeout=timeout))
     if not answers:
         raise InputError(f"the key holder did not answer within {timeout:.0f} s")
@@ -609,8 +713,7 @@ class Settings:
     def check(self) -> None:
         """Refuse, before anything is sent, a run whose protection would be void."""
         if self.encrypt not in secure.SCHEMES:
-            raise ParameterError(f"--encrypt must be one of {secure.SCHEMES}, got "
-                                 f"{self.encrypt!r}")  # fmt: skip
+            raise ParameterError(f"--encrypt must be one of {secure.SCHEMES}, got {self.encrypt!r}")
         if self.encrypt != "none" and self.min_parties < MIN_ENCRYPTED_PARTIES:
             raise ParameterError(
                 f"--min-parties {self.min_parties} with --encrypt {self.encrypt}: with two "
@@ -618,8 +721,9 @@ class Settings:
                 f"would protect nothing; use at least {MIN_ENCRYPTED_PARTIES} parties"
             )
         if self.parties < self.min_parties:
-            raise ParameterError(f"--parties {self.parties} is fewer than --min-parties "
-                                 f"{self.min_parties}")  # fmt: skip
+            raise ParameterError(
+                f"--parties {self.parties} is fewer than --min-parties {self.min_parties}"
+            )
         if self.privacy() is not None:
             if not self.domain:
                 raise ParameterError(
@@ -665,29 +769,38 @@ def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: N
     """The server's side of a run (see the module's doc)."""
     settings.check()
     privacy = settings.privacy()
-    nodes = _wait_for_nodes(grid, settings.parties + (settings.encrypt != "none"),
-                            settings.timeout)  # fmt: skip
+    nodes = _wait_for_nodes(grid, settings.parties + (settings.encrypt != "none"), settings.timeout)
     ask: dict[str, Any] = {"target": settings.target}
     if privacy is not None:
         ask["domain"] = settings.domain
-    answers = _ask(grid, nodes, "query.describe", RecordDict({"config": ConfigRecord(ask)}),
-                   settings.timeout)  # fmt: skip
+    answers = _ask(
+        grid, nodes, "query.describe", RecordDict({"config": ConfigRecord(ask)}), settings.timeout
+    )
     keyholders = [n for n, a in answers.items() if a["answer"]["role"] == "keyholder"]
     parties = [n for n in answers if n not in keyholders]
     if settings.encrypt != "none" and len(keyholders) != 1:
-        raise InputError(f"--encrypt {settings.encrypt} needs exactly one key holder node, "
-                         f"found {len(keyholders)}")  # fmt: skip
+        raise InputError(
+            f"--encrypt {settings.encrypt} needs exactly one key holder node, "
+            f"found {len(keyholders)}"
+        )
     keyholder = keyholders[0] if keyholders else None
     public, nonce = b"", ""
     if keyholder is not None:
         answer = answers[keyholder]["answer"]
         if str(answer["encrypt"]) != settings.encrypt:
-            raise InputError(f"the key holder holds a {answer['encrypt']!s} key, but the run asks "
-                             f"for --encrypt {settings.encrypt}")  # fmt: skip
+            raise InputError(
+                f"the key holder holds a {answer['encrypt']!s} key, but the run asks "
+                f"for --encrypt {settings.encrypt}"
+            )
         public, nonce = bytes(answer["public"]), str(answer["nonce"])
-    base: dict[str, Any] = {"encrypt": settings.encrypt, "public": public, "nonce": nonce,
-                            "model": settings.model, "epochs": settings.epochs,
-                            "rounds": settings.rounds}  # fmt: skip
+    base: dict[str, Any] = {
+        "encrypt": settings.encrypt,
+        "public": public,
+        "nonce": nonce,
+        "model": settings.model,
+        "epochs": settings.epochs,
+        "rounds": settings.rounds,
+    }
     if privacy is None:
         descriptions = sorted(
             (
@@ -698,63 +811,112 @@ def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: N
         )  # by name: node ids are Flower's random ones
         spec = _data.agree(descriptions, target=settings.target)
         total = sum(d.rows for d in descriptions)
-        say(f"{len(parties)} parties, {total:,} training rows, {spec.width} features; "
-            f"updates protected by {settings.encrypt}")  # fmt: skip
+        say(
+            f"{len(parties)} parties, {total:,} training rows, {spec.width} features; "
+            f"updates protected by {settings.encrypt}"
+        )
         base["total-rows"] = total
         # the common scaling, summed under encryption
         record = ConfigRecord({**base, "spec": json.dumps(spec.to_dict())})
-        replies = _ask(grid, parties, "query.moments", RecordDict({"config": record}),
-                       settings.timeout, needed=settings.min_parties, messages=True)  # fmt: skip
+        replies = _ask(
+            grid,
+            parties,
+            "query.moments",
+            RecordDict({"config": record}),
+            settings.timeout,
+            needed=settings.min_parties,
+            messages=True,
+        )
         moments_scheme = scheme_for(settings.encrypt, public, purpose="moments")
-        aggregate = moments_scheme.aggregate([_blob(_record(r, "update"), "update")
-                                              for r in replies])  # fmt: skip
-        summed = decrypt_sum(grid, keyholder, moments_scheme, aggregate,
-                             count=2 * len(spec.numbers) + 1, replies=replies,
-                             purpose="moments", round=0, timeout=settings.timeout)  # fmt: skip
+        aggregate = moments_scheme.aggregate(
+            [_blob(_record(r, "update"), "update") for r in replies]
+        )
+        summed = decrypt_sum(
+            grid,
+            keyholder,
+            moments_scheme,
+            aggregate,
+            count=2 * len(spec.numbers) + 1,
+            replies=replies,
+            purpose="moments",
+            round=0,
+            timeout=settings.timeout,
+        )
         spec = _data.with_scaling(spec, summed[1:] / summed[0])
     else:
         spec = _data.Domain.from_json(settings.domain).spec(settings.target)
-        say(f"{len(parties)} parties, {spec.width} features from the public domain; updates "
-            f"protected by {settings.encrypt}, client-level DP")  # fmt: skip
-        base.update({"dp-epsilon": privacy.epsilon, "dp-delta": privacy.delta,
-                     "dp-clip": privacy.clip})  # fmt: skip
+        say(
+            f"{len(parties)} parties, {spec.width} features from the public domain; updates "
+            f"protected by {settings.encrypt}, client-level DP"
+        )
+        base.update(
+            {"dp-epsilon": privacy.epsilon, "dp-delta": privacy.delta, "dp-clip": privacy.clip}
+        )
 
     model = make_model(settings.model, classes=len(spec.classes), width=spec.width)
-    strategy = SecureFedAvg(scheme_for(settings.encrypt, public), parties=parties,
-                            keyholder=keyholder,
-                            config={**base, "spec": json.dumps(spec.to_dict())},
-                            min_parties=settings.min_parties, timeout=settings.timeout,
-                            say=say)  # fmt: skip
+    strategy = SecureFedAvg(
+        scheme_for(settings.encrypt, public),
+        parties=parties,
+        keyholder=keyholder,
+        config={**base, "spec": json.dumps(spec.to_dict())},
+        min_parties=settings.min_parties,
+        timeout=settings.timeout,
+        say=say,
+    )
     strategy._current = model.initial()
     with _quiet_flower():
-        result = strategy.start(grid, ArrayRecord({"weights": _np_record(model.initial())}),
-                                num_rounds=settings.rounds, timeout=settings.timeout)  # fmt: skip
+        result = strategy.start(
+            grid,
+            ArrayRecord({"weights": _np_record(model.initial())}),
+            num_rounds=settings.rounds,
+            timeout=settings.timeout,
+        )
     weights = _numpy(result.arrays, "weights") if result.arrays else model.initial()
     spent = None
     if privacy is not None:
         epsilon, rho = charged(privacy)  # by OpenDP's own privacy map
-        spent = {"epsilon": epsilon, "delta": privacy.delta, "rho": rho, "sigma": privacy.sigma,
-                 "clip": privacy.clip, "rounds": privacy.rounds,
-                 "epsilon_per_round": privacy.epsilon_per_round,
-                 "releases": [f"round {r}: one noisy model update per party"
-                              for r in range(1, privacy.rounds + 1)]}  # fmt: skip
-    return Outcome(strategy.rounds, weights, spec, settings.encrypt, settings.model,
-                   privacy=spent,
-                   disclosed=list(DISCLOSED if privacy is None else DISCLOSED_DP))  # fmt: skip
+        spent = {
+            "epsilon": epsilon,
+            "delta": privacy.delta,
+            "rho": rho,
+            "sigma": privacy.sigma,
+            "clip": privacy.clip,
+            "rounds": privacy.rounds,
+            "epsilon_per_round": privacy.epsilon_per_round,
+            "releases": [
+                f"round {r}: one noisy model update per party" for r in range(1, privacy.rounds + 1)
+            ],
+        }
+    return Outcome(
+        strategy.rounds,
+        weights,
+        spec,
+        settings.encrypt,
+        settings.model,
+        privacy=spent,
+        disclosed=list(DISCLOSED if privacy is None else DISCLOSED_DP),
+    )
 
 
 def _wait_for_nodes(grid: Grid, count: int, timeout: float) -> list[int]:
     deadline = time.monotonic() + timeout
     while len(nodes := list(grid.get_node_ids())) < count:
         if time.monotonic() > deadline:
-            raise InputError(f"only {len(nodes)} of {count} nodes connected within "
-                             f"{timeout:.0f} s")  # fmt: skip
+            raise InputError(f"only {len(nodes)} of {count} nodes connected within {timeout:.0f} s")
         time.sleep(0.2)
     return nodes
 
 
-def _ask(grid: Grid, nodes: list[int], kind: str, content: RecordDict, timeout: float, *,
-         needed: int | None = None, messages: bool = False) -> Any:  # fmt: skip
+def _ask(
+    grid: Grid,
+    nodes: list[int],
+    kind: str,
+    content: RecordDict,
+    timeout: float,
+    *,
+    needed: int | None = None,
+    messages: bool = False,
+) -> Any:
     sent = [Message(content, dst_node_id=n, message_type=kind) for n in nodes]
     good, failed = _split_replies(grid.send_and_receive(sent, timeout=timeout))
     if needed is None and failed:
@@ -789,18 +951,20 @@ def _main(grid: Grid, context: Context) -> None:
 
     config = dict(context.run_config)
     try:
-        settings = Settings(target=str(config["target"]), rounds=int(config.get("rounds", 10)),
-                            model=str(config.get("model", "logistic")),
-                            encrypt=str(config.get("encrypt", "paillier")),
-                            epochs=int(config.get("epochs", 1)),
-                            parties=int(config.get("parties", 3)),
-                            min_parties=int(config.get("min-parties",
-                                                       MIN_ENCRYPTED_PARTIES)),
-                            timeout=float(config.get("timeout", 600)),
-                            dp_epsilon=float(config.get("dp-epsilon", 0.0)),
-                            dp_delta=float(config.get("dp-delta", 1e-6)),
-                            dp_clip=float(config.get("dp-clip", 1.0)),
-                            domain=str(config.get("domain", "")))  # fmt: skip
+        settings = Settings(
+            target=str(config["target"]),
+            rounds=int(config.get("rounds", 10)),
+            model=str(config.get("model", "logistic")),
+            encrypt=str(config.get("encrypt", "paillier")),
+            epochs=int(config.get("epochs", 1)),
+            parties=int(config.get("parties", 3)),
+            min_parties=int(config.get("min-parties", MIN_ENCRYPTED_PARTIES)),
+            timeout=float(config.get("timeout", 600)),
+            dp_epsilon=float(config.get("dp-epsilon", 0.0)),
+            dp_delta=float(config.get("dp-delta", 1e-6)),
+            dp_clip=float(config.get("dp-clip", 1.0)),
+            domain=str(config.get("domain", "")),
+        )
         outcome = run(grid, settings, say=print)
         out = str(config.get("output", ""))
         if out:

@@ -51,8 +51,13 @@ class Logistic:
     def _estimator(self, weights: np.ndarray, seed: int) -> object:
         from sklearn.linear_model import SGDClassifier
 
-        model = SGDClassifier(loss=self.loss, alpha=self.alpha, learning_rate="constant",
-                              eta0=self.learning_rate, random_state=seed)  # fmt: skip
+        model = SGDClassifier(
+            loss=self.loss,
+            alpha=self.alpha,
+            learning_rate="constant",
+            eta0=self.learning_rate,
+            random_state=seed,
+        )
         k = self.outputs
         model.coef_ = weights[: k * self.width].reshape(k, self.width).copy()
         model.intercept_ = weights[k * self.width :].copy()
@@ -106,8 +111,11 @@ class MLP:
 
     def _network(self) -> Any:
         torch = _torch()
-        return torch.nn.Sequential(torch.nn.Linear(self.width, self.hidden), torch.nn.ReLU(),
-                                   torch.nn.Linear(self.hidden, self.classes))  # fmt: skip
+        return torch.nn.Sequential(
+            torch.nn.Linear(self.width, self.hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(self.hidden, self.classes),
+        )
 
     @property
     def size(self) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,30 +49,49 @@ def _ec_key() -> Any:
 def _pem_key(key: Any) -> bytes:
     from cryptography.hazmat.primitives import serialization
 
-    return bytes(key.private_bytes(serialization.Encoding.PEM,
-                                   serialization.PrivateFormat.PKCS8,
-                                   serialization.NoEncryption()))  # fmt: skip
+    return bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
 
 
-def _certificate(subject: str, public: Any, issuer: Any, signer: Any, *, ca: bool,
-                 names: list[str] = ()) -> Any:  # type: ignore[assignment]  # fmt: skip
+def _certificate(
+    subject: str, public: Any, issuer: Any, signer: Any, *, ca: bool, names: Sequence[str] = ()
+) -> Any:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     now = datetime.datetime.now(datetime.UTC)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
-    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer or name)
-               .public_key(public).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(minutes=5))
-               .not_valid_after(now + datetime.timedelta(days=VALID_DAYS)))  # fmt: skip
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(issuer or name)
+        .public_key(public)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=VALID_DAYS))
+    )
     builder = builder.add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
     if ca:
         builder = builder.add_extension(
-            x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                          content_commitment=False, key_encipherment=False,
-                          data_encipherment=False, key_agreement=False, encipher_only=False,
-                          decipher_only=False), critical=True)  # fmt: skip
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
     else:
         alternatives: list[Any] = []
         for entry in names:
@@ -79,9 +99,9 @@ def _certificate(subject: str, public: Any, issuer: Any, signer: Any, *, ca: boo
                 alternatives.append(x509.IPAddress(ipaddress.ip_address(entry)))
             except ValueError:
                 alternatives.append(x509.DNSName(entry))
-        builder = (builder.add_extension(x509.SubjectAlternativeName(alternatives), critical=False)
-                   .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]),
-                                  critical=False))  # fmt: skip
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName(alternatives), critical=False
+        ).add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
     return builder.sign(signer, hashes.SHA384())
 
 
@@ -96,12 +116,27 @@ def node_key(folder: Path) -> None:
     from cryptography.hazmat.primitives import serialization
 
     key = _ec_key()
-    _write(folder / "node.key", bytes(key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-        serialization.NoEncryption())), private=True)  # fmt: skip
-    _write(folder / "node.pub", bytes(key.public_key().public_bytes(
-        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)) + b"\n",
-        private=False)  # fmt: skip
+    _write(
+        folder / "node.key",
+        bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.OpenSSH,
+                serialization.NoEncryption(),
+            )
+        ),
+        private=True,
+    )
+    _write(
+        folder / "node.pub",
+        bytes(
+            key.public_key().public_bytes(
+                serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
+            )
+        )
+        + b"\n",
+        private=False,
+    )
 
 
 @dataclass(frozen=True)
@@ -142,16 +177,20 @@ def check_folder(folder: str | Path, *names: str) -> Path:
     folder = Path(folder)
     for name in ("ca.pem", *names):
         if not (folder / name).is_file():
-            raise InputError(f"{folder / name} is missing: give this node its folder from "
-                             "`veil fl certs` (server/, keyholder/ or parties/NAME/)")  # fmt: skip
+            raise InputError(
+                f"{folder / name} is missing: give this node its folder from "
+                "`veil fl certs` (server/, keyholder/ or parties/NAME/)"
+            )
     return folder
 
 
 def safe_name(name: str) -> str:
     """A party's name as a folder name (letters, digits, ``-``, ``_``, ``.``)."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name):
-        raise ParameterError(f"party name {name!r}: use letters, digits, '-', '_' or '.' (up to "
-                             "64), starting with a letter or digit")  # fmt: skip
+        raise ParameterError(
+            f"party name {name!r}: use letters, digits, '-', '_' or '.' (up to "
+            "64), starting with a letter or digit"
+        )
     return name
 
 
@@ -166,13 +205,21 @@ def make(folder: str | Path, parties: list[str], *, hosts: list[str] | None = No
     for name in parties:
         safe_name(name)
     if (folder / "ca.pem").exists():
-        raise InputError(f"{folder} already holds a federation's certificates: use another "
-                         "folder (remaking them would lock out every enrolled node)")  # fmt: skip
+        raise InputError(
+            f"{folder} already holds a federation's certificates: use another "
+            "folder (remaking them would lock out every enrolled node)"
+        )
     names = ["localhost", "127.0.0.1", "::1", *(hosts or [])]
     ca_key, server_key = _ec_key(), _ec_key()
     ca = _certificate("veil federation CA", ca_key.public_key(), None, ca_key, ca=True)
-    server = _certificate(names[-1] if hosts else "localhost", server_key.public_key(),
-                          ca.subject, ca_key, ca=False, names=names)  # fmt: skip
+    server = _certificate(
+        names[-1] if hosts else "localhost",
+        server_key.public_key(),
+        ca.subject,
+        ca_key,
+        ca=False,
+        names=names,
+    )
     enrolment = Enrolment(folder, list(parties))
     _write(folder / "ca.key", _pem_key(ca_key), private=True)
     _write(enrolment.ca, _pem_certificate(ca), private=False)
@@ -185,11 +232,17 @@ def make(folder: str | Path, parties: list[str], *, hosts: list[str] | None = No
         signer = Signer.generate(name)
         keys.write_signing_key(signer, where / "signing.key")
         roster[name] = signer.public_hex
-        _write(enrolment.server / "nodes" / f"{safe_name(name)}.pub",
-               (where / "node.pub").read_bytes(), private=False)  # fmt: skip
+        _write(
+            enrolment.server / "nodes" / f"{safe_name(name)}.pub",
+            (where / "node.pub").read_bytes(),
+            private=False,
+        )
     node_key(enrolment.keyholder)
-    _write(enrolment.server / "nodes" / "keyholder.pub",
-           (enrolment.keyholder / "node.pub").read_bytes(), private=False)  # fmt: skip
+    _write(
+        enrolment.server / "nodes" / "keyholder.pub",
+        (enrolment.keyholder / "node.pub").read_bytes(),
+        private=False,
+    )
     _write(enrolment.keyholder / "roster.json", Roster(roster).to_json().encode(), private=False)
     for where in (enrolment.server, enrolment.keyholder, *map(enrolment.party, parties)):
         _write(where / "ca.pem", _pem_certificate(ca), private=False)

@@ -38,8 +38,12 @@ def flower_environment(home: Path) -> dict[str, str]:
     """Flower's processes find each other (``flower-superexec``) on PATH, keep their state
     in ``home``, and send no telemetry."""
     bin_dir = str(Path(sys.executable).parent)
-    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-            "FLWR_HOME": str(home), "FLWR_TELEMETRY_ENABLED": "0"}  # fmt: skip
+    return {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "FLWR_HOME": str(home),
+        "FLWR_TELEMETRY_ENABLED": "0",
+    }
 
 
 def _tool(name: str) -> str:
@@ -58,14 +62,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for_port(host: str, port: int, timeout: float, process: subprocess.Popen[Any] | None
-                  = None) -> None:  # fmt: skip
+def wait_for_port(
+    host: str, port: int, timeout: float, process: subprocess.Popen[Any] | None = None
+) -> None:
     """Until something listens on ``host:port`` (or the process died, or the time is up)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
-            raise InputError(f"the Flower process exited (code {process.returncode}) before "
-                             f"listening on {host}:{port}")  # fmt: skip
+            raise InputError(
+                f"the Flower process exited (code {process.returncode}) before "
+                f"listening on {host}:{port}"
+            )
         with socket.socket() as s:
             s.settimeout(0.5)
             if s.connect_ex((host, port)) == 0:
@@ -111,20 +118,40 @@ class NodeTls:
         return cls(where / "ca.pem", where / "node.key")
 
 
-def supernode(server: str, settings: dict[str, Any], *, tls: NodeTls | None,
-              home: Path | None = None, log: Any = None) -> subprocess.Popen[Any]:  # fmt: skip
+def supernode(
+    server: str,
+    settings: dict[str, Any],
+    *,
+    tls: NodeTls | None,
+    home: Path | None = None,
+    log: Any = None,
+) -> subprocess.Popen[Any]:
     """A SuperNode connected to the SuperLink at ``server``, running veil's ClientApp with
     ``settings`` as its node config (``role``, ``party``, ``data``, ``secret``...); over TLS
     and authenticated unless ``tls`` is None (insecure, the caller's explicit choice)."""
     parse_address(server)
     home = home or Path(tempfile.mkdtemp(prefix="veil-flower-node-"))
-    transport = (["--insecure"] if tls is None else
-                 ["--root-certificates", str(tls.ca), "--auth-supernode-private-key",
-                  str(tls.node_key)])  # fmt: skip
-    command = [_tool("flower-supernode"), *transport, "--superlink", server,
-               "--port", str(free_port()), "--node-config", _node_config(settings)]  # fmt: skip
-    return subprocess.Popen(command, env=flower_environment(home), stdout=log or subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)  # fmt: skip
+    transport = (
+        ["--insecure"]
+        if tls is None
+        else ["--root-certificates", str(tls.ca), "--auth-supernode-private-key", str(tls.node_key)]
+    )
+    command = [
+        _tool("flower-supernode"),
+        *transport,
+        "--superlink",
+        server,
+        "--port",
+        str(free_port()),
+        "--node-config",
+        _node_config(settings),
+    ]
+    return subprocess.Popen(
+        command,
+        env=flower_environment(home),
+        stdout=log or subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
 
 
 APP = """[build-system]
@@ -160,12 +187,17 @@ def _register(certs: Any, home: Path) -> int:
 
     keys = node_keys(certs)
     if not keys:
-        raise InputError(f"{certs / 'nodes'} holds no node keys: make the federation with "
-                         "`veil fl certs`")  # fmt: skip
+        raise InputError(
+            f"{certs / 'nodes'} holds no node keys: make the federation with `veil fl certs`"
+        )
     for key in keys:
-        done = subprocess.run([_tool("flwr"), "supernode", "register", str(key), "veil"],
-                              env=flower_environment(home), capture_output=True, text=True,
-                              timeout=60)  # fmt: skip
+        done = subprocess.run(
+            [_tool("flwr"), "supernode", "register", str(key), "veil"],
+            env=flower_environment(home),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if done.returncode != 0 or "registered successfully" not in done.stdout:
             last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
             raise InputError(f"the SuperLink did not register node key {key.name}: {last[0]}")
@@ -182,19 +214,31 @@ def _toml_value(value: Any) -> str:
 
 
 @contextmanager
-def superlink(port: int, *, home: Path, certs: Any = None, log: Any = None,
-              timeout: float = 60.0) -> Iterator[subprocess.Popen[Any]]:  # fmt: skip
+def superlink(
+    port: int, *, home: Path, certs: Any = None, log: Any = None, timeout: float = 60.0
+) -> Iterator[subprocess.Popen[Any]]:
     """A SuperLink on ``port`` (all its APIs on it, as Flower 1.41 serves them), stopped on
     the way out: over TLS with SuperNode authentication when ``certs`` (the server's folder
     from ``veil fl certs``) is given, else insecure."""
-    transport = (["--insecure"] if certs is None else
-                 ["--ssl-ca-certfile", str(certs / "ca.pem"),
-                  "--ssl-certfile", str(certs / "server.pem"),
-                  "--ssl-keyfile", str(certs / "server.key"),
-                  "--enable-supernode-auth"])  # fmt: skip
-    process = subprocess.Popen([_tool("flower-superlink"), *transport, "--port", str(port)],
-                               env=flower_environment(home), stdout=log or subprocess.DEVNULL,
-                               stderr=subprocess.STDOUT)  # fmt: skip
+    transport = (
+        ["--insecure"]
+        if certs is None
+        else [
+            "--ssl-ca-certfile",
+            str(certs / "ca.pem"),
+            "--ssl-certfile",
+            str(certs / "server.pem"),
+            "--ssl-keyfile",
+            str(certs / "server.key"),
+            "--enable-supernode-auth",
+        ]
+    )
+    process = subprocess.Popen(
+        [_tool("flower-superlink"), *transport, "--port", str(port)],
+        env=flower_environment(home),
+        stdout=log or subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
     try:
         wait_for_port("127.0.0.1", port, timeout, process)
         yield process
@@ -206,9 +250,15 @@ def superlink(port: int, *, home: Path, certs: Any = None, log: Any = None,
             process.kill()
 
 
-def serve(run_config: dict[str, Any], *, port: int, certs: Any,
-          say: Callable[[str], None] = print, home: Path | None = None,
-          timeout: float = 3600.0) -> None:  # fmt: skip
+def serve(
+    run_config: dict[str, Any],
+    *,
+    port: int,
+    certs: Any,
+    say: Callable[[str], None] = print,
+    home: Path | None = None,
+    timeout: float = 3600.0,
+) -> None:
     """Start a SuperLink (TLS and node authentication with ``certs``, the server's folder from
     ``veil fl certs``; insecure when None), register every enrolled
     node's key, submit veil's ServerApp with ``run_config`` and stream its lines until the run
@@ -218,23 +268,38 @@ def serve(run_config: dict[str, Any], *, port: int, certs: Any,
     app.mkdir(parents=True, exist_ok=True)
     body = "\n".join(f"{key} = {_toml_value(value)}" for key, value in run_config.items())
     (app / "pyproject.toml").write_text(APP.format(config=body))
-    transport = ("insecure = true\n" if certs is None
-                 else f"root-certificates = {_toml_value(str(certs / 'ca.pem'))}\n")  # fmt: skip
+    transport = (
+        "insecure = true\n"
+        if certs is None
+        else f"root-certificates = {_toml_value(str(certs / 'ca.pem'))}\n"
+    )
     (home / "config.toml").write_text(
         f'[superlink]\ndefault = "veil"\n\n[superlink.veil]\naddress = "127.0.0.1:{port}"\n'
         + transport
     )
-    with (home / "superlink.log").open("w") as log, superlink(port, home=home, certs=certs,
-                                                               log=log):  # fmt: skip
+    with (
+        (home / "superlink.log").open("w") as log,
+        superlink(port, home=home, certs=certs, log=log),
+    ):
         if certs is not None:
             registered = _register(certs, home)
-            say(f"SuperLink listening on port {port} over TLS; {registered} enrolled nodes "
-                "registered, any other is refused")  # fmt: skip
-        say(f"SuperLink listening on port {port}; waiting for {run_config.get('parties')} "
-            "parties and the key holder")  # fmt: skip
+            say(
+                f"SuperLink listening on port {port} over TLS; {registered} enrolled nodes "
+                "registered, any other is refused"
+            )
+        say(
+            f"SuperLink listening on port {port}; waiting for {run_config.get('parties')} "
+            "parties and the key holder"
+        )
         command = [_tool("flwr"), "run", str(app), "veil", "--stream"]
-        process = subprocess.Popen(command, env=flower_environment(home), cwd=app, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+        process = subprocess.Popen(
+            command,
+            env=flower_environment(home),
+            cwd=app,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         failure, done = None, False
         deadline = time.monotonic() + timeout
         assert process.stdout is not None
@@ -253,5 +318,7 @@ def serve(run_config: dict[str, Any], *, port: int, certs: Any,
     if failure:
         raise InputError(failure)
     if not done:
-        raise InputError(f"the federated run did not finish (flwr run exited with "
-                         f"{process.returncode}); see {home / 'superlink.log'}")  # fmt: skip
+        raise InputError(
+            f"the federated run did not finish (flwr run exited with "
+            f"{process.returncode}); see {home / 'superlink.log'}"
+        )

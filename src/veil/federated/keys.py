@@ -68,8 +68,9 @@ def read_secret(path: str | Path) -> secure.Scheme:
     try:
         data = Path(path).read_bytes()
     except OSError as err:
-        raise SecretError(f"cannot read the key holder's secret {str(path)!r}: "
-                          f"{err.strerror}") from err  # fmt: skip
+        raise SecretError(
+            f"cannot read the key holder's secret {str(path)!r}: {err.strerror}"
+        ) from err
     if data.startswith(b"CKKS\n"):
         return secure.Ckks(data[5:])
     private = PrivateKey.from_json(data.decode(errors="replace"))
@@ -78,9 +79,12 @@ def read_secret(path: str | Path) -> secure.Scheme:
 
 def write_model(outcome: Outcome, path: str | Path) -> None:
     """The trained model: its weights and the spec that encodes a table for it (JSON)."""
-    body: dict[str, Any] = {"model": outcome.model, "encrypt": outcome.encrypt,
-                            "weights": [float(w) for w in outcome.weights],
-                            "spec": outcome.spec.to_dict()}  # fmt: skip
+    body: dict[str, Any] = {
+        "model": outcome.model,
+        "encrypt": outcome.encrypt,
+        "weights": [float(w) for w in outcome.weights],
+        "spec": outcome.spec.to_dict(),
+    }
     _write(path, json.dumps(body).encode(), private=False)
 
 
@@ -92,8 +96,9 @@ def read_model(path: str | Path) -> dict[str, Any]:
         raise InputError(f"cannot read the federated model {str(path)!r}: {err}") from err
 
 
-def key_pair(secret: str | Path, encrypt: str = "paillier", key_bits: int = 2048
-             ) -> tuple[secure.Scheme, bool]:  # fmt: skip
+def key_pair(
+    secret: str | Path, encrypt: str = "paillier", key_bits: int = 2048
+) -> tuple[secure.Scheme, bool]:
     """The key holder's scheme: the one in ``secret``, else a new one (``encrypt``: paillier
     of ``key_bits`` or ckks) written there owner-only and read back as a node relays it.
     Returns it and whether it was made."""

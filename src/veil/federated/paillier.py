@@ -82,8 +82,10 @@ class PublicKey:
                 "ask the key holder for the file `veil fl keyholder` wrote"
             ) from err
         if data.get("scheme") != "paillier" or n % 2 == 0:
-            raise InputError(f"the public key is not a Paillier modulus (scheme "
-                             f"{data.get('scheme')!r}, n even: {n % 2 == 0})")  # fmt: skip
+            raise InputError(
+                f"the public key is not a Paillier modulus (scheme "
+                f"{data.get('scheme')!r}, n even: {n % 2 == 0})"
+            )
         return cls.checked(n)
 
     @classmethod
@@ -153,8 +155,14 @@ class PrivateKey:
 
     def to_json(self) -> str:
         """The key as JSON; write it only to a file only its owner can read."""
-        return json.dumps({"scheme": "paillier", "n": format(self.public.n, "x"),
-                           "p": format(self.p, "x"), "q": format(self.q, "x")})  # fmt: skip
+        return json.dumps(
+            {
+                "scheme": "paillier",
+                "n": format(self.public.n, "x"),
+                "p": format(self.p, "x"),
+                "q": format(self.q, "x"),
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> PrivateKey:
@@ -179,8 +187,9 @@ class PrivateKey:
 def check_key_bits(bits: int) -> None:
     """Refuse a key size veil does not make (before anything is charged or started)."""
     if bits not in KEY_BITS:
-        raise ParameterError(f"--key-bits must be one of {KEY_BITS} (smaller keys can be "
-                             f"factored), got {bits!r}")  # fmt: skip
+        raise ParameterError(
+            f"--key-bits must be one of {KEY_BITS} (smaller keys can be factored), got {bits!r}"
+        )
 
 
 def generate_keypair(bits: int = 2048) -> tuple[PublicKey, PrivateKey]:

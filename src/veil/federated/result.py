@@ -39,15 +39,17 @@ class FederatedResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape ``veil fl simulate --format json`` prints."""
         return {
-            "rounds": [{k: r[k] for k in ("round", "accuracy", "seconds", "bytes_sent")}
-                       for r in self.rounds],
+            "rounds": [
+                {k: r[k] for k in ("round", "accuracy", "seconds", "bytes_sent")}
+                for r in self.rounds
+            ],
             "centralized_accuracy": self.centralized_accuracy,
             "encrypt": self.encrypt,
             "model": self.model,
             "parties": self.parties,
             "dp": self.privacy,
             "disclosed": self.disclosed,
-        }  # fmt: skip
+        }
 
     def to_json(self) -> str:
         """``to_dict`` as JSON text."""
@@ -57,24 +59,31 @@ class FederatedResult:
 
     def lines(self, ledger: str = "the ledger") -> list[str]:
         """The run as ``veil fl simulate`` prints it (``ledger``: where DP was charged)."""
-        said = [f"{len(self.parties)} parties ({', '.join(self.parties)}); updates protected "
-                f"by {self.encrypt}"]  # fmt: skip
+        said = [
+            f"{len(self.parties)} parties ({', '.join(self.parties)}); updates protected "
+            f"by {self.encrypt}"
+        ]
         if self.left_out:
             shown = ", ".join(f"{c} ({why})" for c, why in self.left_out.items())
             said.append(f"left out of the features at every party: {shown}")
         for r in self.rounds:
             accuracy = "-" if r["accuracy"] is None else f"{r['accuracy']:.4f}"
-            said.append(f"  round {r['round']:>3}: accuracy {accuracy}  {r['seconds']:.2f} s  "
-                        f"{r['bytes_sent']:,} bytes sent")  # fmt: skip
-        said.append(f"centralized (all rows in one place): accuracy "
-                    f"{self.centralized_accuracy:.4f}")  # fmt: skip
+            said.append(
+                f"  round {r['round']:>3}: accuracy {accuracy}  {r['seconds']:.2f} s  "
+                f"{r['bytes_sent']:,} bytes sent"
+            )
+        said.append(
+            f"centralized (all rows in one place): accuracy {self.centralized_accuracy:.4f}"
+        )
         said.append("left each party in clear: " + "; ".join(self.disclosed))
         if self.privacy is not None:
             p = self.privacy
-            said.append(f"client-level DP: epsilon {p['epsilon']:.3g}, delta {p['delta']:g} over "
-                        f"{p['rounds']:.0f} rounds ({p['epsilon_per_round']:.3g} a round alone; "
-                        f"noise sigma {p['sigma']:.3g} on updates clipped to {p['clip']:g}); "
-                        f"charged to {ledger}")  # fmt: skip
+            said.append(
+                f"client-level DP: epsilon {p['epsilon']:.3g}, delta {p['delta']:g} over "
+                f"{p['rounds']:.0f} rounds ({p['epsilon_per_round']:.3g} a round alone; "
+                f"noise sigma {p['sigma']:.3g} on updates clipped to {p['clip']:g}); "
+                f"charged to {ledger}"
+            )
         return said
 
     def _repr_html_(self) -> str:
@@ -83,8 +92,7 @@ class FederatedResult:
         return card(f"veil federated run ({self.model})", lines=self.lines())
 
 
-def plot_convergence(results: list[FederatedResult], path: str | Path, *,
-                     title: str = "") -> None:  # fmt: skip
+def plot_convergence(results: list[FederatedResult], path: str | Path, *, title: str = "") -> None:
     """Accuracy per round for each run (by how its updates were protected), with each run's
     centralized accuracy as a dashed line: a PNG written atomically."""
     from veil.io import atomic_open
@@ -104,11 +112,20 @@ def convergence_figure(results: list[FederatedResult], *, title: str = "") -> An
         rounds = [r["round"] for r in result.rounds]
         accuracy = [r["accuracy"] for r in result.rounds]
         how = "in the clear" if result.encrypt == "none" else f"encrypted ({result.encrypt})"
-        ax.plot(rounds, accuracy, marker="o", color=colours.get(result.encrypt, AFTER),
-                label=f"FedAvg, updates {how}")  # fmt: skip
+        ax.plot(
+            rounds,
+            accuracy,
+            marker="o",
+            color=colours.get(result.encrypt, AFTER),
+            label=f"FedAvg, updates {how}",
+        )
     if results:
-        ax.axhline(results[0].centralized_accuracy, color="#444444", linestyle="--",
-                   label="centralized (all rows in one place)")  # fmt: skip
+        ax.axhline(
+            results[0].centralized_accuracy,
+            color="#444444",
+            linestyle="--",
+            label="centralized (all rows in one place)",
+        )
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("round", fontsize=8)
     ax.set_ylabel("accuracy on the parties' test rows", fontsize=8)

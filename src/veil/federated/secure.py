@@ -100,15 +100,22 @@ class Paillier(Scheme):
     #: the largest magnitude of an update value (DP updates are clipped to it)
     DEFAULT_BOUND = 64.0
 
-    def __init__(self, public: paillier.PublicKey, *, private: paillier.PrivateKey | None = None,
-                 precision: int = 24, bound: float = DEFAULT_BOUND,
-                 max_parties: int = 64) -> None:  # fmt: skip
+    def __init__(
+        self,
+        public: paillier.PublicKey,
+        *,
+        private: paillier.PrivateKey | None = None,
+        precision: int = 24,
+        bound: float = DEFAULT_BOUND,
+        max_parties: int = 64,
+    ) -> None:
         if private is not None and private.public != public:
             raise SecretError("the private key does not belong to this public key")
         self.key = public
         self.private = private
-        self.packing = Packing(public.bits - 1, precision=precision, bound=bound,
-                               max_parties=max_parties)  # fmt: skip
+        self.packing = Packing(
+            public.bits - 1, precision=precision, bound=bound, max_parties=max_parties
+        )
 
     @classmethod
     def generate(cls, bits: int = 2048, **options: Any) -> Paillier:
@@ -148,8 +155,7 @@ class Paillier(Scheme):
     def for_parties(self) -> Paillier:
         """The same scheme without the private key (what the server and parties get)."""
         p = self.packing
-        return Paillier(self.key, precision=p.precision, bound=p.bound,
-                        max_parties=p.max_parties)  # fmt: skip
+        return Paillier(self.key, precision=p.precision, bound=p.bound, max_parties=p.max_parties)
 
 
 # ----------------------------------------------------------------------------------- ckks
@@ -188,8 +194,9 @@ class Ckks(Scheme):
     def __init__(self, context: bytes | None = None) -> None:
         ts = _tenseal()
         if context is None:  # the key holder: a new secret key
-            self._context = ts.context(ts.SCHEME_TYPE.CKKS, CKKS_RING,
-                                       coeff_mod_bit_sizes=list(CKKS_PRIMES))  # fmt: skip
+            self._context = ts.context(
+                ts.SCHEME_TYPE.CKKS, CKKS_RING, coeff_mod_bit_sizes=list(CKKS_PRIMES)
+            )
             self._context.global_scale = CKKS_SCALE
         else:
             try:
@@ -203,8 +210,10 @@ class Ckks(Scheme):
         """The update (and a check value of 1 in front) as CKKS vectors."""
         ts = _tenseal()
         values = np.concatenate([[1.0], np.asarray(values, dtype=float).ravel()])
-        chunks = [ts.ckks_vector(self._context, values[i : i + self.slots].tolist()).serialize()
-                  for i in range(0, len(values), self.slots)]  # fmt: skip
+        chunks = [
+            ts.ckks_vector(self._context, values[i : i + self.slots].tolist()).serialize()
+            for i in range(0, len(values), self.slots)
+        ]
         return _frame(chunks)
 
     def aggregate(self, updates: list[bytes]) -> bytes:
@@ -228,8 +237,9 @@ class Ckks(Scheme):
         ts = _tenseal()
         if not self._context.has_secret_key():
             raise SecretError("only the key holder can decrypt: this context has no secret key")
-        values = np.concatenate([np.asarray(self._vector(ts, c).decrypt())
-                                 for c in _unframe(aggregate)])  # fmt: skip
+        values = np.concatenate(
+            [np.asarray(self._vector(ts, c).decrypt()) for c in _unframe(aggregate)]
+        )
         if len(values) != count + 1 or abs(values[0] - parties) > 1e-3:
             raise InputError(
                 "the CKKS aggregate does not decode (wrong length or check value): a ciphertext "
@@ -254,8 +264,12 @@ class Ckks(Scheme):
         time it is loaded)."""
         import hashlib
 
-        key = self._context.serialize(save_public_key=True, save_secret_key=False,
-                                      save_galois_keys=False, save_relin_keys=False)  # fmt: skip
+        key = self._context.serialize(
+            save_public_key=True,
+            save_secret_key=False,
+            save_galois_keys=False,
+            save_relin_keys=False,
+        )
         return hashlib.sha256(bytes(key)).hexdigest()
 
     def secret(self) -> bytes:

@@ -34,8 +34,9 @@ def _ed25519() -> Any:
 
 def digest(*, nonce: str, purpose: str, round: int, party: str, blob: bytes) -> bytes:
     """The bytes a party signs: the context of one contribution and its blob's hash."""
-    header = json.dumps({"nonce": nonce, "purpose": purpose, "round": int(round),
-                         "party": party}, sort_keys=True)  # fmt: skip
+    header = json.dumps(
+        {"nonce": nonce, "purpose": purpose, "round": int(round), "party": party}, sort_keys=True
+    )
     return DOMAIN + header.encode() + b"\0" + hashlib.sha256(blob).digest()
 
 
@@ -59,8 +60,9 @@ class Signer:
         """The public key (32 bytes, hex): what the key holder's roster lists."""
         from cryptography.hazmat.primitives import serialization
 
-        raw = self.key.public_key().public_bytes(serialization.Encoding.Raw,
-                                                 serialization.PublicFormat.Raw)  # fmt: skip
+        raw = self.key.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
         return bytes(raw).hex()
 
     def sign(self, *, nonce: str, purpose: str, round: int, blob: bytes) -> bytes:
@@ -72,8 +74,11 @@ class Signer:
         """The key file's content (PEM, PKCS#8, with the party's name in a comment line)."""
         from cryptography.hazmat.primitives import serialization
 
-        pem = self.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                     serialization.NoEncryption())  # fmt: skip
+        pem = self.key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
         return f"# veil party: {json.dumps(self.party)}\n".encode() + bytes(pem)
 
     @classmethod
@@ -124,18 +129,22 @@ class Roster:
             ) from err
         return cls(keys)
 
-    def verify(self, *, nonce: str, purpose: str, round: int, party: str, blob: bytes,
-               signature: bytes) -> None:  # fmt: skip
+    def verify(
+        self, *, nonce: str, purpose: str, round: int, party: str, blob: bytes, signature: bytes
+    ) -> None:
         """Refuse, in one line, a contribution this party did not sign for this round."""
         from cryptography.exceptions import InvalidSignature
 
         if party not in self.keys:
-            raise SecretError(f"a contribution claims to come from {party!r}, which is not an "
-                              "enrolled party: refusing to decrypt")  # fmt: skip
+            raise SecretError(
+                f"a contribution claims to come from {party!r}, which is not an "
+                "enrolled party: refusing to decrypt"
+            )
         public = _ed25519().Ed25519PublicKey.from_public_bytes(bytes.fromhex(self.keys[party]))
         try:
-            public.verify(signature, digest(nonce=nonce, purpose=purpose, round=round,
-                                            party=party, blob=blob))  # fmt: skip
+            public.verify(
+                signature, digest(nonce=nonce, purpose=purpose, round=round, party=party, blob=blob)
+            )
         except InvalidSignature:
             raise SecretError(
                 f"the contribution of {party!r} does not carry its signature for {purpose} round "

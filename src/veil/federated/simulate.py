@@ -28,8 +28,9 @@ from veil.federated.result import FederatedResult, plot_convergence
 from veil.federated.secure import SCHEMES, Ckks, Paillier, Scheme
 
 
-def partition(frame: pd.DataFrame, *, parties: int, split_by: str, seed: int = 0
-              ) -> list[tuple[str, pd.DataFrame]]:  # fmt: skip
+def partition(
+    frame: pd.DataFrame, *, parties: int, split_by: str, seed: int = 0
+) -> list[tuple[str, pd.DataFrame]]:
     """The table's rows shared among ``parties``: at random, or by a column's values (each
     value to one party, the largest values first to the party with fewest rows; the column
     itself is then left out, as each party holds its own values of it)."""
@@ -42,8 +43,9 @@ def partition(frame: pd.DataFrame, *, parties: int, split_by: str, seed: int = 0
         raise ParameterError(f"--split-by must be 'random' or a column, got {split_by!r}")
     sizes = frame[split_by].astype(str).value_counts()
     if len(sizes) < parties:
-        raise ParameterError(f"column {split_by!r} has {len(sizes)} values: too few for "
-                             f"{parties} parties")  # fmt: skip
+        raise ParameterError(
+            f"column {split_by!r} has {len(sizes)} values: too few for {parties} parties"
+        )
     load = [0] * parties
     groups: list[list[str]] = [[] for _ in range(parties)]
     for value, size in sizes.items():
@@ -58,13 +60,27 @@ def partition(frame: pd.DataFrame, *, parties: int, split_by: str, seed: int = 0
     return out
 
 
-def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: str = "random",
-             rounds: int = 10, model: str = "logistic", encrypt: str = "paillier",
-             epochs: int = 1, key_bits: int = 2048, test_fraction: float = 0.2, seed: int = 0,
-             dp_epsilon: float = 0.0, dp_delta: float = 1e-6, dp_clip: float = 1.0,
-             domain: dict[str, Any] | str | None = None, min_parties: int | None = None,
-             accountant: Any = None,
-             say: Callable[[str], None] = lambda _: None) -> FederatedResult:  # fmt: skip
+def simulate(
+    frame: pd.DataFrame,
+    *,
+    target: str,
+    parties: int = 3,
+    split_by: str = "random",
+    rounds: int = 10,
+    model: str = "logistic",
+    encrypt: str = "paillier",
+    epochs: int = 1,
+    key_bits: int = 2048,
+    test_fraction: float = 0.2,
+    seed: int = 0,
+    dp_epsilon: float = 0.0,
+    dp_delta: float = 1e-6,
+    dp_clip: float = 1.0,
+    domain: dict[str, Any] | str | None = None,
+    min_parties: int | None = None,
+    accountant: Any = None,
+    say: Callable[[str], None] = lambda _: None,
+) -> FederatedResult:
     """Train on ``parties`` shares of ``frame`` with FedAvg on Flower's simulation engine;
     the key holder is a node of its own (the server code never holds its key).
 
@@ -87,10 +103,19 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
 
         domain = json.dumps(domain)
     least = fewest_parties(encrypt, min_parties)
-    settings = Settings(target=target, rounds=rounds, model=model, encrypt=encrypt,
-                        epochs=epochs, parties=parties, min_parties=least,
-                        dp_epsilon=dp_epsilon, dp_delta=dp_delta, dp_clip=dp_clip,
-                        domain=domain or "")  # fmt: skip
+    settings = Settings(
+        target=target,
+        rounds=rounds,
+        model=model,
+        encrypt=encrypt,
+        epochs=epochs,
+        parties=parties,
+        min_parties=least,
+        dp_epsilon=dp_epsilon,
+        dp_delta=dp_delta,
+        dp_clip=dp_clip,
+        domain=domain or "",
+    )
     settings.check()
     privacy = settings.privacy()
     charge: Any = contextlib.nullcontext()
@@ -102,30 +127,55 @@ def simulate(frame: pd.DataFrame, *, target: str, parties: int = 3, split_by: st
         from veil.federated._flower import dp_what
 
         # reserved before a row is read for training; spent even if the run fails
-        charge = accountant.spend(charged(privacy)[0], privacy.delta, what=dp_what(privacy),
-                                  dataset=dataset_id(frame))  # fmt: skip
+        charge = accountant.spend(
+            charged(privacy)[0], privacy.delta, what=dp_what(privacy), dataset=dataset_id(frame)
+        )
     with charge:
-        return _simulate(frame, settings, parties=parties, split_by=split_by,
-                         key_bits=key_bits, test_fraction=test_fraction, seed=seed,
-                         say=say)  # fmt: skip
+        return _simulate(
+            frame,
+            settings,
+            parties=parties,
+            split_by=split_by,
+            key_bits=key_bits,
+            test_fraction=test_fraction,
+            seed=seed,
+            say=say,
+        )
 
 
-def _simulate(frame: pd.DataFrame, settings: Settings, *, parties: int, split_by: str,
-              key_bits: int, test_fraction: float, seed: int,
-              say: Callable[[str], None]) -> FederatedResult:  # fmt: skip
-    encrypt, rounds, model, epochs = (settings.encrypt, settings.rounds, settings.model,
-                                      settings.epochs)  # fmt: skip
+def _simulate(
+    frame: pd.DataFrame,
+    settings: Settings,
+    *,
+    parties: int,
+    split_by: str,
+    key_bits: int,
+    test_fraction: float,
+    seed: int,
+    say: Callable[[str], None],
+) -> FederatedResult:
+    encrypt, rounds, model, epochs = (
+        settings.encrypt,
+        settings.rounds,
+        settings.model,
+        settings.epochs,
+    )
     shares = partition(frame, parties=parties, split_by=split_by, seed=seed)
     splits = [_data.split(table, test_fraction, seed + i) for i, (_, table) in enumerate(shares)]
     with private_directory() as folder:
-        nodes = enrol(folder, [(name, train, test) for (name, _), (train, test)
-                               in zip(shares, splits, strict=True)],
-                      encrypt=encrypt, key_bits=key_bits, say=say)  # fmt: skip
+        nodes = enrol(
+            folder,
+            [(name, train, test) for (name, _), (train, test) in zip(shares, splits, strict=True)],
+            encrypt=encrypt,
+            key_bits=key_bits,
+            say=say,
+        )
         if settings.privacy() is not None:
             for node in nodes:
                 node["dp-charged"] = "owner"  # the table's ledger was charged once, above
-        outcome = run_simulated(nodes, replace(settings, parties=len(shares)), say=say,
-                                scratch=folder)  # fmt: skip
+        outcome = run_simulated(
+            nodes, replace(settings, parties=len(shares)), say=say, scratch=folder
+        )
     if settings.privacy() is not None:
         # no party reports an accuracy under DP: the table's owner scores each round's model
         # on the test rows it holds (the same rows the parties would have used)
@@ -134,13 +184,26 @@ def _simulate(frame: pd.DataFrame, settings: Settings, *, parties: int, split_by
                 log.accuracy = _accuracy(splits, outcome, log.weights)
     central = _centralized(splits, outcome, epochs, rounds, seed)
     return FederatedResult(
-        encrypt, model, [name for name, _ in shares],
-        [{"round": r.round, "accuracy": r.accuracy, "seconds": r.seconds,
-          "bytes_sent": r.bytes_sent, "parties": r.parties, "timing": r.timing}
-         for r in outcome.rounds],
-        central, outcome.weights, outcome.spec.to_dict(), outcome.privacy,
+        encrypt,
+        model,
+        [name for name, _ in shares],
+        [
+            {
+                "round": r.round,
+                "accuracy": r.accuracy,
+                "seconds": r.seconds,
+                "bytes_sent": r.bytes_sent,
+                "parties": r.parties,
+                "timing": r.timing,
+            }
+            for r in outcome.rounds
+        ],
+        central,
+        outcome.weights,
+        outcome.spec.to_dict(),
+        outcome.privacy,
         disclosed=outcome.disclosed,
-    )  # fmt: skip
+    )
 
 
 @contextlib.contextmanager
@@ -152,9 +215,15 @@ def private_directory() -> Iterator[Path]:
         yield Path(name)
 
 
-def enrol(folder: Path, tables: list[tuple[str, pd.DataFrame, pd.DataFrame]], *, encrypt: str,
-          key_bits: int = 2048, say: Callable[[str], None] = lambda _: None,
-          secret: Scheme | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def enrol(
+    folder: Path,
+    tables: list[tuple[str, pd.DataFrame, pd.DataFrame]],
+    *,
+    encrypt: str,
+    key_bits: int = 2048,
+    say: Callable[[str], None] = lambda _: None,
+    secret: Scheme | None = None,
+) -> list[dict[str, Any]]:
     """Node settings for parties holding ``tables`` (name, training rows, test rows) and a key
     holder, with everything written to ``folder``: each party's rows, its signing key and the
     key holder's public key; the key holder's secret and the roster of signing keys."""
@@ -168,8 +237,13 @@ def enrol(folder: Path, tables: list[tuple[str, pd.DataFrame, pd.DataFrame]], *,
         train_path, test_path = folder / f"party-{i}.parquet", folder / f"party-{i}-test.parquet"
         train.to_parquet(train_path)
         test.to_parquet(test_path)
-        node: dict[str, Any] = {"role": "party", "party": name, "data": str(train_path),
-                                "test-data": str(test_path), "encrypt": encrypt}  # fmt: skip
+        node: dict[str, Any] = {
+            "role": "party",
+            "party": name,
+            "data": str(train_path),
+            "test-data": str(test_path),
+            "encrypt": encrypt,
+        }
         if encrypt != "none":
             signer = Signer.generate(name)
             key_path = folder / f"party-{i}.sign"
@@ -179,21 +253,34 @@ def enrol(folder: Path, tables: list[tuple[str, pd.DataFrame, pd.DataFrame]], *,
         nodes.append(node)
     if encrypt != "none":
         if secret is None:
-            say(f"key holder: making a {key_bits}-bit key" if encrypt == "paillier"
-                else "key holder: making a CKKS context")  # fmt: skip
+            say(
+                f"key holder: making a {key_bits}-bit key"
+                if encrypt == "paillier"
+                else "key holder: making a CKKS context"
+            )
             secret = Paillier.generate(key_bits) if encrypt == "paillier" else Ckks()
         keys.write_secret(secret, folder / "keyholder.key")
         keys.write_public(secret, public_path)
-        nodes.append({"role": "keyholder", "party": "key holder",
-                      "secret": str(folder / "keyholder.key"),
-                      "roster": Roster(roster).to_json()})  # fmt: skip
+        nodes.append(
+            {
+                "role": "keyholder",
+                "party": "key holder",
+                "secret": str(folder / "keyholder.key"),
+                "roster": Roster(roster).to_json(),
+            }
+        )
     return nodes
 
 
-def run_simulated(nodes: list[dict[str, Any]], settings: Settings, *,
-                  say: Callable[[str], None] = lambda _: None, client: Any = None,
-                  grid: Callable[[Any], Any] | None = None,
-                  scratch: Path | None = None) -> Outcome:  # fmt: skip
+def run_simulated(
+    nodes: list[dict[str, Any]],
+    settings: Settings,
+    *,
+    say: Callable[[str], None] = lambda _: None,
+    client: Any = None,
+    grid: Callable[[Any], Any] | None = None,
+    scratch: Path | None = None,
+) -> Outcome:
     """veil's apps on Flower's simulation engine: node ``i`` (a virtual SuperNode, run by
     Flower's Ray backend) has ``nodes[i]`` as its node settings. ``client``: another
     ``ClientApp`` (default veil's); ``grid``: wraps the server's ``Grid`` (to watch or attack
@@ -214,16 +301,22 @@ def run_simulated(nodes: list[dict[str, Any]], settings: Settings, *,
             outcome["error"] = err
 
     app = _node_client(nodes, client)
-    ray: dict[str, Any] = {"num_cpus": max(1, min(len(nodes), os.cpu_count() or 1)),
-                           "include_dashboard": False, "log_to_driver": False,
-                           "logging_level": logging.ERROR}  # fmt: skip
+    ray: dict[str, Any] = {
+        "num_cpus": max(1, min(len(nodes), os.cpu_count() or 1)),
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.ERROR,
+    }
     if scratch is not None:
         ray["_temp_dir"] = str(scratch / "ray")
     with _quiet_flower(logging.ERROR), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        run_simulation(server, app, num_supernodes=len(nodes), backend_config={
-            "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-            "init_args": ray})  # fmt: skip
+        run_simulation(
+            server,
+            app,
+            num_supernodes=len(nodes),
+            backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}, "init_args": ray},
+        )
     if "error" in outcome:
         raise outcome["error"]
     if "value" not in outcome:
@@ -243,9 +336,13 @@ def _node_client(nodes: list[dict[str, Any]], inner: Any) -> Any:
     app = ClientApp()
 
     def handle(message: Any, context: Any) -> Any:
-        own = Context(run_id=context.run_id, node_id=context.node_id,
-                      node_config=dict(nodes[int(context.node_config["partition-id"])]),
-                      state=context.state, run_config=context.run_config)  # fmt: skip
+        own = Context(
+            run_id=context.run_id,
+            node_id=context.node_id,
+            node_config=dict(nodes[int(context.node_config["partition-id"])]),
+            state=context.state,
+            run_config=context.run_config,
+        )
         return target(message, own)
 
     app.train()(handle)
@@ -255,8 +352,9 @@ def _node_client(nodes: list[dict[str, Any]], inner: Any) -> Any:
     return app
 
 
-def _accuracy(splits: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outcome,
-              weights: np.ndarray) -> float:  # fmt: skip
+def _accuracy(
+    splits: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outcome, weights: np.ndarray
+) -> float:
     spec = outcome.spec
     test = pd.concat([t for _, t in splits])
     model = make_model(outcome.model, classes=len(spec.classes), width=spec.width)
@@ -264,15 +362,21 @@ def _accuracy(splits: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outcome,
     return right / max(rows, 1)
 
 
-def _centralized(tables: list[tuple[pd.DataFrame, pd.DataFrame]], outcome: Outcome,
-                 epochs: int, rounds: int, seed: int) -> float:  # fmt: skip
+def _centralized(
+    tables: list[tuple[pd.DataFrame, pd.DataFrame]],
+    outcome: Outcome,
+    epochs: int,
+    rounds: int,
+    seed: int,
+) -> float:
     """The same model trained on all parties' training rows pooled, as many passes as the
     federation made, scored on all their test rows."""
     spec = outcome.spec
     train = pd.concat([t for t, _ in tables])
     test = pd.concat([t for _, t in tables])
-    model = make_model(outcome.model, classes=len(spec.classes), width=spec.width,
-                       epochs=epochs * rounds)  # fmt: skip
+    model = make_model(
+        outcome.model, classes=len(spec.classes), width=spec.width, epochs=epochs * rounds
+    )
     x, y = _data.encode(train, spec)
     weights = model.fit(model.initial(), x, y, seed=seed)
     right, rows = model.correct(weights, *_data.encode(test, spec))

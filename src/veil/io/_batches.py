@@ -162,8 +162,9 @@ class TableStream:
             if not self.paths:
                 raise InputError(f"{text}: no file matches; check the pattern")
         elif Path(text).is_dir():
-            self.paths = sorted(p for p in Path(text).iterdir()
-                                if p.suffix.lower() in PARQUET_SUFFIXES)  # fmt: skip
+            self.paths = sorted(
+                p for p in Path(text).iterdir() if p.suffix.lower() in PARQUET_SUFFIXES
+            )
             if not self.paths:
                 raise InputError(f"{text}: the folder holds no .parquet files")
         else:
@@ -172,8 +173,9 @@ class TableStream:
             self.paths = [path]
         parquet = [p.suffix.lower() in PARQUET_SUFFIXES for p in self.paths]
         if len(self.paths) > 1 and not all(parquet):
-            raise InputError(f"{text}: several files stream only as Parquet; convert the CSV "
-                             "files, or give one")  # fmt: skip
+            raise InputError(
+                f"{text}: several files stream only as Parquet; convert the CSV files, or give one"
+            )
         self.kind = "parquet" if all(parquet) else "csv"
         if self.kind == "parquet":
             self._open_parquet()
@@ -198,11 +200,13 @@ class TableStream:
             try:
                 meta = pq.ParquetFile(path)
             except (pa.ArrowInvalid, OSError) as err:
-                raise InputError(f"{path}: not a readable Parquet file ({one_line(str(err))})"
-                                 ) from err  # fmt: skip
+                raise InputError(
+                    f"{path}: not a readable Parquet file ({one_line(str(err))})"
+                ) from err
             check_header(path, meta.schema_arrow.names, "the Parquet schema")
-            nested = [f"{f.name} ({f.type})" for f in meta.schema_arrow
-                      if pa.types.is_nested(f.type)]  # fmt: skip
+            nested = [
+                f"{f.name} ({f.type})" for f in meta.schema_arrow if pa.types.is_nested(f.type)
+            ]
             if nested:
                 raise InputError(
                     f"{path}: nested column(s) {', '.join(nested)}; veil reads "
@@ -219,8 +223,9 @@ class TableStream:
         self.columns = [n for n in schema.names if not n.startswith("__index_level_")]
         self.rows = rows
 
-    def prepare(self, *, batch_rows: int = 1_000_000,
-                progress: Callable[[int], None] | None = None) -> TableStream:  # fmt: skip
+    def prepare(
+        self, *, batch_rows: int = 1_000_000, progress: Callable[[int], None] | None = None
+    ) -> TableStream:
         """Type a CSV file's columns over all its rows (a first reading); a no-op for Parquet."""
         _check_batch_rows(batch_rows)
         if self.kind == "parquet" or self.rows is not None:
@@ -249,12 +254,14 @@ class TableStream:
         try:
             reader = pacsv.open_csv(
                 path,
-                read_options=pacsv.ReadOptions(encoding=self.encoding, block_size=_BLOCK_BYTES,
-                                               skip_rows=1, column_names=names),
+                read_options=pacsv.ReadOptions(
+                    encoding=self.encoding, block_size=_BLOCK_BYTES, skip_rows=1, column_names=names
+                ),
                 parse_options=pacsv.ParseOptions(delimiter=self.sep, newlines_in_values=True),
                 convert_options=pacsv.ConvertOptions(
-                    column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True),
-            )  # fmt: skip
+                    column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True
+                ),
+            )
             pending: list[pa.RecordBatch] = []
             held = 0
             for batch in reader:
@@ -268,12 +275,15 @@ class TableStream:
             if held:
                 yield pa.Table.from_batches(pending).rename_columns(self.columns)
         except (pa.ArrowInvalid, UnicodeDecodeError) as err:
-            raise InputError(f"{path}: cannot be read as CSV with delimiter {self.sep!r} and "
-                             f"encoding {self.encoding} ({one_line(str(err))}); fix that row, "
-                             "or pass --sep/--encoding") from err  # fmt: skip
+            raise InputError(
+                f"{path}: cannot be read as CSV with delimiter {self.sep!r} and "
+                f"encoding {self.encoding} ({one_line(str(err))}); fix that row, "
+                "or pass --sep/--encoding"
+            ) from err
 
-    def batches(self, batch_rows: int, columns: Sequence[str] | None = None
-                ) -> Iterator[pd.DataFrame]:  # fmt: skip
+    def batches(
+        self, batch_rows: int, columns: Sequence[str] | None = None
+    ) -> Iterator[pd.DataFrame]:
         """The table, ``batch_rows`` rows at a time (``columns``: only those)."""
         _check_batch_rows(batch_rows)
         wanted = list(self.columns if columns is None else columns)
@@ -322,8 +332,9 @@ class BatchWriter:
     caller moves it into place when every batch is in). CSV columns keep the input's text forms
     (``formats``) and formula cells are escaped, as ``write_table`` does for a whole table."""
 
-    def __init__(self, path: Path, fmt: str, *, formats: dict[str, str] | None = None,
-                 escape: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self, path: Path, fmt: str, *, formats: dict[str, str] | None = None, escape: bool = True
+    ) -> None:
         if fmt not in {"csv", "parquet"}:
             raise InputError(f"a streamed release is written as CSV or Parquet, not {fmt}")
         self.path, self.fmt, self.formats, self.escape = path, fmt, dict(formats or {}), escape
@@ -345,23 +356,28 @@ class BatchWriter:
         if self.fmt == "csv":
             if self._handle is None:
                 self._handle = open(self.path, "w", encoding="utf-8", newline="")  # noqa: SIM115
-            _as_written(batch, self.formats).to_csv(self._handle, index=False,
-                                                    header=self.rows == 0)  # fmt: skip
+            _as_written(batch, self.formats).to_csv(
+                self._handle, index=False, header=self.rows == 0
+            )
         else:
             import pyarrow.parquet as pq
 
             table = pa.Table.from_pandas(batch, preserve_index=False)
             if self._schema is None:
-                fields = [pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f
-                          for f in table.schema]  # fmt: skip
+                fields = [
+                    pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f
+                    for f in table.schema
+                ]
                 self._schema = pa.schema(fields).remove_metadata()
                 self._parquet = pq.ParquetWriter(self.path, self._schema)
             try:
                 table = table.cast(self._schema)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
-                raise InputError(f"a batch of the release does not fit the columns' types of "
-                                 f"the first ({one_line(str(err))}); write .csv, or run "
-                                 "--in-memory") from err  # fmt: skip
+                raise InputError(
+                    f"a batch of the release does not fit the columns' types of "
+                    f"the first ({one_line(str(err))}); write .csv, or run "
+                    "--in-memory"
+                ) from err
             self._parquet.write_table(table)
         self.rows += len(batch)
 

@@ -111,8 +111,10 @@ def _text_parts(text: pa.Array | pa.ChunkedArray) -> Iterator[tuple[bytes, memor
         offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)
         offsets = offsets[chunk.offset : chunk.offset + len(chunk) + 1]
         data = chunk.buffers()[2]
-        yield np.diff(offsets).tobytes(), b"" if data is None else \
-            memoryview(data)[offsets[0] : offsets[-1]]  # fmt: skip
+        yield (
+            np.diff(offsets).tobytes(),
+            b"" if data is None else memoryview(data)[offsets[0] : offsets[-1]],
+        )
 
 
 def _canonical_cells(series: pd.Series) -> pa.Array:
@@ -134,8 +136,10 @@ def _canonical_cells(series: pd.Series) -> pa.Array:
             arrow = pa.array(series, type=pa.string(), from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all text: canonical cell by cell
             items = series.tolist()
-            arrow = pa.array([None if m else _cell(v) for v, m in zip(items, missing, strict=True)],
-                             type=pa.string())  # fmt: skip
+            arrow = pa.array(
+                [None if m else _cell(v) for v, m in zip(items, missing, strict=True)],
+                type=pa.string(),
+            )
         if isinstance(arrow, pa.ChunkedArray):
             arrow = arrow.combine_chunks()
         # CSV cannot tell an empty text from a missing one

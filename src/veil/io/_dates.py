@@ -124,8 +124,10 @@ def _in_time_order(settled: pd.Series, first: pd.Series, second: pd.Series) -> p
         here = (int(seconds_a[i]), int(seconds_b[i]))
         new = []
         for j, value in enumerate(here):
-            steps = [cost[k] + abs(value - previous[k]) + 10 * max(0, previous[k] - value)
-                     for k in (0, 1)]  # fmt: skip
+            steps = [
+                cost[k] + abs(value - previous[k]) + 10 * max(0, previous[k] - value)
+                for k in (0, 1)
+            ]
             back[i, j] = int(steps[1] < steps[0])
             new.append(min(steps))
         cost, previous = new, here

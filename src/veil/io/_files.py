@@ -163,8 +163,9 @@ def _sniff_delimiter(text: str) -> str:
         return ","
 
 
-def csv_dialect(path: Path, data: bytes, *, sep: str | None, encoding: str | None,
-                complete: bool = True) -> tuple[str, str, list[str]]:  # fmt: skip
+def csv_dialect(
+    path: Path, data: bytes, *, sep: str | None, encoding: str | None, complete: bool = True
+) -> tuple[str, str, list[str]]:
     """(encoding, delimiter, header) of a CSV file whose bytes are ``data`` (only its start
     when not ``complete``: a file streamed in batches): detected unless given, the header
     checked (one column that holds another delimiter, empty or repeated names)."""

@@ -25,9 +25,16 @@ WAVE = 16
 Fold = Callable[[pd.DataFrame, int], Any]
 
 
-def fold_batches(source: TableStream, batch_rows: int, report: Progress, label: str, fn: Fold,
-                 merge: Callable[[Any, Any], Any], start: Any,
-                 columns: Sequence[str] | None = None) -> Any:  # fmt: skip
+def fold_batches(
+    source: TableStream,
+    batch_rows: int,
+    report: Progress,
+    label: str,
+    fn: Fold,
+    merge: Callable[[Any, Any], Any],
+    start: Any,
+    columns: Sequence[str] | None = None,
+) -> Any:
     """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)`` over the
     batches of ``source`` (only ``columns``, if given), with a progress bar labelled
     ``label``."""
@@ -47,8 +54,9 @@ def dask_modules() -> tuple[Any, Any]:
         import dask
         import dask.dataframe as dd
     except ImportError as err:
-        raise MissingExtraError("a Dask DataFrame needs the scale extra: pip install "
-                                "'veil[scale]'") from err  # fmt: skip
+        raise MissingExtraError(
+            "a Dask DataFrame needs the scale extra: pip install 'veil[scale]'"
+        ) from err
     return dask, dd
 
 
@@ -99,9 +107,12 @@ class Partitions:
         offsets = np.concatenate([[0], np.cumsum(self.lengths)])[: len(parts)]
         total = start
         for first in range(0, len(parts), WAVE):
-            wave = [delayed(p, int(o)) for p, o in
-                    zip(parts[first : first + WAVE], offsets[first : first + WAVE],
-                        strict=True)]  # fmt: skip
+            wave = [
+                delayed(p, int(o))
+                for p, o in zip(
+                    parts[first : first + WAVE], offsets[first : first + WAVE], strict=True
+                )
+            ]
             for result in self.dask.compute(*wave):
                 total = merge(total, result)
             self.report.advance(sum(self.lengths[first : first + WAVE]))

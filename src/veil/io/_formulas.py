@@ -81,5 +81,6 @@ def _strings(values: np.ndarray) -> pa.Array | None:
         is_text = np.fromiter((isinstance(v, str) for v in values), bool, len(values))
         if not is_text.any():
             return None
-        return pa.array([v if t else None for v, t in zip(values, is_text, strict=True)],
-                        type=pa.string())  # fmt: skip
+        return pa.array(
+            [v if t else None for v, t in zip(values, is_text, strict=True)], type=pa.string()
+        )

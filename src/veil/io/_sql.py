@@ -93,8 +93,13 @@ def _db_message(err: BaseException) -> str:
 
 
 #: SQLAlchemy backend -> the sqlglot dialect that parses its SQL
-_SQL_DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql",
-                 "mariadb": "mysql", "oracle": "oracle"}  # fmt: skip
+_SQL_DIALECTS = {
+    "sqlite": "sqlite",
+    "postgresql": "postgres",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "oracle": "oracle",
+}
 
 
 def _check_select(url: str, query: str, backend: str) -> None:
@@ -114,8 +119,18 @@ def _check_select(url: str, query: str, backend: str) -> None:
         raise ParameterError(
             f"query is not SQL veil can read ({one_line(str(err))}); give a single SELECT"
         ) from err
-    writes = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Into,
-              exp.Alter, exp.Command, exp.Lock)  # fmt: skip
+    writes = (
+        exp.Insert,
+        exp.Update,
+        exp.Delete,
+        exp.Merge,
+        exp.Create,
+        exp.Drop,
+        exp.Into,
+        exp.Alter,
+        exp.Command,
+        exp.Lock,
+    )
     if (
         len(statements) != 1
         or not isinstance(statements[0], exp.Query)

@@ -93,8 +93,7 @@ def _write_excel(frame: pd.DataFrame, path: Path) -> None:
                 )
     # (not constant_memory: pandas writes column by column, and that mode drops every cell
     # not written in row order)
-    options = {"strings_to_formulas": False, "strings_to_urls": False,
-               "strings_to_numbers": False}  # fmt: skip
+    options = {"strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False}
     out.to_excel(path, index=False, engine="xlsxwriter", engine_kwargs={"options": options})
 
 

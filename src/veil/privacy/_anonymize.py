@@ -76,8 +76,9 @@ def sensitive_tree(models: Sequence[Criterion]) -> list[list[str]] | None:
     return None
 
 
-def people_models(privacy: PrivacySettings, models: list[Criterion], target: str | None,
-                  frame: pd.DataFrame) -> tuple[list[Criterion], str | None]:  # fmt: skip
+def people_models(
+    privacy: PrivacySettings, models: list[Criterion], target: str | None, frame: pd.DataFrame
+) -> tuple[list[Criterion], str | None]:
     """With ``privacy.person_id``, the search counts people: k people in a class is k distinct
     person ids in it, distinct l-diversity on the person column (whose histograms add up
     exactly as classes merge)."""
@@ -85,13 +86,17 @@ def people_models(privacy: PrivacySettings, models: list[Criterion], target: str
     if person is None:
         return models, target
     if target is not None or privacy.method == "mondrian":
-        raise PolicyError("privacy.person_id counts k on people; with l-diversity, "
-                          "t-closeness or method mondrian it is not supported yet: drop one of "
-                          "them")  # fmt: skip
+        raise PolicyError(
+            "privacy.person_id counts k on people; with l-diversity, "
+            "t-closeness or method mondrian it is not supported yet: drop one of "
+            "them"
+        )
     if person not in frame.columns:
-        raise PolicyError(f"privacy.person_id {person!r} is not a column of the table the search "
-                          "sees (dropped by a step?): pseudonymize it instead, so that people "
-                          "can still be counted")  # fmt: skip
+        raise PolicyError(
+            f"privacy.person_id {person!r} is not a column of the table the search "
+            "sees (dropped by a step?): pseudonymize it instead, so that people "
+            "can still be counted"
+        )
     searched = [DistinctLDiversity(l=m.k) if isinstance(m, KAnonymity) else m for m in models]
     return searched, person
 
@@ -113,19 +118,29 @@ def _search(
     table = FrequencyTable.build(frame, quasi, hierarchies, sensitive=sensitive)
     result = searched(table, models, privacy, quasi, progress)
     released, suppressed = generalize_release(frame, table, quasi, hierarchies, result, models)
-    info, record = search_record(result, privacy, quasi, models, int(suppressed.sum()),
-                                 len(released), released.shape[1])  # fmt: skip
+    info, record = search_record(
+        result, privacy, quasi, models, int(suppressed.sum()), len(released), released.shape[1]
+    )
     return released, info, record
 
 
-def searched(table: FrequencyTable, models: Sequence[Criterion], privacy: PrivacySettings,
-             quasi: Sequence[str], progress: Progress | None) -> SearchResult:  # fmt: skip
+def searched(
+    table: FrequencyTable,
+    models: Sequence[Criterion],
+    privacy: PrivacySettings,
+    quasi: Sequence[str],
+    progress: Progress | None,
+) -> SearchResult:
     """The search's result on ``table``; one line when no node meets the goals."""
     result = search(
-        table, models, make_metric(privacy.metric),
-        max_suppression=privacy.max_suppression, method=privacy.method,
-        time_limit=privacy.time_limit, progress=progress,
-    )  # fmt: skip
+        table,
+        models,
+        make_metric(privacy.metric),
+        max_suppression=privacy.max_suppression,
+        method=privacy.method,
+        time_limit=privacy.time_limit,
+        progress=progress,
+    )
     if result.levels is None:
         raise CheckFailedError(
             f"no generalization of {list(quasi)} meets {', '.join(m.name for m in models)} "
@@ -135,9 +150,15 @@ def searched(table: FrequencyTable, models: Sequence[Criterion], privacy: Privac
     return result
 
 
-def search_record(result: SearchResult, privacy: PrivacySettings, quasi: Sequence[str],
-                  models: Sequence[Criterion], suppressed: int, rows_after: int,
-                  width: int) -> tuple[dict[str, Any], StepRecord]:  # fmt: skip
+def search_record(
+    result: SearchResult,
+    privacy: PrivacySettings,
+    quasi: Sequence[str],
+    models: Sequence[Criterion],
+    suppressed: int,
+    rows_after: int,
+    width: int,
+) -> tuple[dict[str, Any], StepRecord]:
     """What the certificate says of a search: its ``search`` entry and its step record."""
     assert result.levels is not None
     info = {
@@ -285,9 +306,12 @@ def plan_release(
     # convention: with hierarchies and no declared quasi-identifier, those columns are QIs,
     # except the sensitive one, whose hierarchy serves hierarchical t-closeness).
     pol, decisions = decide(
-        data, pol, hierarchy_columns=[c for c in {*given, *specs} if c not in wanted],
-        sensitive=wanted, progress=progress,
-    )  # fmt: skip
+        data,
+        pol,
+        hierarchy_columns=[c for c in {*given, *specs} if c not in wanted],
+        sensitive=wanted,
+        progress=progress,
+    )
     schema = pol.to_schema()
     sensitive = wanted or list(schema.sensitive)
     quasi = list(schema.quasi_identifiers)
@@ -301,24 +325,31 @@ def plan_release(
     return Plan(pol, tuple(decisions), quasi, sensitive, given, specs)
 
 
-def limited(hierarchies: Sequence[Hierarchy], quasi: Sequence[str],
-            privacy: PrivacySettings) -> list[Hierarchy]:  # fmt: skip
+def limited(
+    hierarchies: Sequence[Hierarchy], quasi: Sequence[str], privacy: PrivacySettings
+) -> list[Hierarchy]:
     """``hierarchies`` (one per quasi-identifier) cut at ``privacy.max_levels``, ARX's highest
     level the search may choose per attribute; a limit on no quasi-identifier stops with the
     names."""
     limits = privacy.max_levels
     unknown = sorted(set(limits) - set(quasi))
     if unknown:
-        raise PolicyError(f"privacy.max_levels names {unknown}, which are not quasi-identifiers "
-                          f"of the search ({list(quasi)}); name one of them")  # fmt: skip
-    return [h.up_to(limits[q]) if q in limits else h
-            for q, h in zip(quasi, hierarchies, strict=True)]  # fmt: skip
+        raise PolicyError(
+            f"privacy.max_levels names {unknown}, which are not quasi-identifiers "
+            f"of the search ({list(quasi)}); name one of them"
+        )
+    return [
+        h.up_to(limits[q]) if q in limits else h for q, h in zip(quasi, hierarchies, strict=True)
+    ]
 
 
 def search_setup(
-    plan: Plan, frame: pd.DataFrame, quasi: list[str], sensitive: list[str],
+    plan: Plan,
+    frame: pd.DataFrame,
+    quasi: list[str],
+    sensitive: list[str],
     weights: np.ndarray | None = None,
-) -> tuple[list[Hierarchy], list[Criterion], list[Criterion], str | None]:  # fmt: skip
+) -> tuple[list[Hierarchy], list[Criterion], list[Criterion], str | None]:
     """(the quasi-identifiers' hierarchies, the policy's models, the models the search checks,
     the column their histograms count) for ``frame`` after the policy's steps; ``frame`` may be
     any table holding each column's distinct values with ``weights`` (how many rows each row
@@ -394,8 +425,14 @@ def anonymize(
         quasi = _follow(step.transform, quasi, masked=True)
         sensitive = _follow(step.transform, sensitive)
         counts = getattr(step.transform, "counts_", None)  # e.g. the entities redacted
-        record = StepRecord(step.name, step.where, step.transform.describe(), len(frame),
-                            frame.shape[1], counts=counts)  # fmt: skip
+        record = StepRecord(
+            step.name,
+            step.where,
+            step.transform.describe(),
+            len(frame),
+            frame.shape[1],
+            counts=counts,
+        )
         records.append(record)
 
     search_info: dict[str, Any] | None = None
@@ -423,7 +460,9 @@ def anonymize(
     report.step("certifying the release (a hash of every cell)")
     content = content_sha256(frame)  # names the release and pins every cell: one pass
     certificate = release_certificate(
-        plan, content, models if privacy is not None and quasi else None,
+        plan,
+        content,
+        models if privacy is not None and quasi else None,
         source_fingerprint=fingerprint(data),
         rows_in=len(data),
         rows_out=len(frame),
@@ -436,7 +475,7 @@ def anonymize(
         after=after,
         search=search_info,
         warnings=tuple(empty_victories(data, frame, quasi, search_info, len(data))),
-    )  # fmt: skip
+    )
     # The goals are measured once, by the independent re-check that also guards the write.
     report.step("verifying the release against its certificate")
     verification = verify(frame, certificate.to_dict(), content=False)
@@ -481,8 +520,12 @@ def _reachable(
     for model in models:
         why = model.unreachable(rows, distinct if model.needs_sensitive else None)
         if why is not None:
-            withheld = f"; the policy's steps withheld {rows_in - rows:,} of {rows_in:,} " \
-                "records before the search" if rows != rows_in else ""  # fmt: skip
+            withheld = (
+                f"; the policy's steps withheld {rows_in - rows:,} of {rows_in:,} "
+                "records before the search"
+                if rows != rows_in
+                else ""
+            )
             raise CheckFailedError(f"{why}{withheld}")
 
 
@@ -490,8 +533,9 @@ def _reachable(
 LARGE_SUPPRESSION = 0.10
 
 
-def release_certificate(plan: Plan, content: str, searched: Sequence[Criterion] | None,
-                        **fields: Any) -> Certificate:  # fmt: skip
+def release_certificate(
+    plan: Plan, content: str, searched: Sequence[Criterion] | None, **fields: Any
+) -> Certificate:
     """The certificate of a release of ``plan`` whose cells hash to ``content``: what every
     release states (version, time, policy, roles, decisions, the privacy asked for, the
     sensitive column's hierarchy of the ``searched`` models), and ``fields``, what this one

@@ -169,12 +169,22 @@ def check(
     ...       models=[{"model": "recursive_cl_diversity", "c": 3, "l": 2}]).failed
     ()
     """
-    asked, t_index, tree = _asked(sensitive, k=k, l=l, t=t, t_distance=t_distance,
-                                  risk_threshold=risk_threshold, models=models,
-                                  hierarchies=hierarchies)  # fmt: skip
+    asked, t_index, tree = _asked(
+        sensitive,
+        k=k,
+        l=l,
+        t=t,
+        t_distance=t_distance,
+        risk_threshold=risk_threshold,
+        models=models,
+        hierarchies=hierarchies,
+    )
     qis = list(quasi_identifiers)
-    require_columns(frame, [*qis, *([sensitive] if sensitive else []),
-                            *([weights] if weights else [])], where="check")  # fmt: skip
+    require_columns(
+        frame,
+        [*qis, *([sensitive] if sensitive else []), *([weights] if weights else [])],
+        where="check",
+    )
     data = frame if exclude is None else frame.loc[~exclude.to_numpy(dtype=bool)]
     klass, sizes = class_sizes(data, qis)
     hist: np.ndarray | None = None
@@ -183,13 +193,37 @@ def check(
     if sensitive is not None and len(data):
         hist, values = histograms(data, klass, sensitive, len(sizes))
         numeric = pd.api.types.is_numeric_dtype(data[sensitive])
-    people = None if person is None else person_risk(data[person], klass, len(sizes),
-                                                      threshold=risk_threshold)  # fmt: skip
-    estimates = beyond(data, klass, sizes, population=population,
-                       sampling_fraction=sampling_fraction, weights=weights,
-                       threshold=risk_threshold)  # fmt: skip
-    measured = _measured(len(data), qis, sensitive, sizes, hist, values, numeric, asked, t_index,
-                         t_distance, tree, l, risk_threshold, people, estimates)  # fmt: skip
+    people = (
+        None
+        if person is None
+        else person_risk(data[person], klass, len(sizes), threshold=risk_threshold)
+    )
+    estimates = beyond(
+        data,
+        klass,
+        sizes,
+        population=population,
+        sampling_fraction=sampling_fraction,
+        weights=weights,
+        threshold=risk_threshold,
+    )
+    measured = _measured(
+        len(data),
+        qis,
+        sensitive,
+        sizes,
+        hist,
+        values,
+        numeric,
+        asked,
+        t_index,
+        t_distance,
+        tree,
+        l,
+        risk_threshold,
+        people,
+        estimates,
+    )
     return replace(measured, person=person) if person is not None else measured
 
 
@@ -214,9 +248,16 @@ def check_counts(
     quasi-identifiers (and the sensitive value) with how many rows hold it, in the column
     ``count`` (a table read in batches, a cluster's group-by-count). ``numeric_sensitive``:
     the sensitive column holds numbers (t is then measured ordered unless ``t_distance``)."""
-    asked, t_index, tree = _asked(sensitive, k=k, l=l, t=t, t_distance=t_distance,
-                                  risk_threshold=risk_threshold, models=models,
-                                  hierarchies=hierarchies)  # fmt: skip
+    asked, t_index, tree = _asked(
+        sensitive,
+        k=k,
+        l=l,
+        t=t,
+        t_distance=t_distance,
+        risk_threshold=risk_threshold,
+        models=models,
+        hierarchies=hierarchies,
+    )
     qis = list(quasi_identifiers)
     require_columns(counts, [*qis, *([sensitive] if sensitive else []), count], where="check")
     weights = counts[count].to_numpy(dtype=np.int64)
@@ -230,23 +271,48 @@ def check_counts(
     values: list[str] = []
     if sensitive is not None and rows:
         codes, values = sensitive_codes(counts[sensitive])
-        flat = np.bincount(klass * len(values) + codes, weights=weights,
-                           minlength=len(sizes) * len(values))  # fmt: skip
+        flat = np.bincount(
+            klass * len(values) + codes, weights=weights, minlength=len(sizes) * len(values)
+        )
         hist = flat.astype(np.int64).reshape(len(sizes), len(values))
     estimates = None
     if population is not None or sampling_fraction is not None:
-        estimates = population_risk(sizes, population=population,
-                                    sampling_fraction=sampling_fraction,
-                                    threshold=risk_threshold)  # fmt: skip
-    return _measured(rows, qis, sensitive, sizes, hist, values, numeric_sensitive, asked,
-                     t_index, t_distance, tree, l, risk_threshold, None, estimates)  # fmt: skip
+        estimates = population_risk(
+            sizes,
+            population=population,
+            sampling_fraction=sampling_fraction,
+            threshold=risk_threshold,
+        )
+    return _measured(
+        rows,
+        qis,
+        sensitive,
+        sizes,
+        hist,
+        values,
+        numeric_sensitive,
+        asked,
+        t_index,
+        t_distance,
+        tree,
+        l,
+        risk_threshold,
+        None,
+        estimates,
+    )
 
 
-def _asked(sensitive: str | None, *, k: int | None, l: int | None, t: float | None,  # noqa: E741
-           t_distance: str | None, risk_threshold: float,
-           models: Sequence[Criterion | Mapping[str, Any]],
-           hierarchies: Mapping[str, Hierarchy] | None
-           ) -> tuple[list[Criterion], int, Hierarchy | None]:  # fmt: skip
+def _asked(
+    sensitive: str | None,
+    *,
+    k: int | None,
+    l: int | None,  # noqa: E741
+    t: float | None,
+    t_distance: str | None,
+    risk_threshold: float,
+    models: Sequence[Criterion | Mapping[str, Any]],
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> tuple[list[Criterion], int, Hierarchy | None]:
     """The goals asked for (checked), where the shorthand t sits among them, and the
     sensitive column's hierarchy."""
     if (
@@ -288,27 +354,40 @@ def _asked(sensitive: str | None, *, k: int | None, l: int | None, t: float | No
     return asked, t_index, tree
 
 
-def _measured(rows: int, qis: list[str], sensitive: str | None, sizes: np.ndarray,
-              hist: np.ndarray | None, values: list[str], numeric: bool,
-              asked: list[Criterion], t_index: int, t_distance: str | None,
-              tree: Hierarchy | None, l: int | None, risk_threshold: float,  # noqa: E741
-              people: PersonRisk | None,
-              estimates: PopulationRisk | None) -> CheckResult:  # fmt: skip
+def _measured(
+    rows: int,
+    qis: list[str],
+    sensitive: str | None,
+    sizes: np.ndarray,
+    hist: np.ndarray | None,
+    values: list[str],
+    numeric: bool,
+    asked: list[Criterion],
+    t_index: int,
+    t_distance: str | None,
+    tree: Hierarchy | None,
+    l: int | None,  # noqa: E741
+    risk_threshold: float,
+    people: PersonRisk | None,
+    estimates: PopulationRisk | None,
+) -> CheckResult:
     """The measures of classes ``sizes`` (and their sensitive ``hist`` over ``values``)."""
     result: dict[str, Any] = {}
     if hist is not None:
         distance = t_distance or ("ordered" if numeric else "equal")
         closeness = build({"model": "t_closeness", "t": 1.0, "distance": distance})
         asked = [  # t without a distance: the one measured (ordered for numbers)
-            m.model_copy(update={"distance": distance}) if i == t_index and t_distance is None
+            m.model_copy(update={"distance": distance})
+            if i == t_index and t_distance is None
             else m
             for i, m in enumerate(asked)
-        ]  # fmt: skip
+        ]
         for model in [closeness, *asked]:
             if isinstance(model, TCloseness) and model.distance == "hierarchical":
                 if tree is None:
-                    raise ParameterError(f"{model.name} needs the sensitive column's hierarchy "
-                                         "(--hierarchies DIR)")  # fmt: skip
+                    raise ParameterError(
+                        f"{model.name} needs the sensitive column's hierarchy (--hierarchies DIR)"
+                    )
                 model.use_hierarchy(tree)
             model.prepare(values)
         effective = EntropyLDiversity(l=1).measure(sizes, hist) or 0.0  # exp(least entropy)
@@ -364,21 +443,31 @@ def check_stream(
     return check_folded(fold, source.columns, quasi_identifiers, sensitive=sensitive, **goals)
 
 
-def check_folded(fold: Callable[..., Any], columns: Sequence[str],
-                 quasi_identifiers: Sequence[str], *, sensitive: str | None = None,
-                 **goals: Any) -> CheckResult:  # fmt: skip
+def check_folded(
+    fold: Callable[..., Any],
+    columns: Sequence[str],
+    quasi_identifiers: Sequence[str],
+    *,
+    sensitive: str | None = None,
+    **goals: Any,
+) -> CheckResult:
     """``check`` of the table ``fold`` runs over (``veil.io.fold_batches``, a Dask frame's
     ``Partitions``; ``columns``: the table's): each batch's classes counted where it is read,
     the counts merged in order and measured once."""
     qis = list(quasi_identifiers)
     wanted = [*qis, *([sensitive] if sensitive else [])]
     require_columns(pd.DataFrame(columns=list(columns)), wanted, where="check")
-    folded = fold(f"counting the classes of {', '.join(qis)}", _Classes(wanted, sensitive),
-                  _merge_classes, None)  # fmt: skip
+    folded = fold(
+        f"counting the classes of {', '.join(qis)}",
+        _Classes(wanted, sensitive),
+        _merge_classes,
+        None,
+    )
     counts = pd.DataFrame(columns=[*wanted, COUNT]) if folded is None else folded[0].counts
     numeric = folded is not None and folded[1]
-    return check_counts(counts, qis, count=COUNT, sensitive=sensitive,
-                        numeric_sensitive=numeric, **goals)  # fmt: skip
+    return check_counts(
+        counts, qis, count=COUNT, sensitive=sensitive, numeric_sensitive=numeric, **goals
+    )
 
 
 @dataclass
@@ -396,8 +485,9 @@ class _Classes:
         return Frequencies.of(batch, self.columns), numeric
 
 
-def _merge_classes(total: tuple[Frequencies, bool] | None,
-                   part: tuple[Frequencies, bool]) -> tuple[Frequencies, bool]:  # fmt: skip
+def _merge_classes(
+    total: tuple[Frequencies, bool] | None, part: tuple[Frequencies, bool]
+) -> tuple[Frequencies, bool]:
     if total is None:
         return part
     return total[0].merge(part[0]), total[1] or part[1]

@@ -97,13 +97,22 @@ class _DaskPasses(Passes):
         self._sample = self._sample.head(rows)
         return self._sample
 
-    def fold(self, label: str, fn: Callable[[pd.DataFrame, int], Any],
-             merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
+    def fold(
+        self,
+        label: str,
+        fn: Callable[[pd.DataFrame, int], Any],
+        merge: Callable[[Any, Any], Any],
+        start: Any,
+    ) -> Any:
         return self.partitions.fold(label, fn, merge, start)
 
-    def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
-                measured: list[str], seed: int | bool | None,
-                columns: list[str]) -> tuple[Written, list[list[Any]]]:  # fmt: skip
+    def release(
+        self,
+        produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
+        measured: list[str],
+        seed: int | bool | None,
+        columns: list[str],
+    ) -> tuple[Written, list[list[Any]]]:
         """The release applied per partition by the workers; unless the order is kept, each
         partition's rows sent to random buckets (a Parquet piece per partition and bucket, in
         the release's folder), then each bucket's pieces joined in a random order: one part
@@ -145,8 +154,13 @@ class _DaskPasses(Passes):
                     parts.append(part[:3])
                     counts = _merged(counts, part[3])
             shutil.rmtree(self.folder / _PIECES, ignore_errors=True)
-        written = Written(parts_sha256([d for _, d, _ in parts]), counts,
-                          sum(n for _, _, n in parts), names, parts=len(parts))  # fmt: skip
+        written = Written(
+            parts_sha256([d for _, d, _ in parts]),
+            counts,
+            sum(n for _, _, n in parts),
+            names,
+            parts=len(parts),
+        )
         return written, tallies
 
 
@@ -159,9 +173,13 @@ def partition_hash(part: pd.DataFrame) -> bytes:
 
 
 def _written_part(
-    frame: pd.DataFrame, folder: Path, index: int, schema: Any, columns: list[str],
+    frame: pd.DataFrame,
+    folder: Path,
+    index: int,
+    schema: Any,
+    columns: list[str],
     measured: list[str],
-) -> tuple[int, str, int, Any]:  # fmt: skip
+) -> tuple[int, str, int, Any]:
     """``frame`` written as ``folder/part-NNNNNN.parquet`` (whole: a task run again rewrites
     it), with its content hash, rows and classes."""
     import pyarrow as pa
@@ -197,8 +215,9 @@ class _Scatter:
 
         out, tallies = self.produce(part)
         if not self.buckets:
-            return tallies, _written_part(out, self.folder, index, self.schema, self.columns,
-                                          self.measured)  # fmt: skip
+            return tallies, _written_part(
+                out, self.folder, index, self.schema, self.columns, self.measured
+            )
         rng = np.random.default_rng([self.base, index])
         chosen = rng.integers(0, self.buckets, len(out))
         keys = rng.integers(0, 2**63, len(out), dtype=np.uint64)
@@ -235,8 +254,7 @@ class _Gather:
             frame = frame.sort_values(_KEY, kind="stable").drop(columns=_KEY)
         else:
             frame = self.schema.empty_table().to_pandas()
-        return _written_part(frame, self.folder, bucket, self.schema, self.columns,
-                             self.measured)  # fmt: skip
+        return _written_part(frame, self.folder, bucket, self.schema, self.columns, self.measured)
 
 
 def anonymize_dask(
@@ -256,12 +274,15 @@ def anonymize_dask(
     if target is not None:
         _check_target(target, force)
         target.parent.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=f".{target.name if target else 'release'}.veil-",
-                                   dir=target.parent if target else None))  # fmt: skip
+    staged = Path(
+        tempfile.mkdtemp(
+            prefix=f".{target.name if target else 'release'}.veil-",
+            dir=target.parent if target else None,
+        )
+    )
     try:
         passes = _DaskPasses(data, as_progress(progress), staged)
-        certificate = release_in_passes(passes, policy, hierarchies=hierarchies,
-                                        progress=progress)  # fmt: skip
+        certificate = release_in_passes(passes, policy, hierarchies=hierarchies, progress=progress)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
@@ -297,16 +318,22 @@ def place(staged: Path, folder: str | os.PathLike[str], *, force: bool = False) 
     return target
 
 
-def check_dask(data: Any, quasi_identifiers: list[str], *, sensitive: str | None = None,
-               progress: Callable[[str], None] | Progress | None = None,
-               **goals: Any) -> CheckResult:  # fmt: skip
+def check_dask(
+    data: Any,
+    quasi_identifiers: list[str],
+    *,
+    sensitive: str | None = None,
+    progress: Callable[[str], None] | Progress | None = None,
+    **goals: Any,
+) -> CheckResult:
     """``check`` of a Dask DataFrame: each partition's classes counted on its worker, the counts
     merged on the client, measured once."""
     wanted = [*quasi_identifiers, *([sensitive] if sensitive else [])]
     require_columns(pd.DataFrame(columns=list(data.columns)), wanted, where="check")
     partitions = Partitions(data[wanted], as_progress(progress))
-    return check_folded(partitions.fold, partitions.columns, quasi_identifiers,
-                        sensitive=sensitive, **goals)  # fmt: skip
+    return check_folded(
+        partitions.fold, partitions.columns, quasi_identifiers, sensitive=sensitive, **goals
+    )
 
 
 def _schema(rows: pd.DataFrame) -> Any:

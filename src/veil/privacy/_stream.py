@@ -88,8 +88,12 @@ class StreamedRelease(Shown):
 
     def to_dict(self) -> dict[str, Any]:
         """Where the release is, its size, each pass's seconds and its certificate."""
-        return {"path": None if self.path is None else str(self.path), "rows": self.rows,
-                "seconds": self.seconds, "certificate": self.certificate.to_dict()}  # fmt: skip
+        return {
+            "path": None if self.path is None else str(self.path),
+            "rows": self.rows,
+            "seconds": self.seconds,
+            "certificate": self.certificate.to_dict(),
+        }
 
     def lines(self) -> list[str]:
         """Where the release is, and the certificate's summary."""
@@ -145,8 +149,9 @@ def anonymize_stream(
         source.prepare(batch_rows=batch_rows, progress=report.advance)
         seconds["typing"] = time.perf_counter() - clock
     passes = _FilePasses(source, batch_rows, report, output, fmt, escape_formulas)
-    certificate = release_in_passes(passes, policy, hierarchies=hierarchies, progress=progress,
-                                    seconds=seconds)  # fmt: skip
+    certificate = release_in_passes(
+        passes, policy, hierarchies=hierarchies, progress=progress, seconds=seconds
+    )
     return StreamedRelease(certificate, seconds, certificate.rows_in)
 
 
@@ -185,8 +190,13 @@ class Passes:
         """The first ``rows`` rows."""
         raise NotImplementedError
 
-    def fold(self, label: str, fn: Callable[[pd.DataFrame, int], Any],
-             merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
+    def fold(
+        self,
+        label: str,
+        fn: Callable[[pd.DataFrame, int], Any],
+        merge: Callable[[Any, Any], Any],
+        start: Any,
+    ) -> Any:
         """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)``."""
         raise NotImplementedError
 
@@ -195,9 +205,13 @@ class Passes:
     hashed: Callable[[pd.DataFrame], bytes]
     released: Written | None = None
 
-    def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
-                measured: list[str], seed: int | bool | None,
-                columns: list[str]) -> tuple[Written, list[list[Any]]]:  # fmt: skip
+    def release(
+        self,
+        produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
+        measured: list[str],
+        seed: int | bool | None,
+        columns: list[str],
+    ) -> tuple[Written, list[list[Any]]]:
         """Apply ``produce`` to every batch (it returns the released rows and the steps'
         tallies), shuffled unless ``seed`` is False; hash, count and write what it released.
         ``columns``: the release's columns if no row is left."""
@@ -220,12 +234,16 @@ def release_in_passes(
     plan = plan_release(sample, policy, hierarchies=hierarchies, progress=progress)
     privacy = plan.policy.privacy
     if privacy is not None and privacy.method == "mondrian":
-        raise PolicyError("privacy.method mondrian partitions the whole table in memory; with a "
-                          "table read in batches use method optimal or heuristic, or run "
-                          "--in-memory")  # fmt: skip
+        raise PolicyError(
+            "privacy.method mondrian partitions the whole table in memory; with a "
+            "table read in batches use method optimal or heuristic, or run "
+            "--in-memory"
+        )
     if privacy is not None and privacy.person_id is not None:
-        raise PolicyError("privacy.person_id counts people per class over the whole table; run "
-                          "--in-memory, or drop person_id")  # fmt: skip
+        raise PolicyError(
+            "privacy.person_id counts people per class over the whole table; run "
+            "--in-memory, or drop person_id"
+        )
     steps, quasi, sensitive = _fit_steps(plan, sample)
     searching = privacy is not None and bool(quasi)
     for i, step in enumerate(steps):  # rare combinations: counted over every row first
@@ -235,7 +253,11 @@ def release_in_passes(
             before_it = steps[:i]
             whole = passes.fold(
                 f"counting the combinations policy {step.where} withholds when rare (a pass of "
-                "its own)", _CountAfter(before_it, combination), _merged, None)  # fmt: skip
+                "its own)",
+                _CountAfter(before_it, combination),
+                _merged,
+                None,
+            )
             step.transform.use_counts(whole.counts, COUNT)
             seconds[f"counting {step.where}"] = time.perf_counter() - clock
 
@@ -246,10 +268,12 @@ def release_in_passes(
     # with no step, the input's classes are the search's counts without the sensitive value:
     # one group-by per batch instead of two
     derived = searching and not steps and quasi == plan.quasi
-    summarize = _Summarize(passes.hashed, judged, [] if derived else plan.quasi,
-                           steps if searching else None, wanted)  # fmt: skip
-    first = passes.fold("counting the quasi-identifiers' combinations (first pass)", summarize,
-                        _summed, _Summary())  # fmt: skip
+    summarize = _Summarize(
+        passes.hashed, judged, [] if derived else plan.quasi, steps if searching else None, wanted
+    )
+    first = passes.fold(
+        "counting the quasi-identifiers' combinations (first pass)", summarize, _summed, _Summary()
+    )
     rows_in, counted, before_counts = first.rows, first.counts, first.before
     if derived and counted is not None:
         by = counted.counts.groupby(quasi, dropna=False, sort=False)[COUNT].sum().reset_index()
@@ -280,8 +304,9 @@ def release_in_passes(
         failing = evaluation.failing[table.entry_classes(levels)]
         suppressed = int(table.bottom.sizes[failing].sum())
         apply = _Generalize(quasi, used, levels, table.bottom.leaves, failing)
-        search_info, record = search_record(result, privacy, quasi, searched, suppressed,
-                                            table.rows - suppressed, 0)  # fmt: skip
+        search_info, record = search_record(
+            result, privacy, quasi, searched, suppressed, table.rows - suppressed, 0
+        )
         search_info["rows_in"] = table.rows
         records.append(record)
         seconds["search"] = time.perf_counter() - clock
@@ -291,27 +316,30 @@ def release_in_passes(
     measured = [*quasi, *sensitive[:1]] if quasi else []
     produce = _Produce(steps, apply, _identifiers(plan), quasi)
     empty = list(_through(steps, sample.head(0)).columns)
-    written, tallies = passes.release(produce, measured,
-                                      False if plan.policy.keep_order else
-                                      plan.policy.random_state, empty)  # fmt: skip
+    written, tallies = passes.release(
+        produce, measured, False if plan.policy.keep_order else plan.policy.random_state, empty
+    )
     seconds["second pass"] = time.perf_counter() - clock
     records = _records(records, steps, tallies, len(written.columns))
 
     content = written.digest
     release_counts = written.counts
     if release_counts is None:  # nothing measured (no quasi-identifier) or no row: the rows
-        columns_of: dict[str, list[Any]] = {c: [] for c in measured} if measured else \
-            {COUNT: [written.rows]}  # fmt: skip
-        release_counts = Frequencies(tuple(measured), None,
-                                     pd.DataFrame({COUNT: [], **columns_of}))  # fmt: skip
+        columns_of: dict[str, list[Any]] = (
+            {c: [] for c in measured} if measured else {COUNT: [written.rows]}
+        )
+        release_counts = Frequencies(tuple(measured), None, pd.DataFrame({COUNT: [], **columns_of}))
     before = _stats(before_counts, plan.quasi, rows_in)
     after = _stats(release_counts, quasi, written.rows)
     distinct_in = before_counts.counts if before_counts is not None else sample.head(0)
-    warnings = empty_victories(distinct_in, release_counts.counts, quasi, search_info, rows_in,
-                               rows_out=written.rows)  # fmt: skip
+    warnings = empty_victories(
+        distinct_in, release_counts.counts, quasi, search_info, rows_in, rows_out=written.rows
+    )
     warnings += _pseudonym_collisions(steps, rows_in)
     certificate = release_certificate(
-        plan, content, models if searching else None,
+        plan,
+        content,
+        models if searching else None,
         source_fingerprint=first.fingerprint(passes.columns),
         rows_in=rows_in,
         rows_out=written.rows,
@@ -326,10 +354,11 @@ def release_in_passes(
         warnings=tuple(warnings),
         escaped_cells=written.escaped,
         release_parts=written.parts,
-    )  # fmt: skip
+    )
     report.step("verifying the release against its certificate (from what was written)")
-    verification = verify_counts(release_counts.counts, certificate.to_dict(), digest=content,
-                                 count=COUNT)  # fmt: skip
+    verification = verify_counts(
+        release_counts.counts, certificate.to_dict(), digest=content, count=COUNT
+    )
     certificate = certified(certificate, verification, privacy is not None, quasi)
     passes.released = written
     return certificate
@@ -431,8 +460,9 @@ class _Produce:
         return out, tallies
 
 
-def _records(records: list[StepRecord], steps: list[Any], tallies: list[list[Any]],
-             width: int) -> list[StepRecord]:  # fmt: skip
+def _records(
+    records: list[StepRecord], steps: list[Any], tallies: list[list[Any]], width: int
+) -> list[StepRecord]:
     """The step records with what each counted over every batch, in the batches' order."""
     totals: list[dict[str, Any]] = [{} for _ in steps]
     rows_after = [0] * (len(steps) + 1)
@@ -451,11 +481,20 @@ def _records(records: list[StepRecord], steps: list[Any], tallies: list[list[Any
             transform = steps[i].transform
             for name, value in totals[i].items():
                 setattr(transform, name, value)
-            out.append(StepRecord(record.name, record.where, transform.describe(), rows_after[i],
-                                  width, counts=getattr(transform, "counts_", None)))  # fmt: skip
+            out.append(
+                StepRecord(
+                    record.name,
+                    record.where,
+                    transform.describe(),
+                    rows_after[i],
+                    width,
+                    counts=getattr(transform, "counts_", None),
+                )
+            )
         else:
-            out.append(StepRecord(record.name, record.where, record.description, rows_after[-1],
-                                  width))  # fmt: skip
+            out.append(
+                StepRecord(record.name, record.where, record.description, rows_after[-1], width)
+            )
     if scrubbed:
         out.append(scrub_record(scrubbed, rows_after[-1], width))
     return out
@@ -472,9 +511,11 @@ def _fit_steps(plan: Plan, sample: pd.DataFrame) -> tuple[list[Any], list[str], 
         counted = isinstance(step.transform, SuppressRows)  # given the table's counts later
         why = None if counted else step.transform.batchwise()
         if why is not None:
-            raise PolicyError(f"policy {step.where} ({step.name}) cannot run on a table read in "
-                              f"batches: {why}; or run --in-memory (the table must fit in "
-                              "memory)")  # fmt: skip
+            raise PolicyError(
+                f"policy {step.where} ({step.name}) cannot run on a table read in "
+                f"batches: {why}; or run --in-memory (the table must fit in "
+                "memory)"
+            )
         try:
             frame = step.transform.fit_transform(frame)
         except VeilError as err:
@@ -542,11 +583,13 @@ class _Generalize:
                 "input changed while it was released; run again"
             )
         out = batch.copy(deep=False)
-        for column, h, level, codes in zip(self.quasi, self.hierarchies, self.levels, leaves,
-                                           strict=True):  # fmt: skip
+        for column, h, level, codes in zip(
+            self.quasi, self.hierarchies, self.levels, leaves, strict=True
+        ):
             labels = np.asarray(h.labels[level], dtype=object)
-            out[column] = pd.Series(labels[h.maps[level][codes]].tolist(), index=batch.index,
-                                    name=column)  # fmt: skip
+            out[column] = pd.Series(
+                labels[h.maps[level][codes]].tolist(), index=batch.index, name=column
+            )
         return out.loc[~self.failing[entry]]
 
     def __getstate__(self) -> dict[str, Any]:
@@ -559,8 +602,15 @@ class _FilePasses(Passes):
     """A CSV or Parquet file (or files) read a batch at a time; the release written to one
     file through random buckets (temporary files beside it) unless the order is kept."""
 
-    def __init__(self, source: TableStream, batch_rows: int, report: Progress, output: Path,
-                 fmt: str, escape: bool) -> None:  # fmt: skip
+    def __init__(
+        self,
+        source: TableStream,
+        batch_rows: int,
+        report: Progress,
+        output: Path,
+        fmt: str,
+        escape: bool,
+    ) -> None:
         self.source, self.batch_rows, self.report = source, batch_rows, report
         self.output, self.fmt, self.escape = output, fmt, escape
         self.columns = list(source.columns)
@@ -570,17 +620,25 @@ class _FilePasses(Passes):
     def sample(self, rows: int) -> pd.DataFrame:
         return self.source.head(rows)
 
-    def fold(self, label: str, fn: Callable[[pd.DataFrame, int], Any],
-             merge: Callable[[Any, Any], Any], start: Any) -> Any:  # fmt: skip
+    def fold(
+        self,
+        label: str,
+        fn: Callable[[pd.DataFrame, int], Any],
+        merge: Callable[[Any, Any], Any],
+        start: Any,
+    ) -> Any:
         return fold_batches(self.source, self.batch_rows, self.report, label, fn, merge, start)
 
-    def release(self, produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
-                measured: list[str], seed: int | bool | None,
-                columns: list[str]) -> tuple[Written, list[list[Any]]]:  # fmt: skip
+    def release(
+        self,
+        produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
+        measured: list[str],
+        seed: int | bool | None,
+        columns: list[str],
+    ) -> tuple[Written, list[list[Any]]]:
         self.report.step("applying the release (second pass)")
         self.report.expect(self.rows)
-        writer = BatchWriter(self.output, self.fmt, formats=self.source.formats,
-                             escape=self.escape)  # fmt: skip
+        writer = BatchWriter(self.output, self.fmt, formats=self.source.formats, escape=self.escape)
         tallies: list[list[Any]] = []
 
         def produced() -> Iterator[pd.DataFrame]:
@@ -607,8 +665,9 @@ class _FilePasses(Passes):
         written = Written(digest.hexdigest(), counts, writer.rows, columns, writer.escaped)
         return written, tallies
 
-    def _shuffled(self, batches: Iterator[pd.DataFrame],
-                  seed: int | bool | None) -> Iterator[pd.DataFrame]:  # fmt: skip
+    def _shuffled(
+        self, batches: Iterator[pd.DataFrame], seed: int | bool | None
+    ) -> Iterator[pd.DataFrame]:
         """``batches`` in a random order of rows (an external shuffle through buckets on disk,
         each about a batch), or as they come when ``seed`` is False."""
         if seed is False:
@@ -616,16 +675,20 @@ class _FilePasses(Passes):
             return
         rng = np.random.default_rng(seed if isinstance(seed, int) else None)
         buckets = max(1, math.ceil(self.rows / self.batch_rows))
-        folder = Path(tempfile.mkdtemp(prefix=f".{self.output.name}.veil-shuffle-",
-                                       dir=self.output.parent))  # fmt: skip
+        folder = Path(
+            tempfile.mkdtemp(prefix=f".{self.output.name}.veil-shuffle-", dir=self.output.parent)
+        )
         try:
             handles = [open(folder / f"{b}.pickle", "wb") for b in range(buckets)]  # noqa: SIM115
             try:
                 for out in batches:
                     chosen = rng.integers(0, buckets, len(out))
                     for b in np.unique(chosen):
-                        pickle.dump(out.iloc[np.flatnonzero(chosen == b)], handles[b],
-                                    protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
+                        pickle.dump(
+                            out.iloc[np.flatnonzero(chosen == b)],
+                            handles[b],
+                            protocol=pickle.HIGHEST_PROTOCOL,
+                        )
             finally:
                 for handle in handles:
                     handle.close()
@@ -713,5 +776,11 @@ def _stats(counted: Frequencies | None, quasi: list[str], rows: int) -> ClassSta
     klass, found = class_sizes(counted.counts, quasi)
     sizes = np.bincount(klass, weights=counted.counts[COUNT], minlength=len(found))
     sizes = sizes.astype(np.int64)
-    return ClassStats(tuple(quasi), rows, len(sizes), int(sizes.min()), int((sizes == 1).sum()),
-                      float(rows / len(sizes)))  # fmt: skip
+    return ClassStats(
+        tuple(quasi),
+        rows,
+        len(sizes),
+        int(sizes.min()),
+        int((sizes == 1).sum()),
+        float(rows / len(sizes)),
+    )

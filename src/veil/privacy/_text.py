@@ -45,15 +45,19 @@ def text_columns(frame: pd.DataFrame, quasi: Sequence[str]) -> list[str]:
     """The released columns a quasi-identifier's value could be written in: free text (notes,
     comments), not a quasi-identifier itself. Categories ("yes", "south") are not searched:
     a value equal to another column's is no leak."""
-    return [str(c) for c in frame.columns
-            if c not in quasi and _is_text(frame[c]) and _is_prose(frame[c])]  # fmt: skip
+    return [
+        str(c)
+        for c in frame.columns
+        if c not in quasi and _is_text(frame[c]) and _is_prose(frame[c])
+    ]
 
 
 def _searchable(values: pd.Series) -> list[str]:
     texts = {str(v).strip() for v in values.dropna().unique()}
-    return sorted((t for t in texts
-                   if MIN_LENGTH <= len(t) <= MAX_LENGTH and re.search(r"[^\W\d_]", t)),
-                  key=lambda t: (-len(t), t))  # fmt: skip
+    return sorted(
+        (t for t in texts if MIN_LENGTH <= len(t) <= MAX_LENGTH and re.search(r"[^\W\d_]", t)),
+        key=lambda t: (-len(t), t),
+    )
 
 
 def _pattern(values: list[str]) -> re.Pattern[str]:
@@ -120,8 +124,13 @@ def scrub_quasi(
                 # Nurse / …") would put them back in the text: a tag instead
                 readable = shown not in {"*", mine} and not pattern.search(shown)
 
-                def swap(match: re.Match[str], mine: str = mine, shown: str = shown,
-                         readable: bool = readable, tag: str = f"<{name}>") -> str:  # fmt: skip
+                def swap(
+                    match: re.Match[str],
+                    mine: str = mine,
+                    shown: str = shown,
+                    readable: bool = readable,
+                    tag: str = f"<{name}>",
+                ) -> str:
                     return shown if readable and match.group(0).casefold() == mine else tag
 
                 new, n = pattern.subn(swap, str(text))
@@ -164,5 +173,11 @@ def leftover_quasi(before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[st
 def scrub_record(replaced: dict[str, int], rows: int, width: int) -> StepRecord:
     """The certificate's record of what ``scrub_quasi`` replaced, per quasi-identifier."""
     shown = ", ".join(f"{name} {n:,}" for name, n in replaced.items())
-    return StepRecord("scrub_text", "privacy", f"ScrubText(generalized values replaced in "
-                      f"free text: {shown})", rows, width, counts=dict(replaced))  # fmt: skip
+    return StepRecord(
+        "scrub_text",
+        "privacy",
+        f"ScrubText(generalized values replaced in free text: {shown})",
+        rows,
+        width,
+        counts=dict(replaced),
+    )

@@ -50,9 +50,12 @@ class Verification(Shown):
 
 
 def verify(
-    release: pd.DataFrame, certificate: Mapping[str, Any], *, content: bool = True,
+    release: pd.DataFrame,
+    certificate: Mapping[str, Any],
+    *,
+    content: bool = True,
     hierarchies: Mapping[str, Hierarchy] | None = None,
-) -> Verification:  # fmt: skip
+) -> Verification:
     """Re-check ``release`` against ``certificate``. ``content=False`` skips comparing every
     cell with ``release_sha256``, for a caller that has just computed that hash from these
     very rows (``anonymize``): hashing a large release twice is a full pass for nothing.
@@ -77,9 +80,13 @@ def verify(
 
 
 def verify_counts(
-    counts: pd.DataFrame, certificate: Mapping[str, Any], *, digest: str,
-    count: str, hierarchies: Mapping[str, Hierarchy] | None = None,
-) -> Verification:  # fmt: skip
+    counts: pd.DataFrame,
+    certificate: Mapping[str, Any],
+    *,
+    digest: str,
+    count: str,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+) -> Verification:
     """``verify`` for a release summarized as it was written (a streamed or a cluster's
     release): ``counts`` holds one row per distinct combination of the release's
     quasi-identifiers and sensitive value with how many rows hold it (column ``count``), and
@@ -89,8 +96,10 @@ def verify_counts(
 
     def classes(settings: PrivacySettings) -> tuple[Any, Any, list[str], Any]:
         if settings.person_id is not None:
-            raise InputError("people are counted (privacy.person_id) on a release in memory: "
-                             "verify it with veil verify")  # fmt: skip
+            raise InputError(
+                "people are counted (privacy.person_id) on a release in memory: "
+                "verify it with veil verify"
+            )
         quasi = list(certificate.get("quasi_identifiers", []))
         column = _sensitive_column(certificate, settings)
         klass, found = class_sizes(counts, quasi)
@@ -98,8 +107,9 @@ def verify_counts(
         hist, values = None, list[str]()
         if column is not None:
             codes, values = sensitive_codes(counts[column])
-            flat = np.bincount(klass * len(values) + codes, weights=weights,
-                               minlength=len(found) * len(values))  # fmt: skip
+            flat = np.bincount(
+                klass * len(values) + codes, weights=weights, minlength=len(found) * len(values)
+            )
             hist = flat.astype(np.int64).reshape(len(found), len(values))
         return sizes, hist, values, None
 
@@ -116,9 +126,13 @@ def _require_quasi(certificate: Mapping[str, Any], columns: Any) -> None:
         )
 
 
-def _verified(certificate: Mapping[str, Any], rows: int, digest: Callable[[], str] | None,
-              classes: Callable[[PrivacySettings], tuple[Any, Any, list[str], Any]],
-              hierarchies: Mapping[str, Hierarchy] | None) -> Verification:  # fmt: skip
+def _verified(
+    certificate: Mapping[str, Any],
+    rows: int,
+    digest: Callable[[], str] | None,
+    classes: Callable[[PrivacySettings], tuple[Any, Any, list[str], Any]],
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> Verification:
     """The claims about a release of ``rows`` rows whose content hashes to ``digest()`` (None:
     not compared) and whose classes ``classes`` counts."""
     claims: list[tuple[str, bool, str]] = []
@@ -126,15 +140,25 @@ def _verified(certificate: Mapping[str, Any], rows: int, digest: Callable[[], st
     claims.append(("rows", rows == rows_out, f"{rows:,} rows, certificate {rows_out:,}"))
     pinned = certificate.get("release_sha256")
     if digest is not None and pinned is None:
-        claims.append(("release content", False, "the certificate pins no content (made by an "
-                       "older veil); make the release again to verify it"))  # fmt: skip
+        claims.append(
+            (
+                "release content",
+                False,
+                "the certificate pins no content (made by an "
+                "older veil); make the release again to verify it",
+            )
+        )
     elif digest is not None:
         actual = digest()
-        claims.append((
-            "release content", actual == pinned,
-            "every cell as certified (sha256)" if actual == pinned
-            else "cells differ from the certified release (sha256 mismatch)",
-        ))  # fmt: skip
+        claims.append(
+            (
+                "release content",
+                actual == pinned,
+                "every cell as certified (sha256)"
+                if actual == pinned
+                else "cells differ from the certified release (sha256 mismatch)",
+            )
+        )
     privacy = certificate.get("privacy") or {}
     search = certificate.get("search") or {}
     if "max_suppression" in privacy:
@@ -143,10 +167,13 @@ def _verified(certificate: Mapping[str, Any], rows: int, digest: Callable[[], st
         entering = int(search.get("rows_in", certificate.get("rows_in", rows)))
         share = (entering - rows) / max(entering, 1)
         limit = float(privacy["max_suppression"])
-        claims.append((
-            f"suppressed by the search <= {limit:.1%}", share <= limit + 1e-12,
-            f"{share:.4%} of {entering:,} records",
-        ))  # fmt: skip
+        claims.append(
+            (
+                f"suppressed by the search <= {limit:.1%}",
+                share <= limit + 1e-12,
+                f"{share:.4%} of {entering:,} records",
+            )
+        )
     try:  # format 3 wrote k, l and t at the top: the policy's shorthand reads them
         settings = PrivacySettings.model_validate(privacy)
     except (ValidationError, ValueError) as err:
@@ -163,9 +190,15 @@ def _sensitive_column(certificate: Mapping[str, Any], settings: PrivacySettings)
     return sensitive[0] if sensitive and any(m.needs_sensitive for m in settings.models) else None
 
 
-def _model_claims(settings: PrivacySettings, certificate: Mapping[str, Any], sizes: Any,
-                  hist: Any, values: list[str], hierarchies: Mapping[str, Hierarchy] | None,
-                  people: Any) -> list[tuple[str, bool, str]]:  # fmt: skip
+def _model_claims(
+    settings: PrivacySettings,
+    certificate: Mapping[str, Any],
+    sizes: Any,
+    hist: Any,
+    values: list[str],
+    hierarchies: Mapping[str, Hierarchy] | None,
+    people: Any,
+) -> list[tuple[str, bool, str]]:
     """Each privacy model measured on the release's classes (``sizes``, ``hist``)."""
     claims: list[tuple[str, bool, str]] = []
     column = _sensitive_column(certificate, settings)
@@ -174,16 +207,23 @@ def _model_claims(settings: PrivacySettings, certificate: Mapping[str, Any], siz
         if isinstance(model, TCloseness) and model.distance == "hierarchical":
             tree = _sensitive_tree(certificate, column, hierarchies)
             if tree is None:
-                claims.append((model.goal, False, "not measured: the certificate keeps no "
-                               "sensitive hierarchy; give it (--hierarchies DIR)"))  # fmt: skip
+                claims.append(
+                    (
+                        model.goal,
+                        False,
+                        "not measured: the certificate keeps no "
+                        "sensitive hierarchy; give it (--hierarchies DIR)",
+                    )
+                )
                 continue
             model.use_hierarchy(tree)
         model.prepare(values)
         if isinstance(model, KAnonymity) and settings.person_id is not None:
             claims.append(people(model, settings.person_id))
             continue
-        value = model.measure(sizes, hist) if hist is not None or not model.needs_sensitive \
-            else None  # fmt: skip
+        value = (
+            model.measure(sizes, hist) if hist is not None or not model.needs_sensitive else None
+        )
         claims.append((model.goal, model.met(value), f"measured {_shown(value)}"))
     k_measured = KAnonymity(k=1).measure(sizes, None)
     if "k" in certificate and not any(isinstance(m, KAnonymity) for m in settings.models):
@@ -193,8 +233,9 @@ def _model_claims(settings: PrivacySettings, certificate: Mapping[str, Any], siz
     return claims
 
 
-def _sensitive_tree(certificate: Mapping[str, Any], column: str | None,
-                   hierarchies: Mapping[str, Hierarchy] | None) -> Hierarchy | None:  # fmt: skip
+def _sensitive_tree(
+    certificate: Mapping[str, Any], column: str | None, hierarchies: Mapping[str, Hierarchy] | None
+) -> Hierarchy | None:
     """The sensitive column's hierarchy: given, else the certificate's."""
     if column is not None and hierarchies and column in hierarchies:
         return hierarchies[column]
@@ -204,13 +245,18 @@ def _sensitive_tree(certificate: Mapping[str, Any], column: str | None,
     return Hierarchy(column, [list(map(str, row)) for row in rows])
 
 
-def _people_k(model: KAnonymity, release: pd.DataFrame, klass: Any, classes: int,
-              person: str) -> tuple[str, bool, str]:  # fmt: skip
+def _people_k(
+    model: KAnonymity, release: pd.DataFrame, klass: Any, classes: int, person: str
+) -> tuple[str, bool, str]:
     """k counted on the people of each class (``privacy.person_id``)."""
     goal = f"{model.goal} (people, by {person})"
     if person not in release.columns:
-        return (goal, False, f"not measured: the release has no column {person!r} to count "
-                "people by (pseudonymize it rather than drop it)")  # fmt: skip
+        return (
+            goal,
+            False,
+            f"not measured: the release has no column {person!r} to count "
+            "people by (pseudonymize it rather than drop it)",
+        )
     from veil.privacy.risk import person_risk
 
     people = person_risk(release[person], klass, classes).class_people
@@ -225,9 +271,12 @@ def _shown(value: float | None) -> str:
 
 
 def verify_files(
-    source: TableStream, certificate: Mapping[str, Any], *, batch_rows: int = 500_000,
+    source: TableStream,
+    certificate: Mapping[str, Any],
+    *,
+    batch_rows: int = 500_000,
     hierarchies: Mapping[str, Hierarchy] | None = None,
-) -> Verification:  # fmt: skip
+) -> Verification:
     """``verify`` for a release read a batch at a time: one file, or the files of a release
     written in parts (``release_parts``: a cluster's partitions, in their order), each hashed
     on its own. Memory holds the counts of the release's classes and a batch."""
@@ -251,5 +300,4 @@ def verify_files(
     if parts and len(digests) != int(parts):
         content = f"{len(digests)} files, not the {parts} parts certified"
     table = counts.counts if counts is not None else pd.DataFrame(columns=[*measured, COUNT])
-    return verify_counts(table, certificate, digest=content, count=COUNT,
-                         hierarchies=hierarchies)  # fmt: skip
+    return verify_counts(table, certificate, digest=content, count=COUNT, hierarchies=hierarchies)

@@ -150,8 +150,10 @@ class Certificate:
                 "that `veil anonymize --certificate` wrote"
             ) from err
         except (TypeError, ValueError) as err:
-            raise InputError(f"certificate is malformed ({err}); give the certificate.json "
-                             "that `veil anonymize --certificate` wrote") from err  # fmt: skip
+            raise InputError(
+                f"certificate is malformed ({err}); give the certificate.json "
+                "that `veil anonymize --certificate` wrote"
+            ) from err
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Certificate:
@@ -172,10 +174,16 @@ class Certificate:
     def _repr_html_(self) -> str:
         from veil._html import card
 
-        goals = [(goal, ("met", "insensitive") if met else ("missed", "identifier"))
-                 for goal, met in self.checks.items()]  # fmt: skip
-        return card("veil release certificate", headers=("goal", "measured") if goals else (),
-                    rows=goals, lines=self.summary())  # fmt: skip
+        goals = [
+            (goal, ("met", "insensitive") if met else ("missed", "identifier"))
+            for goal, met in self.checks.items()
+        ]
+        return card(
+            "veil release certificate",
+            headers=("goal", "measured") if goals else (),
+            rows=goals,
+            lines=self.summary(),
+        )
 
     def summary(self) -> list[str]:
         """Plain-language sentences for people who will not read the JSON."""
@@ -214,8 +222,9 @@ class Certificate:
         for step in self.steps:
             if step.name == "scrub_text" and step.counts:
                 shown = ", ".join(f"{name} {n:,}" for name, n in step.counts.items())
-                lines.append("Generalized quasi-identifiers' values replaced in the free text "
-                             f"too: {shown}.")  # fmt: skip
+                lines.append(
+                    f"Generalized quasi-identifiers' values replaced in the free text too: {shown}."
+                )
         by_scan = [d.column for d in self.decisions if d.by == "scan"]
         if by_scan:
             lines.append(f"Roles decided by the scan (not in the policy): {', '.join(by_scan)}.")
@@ -230,12 +239,24 @@ class Certificate:
         return lines
 
 
-_VERBS = {"drop": "dropped", "pseudonymize": "pseudonymized (keyed)", "mask": "masked",
-          "fake": "replaced by fakes",
-          "redact": "redacted (the personal data inside the text replaced)"}  # fmt: skip
+_VERBS = {
+    "drop": "dropped",
+    "pseudonymize": "pseudonymized (keyed)",
+    "mask": "masked",
+    "fake": "replaced by fakes",
+    "redact": "redacted (the personal data inside the text replaced)",
+}
 
-_PLAIN_FIELDS = ("veil_version", "created", "source_fingerprint", "release_fingerprint",
-                 "policy_sha256", "rows_in", "rows_out", "roles")  # fmt: skip
+_PLAIN_FIELDS = (
+    "veil_version",
+    "created",
+    "source_fingerprint",
+    "release_fingerprint",
+    "policy_sha256",
+    "rows_in",
+    "rows_out",
+    "roles",
+)
 
 
 def _class_stats(data: dict[str, Any]) -> ClassStats:
@@ -254,8 +275,11 @@ class Release(Shown):
 
     def to_dict(self) -> dict[str, Any]:
         """The release's size and its certificate (the rows are in ``data``)."""
-        return {"rows": len(self.data), "columns": [str(c) for c in self.data.columns],
-                "certificate": self.certificate.to_dict()}  # fmt: skip
+        return {
+            "rows": len(self.data),
+            "columns": [str(c) for c in self.data.columns],
+            "certificate": self.certificate.to_dict(),
+        }
 
     def lines(self) -> list[str]:
         """The certificate's summary."""
@@ -285,5 +309,6 @@ class Release(Shown):
         cert = self.certificate
         preview = self.data.head(5).to_html(index=False, border=0)  # pandas escapes cells
         title = f"veil release: {cert.rows_out:,} rows x {len(cert.columns_out)} columns"
-        return card(title, lines=cert.summary(), footer=f'<div class="muted">first rows</div>'
-                    f"{preview}")  # fmt: skip
+        return card(
+            title, lines=cert.summary(), footer=f'<div class="muted">first rows</div>{preview}'
+        )

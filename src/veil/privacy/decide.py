@@ -123,9 +123,14 @@ def decide(
             steps, _ = suggested_steps(finding, key_file)
         columns[name] = ColumnPolicy(role=finding.role, steps=steps)
         decisions[name] = Decision(
-            name, finding.role.value, "scan", finding.entity, round(finding.confidence, 3),
-            finding.evidence, _treatment(steps) if steps else None,
-        )  # fmt: skip
+            name,
+            finding.role.value,
+            "scan",
+            finding.entity,
+            round(finding.confidence, 3),
+            finding.evidence,
+            _treatment(steps) if steps else None,
+        )
     ordered = []
     for name in map(str, data.columns):
         if name in decisions:

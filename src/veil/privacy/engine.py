@@ -225,8 +225,9 @@ def optimal_search(
             finished = False
             break
     if best is None:
-        return SearchResult(None, None, 0, state.evaluated, size,
-                            time.perf_counter() - start, "optimal", finished)  # fmt: skip
+        return SearchResult(
+            None, None, 0, state.evaluated, size, time.perf_counter() - start, "optimal", finished
+        )
     loss, _, evaluation, levels = best
     if evaluation is None:
         evaluation = check(state.groups(levels), criteria, max_outliers)

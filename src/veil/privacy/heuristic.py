@@ -128,8 +128,16 @@ def heuristic_search(
     top = tuple(int(h - 1) for h in heights)
     top_loss = loss(top)
     if top_loss is None:  # even full generalization fails (e.g. l-diversity): no solution
-        return SearchResult(None, None, 0, len(evaluate.seen), int(np.prod(heights)),
-                            time.perf_counter() - start, "heuristic", False)  # fmt: skip
+        return SearchResult(
+            None,
+            None,
+            0,
+            len(evaluate.seen),
+            int(np.prod(heights)),
+            time.perf_counter() - start,
+            "heuristic",
+            False,
+        )
     best_levels, best_loss = descend(top, top_loss)
 
     # Iterated local search: kick the best node up in a few random columns, descend again.

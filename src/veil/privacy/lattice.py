@@ -52,8 +52,14 @@ def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return group.astype(np.int64), first
 
 
-def _histograms(entry: np.ndarray, codes: np.ndarray, counts: np.ndarray | None, classes: int,
-                values: int, sensitive: str) -> np.ndarray:  # fmt: skip
+def _histograms(
+    entry: np.ndarray,
+    codes: np.ndarray,
+    counts: np.ndarray | None,
+    classes: int,
+    values: int,
+    sensitive: str,
+) -> np.ndarray:
     """(classes, values) counts of each sensitive code per entry (``counts``: how many rows each
     pair stands for, one when None)."""
     if classes * values > _MAX_HISTOGRAM_CELLS:
@@ -136,8 +142,9 @@ class FrequencyTable:
             raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
         columns = [*quasi_identifiers, *([sensitive] if sensitive is not None else [])]
         counted = Frequencies.of_batches((b[columns] for b in batches), columns)
-        return cls.from_counts(counted.counts, quasi_identifiers, hierarchies,
-                               sensitive=sensitive, count=COUNT)  # fmt: skip
+        return cls.from_counts(
+            counted.counts, quasi_identifiers, hierarchies, sensitive=sensitive, count=COUNT
+        )
 
     @classmethod
     def from_counts(
@@ -159,8 +166,12 @@ class FrequencyTable:
         if rows == 0:
             raise InputError("the table has no rows to search")
         weights = counts[count].to_numpy(dtype=np.int64)
-        leaves = np.column_stack([h.encode(counts[q].reset_index(drop=True)) for q, h in
-                                  zip(quasi_identifiers, hierarchies, strict=True)])  # fmt: skip
+        leaves = np.column_stack(
+            [
+                h.encode(counts[q].reset_index(drop=True))
+                for q, h in zip(quasi_identifiers, hierarchies, strict=True)
+            ]
+        )
         entry, first = _group(_combine(leaves, [h.domain_size for h in hierarchies]))
         sizes = np.bincount(entry, weights=weights).astype(np.int64)
         histograms = None

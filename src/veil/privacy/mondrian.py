@@ -32,8 +32,9 @@ class MondrianResult:
     loss: float  # ARX's Loss formula over the per-partition generalizations
 
 
-def _allowed(rows: np.ndarray, criteria: Sequence[Criterion], sensitive: np.ndarray | None,
-             n_values: int) -> bool:  # fmt: skip
+def _allowed(
+    rows: np.ndarray, criteria: Sequence[Criterion], sensitive: np.ndarray | None, n_values: int
+) -> bool:
     sizes = np.array([len(rows)])
     histograms = None
     if sensitive is not None:

@@ -70,8 +70,9 @@ class PersonRisk:
         return out
 
 
-def person_risk(person: Any, klass: np.ndarray, classes: int, *,
-                threshold: float = 0.2) -> PersonRisk:  # fmt: skip
+def person_risk(
+    person: Any, klass: np.ndarray, classes: int, *, threshold: float = 0.2
+) -> PersonRisk:
     """Risks of people whose rows (``person``: the id of each row) fall in classes ``klass``."""
     import pandas as pd
 
@@ -86,7 +87,13 @@ def person_risk(person: Any, klass: np.ndarray, classes: int, *,
     if len(riskiest) == 0:
         return PersonRisk(0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, threshold, class_people)
     return PersonRisk(
-        len(riskiest), int(present.min()), float(riskiest.mean()), float(riskiest.max()),
-        float(household.mean()), float(household.max()),
-        float((riskiest > threshold).mean()), threshold, class_people,
-    )  # fmt: skip
+        len(riskiest),
+        int(present.min()),
+        float(riskiest.mean()),
+        float(riskiest.max()),
+        float(household.mean()),
+        float(household.max()),
+        float((riskiest > threshold).mean()),
+        threshold,
+        class_people,
+    )

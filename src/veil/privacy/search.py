@@ -42,10 +42,18 @@ def search(
     if method == "heuristic" or math.prod(table.heights) > MAX_EXHAUSTIVE:
         metric.prepare(table)
         return heuristic_search(
-            table, criteria, metric, max_outliers=max_outliers,
-            time_limit=30.0 if time_limit is None else time_limit, progress=progress,
-        )  # fmt: skip
+            table,
+            criteria,
+            metric,
+            max_outliers=max_outliers,
+            time_limit=30.0 if time_limit is None else time_limit,
+            progress=progress,
+        )
     return optimal_search(
-        table, criteria, metric, max_outliers=max_outliers, time_limit=time_limit,
+        table,
+        criteria,
+        metric,
+        max_outliers=max_outliers,
+        time_limit=time_limit,
         progress=progress,
-    )  # fmt: skip
+    )

@@ -456,9 +456,11 @@ class Suggested(Shown):
 
     def to_dict(self) -> dict[str, Any]:
         """The scan, and where the policy and a key made for it were written (never the key)."""
-        return {"scan": self.scan.to_dict(),
-                "policy": None if self.policy is None else str(self.policy),
-                "key_file": None if self.key is None else str(self.key)}  # fmt: skip
+        return {
+            "scan": self.scan.to_dict(),
+            "policy": None if self.policy is None else str(self.policy),
+            "key_file": None if self.key is None else str(self.key),
+        }
 
 
 def scan_and_suggest(

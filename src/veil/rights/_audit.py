@@ -33,8 +33,12 @@ def subject_hash(key: bytes, subject: dict[str, str]) -> str:
 
 
 def _digest(key: bytes, entry: dict[str, Any]) -> str:
-    body = json.dumps({k: v for k, v in entry.items() if k != "hash"}, sort_keys=True,
-                      separators=(",", ":"), default=str)  # fmt: skip
+    body = json.dumps(
+        {k: v for k, v in entry.items() if k != "hash"},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
     return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
 
 
@@ -88,8 +92,12 @@ class SqlAnchor(Anchor):
         import sqlalchemy as sa
 
         metadata = sa.MetaData()
-        return sa.Table(self.TABLE, metadata, sa.Column("log", sa.String(64), primary_key=True),
-                        sa.Column("head", sa.Text, nullable=False))  # fmt: skip
+        return sa.Table(
+            self.TABLE,
+            metadata,
+            sa.Column("log", sa.String(64), primary_key=True),
+            sa.Column("head", sa.Text, nullable=False),
+        )
 
     def read(self) -> dict[str, Any] | None:
         import sqlalchemy as sa
@@ -102,8 +110,9 @@ class SqlAnchor(Anchor):
                 if not sa.inspect(connection).has_table(self.TABLE):
                     return None
                 table = self._table()
-                row = connection.execute(sa.select(table.c.head).where(
-                    table.c.log == self.log)).first()  # fmt: skip
+                row = connection.execute(
+                    sa.select(table.c.head).where(table.c.log == self.log)
+                ).first()
         finally:
             engine.dispose()
         return None if row is None else dict(json.loads(row[0]))
@@ -118,14 +127,16 @@ class SqlAnchor(Anchor):
             table = self._table()
             with engine.begin() as connection:
                 table.metadata.create_all(connection)
-                done = connection.execute(sa.update(table).where(table.c.log == self.log)
-                                          .values(head=json.dumps(body)))  # fmt: skip
+                done = connection.execute(
+                    sa.update(table).where(table.c.log == self.log).values(head=json.dumps(body))
+                )
                 if not done.rowcount:
-                    connection.execute(sa.insert(table).values(log=self.log,
-                                                               head=json.dumps(body)))  # fmt: skip
+                    connection.execute(sa.insert(table).values(log=self.log, head=json.dumps(body)))
         except sa.exc.SQLAlchemyError as err:
-            raise InputError(f"the audit log's anchor in {self.where} could not be written: "
-                             f"{_sql.first_line(err)}") from err  # fmt: skip
+            raise InputError(
+                f"the audit log's anchor in {self.where} could not be written: "
+                f"{_sql.first_line(err)}"
+            ) from err
         finally:
             engine.dispose()
 
@@ -158,13 +169,21 @@ class AuditLog:
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError as err:
-                raise CheckFailedError(f"audit log {self.path}: line {number} is not an entry "
-                                       "(edited or truncated)") from err  # fmt: skip
+                raise CheckFailedError(
+                    f"audit log {self.path}: line {number} is not an entry (edited or truncated)"
+                ) from err
         return out
 
-    def append(self, action: str, *, subject: str | None, stores: list[str],
-               counts: dict[str, int], actor: str | None = None,
-               detail: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    def append(
+        self,
+        action: str,
+        *,
+        subject: str | None,
+        stores: list[str],
+        counts: dict[str, int],
+        actor: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Add one entry (under a lock, flushed to disk) and return it."""
         with self._locked():
             entries = self._entries()
@@ -211,14 +230,16 @@ class AuditLog:
             body = anchor.read()
             if body is None:
                 continue
-            if not hmac.compare_digest(str(body.get("hash")), _digest(self._key, {
-                    k: body.get(k) for k in ("entries", "last")})):  # fmt: skip
-                raise CheckFailedError(f"audit log {self.path}: its anchor in {anchor.where} was "
-                                       "edited or damaged")  # fmt: skip
+            if not hmac.compare_digest(
+                str(body.get("hash")),
+                _digest(self._key, {k: body.get(k) for k in ("entries", "last")}),
+            ):
+                raise CheckFailedError(
+                    f"audit log {self.path}: its anchor in {anchor.where} was edited or damaged"
+                )
             count = int(body["entries"])
             if count > len(entries):
-                what = ("is missing" if not self.path.exists() else
-                        f"holds {len(entries)} entries")  # fmt: skip
+                what = "is missing" if not self.path.exists() else f"holds {len(entries)} entries"
                 raise CheckFailedError(
                     f"audit log {self.path} {what}, but its anchor in {anchor.where} records "
                     f"{count}: entries after {len(entries)} were deleted or cut off"
@@ -254,8 +275,9 @@ class AuditLog:
         try:
             head = json.loads(self.head.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as err:
-            raise CheckFailedError(f"audit log {self.path}: its head file {self.head.name} is "
-                                   "missing or damaged") from err  # fmt: skip
+            raise CheckFailedError(
+                f"audit log {self.path}: its head file {self.head.name} is missing or damaged"
+            ) from err
         if not hmac.compare_digest(str(head.get("hash")), _digest(self._key, head)):
             raise CheckFailedError(f"audit log {self.path}: its head file was edited")
         if head.get("entries") != len(entries) or head.get("last") != previous:
@@ -313,8 +335,10 @@ def confirmation(log: AuditLog, subject_id: str) -> dict[str, Any]:
     mine = [e for e in log.entries() if e.get("subject") == subject_id]
     done = [e for e in mine if e["action"] == "erase" and e["detail"].get("verified")]
     if not done:
-        raise CheckFailedError("no verified erasure of this person is in the audit log: erase "
-                               "first (a dry run does not count)")  # fmt: skip
+        raise CheckFailedError(
+            "no verified erasure of this person is in the audit log: erase "
+            "first (a dry run does not count)"
+        )
     last = done[-1]
     return {
         "confirmation": "erasure",
@@ -366,5 +390,7 @@ def confirmation_html(body: dict[str, Any]) -> str:
             ],
         ),
     ]
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>Erasure confirmation"
-            f"</title></head><body>{''.join(parts)}</body></html>")  # fmt: skip
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Erasure confirmation"
+        f"</title></head><body>{''.join(parts)}</body></html>"
+    )

@@ -175,8 +175,9 @@ def _json_records(data: bytes, name: str) -> list[dict[str, Any]]:
     except json.JSONDecodeError as err:
         raise InputError(f"{name}: not valid JSON (line {err.lineno}): left as it is") from err
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise InputError(f"{name}: a JSON store file must hold objects (an array of them, or "
-                         "one per line)")  # fmt: skip
+        raise InputError(
+            f"{name}: a JSON store file must hold objects (an array of them, or one per line)"
+        )
     return records
 
 
@@ -190,8 +191,9 @@ def _set_path(record: dict[str, Any], path: str, value: Any) -> None:
         _set_path(record[head], rest, value)
 
 
-def _json_rewritten(data: bytes, label: str, *, drop: pd.Series, anonymize: pd.Series,
-                    columns: Collection[str]) -> bytes:  # fmt: skip
+def _json_rewritten(
+    data: bytes, label: str, *, drop: pd.Series, anonymize: pd.Series, columns: Collection[str]
+) -> bytes:
     """A JSON store file without the dropped records and with the anonymized ones' fields
     replaced; in a JSON-lines file every other line keeps its bytes."""
     records = _json_records(data, label)
@@ -241,8 +243,10 @@ def units(name: str, store: Store, pattern: str) -> list[Unit]:
     """The files (or objects) of the store a table names, in a stable order."""
     if store.kind == "s3":
         s3 = client(name, store)
-        return [ObjectUnit(key, s3=s3, bucket=str(store.bucket))
-                for key in objects_of(s3, name, store, pattern)]  # fmt: skip
+        return [
+            ObjectUnit(key, s3=s3, bucket=str(store.bucket))
+            for key in objects_of(s3, name, store, pattern)
+        ]
     assert store.path is not None
     folder = Path(store.path)
     if not folder.is_dir():
@@ -286,8 +290,9 @@ class Opened:
     where: str
 
 
-def opened(name: str, store: Store, patterns: Iterable[str], step: str,
-           skip: Callable[[str], bool]) -> Iterator[Opened]:  # fmt: skip
+def opened(
+    name: str, store: Store, patterns: Iterable[str], step: str, skip: Callable[[str], bool]
+) -> Iterator[Opened]:
     """Each file or object of ``patterns``, read, but for those whose journal step (``step/
     label``) ``skip`` says an earlier run finished."""
     for pattern in patterns:
@@ -296,8 +301,15 @@ def opened(name: str, store: Store, patterns: Iterable[str], step: str,
             if skip(part):
                 continue
             data = item.read()
-            yield Opened(pattern, store.tables[pattern], item, part, data,
-                         parse(data, item.label), item.where(name))  # fmt: skip
+            yield Opened(
+                pattern,
+                store.tables[pattern],
+                item,
+                part,
+                data,
+                parse(data, item.label),
+                item.where(name),
+            )
 
 
 def client(name: str, store: Store) -> Any:
@@ -316,19 +328,24 @@ def objects_of(s3: Any, name: str, store: Store, prefix: str) -> list[str]:
 
     keys: list[str] = []
     try:
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=store.bucket,
-                                                                 Prefix=prefix):  # fmt: skip
-            keys.extend(o["Key"] for o in page.get("Contents", [])
-                        if o["Key"].lower().endswith((".csv", ".parquet",
-                                                      *JSON_ENDINGS)))  # fmt: skip
+        for page in s3.get_paginator("list_objects_v2").paginate(
+            Bucket=store.bucket, Prefix=prefix
+        ):
+            keys.extend(
+                o["Key"]
+                for o in page.get("Contents", [])
+                if o["Key"].lower().endswith((".csv", ".parquet", *JSON_ENDINGS))
+            )
     except (BotoCoreError, ClientError) as err:
-        raise InputError(f"store {name!r} (bucket {store.bucket!r}) cannot be listed: "
-                         f"{err}") from err  # fmt: skip
+        raise InputError(
+            f"store {name!r} (bucket {store.bucket!r}) cannot be listed: {err}"
+        ) from err
     return sorted(keys)
 
 
-def matches(frame: pd.DataFrame, column: str, value: str | Collection[str], *,
-            where: str) -> pd.Series:  # fmt: skip
+def matches(
+    frame: pd.DataFrame, column: str, value: str | Collection[str], *, where: str
+) -> pd.Series:
     """Rows whose ``column`` holds ``value`` (or one of several; compared as trimmed text)."""
     if column not in frame.columns:
         if frame.attrs.get("json"):
@@ -346,8 +363,9 @@ def values_of(value: str | Collection[str]) -> list[str]:
 Subject = Mapping[str, "str | Collection[str]"]
 
 
-def subject_rows(frame: pd.DataFrame, columns: dict[str, str], subject: Subject, *,
-                 where: str) -> pd.Series:  # fmt: skip
+def subject_rows(
+    frame: pd.DataFrame, columns: dict[str, str], subject: Subject, *, where: str
+) -> pd.Series:
     """Rows holding any of the subject's keys the table maps (``columns``: key -> column)."""
     hit = pd.Series(False, index=frame.index)
     for key, column in columns.items():
@@ -356,8 +374,7 @@ def subject_rows(frame: pd.DataFrame, columns: dict[str, str], subject: Subject,
     return hit
 
 
-def retrieve_store(name: str, store: Store, subject: Subject
-                   ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+def retrieve_store(name: str, store: Store, subject: Subject) -> dict[str, list[dict[str, Any]]]:
     """Rows about ``subject`` in every file or object of the store, with the one they came
     from."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -366,8 +383,10 @@ def retrieve_store(name: str, store: Store, subject: Subject
         for item in units(name, store, pattern):
             frame = item.table()
             hit = subject_rows(frame, spec.subject_keys, subject, where=item.where(name))
-            rows.extend({item.marker: item.label, **{str(k): v for k, v in r.items()}}
-                        for r in frame[hit].to_dict("records"))  # fmt: skip
+            rows.extend(
+                {item.marker: item.label, **{str(k): v for k, v in r.items()}}
+                for r in frame[hit].to_dict("records")
+            )
         out[pattern] = rows
     return out
 
@@ -386,8 +405,7 @@ def _records(data: bytes, where: str, rows: int) -> tuple[str, list[str]]:
             records.append("".join(lines[start : reader.line_num]))
             start = reader.line_num
     if len(records) != rows:
-        raise InputError(f"{where}: its rows could not be told apart (blank lines?): left as "
-                         "it is")  # fmt: skip
+        raise InputError(f"{where}: its rows could not be told apart (blank lines?): left as it is")
     return "".join(lines[:1]), records
 
 
@@ -400,8 +418,15 @@ def tokens_only(frame: pd.DataFrame, columns: Collection[str]) -> pd.Series:
     return done
 
 
-def rewritten(data: bytes, label: str, where: str, *, drop: pd.Series, anonymize: pd.Series,
-              columns: Collection[str]) -> bytes:  # fmt: skip
+def rewritten(
+    data: bytes,
+    label: str,
+    where: str,
+    *,
+    drop: pd.Series,
+    anonymize: pd.Series,
+    columns: Collection[str],
+) -> bytes:
     """The file without the rows in ``drop`` and with ``columns`` of the rows in
     ``anonymize`` replaced by tokens (masks over its rows in order)."""
     if _json_kind(label):
@@ -451,8 +476,10 @@ def appended(existing: bytes | None, addition: bytes, label: str, where: str) ->
         return (json.dumps(both, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     old, new = parse(existing, label), parse(addition, label)
     if list(old.columns) != list(new.columns):
-        raise InputError(f"{where} holds columns {list(old.columns)}, the rows to add "
-                         f"{list(new.columns)}: archive them elsewhere")  # fmt: skip
+        raise InputError(
+            f"{where} holds columns {list(old.columns)}, the rows to add "
+            f"{list(new.columns)}: archive them elsewhere"
+        )
     if _parquet(label):
         buffer = io.BytesIO()
         frames = [pd.read_parquet(io.BytesIO(existing)), pd.read_parquet(io.BytesIO(addition))]

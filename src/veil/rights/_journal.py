@@ -29,8 +29,12 @@ class Journal:
         if self.resumed:
             self.state: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
         else:
-            self.state = {**request, "steps": {}, "counts": {},
-                          "started": datetime.now(UTC).isoformat(timespec="seconds")}  # fmt: skip
+            self.state = {
+                **request,
+                "steps": {},
+                "counts": {},
+                "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
 
     def done(self, step: str) -> bool:
         """Whether ``step`` was finished by an earlier run of this request."""

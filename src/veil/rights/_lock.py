@@ -36,8 +36,10 @@ def held(path: Path) -> Iterator[None]:
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as err:
-        raise InputError(f"cannot take the lock {str(path)!r}: {err.strerror} (a link in its "
-                         "place is refused; remove it)") from err  # fmt: skip
+        raise InputError(
+            f"cannot take the lock {str(path)!r}: {err.strerror} (a link in its "
+            "place is refused; remove it)"
+        ) from err
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         try:
@@ -85,8 +87,9 @@ def _advisory(name: str, url: str) -> Iterator[None]:
 
     from veil.rights import _sql
 
-    key = int.from_bytes(hashlib.sha256(f"veil rights store {name}".encode()).digest()[:8],
-                         "big", signed=True)  # fmt: skip
+    key = int.from_bytes(
+        hashlib.sha256(f"veil rights store {name}".encode()).digest()[:8], "big", signed=True
+    )
     engine = _sql.connect(url, store=name)
     try:
         with engine.connect() as connection:

@@ -77,13 +77,20 @@ def inside_folder(pattern: str) -> str:
     """A file pattern that cannot leave its store's folder: relative, without ``..``."""
     from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
-    if (PurePosixPath(pattern).is_absolute() or PureWindowsPath(pattern).is_absolute()
-            or PureWindowsPath(pattern).drive):  # fmt: skip
-        raise ValueError(f"file pattern {pattern!r} is absolute: patterns are read inside the "
-                         "store's folder; give the folder as the store's path")  # fmt: skip
+    if (
+        PurePosixPath(pattern).is_absolute()
+        or PureWindowsPath(pattern).is_absolute()
+        or PureWindowsPath(pattern).drive
+    ):
+        raise ValueError(
+            f"file pattern {pattern!r} is absolute: patterns are read inside the "
+            "store's folder; give the folder as the store's path"
+        )
     if ".." in PurePath(pattern.replace("\\", "/")).parts:
-        raise ValueError(f"file pattern {pattern!r} climbs out of the store's folder ('..'): "
-                         "map that folder as a store of its own")  # fmt: skip
+        raise ValueError(
+            f"file pattern {pattern!r} climbs out of the store's folder ('..'): "
+            "map that folder as a store of its own"
+        )
     return pattern
 
 
@@ -137,25 +144,31 @@ class DataMap(_Strict):
                 where = f"store {store_name!r}, table {table_name!r}"
                 for key in table.subject_keys:
                     if key not in self.subject_keys:
-                        raise ValueError(f"{where}: subject key {key!r} is not in subject_keys "
-                                         f"{self.subject_keys}")  # fmt: skip
+                        raise ValueError(
+                            f"{where}: subject key {key!r} is not in subject_keys "
+                            f"{self.subject_keys}"
+                        )
                 for column, target in table.links.items():
                     parent = target.split(".")[0]
                     if parent not in store.tables:
-                        raise ValueError(f"{where}: link {column} -> {target} names a table the "
-                                         "store does not map")  # fmt: skip
+                        raise ValueError(
+                            f"{where}: link {column} -> {target} names a table the "
+                            "store does not map"
+                        )
                 if table.retention is not None and table.retention not in self.retention:
-                    raise ValueError(f"{where}: retention class {table.retention!r} is not "
-                                     f"defined under retention")  # fmt: skip
+                    raise ValueError(
+                        f"{where}: retention class {table.retention!r} is not "
+                        f"defined under retention"
+                    )
                 self._archivable(store_name, store, table_name, table.retention)
             cycle = _cycle(store)
             if cycle:
-                raise ValueError(f"store {store_name!r}: links form a cycle: "
-                                 f"{' -> '.join(cycle)}")  # fmt: skip
+                raise ValueError(f"store {store_name!r}: links form a cycle: {' -> '.join(cycle)}")
         return self
 
-    def _archivable(self, store_name: str, store: Store, table: str,
-                    class_name: str | None) -> None:  # fmt: skip
+    def _archivable(
+        self, store_name: str, store: Store, table: str, class_name: str | None
+    ) -> None:
         """A table archived by its class goes to a store of its kind that maps it (and, in a
         database, the tables linking to it): retrieve and erase must reach archived rows."""
         rule = self.retention.get(class_name or "")
@@ -163,18 +176,24 @@ class DataMap(_Strict):
             return
         where = f"store {store_name!r}, table {table!r}: retention class {class_name!r}"
         if rule.archive_to is None or rule.archive_to not in self.stores:
-            raise ValueError(f"{where} archives to {rule.archive_to!r}, which is not a store of "
-                             "the map: name one with archive_to")  # fmt: skip
+            raise ValueError(
+                f"{where} archives to {rule.archive_to!r}, which is not a store of "
+                "the map: name one with archive_to"
+            )
         archive = self.stores[rule.archive_to]
         if rule.archive_to == store_name or archive.kind != store.kind:
-            raise ValueError(f"{where} archives to {rule.archive_to!r}: the archive must be "
-                             f"another {store.kind} store")  # fmt: skip
+            raise ValueError(
+                f"{where} archives to {rule.archive_to!r}: the archive must be "
+                f"another {store.kind} store"
+            )
         needed = [table, *_linking(store, table)] if store.kind == "sql" else [table]
         missing = [t for t in needed if t not in archive.tables]
         if missing:
-            raise ValueError(f"{where} archives to {rule.archive_to!r}, which does not map "
-                             f"{', '.join(missing)}: map them there too, so that retrieve and "
-                             "erase reach archived rows")  # fmt: skip
+            raise ValueError(
+                f"{where} archives to {rule.archive_to!r}, which does not map "
+                f"{', '.join(missing)}: map them there too, so that retrieve and "
+                "erase reach archived rows"
+            )
 
     def audit_path(self, map_path: str | Path) -> Path:
         """Where the audit log lives (relative paths: beside the map)."""
@@ -258,8 +277,9 @@ def load_map(path: str | Path) -> DataMap:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
         problem = one_line(getattr(err, "problem", None) or "")
-        raise PolicyError(f"the data map {str(path)!r} is not valid YAML:{where} {problem}"
-                          ) from err  # fmt: skip
+        raise PolicyError(
+            f"the data map {str(path)!r} is not valid YAML:{where} {problem}"
+        ) from err
     if not isinstance(raw, dict):
         raise PolicyError(f"the data map {str(path)!r} must be a mapping with stores")
     try:

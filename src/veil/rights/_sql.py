@@ -24,11 +24,14 @@ def connect(url: str, *, store: str) -> sa.Engine:
         with engine.connect() as connection:
             connection.execute(sa.text("SELECT 1"))
     except ModuleNotFoundError as err:
-        raise InputError(f"store {store!r}: the database driver is missing ({err.name}): "
-                         "pip install 'veil[rights]'") from err  # fmt: skip
+        raise InputError(
+            f"store {store!r}: the database driver is missing ({err.name}): "
+            "pip install 'veil[rights]'"
+        ) from err
     except sa.exc.ArgumentError as err:
-        raise InputError(f"store {store!r}: {url.split('@')[-1]!r} is not a SQLAlchemy "
-                         "URL") from err  # fmt: skip
+        raise InputError(
+            f"store {store!r}: {url.split('@')[-1]!r} is not a SQLAlchemy URL"
+        ) from err
     except sa.exc.SQLAlchemyError as err:
         raise InputError(f"store {store!r} cannot be reached: {first_line(err)}") from err
     return engine
@@ -39,8 +42,9 @@ def first_line(err: Exception) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(err).__name__
 
 
-def reflect(engine: sa.Engine, tables: Iterable[str] | None = None, *,
-            store: str = "") -> sa.MetaData:  # fmt: skip
+def reflect(
+    engine: sa.Engine, tables: Iterable[str] | None = None, *, store: str = ""
+) -> sa.MetaData:
     """The database's tables (only ``tables`` when given; one missing is one line)."""
     wanted = list(tables) if tables is not None else None
     if wanted is not None:
@@ -53,8 +57,9 @@ def reflect(engine: sa.Engine, tables: Iterable[str] | None = None, *,
     return metadata
 
 
-def typed(column: sa.Column[Any], values: Iterable[Any], *, where: str,
-          lenient: bool = False) -> list[Any]:  # fmt: skip
+def typed(
+    column: sa.Column[Any], values: Iterable[Any], *, where: str, lenient: bool = False
+) -> list[Any]:
     """``values`` as the column's Python type (a text value for an integer key); with
     ``lenient``, a value that cannot be one is left out (it cannot match) instead of refused."""
     try:
@@ -71,16 +76,25 @@ def typed(column: sa.Column[Any], values: Iterable[Any], *, where: str,
         except (TypeError, ValueError, decimal.InvalidOperation) as err:
             if lenient:
                 continue
-            raise InputError(f"{where}: {value!r} cannot be a value of column {column.name!r} "
-                             f"({kind.__name__})") from err  # fmt: skip
+            raise InputError(
+                f"{where}: {value!r} cannot be a value of column {column.name!r} ({kind.__name__})"
+            ) from err
     return out
 
 
-def fetch(connection: sa.Connection, table: sa.Table, column: str, values: Iterable[Any],
-          *, where: str, lenient: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+def fetch(
+    connection: sa.Connection,
+    table: sa.Table,
+    column: str,
+    values: Iterable[Any],
+    *,
+    where: str,
+    lenient: bool = False,
+) -> list[dict[str, Any]]:
     """Every row of ``table`` whose ``column`` is one of ``values``."""
-    wanted = typed(table.c[column], {v for v in values if v is not None}, where=where,
-                   lenient=lenient)  # fmt: skip
+    wanted = typed(
+        table.c[column], {v for v in values if v is not None}, where=where, lenient=lenient
+    )
     rows: list[dict[str, Any]] = []
     for start in range(0, len(wanted), CHUNK):
         chunk = wanted[start : start + CHUNK]

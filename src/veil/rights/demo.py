@@ -25,36 +25,71 @@ def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
     """The insurer's tables from the bundled sample; returns the clients."""
     rng = np.random.default_rng(seed)
     sample = bundled_sample()
-    clients = pd.DataFrame({
-        "id": np.arange(1, len(sample) + 1), "national_id": sample["ID_number"].astype(str),
-        "kra_pin": sample["Tax_id"].astype(str), "county": sample["County"],
-        "gender": sample["Gender"], "joined": pd.to_datetime(sample["Date_of_entry"]).dt.date,
-    })  # fmt: skip
+    clients = pd.DataFrame(
+        {
+            "id": np.arange(1, len(sample) + 1),
+            "national_id": sample["ID_number"].astype(str),
+            "kra_pin": sample["Tax_id"].astype(str),
+            "county": sample["County"],
+            "gender": sample["Gender"],
+            "joined": pd.to_datetime(sample["Date_of_entry"]).dt.date,
+        }
+    )
     n = len(clients)
-    policies = pd.DataFrame({"id": np.arange(1, n + 1), "client_id": clients["id"],
-                             "tier": sample["Tier"],
-                             "policy_limit": sample["Policy_limit"]})  # fmt: skip
+    policies = pd.DataFrame(
+        {
+            "id": np.arange(1, n + 1),
+            "client_id": clients["id"],
+            "tier": sample["Tier"],
+            "policy_limit": sample["Policy_limit"],
+        }
+    )
     claim_policy = rng.integers(1, n + 1, 2 * n)
     illness = sample["Illness_category"].to_numpy()[claim_policy - 1]
-    claims = pd.DataFrame({"id": np.arange(1, 2 * n + 1), "policy_id": claim_policy,
-                           "illness": illness})  # fmt: skip
-    payments = pd.DataFrame({"id": np.arange(1, 2 * n + 1), "claim_id": np.arange(1, 2 * n + 1),
-                             "amount": rng.integers(500, 90_000, 2 * n)})  # fmt: skip
+    claims = pd.DataFrame(
+        {"id": np.arange(1, 2 * n + 1), "policy_id": claim_policy, "illness": illness}
+    )
+    payments = pd.DataFrame(
+        {
+            "id": np.arange(1, 2 * n + 1),
+            "claim_id": np.arange(1, 2 * n + 1),
+            "amount": rng.integers(500, 90_000, 2 * n),
+        }
+    )
     phones = [f"+2547{int(x):08d}" for x in rng.integers(0, 10**8, n)]
-    contacts = pd.DataFrame({"id": np.arange(1, n + 1), "client_id": clients["id"],
-                             "phone": phones})  # fmt: skip
+    contacts = pd.DataFrame(
+        {"id": np.arange(1, n + 1), "client_id": clients["id"], "phone": phones}
+    )
     engine = sa.create_engine(f"sqlite:///{path}")
     metadata = sa.MetaData()
-    sa.Table("clients", metadata, sa.Column("id", sa.Integer, primary_key=True),
-             sa.Column("national_id", sa.String(12), index=True),
-             sa.Column("kra_pin", sa.String(11), index=True), sa.Column("county", sa.String(40)),
-             sa.Column("gender", sa.String(10)), sa.Column("joined", sa.Date))  # fmt: skip
-    for name, parent in (("policies", "clients"), ("claims", "policies"),
-                         ("payments", "claims"), ("contacts", "clients")):  # fmt: skip
-        column = {"policies": "client_id", "claims": "policy_id", "payments": "claim_id",
-                  "contacts": "client_id"}[name]  # fmt: skip
-        frame = {"policies": policies, "claims": claims, "payments": payments,
-                 "contacts": contacts}[name]  # fmt: skip
+    sa.Table(
+        "clients",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("national_id", sa.String(12), index=True),
+        sa.Column("kra_pin", sa.String(11), index=True),
+        sa.Column("county", sa.String(40)),
+        sa.Column("gender", sa.String(10)),
+        sa.Column("joined", sa.Date),
+    )
+    for name, parent in (
+        ("policies", "clients"),
+        ("claims", "policies"),
+        ("payments", "claims"),
+        ("contacts", "clients"),
+    ):
+        column = {
+            "policies": "client_id",
+            "claims": "policy_id",
+            "payments": "claim_id",
+            "contacts": "client_id",
+        }[name]
+        frame = {
+            "policies": policies,
+            "claims": claims,
+            "payments": payments,
+            "contacts": contacts,
+        }[name]
         columns: list[sa.Column[Any]] = [
             sa.Column("id", sa.Integer, primary_key=True),
             sa.Column(column, sa.ForeignKey(f"{parent}.id"), index=True),
@@ -63,8 +98,13 @@ def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
         sa.Table(name, metadata, *columns)
     metadata.create_all(engine)
     with engine.begin() as connection:
-        for name, frame in (("clients", clients), ("policies", policies), ("claims", claims),
-                            ("payments", payments), ("contacts", contacts)):  # fmt: skip
+        for name, frame in (
+            ("clients", clients),
+            ("policies", policies),
+            ("claims", claims),
+            ("payments", payments),
+            ("contacts", contacts),
+        ):
             cells = frame.astype(object).where(frame.notna(), None)
             records = [{str(k): v for k, v in r.items()} for r in cells.to_dict("records")]
             connection.execute(metadata.tables[name].insert(), records)
@@ -74,14 +114,20 @@ def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
 
 MAP: dict[str, Any] = {
     "subject_keys": ["national_id", "kra_pin"],
-    "stores": {"insurer": {"kind": "sql", "url": "", "tables": {
-        "clients": {"subject_keys": {"national_id": "national_id", "kra_pin": "kra_pin"}},
-        "policies": {"links": {"client_id": "clients.id"}},
-        "claims": {"links": {"policy_id": "policies.id"}},
-        "payments": {"links": {"claim_id": "claims.id"}},
-        "contacts": {"links": {"client_id": "clients.id"}},
-    }}},
-}  # fmt: skip
+    "stores": {
+        "insurer": {
+            "kind": "sql",
+            "url": "",
+            "tables": {
+                "clients": {"subject_keys": {"national_id": "national_id", "kra_pin": "kra_pin"}},
+                "policies": {"links": {"client_id": "clients.id"}},
+                "claims": {"links": {"policy_id": "policies.id"}},
+                "payments": {"links": {"claim_id": "claims.id"}},
+                "contacts": {"links": {"client_id": "clients.id"}},
+            },
+        }
+    },
+}
 
 
 def run_demo(folder: Path, key: bytes, say: Callable[[str], None] = print) -> bool:
@@ -100,21 +146,31 @@ def run_demo(folder: Path, key: bytes, say: Callable[[str], None] = print) -> bo
     hashed = subject_hash(key, who)
     path = data_map.audit_path(map_path)
     log = open_log(path, key, anchors=anchors_for(data_map, map_path, path))
-    say(f"data map: {map_path} ({len(clients):,} clients and their policies, claims, payments, "
-        "contacts)")  # fmt: skip
+    say(
+        f"data map: {map_path} ({len(clients):,} clients and their policies, claims, payments, "
+        "contacts)"
+    )
     found = retrieve(data_map, who)
     log.append("retrieve", subject=hashed, stores=list(found.stores), counts=found.counts)
-    say(f"1. retrieve national_id=…: {found.total} rows "
-        f"({', '.join(f'{t} {n}' for t, n in found.counts.items())})")  # fmt: skip
+    say(
+        f"1. retrieve national_id=…: {found.total} rows "
+        f"({', '.join(f'{t} {n}' for t, n in found.counts.items())})"
+    )
     result = erase(data_map, who, subject_id=hashed, journal=folder / "insurer.journal")
-    log.append("erase", subject=hashed, stores=list(data_map.stores), counts=result.removed,
-               detail={"verified": result.verified})  # fmt: skip
-    say(f"2. erase: removed {sum(result.removed.values())} rows in one transaction, children "
-        "first")  # fmt: skip
+    log.append(
+        "erase",
+        subject=hashed,
+        stores=list(data_map.stores),
+        counts=result.removed,
+        detail={"verified": result.verified},
+    )
+    say(f"2. erase: removed {sum(result.removed.values())} rows in one transaction, children first")
     again = retrieve(data_map, who)
     log.append("retrieve", subject=hashed, stores=list(again.stores), counts=again.counts)
     say(f"3. retrieve again: {again.total} rows")
     entries = log.verify()
-    say(f"4. audit log {log.path.name}: {entries} entries, hash chain intact; the person "
-        "appears only as a keyed hash")  # fmt: skip
+    say(
+        f"4. audit log {log.path.name}: {entries} entries, hash chain intact; the person "
+        "appears only as a keyed hash"
+    )
     return result.verified and again.total == 0

@@ -57,10 +57,17 @@ class Erasure(Shown):
 
     def to_dict(self) -> dict[str, Any]:
         """For ``--format json`` and the audit log."""
-        return {"subject": self.subject, "mode": self.mode, "dry_run": self.dry_run,
-                "removed": self.removed, "anonymized": self.anonymized, "left": self.left,
-                "verified": self.verified, "resumed": self.resumed,
-                "keys": {k: len(v) for k, v in self.keys.items()}}  # fmt: skip
+        return {
+            "subject": self.subject,
+            "mode": self.mode,
+            "dry_run": self.dry_run,
+            "removed": self.removed,
+            "anonymized": self.anonymized,
+            "left": self.left,
+            "verified": self.verified,
+            "resumed": self.resumed,
+            "keys": {k: len(v) for k, v in self.keys.items()},
+        }
 
 
 def parse_age(text: str) -> pd.DateOffset:
@@ -72,8 +79,9 @@ def parse_age(text: str) -> pd.DateOffset:
     return pd.DateOffset(**{unit: int(number)})  # type: ignore[arg-type]
 
 
-def _held(data_map: DataMap, store: Store, table: str, rows: list[dict[str, Any]],
-          as_of: pd.Timestamp) -> list[bool]:  # fmt: skip
+def _held(
+    data_map: DataMap, store: Store, table: str, rows: list[dict[str, Any]], as_of: pd.Timestamp
+) -> list[bool]:
     """Which rows a legal hold keeps."""
     spec = store.tables[table]
     rule = data_map.retention.get(spec.retention or "")
@@ -82,14 +90,25 @@ def _held(data_map: DataMap, store: Store, table: str, rows: list[dict[str, Any]
     if spec.date_column is None:
         return [True] * len(rows)  # held with no date to count from: kept
     limit = as_of - parse_age(rule.hold)
-    dates = pd.to_datetime(pd.Series([r.get(spec.date_column) for r in rows], dtype=object),
-                           errors="coerce", format="mixed")  # fmt: skip
+    dates = pd.to_datetime(
+        pd.Series([r.get(spec.date_column) for r in rows], dtype=object),
+        errors="coerce",
+        format="mixed",
+    )
     return [bool(pd.isna(d) or d > limit) for d in dates]  # no date that reads: held
 
 
-def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journal: Path,
-          mode: str = "delete", dry_run: bool = False, as_of: pd.Timestamp | None = None,
-          key: bytes | None = None) -> Erasure:  # fmt: skip
+def erase(
+    data_map: DataMap,
+    subject: dict[str, str],
+    *,
+    subject_id: str,
+    journal: Path,
+    mode: str = "delete",
+    dry_run: bool = False,
+    as_of: pd.Timestamp | None = None,
+    key: bytes | None = None,
+) -> Erasure:
     """Erase ``subject`` from every store (see the module's doc). ``subject_id`` is the
     subject's keyed hash (the journal's name); ``journal`` the journal folder; ``key`` the
     map's key, which seals the keys followed in the journal (so a killed run finishes under
@@ -99,8 +118,10 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
     now = as_of if as_of is not None else pd.Timestamp.now()
     for name, store in data_map.stores.items():
         if store.read_only:
-            raise InputError(f"store {name!r} is read-only in the map: nothing was erased; "
-                             "erase there by hand or make it writable")  # fmt: skip
+            raise InputError(
+                f"store {name!r} is read-only in the map: nothing was erased; "
+                "erase there by hand or make it writable"
+            )
     if dry_run:
         plan = retrieve(data_map, subject)
         removed: dict[str, int] = {}
@@ -113,12 +134,14 @@ def erase(data_map: DataMap, subject: dict[str, str], *, subject_id: str, journa
                     anonymized[f"{name}.{table}"] = sum(keep)
                 if len(rows) - sum(keep):
                     removed[f"{name}.{table}"] = len(rows) - sum(keep)
-        return Erasure(subject_id, mode, True, removed, anonymized, dict(plan.counts),
-                       keys=plan.keys)  # fmt: skip
+        return Erasure(
+            subject_id, mode, True, removed, anonymized, dict(plan.counts), keys=plan.keys
+        )
     preflight(data_map)  # a store the map cannot be honoured on fails before any file
     with _lock.request(journal, subject_id):  # one request about this person at a time
-        return _erase(data_map, subject, subject_id=subject_id, journal=journal, mode=mode,
-                      now=now, key=key)  # fmt: skip
+        return _erase(
+            data_map, subject, subject_id=subject_id, journal=journal, mode=mode, now=now, key=key
+        )
 
 
 def _cipher(key: bytes, subject_id: str, nonce: bytes) -> Any:
@@ -147,18 +170,30 @@ def _opened(key: bytes | None, subject_id: str, text: Any) -> dict[str, list[str
     try:
         body = _cipher(key, subject_id, raw[:12]).decrypt_and_verify(raw[28:], raw[12:28])
     except ValueError as err:
-        raise InputError("the journal's keys do not open with the map's key: it was made with "
-                         "another key, or edited") from err  # fmt: skip
+        raise InputError(
+            "the journal's keys do not open with the map's key: it was made with "
+            "another key, or edited"
+        ) from err
     return {str(k): [str(x) for x in v] for k, v in json.loads(body).items()}
 
 
-def _erase(data_map: DataMap, subject: Subject, *, subject_id: str, journal: Path,
-           mode: str, now: pd.Timestamp, key: bytes | None) -> Erasure:  # fmt: skip
+def _erase(
+    data_map: DataMap,
+    subject: Subject,
+    *,
+    subject_id: str,
+    journal: Path,
+    mode: str,
+    now: pd.Timestamp,
+    key: bytes | None,
+) -> Erasure:
     log = Journal(journal, subject_id, subject=subject_id, mode=mode)
     if log.resumed and log.state.get("mode") != mode:
-        raise InputError(f"an interrupted erasure of this person with --mode "
-                         f"{log.state.get('mode')} is in {log.path}: finish it in that "
-                         "mode")  # fmt: skip
+        raise InputError(
+            f"an interrupted erasure of this person with --mode "
+            f"{log.state.get('mode')} is in {log.path}: finish it in that "
+            "mode"
+        )
     # the person under every key they are known by, followed before anything changes: once a
     # row is gone, the keys only it held cannot be found again, so the journal keeps them
     # (encrypted with the map's key: it never holds a raw key in clear)
@@ -168,13 +203,13 @@ def _erase(data_map: DataMap, subject: Subject, *, subject_id: str, journal: Pat
             log.state["keys"] = _sealed(key, subject_id, followed)
     else:
         saved = _opened(key, subject_id, log.state.get("keys"))
-        start = {k: {*values_of(subject.get(k, [])), *saved.get(k, [])}
-                 for k in {*subject, *saved}}  # fmt: skip
+        start = {k: {*values_of(subject.get(k, [])), *saved.get(k, [])} for k in {*subject, *saved}}
         try:
             followed, _ = closure(data_map, start)
         except InputError as err:
-            raise InputError(f"{err}; the journal {log.path} keeps the request: run the same "
-                             "command again") from err  # fmt: skip
+            raise InputError(
+                f"{err}; the journal {log.path} keeps the request: run the same command again"
+            ) from err
     log.save()
     subject = followed
     # every store, also those an earlier run finished: each step finds what is left (nothing,
@@ -185,18 +220,22 @@ def _erase(data_map: DataMap, subject: Subject, *, subject_id: str, journal: Pat
         try:
             with _lock.store(name, store, journal):  # from the first read to the check
                 if store.kind == "sql":
-                    removed, anonymized = erase_sql(data_map, name, store, subject, now, mode,
-                                                    before_commit=log.noter(name))  # fmt: skip
+                    removed, anonymized = erase_sql(
+                        data_map, name, store, subject, now, mode, before_commit=log.noter(name)
+                    )
                 else:
-                    removed, anonymized = _erase_files(data_map, name, store, subject, now,
-                                                       mode, log=log)  # fmt: skip
+                    removed, anonymized = _erase_files(
+                        data_map, name, store, subject, now, mode, log=log
+                    )
                     removed, anonymized = {}, {}  # each file recorded its own counts
                 # held rows were kept with the keys replaced: the keys no longer find them
                 still = {t: len(r) for t, r in retrieve_one(name, store, subject).items()}
                 left.update({f"{name}.{t}": n for t, n in still.items()})
                 if sum(still.values()):
-                    raise InputError(f"store {name!r} still holds {sum(still.values())} rows "
-                                     "about this person after its rewrite")  # fmt: skip
+                    raise InputError(
+                        f"store {name!r} still holds {sum(still.values())} rows "
+                        "about this person after its rewrite"
+                    )
                 log.finish(name, removed=removed, anonymized=anonymized)
         except InputError as err:
             finished = [s for s in data_map.stores if log.done(s)]
@@ -206,9 +245,16 @@ def _erase(data_map: DataMap, subject: Subject, *, subject_id: str, journal: Pat
             ) from err
     # every store was retrieved again under its lock with every key followed, and found
     # nothing (else the loop stopped): a retrieve of all of them now would repeat that
-    result = Erasure(subject_id, mode, False, log.counts("removed"),
-                     log.counts("anonymized"), left, log.resumed,
-                     {k: sorted(v) for k, v in followed.items()})  # fmt: skip
+    result = Erasure(
+        subject_id,
+        mode,
+        False,
+        log.counts("removed"),
+        log.counts("anonymized"),
+        left,
+        log.resumed,
+        {k: sorted(v) for k, v in followed.items()},
+    )
     if result.verified:
         log.close()
     return result
@@ -229,9 +275,16 @@ def preflight(data_map: DataMap) -> None:
                 units(name, store, pattern)
 
 
-def erase_many(data_map: DataMap, key: str, values: list[str], *, subject_id: str,
-               journal: Path, mode: str = "delete",
-               as_of: pd.Timestamp | None = None) -> Erasure:  # fmt: skip
+def erase_many(
+    data_map: DataMap,
+    key: str,
+    values: list[str],
+    *,
+    subject_id: str,
+    journal: Path,
+    mode: str = "delete",
+    as_of: pd.Timestamp | None = None,
+) -> Erasure:
     """Erase a batch of subjects by one key, set-based: each SQL store finds all their rows
     with ``IN`` queries and deletes them in one transaction (a retention sweep or a bulk
     request); files and objects are handled subject by subject. ``subject_id``: the batch's
@@ -260,8 +313,9 @@ def erase_many(data_map: DataMap, key: str, values: list[str], *, subject_id: st
         if store.kind == "sql":
             again = retrieve_sql(name, store, seed=_by_values(store, key, values))
             left.update({f"{name}.{t}": len(r) for t, r in again.items() if r})
-    result = Erasure(subject_id, mode, False, log.counts("removed"),
-                     log.counts("anonymized"), left, log.resumed)  # fmt: skip
+    result = Erasure(
+        subject_id, mode, False, log.counts("removed"), log.counts("anonymized"), left, log.resumed
+    )
     if result.verified:
         log.close()
     return result
@@ -274,14 +328,21 @@ def _by_values(store: Store, key: str, values: list[str]) -> Any:
         column = store.tables[table_name].subject_keys.get(key)
         if column is None:
             return []
-        return _sql.fetch(connection, table, column, values,
-                          where=f"table {table_name!r}")  # fmt: skip
+        return _sql.fetch(connection, table, column, values, where=f"table {table_name!r}")
 
     return seed
 
 
-def _keeps(data_map: DataMap, store: Store, name: str, table: str, rows: Rows,
-           now: pd.Timestamp, mode: str, found: dict[str, Rows]) -> list[bool]:  # fmt: skip
+def _keeps(
+    data_map: DataMap,
+    store: Store,
+    name: str,
+    table: str,
+    rows: Rows,
+    now: pd.Timestamp,
+    mode: str,
+    found: dict[str, Rows],
+) -> list[bool]:
     """Which of a table's rows are kept (anonymized) rather than deleted."""
     if mode == "anonymize":
         return [True] * len(rows)
@@ -295,8 +356,15 @@ def _keeps(data_map: DataMap, store: Store, name: str, table: str, rows: Rows,
             if parent != table or child == table:
                 continue
             child_rows = found.get(child, [])
-            kept_children = [r for r, k in zip(child_rows, _keeps(data_map, store, name, child,
-                             child_rows, now, mode, found), strict=True) if k]  # fmt: skip
+            kept_children = [
+                r
+                for r, k in zip(
+                    child_rows,
+                    _keeps(data_map, store, name, child, child_rows, now, mode, found),
+                    strict=True,
+                )
+                if k
+            ]
             pointed = {r[column] for r in kept_children}
             keep = [k or r[parent_column] in pointed for k, r in zip(keep, rows, strict=True)]
     return keep
@@ -309,10 +377,17 @@ def _identifying(table: sa.Table, spec_columns: set[str], link_columns: set[str]
     return [c.name for c in table.columns if c.name in spec_columns and c.name not in keys]
 
 
-def erase_sql(data_map: DataMap, name: str, store: Store, subject: Subject,
-               now: pd.Timestamp, mode: str, *, found: dict[str, Rows] | None = None,
-               before_commit: Callable[[dict[str, dict[str, int]]], None] | None = None
-               ) -> Counts:  # fmt: skip
+def erase_sql(
+    data_map: DataMap,
+    name: str,
+    store: Store,
+    subject: Subject,
+    now: pd.Timestamp,
+    mode: str,
+    *,
+    found: dict[str, Rows] | None = None,
+    before_commit: Callable[[dict[str, dict[str, int]]], None] | None = None,
+) -> Counts:
     """Delete (or keep, anonymized) the subject's rows of one SQL store, or the rows
     ``found`` (retention's aged rows and what links to them). ``before_commit`` sees the
     counts inside the transaction (a journal notes them there)."""
@@ -336,8 +411,10 @@ def erase_sql(data_map: DataMap, name: str, store: Store, subject: Subject,
                 kept = [r for r, k in zip(rows, keep, strict=True) if k]
                 identity = [c.name for c in table.primary_key.columns]
                 if not identity:
-                    raise InputError(f"store {name!r}, table {table_name!r} has no primary key: "
-                                     "veil erases rows by their key")  # fmt: skip
+                    raise InputError(
+                        f"store {name!r}, table {table_name!r} has no primary key: "
+                        "veil erases rows by their key"
+                    )
                 for start in range(0, len(doomed), _sql.CHUNK):
                     chunk = doomed[start : start + _sql.CHUNK]
                     condition = sa.tuple_(*(table.c[c] for c in identity)).in_(
@@ -347,9 +424,15 @@ def erase_sql(data_map: DataMap, name: str, store: Store, subject: Subject,
                 if doomed:
                     removed[f"{name}.{table_name}"] = len(doomed)
                 spec = store.tables[table_name]
-                columns = (_identifying(table, _scan_identifying(connection, table, spec),
-                                        set(spec.links) | (targets & set(table.columns.keys())))
-                           if kept else [])  # fmt: skip
+                columns = (
+                    _identifying(
+                        table,
+                        _scan_identifying(connection, table, spec),
+                        set(spec.links) | (targets & set(table.columns.keys())),
+                    )
+                    if kept
+                    else []
+                )
                 for row in kept if columns else []:  # nothing identifying: kept as it is
                     values = {c: _replacement(table.c[c]) for c in columns}
                     where = sa.and_(*(table.c[c] == row[c] for c in identity))
@@ -359,8 +442,10 @@ def erase_sql(data_map: DataMap, name: str, store: Store, subject: Subject,
             if before_commit is not None and (removed or anonymized):
                 before_commit({"removed": removed, "anonymized": anonymized})
     except sa.exc.SQLAlchemyError as err:
-        raise InputError(f"store {name!r} refused the erasure (nothing of it was changed): "
-                         f"{_sql.first_line(err)}") from err  # fmt: skip
+        raise InputError(
+            f"store {name!r} refused the erasure (nothing of it was changed): "
+            f"{_sql.first_line(err)}"
+        ) from err
     finally:
         engine.dispose()
     return removed, anonymized
@@ -403,13 +488,14 @@ def identifying(frame: pd.DataFrame, keys: set[str]) -> set[str]:
         from veil.schema import ColumnRole
 
         for found in scan(frame.head(1_000)).columns:
-            if found.entity == "RECORD_KEY" or (found.entity is None and _row_numbers(
-                    frame[found.name])):  # fmt: skip
+            if found.entity == "RECORD_KEY" or (
+                found.entity is None and _row_numbers(frame[found.name])
+            ):
                 continue  # a row's own number says nothing of a person: kept, as a key is
             if found.role is ColumnRole.IDENTIFIER or (
-                found.role is ColumnRole.QUASI_IDENTIFIER and found.entity in
-                {"PERSON", "PHONE_NUMBER", "EMAIL", "ADDRESS", "DATE_OF_BIRTH"}
-            ):  # fmt: skip
+                found.role is ColumnRole.QUASI_IDENTIFIER
+                and found.entity in {"PERSON", "PHONE_NUMBER", "EMAIL", "ADDRESS", "DATE_OF_BIRTH"}
+            ):
                 out.add(str(found.name))
     return out
 
@@ -420,19 +506,26 @@ def _row_numbers(values: pd.Series) -> bool:
     return bool(len(text)) and bool(text.str.fullmatch(r"\d{1,9}").all())
 
 
-def held_rows(data_map: DataMap, store: Store, table: str, frame: pd.DataFrame,
-              now: pd.Timestamp, mode: str) -> pd.Series:  # fmt: skip
+def held_rows(
+    data_map: DataMap, store: Store, table: str, frame: pd.DataFrame, now: pd.Timestamp, mode: str
+) -> pd.Series:
     """Which of a file's rows are kept (anonymized) rather than deleted."""
     if mode == "anonymize":
         return pd.Series(True, index=frame.index)
     rows = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
-    return pd.Series(_held(data_map, store, table, rows, now),
-                     index=frame.index, dtype=bool)  # fmt: skip
+    return pd.Series(_held(data_map, store, table, rows, now), index=frame.index, dtype=bool)
 
 
-def _erase_files(data_map: DataMap, name: str, store: Store, subject: Subject,
-                 now: pd.Timestamp, mode: str, *,
-                 log: Journal | None = None) -> Counts:  # fmt: skip
+def _erase_files(
+    data_map: DataMap,
+    name: str,
+    store: Store,
+    subject: Subject,
+    now: pd.Timestamp,
+    mode: str,
+    *,
+    log: Journal | None = None,
+) -> Counts:
     """Rewrite each file or object of the store that holds the subject (held rows kept,
     their identifying fields replaced; everyone else's bytes unchanged). With ``log``, each
     file is a journal step that notes its counts before it is rewritten."""
@@ -447,15 +540,26 @@ def _erase_files(data_map: DataMap, name: str, store: Store, subject: Subject,
                 log.finish(got.step)
             continue
         held = hit & held_rows(data_map, store, got.pattern, got.frame, now, mode)
-        columns = identifying(got.frame, set(got.spec.subject_keys.values())) \
-            if held.any() else set()  # fmt: skip
-        counts = {"removed": {label: int((hit & ~held).sum())},
-                  "anonymized": {label: int(held.sum())}}  # fmt: skip
+        columns = (
+            identifying(got.frame, set(got.spec.subject_keys.values())) if held.any() else set()
+        )
+        counts = {
+            "removed": {label: int((hit & ~held).sum())},
+            "anonymized": {label: int(held.sum())},
+        }
         counts = {k: v for k, v in counts.items() if v[label]}
         if log is not None:
             log.note(got.step, plan=counts)
-        got.unit.write(rewritten(got.data, got.unit.label, got.where, drop=hit & ~held,
-                                 anonymize=held, columns=sorted(columns)))  # fmt: skip
+        got.unit.write(
+            rewritten(
+                got.data,
+                got.unit.label,
+                got.where,
+                drop=hit & ~held,
+                anonymize=held,
+                columns=sorted(columns),
+            )
+        )
         if log is not None:
             log.record(got.step, **counts)
         for kind, target in (("removed", removed), ("anonymized", anonymized)):

@@ -26,8 +26,9 @@ def from_fides(path: str | Path, urls: dict[str, str]) -> DataMap:
         from fideslang.models import Dataset
         from pydantic import ValidationError
     except ImportError as err:
-        raise MissingExtraError("Fides datasets need fideslang: pip install 'veil[rights]'") \
-            from err  # fmt: skip
+        raise MissingExtraError(
+            "Fides datasets need fideslang: pip install 'veil[rights]'"
+        ) from err
     raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     items = raw.get("dataset", []) if isinstance(raw, dict) else []
     if not items:
@@ -40,11 +41,14 @@ def from_fides(path: str | Path, urls: dict[str, str]) -> DataMap:
         except ValidationError as err:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise PolicyError(f"{path}: Fides dataset {item.get('fides_key')!r}, {where}: "
-                              f"{first['msg']}") from err  # fmt: skip
+            raise PolicyError(
+                f"{path}: Fides dataset {item.get('fides_key')!r}, {where}: {first['msg']}"
+            ) from err
         if dataset.fides_key not in urls:
-            raise PolicyError(f"dataset {dataset.fides_key!r} has no database URL: pass "
-                              f"--url {dataset.fides_key}=URL")  # fmt: skip
+            raise PolicyError(
+                f"dataset {dataset.fides_key!r} has no database URL: pass "
+                f"--url {dataset.fides_key}=URL"
+            )
         tables: dict[str, dict[str, Any]] = {
             c.name: {"subject_keys": {}, "links": {}} for c in dataset.collections
         }

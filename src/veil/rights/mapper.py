@@ -26,14 +26,23 @@ from veil.rights import _sql
 from veil.rights._map import DataMap, Store, TableMap
 
 #: what a subject key is called in the map, by the scan's entity
-KEY_NAMES = {"KE_NATIONAL_ID": "national_id", "KE_KRA_PIN": "kra_pin", "EMAIL": "email",
-             "PHONE_NUMBER": "phone", "KE_PHONE": "phone", "CREDIT_CARD": "card",
-             "IBAN": "iban", "US_SSN": "ssn", "PASSPORT": "passport"}  # fmt: skip
+KEY_NAMES = {
+    "KE_NATIONAL_ID": "national_id",
+    "KE_KRA_PIN": "kra_pin",
+    "EMAIL": "email",
+    "PHONE_NUMBER": "phone",
+    "KE_PHONE": "phone",
+    "CREDIT_CARD": "card",
+    "IBAN": "iban",
+    "US_SSN": "ssn",
+    "PASSPORT": "passport",
+}
 SAMPLE = 1_000
 
 
-def build_map(urls: list[str], *, scan: bool = True,
-              progress: Callable[[str], None] = lambda _: None) -> DataMap:  # fmt: skip
+def build_map(
+    urls: list[str], *, scan: bool = True, progress: Callable[[str], None] = lambda _: None
+) -> DataMap:
     """A map of the databases at ``urls``."""
     stores: dict[str, Store] = {}
     keys: set[str] = set()
@@ -72,8 +81,11 @@ def _subject_keys(connection: sa.Connection, table: sa.Table) -> dict[str, str]:
     out: dict[str, str] = {}
     for found in scan(pd.DataFrame(rows)).columns:
         # only key-shaped values: a name or a free-text note is not looked a person up by
-        if (found.role is ColumnRole.IDENTIFIER and found.entity in KEY_NAMES
-                and not found.free_text):  # fmt: skip
+        if (
+            found.role is ColumnRole.IDENTIFIER
+            and found.entity in KEY_NAMES
+            and not found.free_text
+        ):
             out.setdefault(KEY_NAMES[found.entity], found.name)
     primary = [c.name for c in table.primary_key.columns]
     if out and len(primary) == 1 and not table.foreign_keys:
@@ -132,8 +144,9 @@ def _check_sql(name: str, store: Store, errors: list[str], warnings: list[str]) 
     try:
         inspector = sa.inspect(engine)
         present = set(inspector.get_table_names())
-        columns = {t: {c["name"] for c in inspector.get_columns(t)} for t in store.tables
-                   if t in present}  # fmt: skip
+        columns = {
+            t: {c["name"] for c in inspector.get_columns(t)} for t in store.tables if t in present
+        }
         for table, spec in store.tables.items():
             if table not in present:
                 errors.append(f"{name}.{table}: no such table")
@@ -146,14 +159,18 @@ def _check_sql(name: str, store: Store, errors: list[str], warnings: list[str]) 
                     errors.append(f"{name}.{table}: no column {column!r}")
             for column in [*spec.subject_keys.values(), *spec.links]:
                 if column in columns[table] and column not in indexed:
-                    warnings.append(f"{name}.{table}.{column} has no index: each retrieve and "
-                                    "erase reads the whole table; "
-                                    f"{_create_index(engine, table, column)}")  # fmt: skip
+                    warnings.append(
+                        f"{name}.{table}.{column} has no index: each retrieve and "
+                        "erase reads the whole table; "
+                        f"{_create_index(engine, table, column)}"
+                    )
             for column, target in spec.links.items():
                 parent, parent_column = target.split(".")
                 if parent in columns and parent_column not in columns[parent]:
-                    errors.append(f"{name}.{table}: link {column} -> {target}: {parent} has no "
-                                  f"column {parent_column!r}")  # fmt: skip
+                    errors.append(
+                        f"{name}.{table}: link {column} -> {target}: {parent} has no "
+                        f"column {parent_column!r}"
+                    )
     finally:
         engine.dispose()
 

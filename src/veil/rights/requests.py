@@ -38,8 +38,9 @@ def open_audit(map_path: str | Path, data_map: DataMap | None = None) -> tuple[A
 
 def _hashed_keys(key: bytes, keys: Mapping[str, list[str]]) -> dict[str, list[str]]:
     """The keys a request followed, as the log keeps them: each value as its keyed hash."""
-    return {name: sorted(keyed_hash(key, {name: v}) for v in values)
-            for name, values in keys.items()}  # fmt: skip
+    return {
+        name: sorted(keyed_hash(key, {name: v}) for v in values) for name, values in keys.items()
+    }
 
 
 def _journal(map_path: Path) -> Path:
@@ -59,15 +60,26 @@ def access(map_path: str | Path, subject: str, *, output: str | Path | None = No
     if output is not None:
         check_output(output, inputs=[str(path)], force=False)
     found = retrieve(data_map, who)
-    log.append("retrieve", subject=keyed_hash(key, who), stores=list(found.stores),
-               counts=found.counts, detail={"keys": _hashed_keys(key, found.keys)})  # fmt: skip
+    log.append(
+        "retrieve",
+        subject=keyed_hash(key, who),
+        stores=list(found.stores),
+        counts=found.counts,
+        detail={"keys": _hashed_keys(key, found.keys)},
+    )
     if output is not None:
         write_export(found, output)
     return found
 
 
-def erasure(map_path: str | Path, subject: str, *, dry_run: bool = False, mode: str = "delete",
-            as_of: str | None = None) -> Erasure:  # fmt: skip
+def erasure(
+    map_path: str | Path,
+    subject: str,
+    *,
+    dry_run: bool = False,
+    mode: str = "delete",
+    as_of: str | None = None,
+) -> Erasure:
     """Erase ``subject`` from every store (right to erasure), then retrieve again (``verified``
     only when nothing is found); logged, dry runs too. Interrupted, the same call finishes the
     job from the map's journal."""
@@ -79,19 +91,36 @@ def erasure(map_path: str | Path, subject: str, *, dry_run: bool = False, mode: 
     log, key = open_audit(path, data_map)
     identity = keyed_hash(key, who)
     when = pd.Timestamp(as_of) if as_of else None
-    result = erase(data_map, who, subject_id=identity, journal=_journal(path), mode=mode,
-                   dry_run=dry_run, as_of=when, key=key)  # fmt: skip
+    result = erase(
+        data_map,
+        who,
+        subject_id=identity,
+        journal=_journal(path),
+        mode=mode,
+        dry_run=dry_run,
+        as_of=when,
+        key=key,
+    )
     counts = {**result.removed, **{f"{t} (anonymized)": n for t, n in result.anonymized.items()}}
-    log.append("erase (dry run)" if dry_run else "erase", subject=identity,
-               stores=list(data_map.stores), counts=counts,
-               detail={"mode": mode, "verified": result.verified, "left": result.left,
-                       "resumed": result.resumed,
-                       "keys": _hashed_keys(key, result.keys)})  # fmt: skip
+    log.append(
+        "erase (dry run)" if dry_run else "erase",
+        subject=identity,
+        stores=list(data_map.stores),
+        counts=counts,
+        detail={
+            "mode": mode,
+            "verified": result.verified,
+            "left": result.left,
+            "resumed": result.resumed,
+            "keys": _hashed_keys(key, result.keys),
+        },
+    )
     return result
 
 
-def retention(map_path: str | Path, *, dry_run: bool = False,
-              as_of: str | None = None) -> RetentionResult:  # fmt: skip
+def retention(
+    map_path: str | Path, *, dry_run: bool = False, as_of: str | None = None
+) -> RetentionResult:
     """Apply the map's retention classes (archive or delete what is older than its class
     keeps it; legal holds keep rows, anonymized), logged. Interrupted, the same call finishes
     the run."""
@@ -100,14 +129,24 @@ def retention(map_path: str | Path, *, dry_run: bool = False,
     path = Path(map_path)
     data_map = load_map(path)
     log, _ = open_audit(path, data_map)
-    result = apply_retention(data_map, journal=_journal(path), dry_run=dry_run,
-                             as_of=pd.Timestamp(as_of) if as_of else None)  # fmt: skip
-    counts = {**{f"{t} (deleted)": n for t, n in result.deleted.items()},
-              **{f"{t} (archived)": n for t, n in result.archived.items()},
-              **{f"{t} (kept, held)": n for t, n in result.kept.items()}}  # fmt: skip
-    log.append("retention (dry run)" if dry_run else "retention", subject=None,
-               stores=list(data_map.stores), counts=counts,
-               detail={"as_of": result.as_of, "resumed": result.resumed})  # fmt: skip
+    result = apply_retention(
+        data_map,
+        journal=_journal(path),
+        dry_run=dry_run,
+        as_of=pd.Timestamp(as_of) if as_of else None,
+    )
+    counts = {
+        **{f"{t} (deleted)": n for t, n in result.deleted.items()},
+        **{f"{t} (archived)": n for t, n in result.archived.items()},
+        **{f"{t} (kept, held)": n for t, n in result.kept.items()},
+    }
+    log.append(
+        "retention (dry run)" if dry_run else "retention",
+        subject=None,
+        stores=list(data_map.stores),
+        counts=counts,
+        detail={"as_of": result.as_of, "resumed": result.resumed},
+    )
     return result
 
 
@@ -136,6 +175,9 @@ def write_confirmation(map_path: str | Path, subject: str, output: str | Path) -
     check_output(target, force=False)
     body = confirmation(log, keyed_hash(key, parse_subject(subject, data_map)))
     with atomic_open(target, force=False) as handle:
-        handle.write(confirmation_html(body) if target.suffix.lower() == ".html"
-                     else json.dumps(body, indent=1))  # fmt: skip
+        handle.write(
+            confirmation_html(body)
+            if target.suffix.lower() == ".html"
+            else json.dumps(body, indent=1)
+        )
     return body

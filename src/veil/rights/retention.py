@@ -64,16 +64,22 @@ class RetentionResult(Shown):
 
     def to_dict(self) -> dict[str, Any]:
         """For ``--format json`` and the audit log."""
-        return {"as_of": self.as_of, "dry_run": self.dry_run, "deleted": self.deleted,
-                "archived": self.archived, "kept": self.kept,
-                "resumed": self.resumed}  # fmt: skip
+        return {
+            "as_of": self.as_of,
+            "dry_run": self.dry_run,
+            "deleted": self.deleted,
+            "archived": self.archived,
+            "kept": self.kept,
+            "resumed": self.resumed,
+        }
 
 
 Counts = dict[str, dict[str, int]]
 
 
-def apply_retention(data_map: DataMap, *, journal: Path, as_of: pd.Timestamp | None = None,
-                    dry_run: bool = False) -> RetentionResult:  # fmt: skip
+def apply_retention(
+    data_map: DataMap, *, journal: Path, as_of: pd.Timestamp | None = None, dry_run: bool = False
+) -> RetentionResult:
     """Apply every class with a ``keep`` to the tables, files and objects that name it.
     ``journal``: the folder of the run's journal (an interrupted run resumes from it, with
     the date it started with)."""
@@ -85,8 +91,10 @@ def apply_retention(data_map: DataMap, *, journal: Path, as_of: pd.Timestamp | N
     if log is not None and log.resumed:
         started = pd.Timestamp(log.state["as_of"])
         if as_of is not None and as_of != started:
-            raise InputError(f"an interrupted retention run as of {started} is in {log.path}: "
-                             "run it again without --as-of to finish it first")  # fmt: skip
+            raise InputError(
+                f"an interrupted retention run as of {started} is in {log.path}: "
+                "run it again without --as-of to finish it first"
+            )
         now = started
     elif log is not None:
         log.state["as_of"] = now.isoformat()
@@ -107,44 +115,64 @@ def apply_retention(data_map: DataMap, *, journal: Path, as_of: pd.Timestamp | N
                     if log is not None:  # (a dry run changes nothing, and leaves nothing)
                         locks.enter_context(_lock.store(name, store, journal))
                     if archive is not None and log is not None:  # source, then archive
-                        locks.enter_context(_lock.store(archive, data_map.stores[archive],
-                                                        journal))  # fmt: skip
+                        locks.enter_context(_lock.store(archive, data_map.stores[archive], journal))
                     if store.kind == "sql":
-                        counts = _retain_sql(data_map, rule, step, name, store, tables, now,
-                                             cutoff, log)  # fmt: skip
+                        counts = _retain_sql(
+                            data_map, rule, step, name, store, tables, now, cutoff, log
+                        )
                     else:
-                        counts = _retain_units(data_map, rule, step, name, store, tables, now,
-                                               cutoff, log)  # fmt: skip
+                        counts = _retain_units(
+                            data_map, rule, step, name, store, tables, now, cutoff, log
+                        )
             except InputError as err:
                 if log is None:
                     raise
-                raise InputError(f"{err}; the journal {log.path} keeps the run: fix that, "
-                                 "then run the same command again") from err  # fmt: skip
+                raise InputError(
+                    f"{err}; the journal {log.path} keeps the run: fix that, "
+                    "then run the same command again"
+                ) from err
             if log is not None:
                 log.finish(step, **counts)
             for kind in KINDS:
                 for table, n in counts.get(kind, {}).items():
                     planned[kind][table] = planned[kind].get(table, 0) + n
     if log is None:
-        return RetentionResult(str(now.date()), True, planned["deleted"], planned["archived"],
-                               planned["kept"])  # fmt: skip
-    result = RetentionResult(str(now.date()), False, log.counts("deleted"), log.counts("archived"),
-                             log.counts("kept"), resumed=log.resumed)  # fmt: skip
+        return RetentionResult(
+            str(now.date()), True, planned["deleted"], planned["archived"], planned["kept"]
+        )
+    result = RetentionResult(
+        str(now.date()),
+        False,
+        log.counts("deleted"),
+        log.counts("archived"),
+        log.counts("kept"),
+        resumed=log.resumed,
+    )
     log.close()
     return result
 
 
 # -------------------------------------------------------------------------------------- SQL
-def _retain_sql(data_map: DataMap, rule: RetentionClass, step: str, name: str,
-                store: Store, tables: list[str], now: pd.Timestamp, cutoff: pd.Timestamp,
-                log: Journal | None) -> Counts:  # fmt: skip
+def _retain_sql(
+    data_map: DataMap,
+    rule: RetentionClass,
+    step: str,
+    name: str,
+    store: Store,
+    tables: list[str],
+    now: pd.Timestamp,
+    cutoff: pd.Timestamp,
+    log: Journal | None,
+) -> Counts:
     """Archive (then delete) or delete one database's aged rows; with ``log`` None, only
     count. The counts are noted in the journal inside the deleting transaction."""
     class_name = step.split("/")[0]
     for table in tables:
         if store.tables[table].date_column is None:
-            raise InputError(f"store {name!r}, table {table!r}: retention class {class_name!r} "
-                             "needs a date_column to count age from")  # fmt: skip
+            raise InputError(
+                f"store {name!r}, table {table!r}: retention class {class_name!r} "
+                "needs a date_column to count age from"
+            )
     found = retrieve_sql(name, store, seed=_aged(store, tables, cutoff))
     count = {f"{name}.{t}": len(rows) for t, rows in found.items() if rows}
     moved = "archived" if rule.then == "archive" else "deleted"
@@ -156,13 +184,18 @@ def _retain_sql(data_map: DataMap, rule: RetentionClass, step: str, name: str,
     counts: Counts = {}
 
     def planned(changes: dict[str, dict[str, int]]) -> None:
-        counts.update({moved: count if rule.then == "archive" else changes["removed"],
-                       "kept": changes["anonymized"]})  # fmt: skip
+        counts.update(
+            {
+                moved: count if rule.then == "archive" else changes["removed"],
+                "kept": changes["anonymized"],
+            }
+        )
         if log is not None:
             log.note(step, plan=counts)
 
-    gone, held = erase_sql(data_map, name, store, {}, now, "delete", found=found,
-                           before_commit=planned)  # fmt: skip
+    gone, held = erase_sql(
+        data_map, name, store, {}, now, "delete", found=found, before_commit=planned
+    )
     return {moved: count if rule.then == "archive" else gone, "kept": held}
 
 
@@ -179,8 +212,13 @@ def _aged(store: Store, tables: list[str], cutoff: pd.Timestamp) -> Any:
     return seed
 
 
-def _archive(archive: Store, name: str, found: dict[str, list[dict[str, Any]]],
-             source_name: str, source: Store) -> None:  # fmt: skip
+def _archive(
+    archive: Store,
+    name: str,
+    found: dict[str, list[dict[str, Any]]],
+    source_name: str,
+    source: Store,
+) -> None:
     """Copy the rows into the archive store's same tables, made if missing with the source
     tables' own definitions (types, keys, links); rows already there (a re-run after an
     interruption) are not copied twice."""
@@ -203,26 +241,37 @@ def _archive(archive: Store, name: str, found: dict[str, list[dict[str, Any]]],
                 if not rows:
                     continue
                 identity = [c.name for c in table.primary_key.columns] or list(rows[0])
-                there = {tuple(r) for r in connection.execute(
-                    sa.select(*(table.c[c] for c in identity)))}  # fmt: skip
+                there = {
+                    tuple(r) for r in connection.execute(sa.select(*(table.c[c] for c in identity)))
+                }
                 fresh = [r for r in rows if tuple(r[c] for c in identity) not in there]
                 if fresh:
                     connection.execute(table.insert(), fresh)
     except sa.exc.SQLAlchemyError as err:
-        raise InputError(f"archive store {name!r} refused the rows (nothing was moved): "
-                         f"{_sql.first_line(err)}") from err  # fmt: skip
+        raise InputError(
+            f"archive store {name!r} refused the rows (nothing was moved): {_sql.first_line(err)}"
+        ) from err
     finally:
         engine.dispose()
 
 
 # ---------------------------------------------------------------------------- files, S3
-def _retain_units(data_map: DataMap, rule: RetentionClass, step: str, name: str, store: Store,
-                  tables: list[str], now: pd.Timestamp, cutoff: pd.Timestamp,
-                  log: Journal | None) -> Counts:  # fmt: skip
+def _retain_units(
+    data_map: DataMap,
+    rule: RetentionClass,
+    step: str,
+    name: str,
+    store: Store,
+    tables: list[str],
+    now: pd.Timestamp,
+    cutoff: pd.Timestamp,
+    log: Journal | None,
+) -> Counts:
     """Move, delete or (held) anonymize the aged rows of each file or object, each file its
     own journal step with its counts; with ``log`` None, only count (and return them)."""
-    archive = data_map.stores[rule.archive_to] if rule.archive_to and rule.then == "archive" \
-        else None  # fmt: skip
+    archive = (
+        data_map.stores[rule.archive_to] if rule.archive_to and rule.then == "archive" else None
+    )
     counts: Counts = {kind: {} for kind in KINDS}
     skip = log.done if log is not None else (lambda part: False)
     for got in opened(name, store, tables, step, skip):
@@ -230,11 +279,16 @@ def _retain_units(data_map: DataMap, rule: RetentionClass, step: str, name: str,
         aged = _aged_rows(got.frame, got.spec.date_column, item, cutoff, got.where)
         held = aged & held_rows(data_map, store, got.pattern, got.frame, now, "delete")
         move = aged & ~held
-        columns = sorted(identifying(got.frame, set(got.spec.subject_keys.values()))) \
-            if held.any() else []  # fmt: skip
+        columns = (
+            sorted(identifying(got.frame, set(got.spec.subject_keys.values())))
+            if held.any()
+            else []
+        )
         fresh = held & ~tokens_only(got.frame, columns)  # anonymized by an earlier run: as is
-        plan = {"archived" if archive else "deleted": {label: int(move.sum())},
-                "kept": {label: int(held.sum())}}  # fmt: skip
+        plan = {
+            "archived" if archive else "deleted": {label: int(move.sum())},
+            "kept": {label: int(held.sum())},
+        }
         plan = {k: v for k, v in plan.items() if v[label]}
         if log is None:
             _add(counts, plan)
@@ -253,13 +307,17 @@ def _retain_units(data_map: DataMap, rule: RetentionClass, step: str, name: str,
             current = target.peek()
             if _digest(current) == noted["before"]:  # not written by a killed run
                 rows = selected(got.data, item.label, got.where, move)
-                target.write(appended(current, rows, item.label,
-                                      target.where(str(rule.archive_to))))  # fmt: skip
+                target.write(
+                    appended(current, rows, item.label, target.where(str(rule.archive_to)))
+                )
         if bool(move.all()):
             item.delete()
         else:
-            item.write(rewritten(got.data, item.label, got.where, drop=move, anonymize=fresh,
-                                 columns=columns))  # fmt: skip
+            item.write(
+                rewritten(
+                    got.data, item.label, got.where, drop=move, anonymize=fresh, columns=columns
+                )
+            )
         log.record(got.step, **noted["plan"])
     if log is not None:  # a file a killed run had emptied and removed: its noted counts
         for part, state in list(log.state["steps"].items()):
@@ -278,8 +336,9 @@ def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _aged_rows(frame: pd.DataFrame, column: str | None, item: Unit, cutoff: pd.Timestamp,
-               where: str) -> pd.Series:  # fmt: skip
+def _aged_rows(
+    frame: pd.DataFrame, column: str | None, item: Unit, cutoff: pd.Timestamp, where: str
+) -> pd.Series:
     """The rows older than ``cutoff``: by their date column, or all of them when the file
     itself (no date column) was last written before it. A blank date is no age: kept."""
     if column is None:
@@ -290,6 +349,8 @@ def _aged_rows(frame: pd.DataFrame, column: str | None, item: Unit, cutoff: pd.T
     dates = pd.to_datetime(text.where(text != ""), errors="coerce", utc=True, format="mixed")
     bad = dates.isna() & (text != "")
     if bad.any():
-        raise InputError(f"{where}, column {column!r}: {str(text[bad].iloc[0])!r} is not a "
-                         "date; fix the value or the map's date_column")  # fmt: skip
+        raise InputError(
+            f"{where}, column {column!r}: {str(text[bad].iloc[0])!r} is not a "
+            "date; fix the value or the map's date_column"
+        )
     return (dates.dt.tz_localize(None) < cutoff).fillna(False).astype(bool)

@@ -39,8 +39,11 @@ class Retrieval(Shown):
     def counts(self) -> dict[str, int]:
         """Rows per table (``store.table`` when two stores share a table name)."""
         names = [t for tables in self.stores.values() for t in tables]
-        return {(t if names.count(t) == 1 else f"{s}.{t}"): len(rows)
-                for s, tables in self.stores.items() for t, rows in tables.items()}  # fmt: skip
+        return {
+            (t if names.count(t) == 1 else f"{s}.{t}"): len(rows)
+            for s, tables in self.stores.items()
+            for t, rows in tables.items()
+        }
 
     @property
     def total(self) -> int:
@@ -55,11 +58,16 @@ class Retrieval(Shown):
         {KEY: [values followed]}}``."""
         return {
             "subject": self.subject,
-            "stores": {s: {t: [{k: _sql.jsonable(v) for k, v in r.items()} for r in rows]
-                           for t, rows in tables.items()} for s, tables in self.stores.items()},
+            "stores": {
+                s: {
+                    t: [{k: _sql.jsonable(v) for k, v in r.items()} for r in rows]
+                    for t, rows in tables.items()
+                }
+                for s, tables in self.stores.items()
+            },
             "counts": self.counts,
             "keys": self.keys,
-        }  # fmt: skip
+        }
 
 
 def summary_html(found: Retrieval) -> str:
@@ -72,17 +80,24 @@ def summary_html(found: Retrieval) -> str:
         for store, tables in found.stores.items()
         for table, rows in tables.items()
     ]
-    parts = [card("What is held about you", headers=("store", "table", "rows", "retention class"),
-                  rows=overview or [("-", "-", "0", "-")],
-                  lines=[f"{found.total} rows in {len(found.stores)} stores"])]  # fmt: skip
+    parts = [
+        card(
+            "What is held about you",
+            headers=("store", "table", "rows", "retention class"),
+            rows=overview or [("-", "-", "0", "-")],
+            lines=[f"{found.total} rows in {len(found.stores)} stores"],
+        )
+    ]
     for store, tables in found.stores.items():
         for table, rows in tables.items():
             columns = list(rows[0]) if rows else []
             cells = [[str(_sql.jsonable(r.get(c, ""))) for c in columns] for r in rows[:500]]
             more = [f"... and {len(rows) - 500} more rows in the JSON"] if len(rows) > 500 else []
             parts.append(card(f"{store}: {table}", headers=columns, rows=cells, lines=more))
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>Your data</title></head>"
-            f"<body>{''.join(parts)}</body></html>")  # fmt: skip
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Your data</title></head>"
+        f"<body>{''.join(parts)}</body></html>"
+    )
 
 
 def write_export(found: Retrieval, path: str | Path) -> None:
@@ -99,12 +114,14 @@ def write_export(found: Retrieval, path: str | Path) -> None:
             with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
                 for store, tables in data["stores"].items():
                     body = {"subject": data["subject"], "store": store, "tables": tables}
-                    archive.writestr(f"{store}.json", json.dumps(body, indent=1,
-                                                                 ensure_ascii=False))  # fmt: skip
+                    archive.writestr(
+                        f"{store}.json", json.dumps(body, indent=1, ensure_ascii=False)
+                    )
                 archive.writestr("summary.html", summary_html(found))
         else:
-            Path(temporary).write_text(json.dumps(data, indent=2, ensure_ascii=False),
-                                       encoding="utf-8")  # fmt: skip
+            Path(temporary).write_text(
+                json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8"
+            )
 
 
 def parse_subject(text: str, data_map: DataMap) -> dict[str, str]:
@@ -112,11 +129,13 @@ def parse_subject(text: str, data_map: DataMap) -> dict[str, str]:
     key, sep, value = text.partition("=")
     key, value = key.strip(), value.strip()
     if not sep or not key or not value:
-        raise InputError(f"--subject must read KEY=VALUE (such as national_id=12345678), got "
-                         f"{text!r}")  # fmt: skip
+        raise InputError(
+            f"--subject must read KEY=VALUE (such as national_id=12345678), got {text!r}"
+        )
     if key not in data_map.subject_keys:
-        raise InputError(f"subject key {key!r} is not in the map; known keys: "
-                         f"{', '.join(data_map.subject_keys)}")  # fmt: skip
+        raise InputError(
+            f"subject key {key!r} is not in the map; known keys: {', '.join(data_map.subject_keys)}"
+        )
     return {key: value}
 
 
@@ -127,8 +146,10 @@ def retrieve(data_map: DataMap, subject: Subject) -> Retrieval:
     for name, tables in stores.items():
         store = data_map.stores[name]
         retention.update({f"{name}.{t}": store.tables[t].retention for t in tables})
-    given = {k: values_of(v)[0] if isinstance(v, str) else ", ".join(values_of(v))
-             for k, v in subject.items()}  # fmt: skip
+    given = {
+        k: values_of(v)[0] if isinstance(v, str) else ", ".join(values_of(v))
+        for k, v in subject.items()
+    }
     return Retrieval(given, stores, retention, {k: sorted(v) for k, v in keys.items()})
 
 
@@ -138,12 +159,10 @@ Found = dict[str, dict[str, list[dict[str, Any]]]]
 def closure(data_map: DataMap, subject: Subject) -> tuple[dict[str, set[str]], Found]:
     """The subject's keys, followed to a fixed point, and the rows they find in each store."""
     rules = data_map.follow
-    known: dict[str, set[str]] = {k: {v.strip() for v in values_of(v)}
-                                  for k, v in subject.items()}  # fmt: skip
+    known: dict[str, set[str]] = {k: {v.strip() for v in values_of(v)} for k, v in subject.items()}
     query: Subject = dict(subject)  # the first pass as given: a bad value is an error
     while True:
-        found = {name: retrieve_one(name, store, query)
-                 for name, store in data_map.stores.items()}  # fmt: skip
+        found = {name: retrieve_one(name, store, query) for name, store in data_map.stores.items()}
         grew = False
         before = {k: set(v) for k, v in known.items()}
         for name, tables in found.items():
@@ -157,9 +176,13 @@ def closure(data_map: DataMap, subject: Subject) -> tuple[dict[str, set[str]], F
                     # of a kind the person has none of yet (a contacts row's phone)
                     direct = any(v in before.get(k, ()) for k, v in values.items())
                     for key, text in values.items():
-                        if (not text or key in rules.never or text.startswith(TOKEN)
-                                or text in shared_values(rules, key)
-                                or not (direct or not before.get(key))):  # fmt: skip
+                        if (
+                            not text
+                            or key in rules.never
+                            or text.startswith(TOKEN)
+                            or text in shared_values(rules, key)
+                            or not (direct or not before.get(key))
+                        ):
                             continue
                         seen = known.setdefault(key, set())
                         if text not in seen:
@@ -197,8 +220,7 @@ def shared_values(rules: Any, key: str) -> set[str]:
     return {v.strip() for v in rules.shared.get(key, [])}
 
 
-def retrieve_one(name: str, store: Store, subject: Subject
-                 ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+def retrieve_one(name: str, store: Store, subject: Subject) -> dict[str, list[dict[str, Any]]]:
     """The rows about ``subject`` in one store (tables with none left out)."""
     if store.kind == "sql":
         found = retrieve_sql(name, store, subject)
@@ -210,8 +232,9 @@ def retrieve_one(name: str, store: Store, subject: Subject
 Seed = Callable[[sa.Connection, str, sa.Table], list[dict[str, Any]]]
 
 
-def retrieve_sql(name: str, store: Store, subject: Subject | None = None, *,
-                 seed: Seed | None = None) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+def retrieve_sql(
+    name: str, store: Store, subject: Subject | None = None, *, seed: Seed | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """One SQL store: the rows the subject's keys find (or ``seed`` gives: retention's aged
     rows), then the rows linking to them, parents before children (one pass: the links form
     no cycle)."""
@@ -232,9 +255,14 @@ def retrieve_sql(name: str, store: Store, subject: Subject | None = None, *,
                     if key in subject:
                         _column(table, column, where)
                         value = subject[key]  # several (followed) values: lenient
-                        for row in _sql.fetch(connection, table, column, values_of(value),
-                                              where=where,
-                                              lenient=not isinstance(value, str)):  # fmt: skip
+                        for row in _sql.fetch(
+                            connection,
+                            table,
+                            column,
+                            values_of(value),
+                            where=where,
+                            lenient=not isinstance(value, str),
+                        ):
                             found[table_name][_sql.row_key(table, row)] = row
                 for column, target in spec.links.items():
                     parent, parent_column = target.split(".")

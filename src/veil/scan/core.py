@@ -154,12 +154,21 @@ class ScanResult:
         from veil._html import card
 
         rows = [
-            (c.name, (c.role.value, c.role.value), c.entity or "", f"{c.confidence:.2f}",
-             c.evidence)
+            (
+                c.name,
+                (c.role.value, c.role.value),
+                c.entity or "",
+                f"{c.confidence:.2f}",
+                c.evidence,
+            )
             for c in self.columns
-        ]  # fmt: skip
-        return card(f"veil scan: {self.rows:,} rows", rows=rows, lines=self.risk_lines(),
-                    headers=("column", "role", "entity", "conf.", "evidence"))  # fmt: skip
+        ]
+        return card(
+            f"veil scan: {self.rows:,} rows",
+            rows=rows,
+            lines=self.risk_lines(),
+            headers=("column", "role", "entity", "conf.", "evidence"),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The scan as JSON values: what ``veil scan --format json`` prints."""
@@ -313,8 +322,13 @@ def classify(column: ColumnSample) -> ColumnFinding:
             else "no personal pattern in the name or values"
         )
         confidence = 0.5 if prose else 1 - (scored[0][0] if scored else 1 - NO_EVIDENCE)
-        return ColumnFinding(role=ColumnRole.INSENSITIVE, entity=None, confidence=confidence,
-                             evidence=text + weak, **common)  # fmt: skip
+        return ColumnFinding(
+            role=ColumnRole.INSENSITIVE,
+            entity=None,
+            confidence=confidence,
+            evidence=text + weak,
+            **common,
+        )
 
     score, key = scored[0]
     parts = []
@@ -330,8 +344,9 @@ def classify(column: ColumnSample) -> ColumnFinding:
         role = ColumnRole.IDENTIFIER
     else:
         role = ROLE_OF[entity]
-    return ColumnFinding(role=role, entity=entity, confidence=min(score, 0.999),
-                         evidence="; ".join(parts), **common)  # fmt: skip
+    return ColumnFinding(
+        role=role, entity=entity, confidence=min(score, 0.999), evidence="; ".join(parts), **common
+    )
 
 
 def is_table_of(entity: str, findings: Sequence[ColumnFinding]) -> bool:
@@ -360,8 +375,13 @@ def _in_a_table_of_its_kind(findings: list[ColumnFinding]) -> list[ColumnFinding
                     f"name {finding.name!r} reads as {phrase!r}, {info.label} in a table where "
                     f"{n} of {len(findings)} columns are"
                 )
-                finding = replace(finding, role=ROLE_OF[info.name], entity=info.name,
-                                  confidence=0.8, evidence=evidence)  # fmt: skip
+                finding = replace(
+                    finding,
+                    role=ROLE_OF[info.name],
+                    entity=info.name,
+                    confidence=0.8,
+                    evidence=evidence,
+                )
             out.append(finding)
         findings = out
     return findings
@@ -428,6 +448,7 @@ def scan(
     quasi = [f.name for f in findings if f.role is ColumnRole.QUASI_IDENTIFIER]
     if progress is not None:
         progress("measuring uniqueness on the quasi-identifiers")
-    measured = assess(data, quasi, population=population, sampling_fraction=sampling_fraction,
-                      weights=weights)  # fmt: skip
+    measured = assess(
+        data, quasi, population=population, sampling_fraction=sampling_fraction, weights=weights
+    )
     return ScanResult(tuple(findings), len(data), sample_size, measured)

@@ -32,22 +32,68 @@ KNOWN = 0.8
 
 #: Marital statuses that live with a partner; the rest are "Not partnered".
 PARTNERED = frozenset(
-    {"married", "registered partnership", "domestic partnership", "civil partnership",
-     "partnered", "cohabiting", "de facto", "living together", "married-civ-spouse",
-     "married-spouse-absent", "married-af-spouse", "ameoa", "ameolewa"}
-)  # fmt: skip
+    {
+        "married",
+        "registered partnership",
+        "domestic partnership",
+        "civil partnership",
+        "partnered",
+        "cohabiting",
+        "de facto",
+        "living together",
+        "married-civ-spouse",
+        "married-spouse-absent",
+        "married-af-spouse",
+        "ameoa",
+        "ameolewa",
+    }
+)
 
 #: Levels of education, lowest first, as surveys and registers write them (normalized):
 #: UCI adult's, the US CPS's, Kenya's KCPE/KCSE, degrees.
 EDUCATION_ORDER = (
-    "none", "no schooling", "preschool", "1st-4th", "5th-6th", "primary", "kcpe",
-    "7th-8th", "9th", "10th", "11th", "< hs grad", "less than high school", "12th",
-    "secondary", "kcse", "hs-grad", "hs grad", "high school", "highschool", "ged",
-    "some-college", "some college", "certificate", "diploma", "assoc-voc", "assoc-acdm",
-    "associate", "college", "undergraduate", "degree", "bachelor", "bachelors",
-    "college grad", "prof-school", "postgraduate", "master", "masters", "advanced degree",
-    "doctorate", "phd",
-)  # fmt: skip
+    "none",
+    "no schooling",
+    "preschool",
+    "1st-4th",
+    "5th-6th",
+    "primary",
+    "kcpe",
+    "7th-8th",
+    "9th",
+    "10th",
+    "11th",
+    "< hs grad",
+    "less than high school",
+    "12th",
+    "secondary",
+    "kcse",
+    "hs-grad",
+    "hs grad",
+    "high school",
+    "highschool",
+    "ged",
+    "some-college",
+    "some college",
+    "certificate",
+    "diploma",
+    "assoc-voc",
+    "assoc-acdm",
+    "associate",
+    "college",
+    "undergraduate",
+    "degree",
+    "bachelor",
+    "bachelors",
+    "college grad",
+    "prof-school",
+    "postgraduate",
+    "master",
+    "masters",
+    "advanced degree",
+    "doctorate",
+    "phd",
+)
 _EDUCATION_RANK = {level: i for i, level in enumerate(EDUCATION_ORDER)}
 
 
@@ -55,8 +101,9 @@ def _known_share(texts: list[str], known: Callable[[str], bool]) -> float:
     return sum(1 for t in texts if known(t)) / len(texts) if texts else 0.0
 
 
-def _places(name: str, values: pd.Series, texts: list[str],
-            weights: np.ndarray | None) -> Hierarchy | None:  # fmt: skip
+def _places(
+    name: str, values: pd.Series, texts: list[str], weights: np.ndarray | None
+) -> Hierarchy | None:
     levels = {t: place_levels(t) for t in texts if t != "NULL"}
     present = [t for t in texts if t != "NULL"]
     if len(present) < 2 or _known_share(present, lambda t: levels[t] is not None) < KNOWN:
@@ -79,10 +126,17 @@ def _marital(name: str, texts: list[str]) -> Hierarchy | None:
     if len(present) < 3 or _known_share(present, lambda t: normalize(t) in words) < KNOWN:
         return None
     rows = [
-        [t, "NULL" if t == "NULL" else
-         "Partnered" if normalize(t) in PARTNERED else "Not partnered", "*"]
+        [
+            t,
+            "NULL"
+            if t == "NULL"
+            else "Partnered"
+            if normalize(t) in PARTNERED
+            else "Not partnered",
+            "*",
+        ]
         for t in texts
-    ]  # fmt: skip
+    ]
     return Hierarchy(name, rows)
 
 
@@ -114,8 +168,11 @@ def build_hierarchy(
         values
     ):
         texts = _text(values)
-        for found in (_places(name, values, texts, weights), _marital(name, texts),
-                      _education(name, values, texts)):  # fmt: skip
+        for found in (
+            _places(name, values, texts, weights),
+            _marital(name, texts),
+            _education(name, values, texts),
+        ):
             if found is not None:
                 return found
     return auto_hierarchy(name, values, weights=weights)

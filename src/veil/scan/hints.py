@@ -50,23 +50,95 @@ KEY_HINTS: tuple[str, ...] = (
 
 # Words that make "name" (and friends) not a person's name.
 NOT_A_PERSON = frozenset(
-    {"company", "product", "file", "business", "brand", "item", "street", "city", "county",
-     "town", "host", "domain", "bank", "branch", "school", "hospital", "facility", "dept",
-     "department", "category", "tier", "plan", "policy", "column", "table", "user", "user name",
-     "username", "place", "country", "drug", "medicine", "scheme"}
-)  # fmt: skip
+    {
+        "company",
+        "product",
+        "file",
+        "business",
+        "brand",
+        "item",
+        "street",
+        "city",
+        "county",
+        "town",
+        "host",
+        "domain",
+        "bank",
+        "branch",
+        "school",
+        "hospital",
+        "facility",
+        "dept",
+        "department",
+        "category",
+        "tier",
+        "plan",
+        "policy",
+        "column",
+        "table",
+        "user",
+        "user name",
+        "username",
+        "place",
+        "country",
+        "drug",
+        "medicine",
+        "scheme",
+    }
+)
 
 
 # Words that make a name about something other than the person: "JobSatisfaction",
 # "Vehicle_Age", "PercentSalaryHike", "MonthlyRate". They stop partial matches only; an exact
 # name ("age") always counts.
 NOT_ABOUT_THE_PERSON = frozenset(
-    {"level", "satisfaction", "involvement", "rating", "score", "count", "rate", "ratio",
-     "percent", "pct", "hike", "increase", "change", "growth", "vehicle", "car", "product",
-     "company", "plan", "flag", "index", "rank", "average", "avg", "mean", "median", "total",
-     "sum", "limit", "premium", "target", "balance", "involved", "distance", "years", "since",
-     "last", "hours", "standard", "options", "option", "stock", "training", "times"}
-)  # fmt: skip
+    {
+        "level",
+        "satisfaction",
+        "involvement",
+        "rating",
+        "score",
+        "count",
+        "rate",
+        "ratio",
+        "percent",
+        "pct",
+        "hike",
+        "increase",
+        "change",
+        "growth",
+        "vehicle",
+        "car",
+        "product",
+        "company",
+        "plan",
+        "flag",
+        "index",
+        "rank",
+        "average",
+        "avg",
+        "mean",
+        "median",
+        "total",
+        "sum",
+        "limit",
+        "premium",
+        "target",
+        "balance",
+        "involved",
+        "distance",
+        "years",
+        "since",
+        "last",
+        "hours",
+        "standard",
+        "options",
+        "option",
+        "stock",
+        "training",
+        "times",
+    }
+)
 
 
 def is_opaque(name: str) -> bool:

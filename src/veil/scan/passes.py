@@ -127,9 +127,15 @@ class _Moments:
             return cls()
         mean = float(values.mean())
         centred = values - mean
-        return cls(len(values), float(values.min()), float(values.max()),
-                   bool(np.all(values == np.round(values))), mean,
-                   float((centred**2).sum()), float((centred**3).sum()))  # fmt: skip
+        return cls(
+            len(values),
+            float(values.min()),
+            float(values.max()),
+            bool(np.all(values == np.round(values))),
+            mean,
+            float((centred**2).sum()),
+            float((centred**3).sum()),
+        )
 
     def merge(self, other: _Moments) -> _Moments:
         if not other.n:
@@ -140,11 +146,21 @@ class _Moments:
         n = na + nb
         delta = other.mean - self.mean
         m2 = self.m2 + other.m2 + delta**2 * na * nb / n
-        m3 = (self.m3 + other.m3 + delta**3 * na * nb * (na - nb) / n**2
-              + 3 * delta * (na * other.m2 - nb * self.m2) / n)  # fmt: skip
-        return _Moments(n, min(self.low, other.low), max(self.high, other.high),
-                        self.integral and other.integral, self.mean + delta * nb / n,
-                        m2, m3)  # fmt: skip
+        m3 = (
+            self.m3
+            + other.m3
+            + delta**3 * na * nb * (na - nb) / n**2
+            + 3 * delta * (na * other.m2 - nb * self.m2) / n
+        )
+        return _Moments(
+            n,
+            min(self.low, other.low),
+            max(self.high, other.high),
+            self.integral and other.integral,
+            self.mean + delta * nb / n,
+            m2,
+            m3,
+        )
 
 
 @dataclass
@@ -167,10 +183,15 @@ class _Profile:
         moments = None
         if self.moments is not None and other.moments is not None:
             moments = self.moments.merge(other.moments)
-        return _Profile(self.rows + other.rows, self.valid + other.valid, keys[chosen],
-                        np.concatenate([self.positions, other.positions])[chosen],
-                        values.iloc[chosen].reset_index(drop=True),
-                        self.distinct.merge(other.distinct), moments)  # fmt: skip
+        return _Profile(
+            self.rows + other.rows,
+            self.valid + other.valid,
+            keys[chosen],
+            np.concatenate([self.positions, other.positions])[chosen],
+            values.iloc[chosen].reset_index(drop=True),
+            self.distinct.merge(other.distinct),
+            moments,
+        )
 
     def numbers(self) -> Numbers:
         """The facts the number recognizers read: the median from the counts when they were
@@ -217,9 +238,15 @@ class _Profiling:
             if kind_of(series.dtype) == "numeric":
                 moments = _Moments.of(valid.to_numpy(dtype=float))
             distinct = _Distinct(valid.value_counts(sort=False))._bounded()
-            out[name] = _Profile(len(series), int(present.sum()), keys[chosen], rows[chosen],
-                                 valid.iloc[chosen].reset_index(drop=True), distinct,
-                                 moments)  # fmt: skip
+            out[name] = _Profile(
+                len(series),
+                int(present.sum()),
+                keys[chosen],
+                rows[chosen],
+                valid.iloc[chosen].reset_index(drop=True),
+                distinct,
+                moments,
+            )
         return out
 
 
@@ -253,11 +280,19 @@ class _Whole(WholeColumn):
 def _sample(name: str, profile: _Profile, whole: _Whole) -> ColumnSample:
     order = np.argsort(profile.positions, kind="stable")
     positions = profile.positions[order]
-    sample = pd.Series(profile.values.to_numpy()[order], index=positions, name=name,
-                       dtype=profile.values.dtype)  # fmt: skip
-    return ColumnSample(name=name, whole=whole, sample=sample, n_rows=profile.rows,
-                        n_valid=profile.valid, n_distinct=profile.distinct.n, kind=whole.kind,
-                        positions=positions)  # fmt: skip
+    sample = pd.Series(
+        profile.values.to_numpy()[order], index=positions, name=name, dtype=profile.values.dtype
+    )
+    return ColumnSample(
+        name=name,
+        whole=whole,
+        sample=sample,
+        n_rows=profile.rows,
+        n_valid=profile.valid,
+        n_distinct=profile.distinct.n,
+        kind=whole.kind,
+        positions=positions,
+    )
 
 
 @dataclass
@@ -283,8 +318,9 @@ class _Confirming:
         return matched, _class_counts(batch, self.quasi, self.weights)
 
 
-def _class_counts(batch: pd.DataFrame, quasi: list[str] | None,
-                  weights: str | None) -> pd.DataFrame | None:  # fmt: skip
+def _class_counts(
+    batch: pd.DataFrame, quasi: list[str] | None, weights: str | None
+) -> pd.DataFrame | None:
     if not quasi:
         return None
     data = batch[quasi].copy()
@@ -302,8 +338,9 @@ def _merge_counts(a: pd.DataFrame | None, b: pd.DataFrame | None) -> pd.DataFram
     return both.groupby(keys, dropna=False, sort=False).sum().reset_index()
 
 
-def _merge_confirmed(a: tuple[dict[str, int], Any] | None,
-                     b: tuple[dict[str, int], Any]) -> tuple[dict[str, int], Any]:  # fmt: skip
+def _merge_confirmed(
+    a: tuple[dict[str, int], Any] | None, b: tuple[dict[str, int], Any]
+) -> tuple[dict[str, int], Any]:
     if a is None:
         return b
     matched = dict(a[0])
@@ -351,10 +388,11 @@ def scan_folds(
             weight_values(pd.DataFrame({weights: [1]}), weights, sampling_fraction)
     profiling = _Profiling(names, sample_size, random_state)
     profiles: dict[str, _Profile] | None = fold(
-        "scanning every column (first pass)", profiling,
+        "scanning every column (first pass)",
+        profiling,
         lambda a, b: b if a is None else {n: a[n].merge(b[n], sample_size) for n in names},
         None,
-    )  # fmt: skip
+    )
     if profiles is None:
         profiles = profiling(pd.DataFrame({n: pd.Series(dtype=object) for n in names}), 0)
     findings, wholes = _classified(profiles, names, None)
@@ -363,29 +401,49 @@ def scan_folds(
         {n: sorted(w.asked) for n, w in wholes.items()},
         {n: w.kind for n, w in wholes.items()},
         {n: w.kind == "numeric" and w.numbers().integral for n, w in wholes.items()},
-        guessed, weights,
-    )  # fmt: skip
-    matched, counts = fold("confirming the findings on every row (second pass)", confirming,
-                           _merge_confirmed, None) or ({}, None)  # fmt: skip
+        guessed,
+        weights,
+    )
+    matched, counts = fold(
+        "confirming the findings on every row (second pass)", confirming, _merge_confirmed, None
+    ) or ({}, None)
     findings, _ = _classified(profiles, names, matched)
     quasi = _quasi(findings)
     if quasi != guessed:  # the confirmation changed a verdict: count the final ones
         counting = _Confirming({}, {}, {}, quasi, weights)
-        _, counts = fold("counting the quasi-identifiers' combinations (third pass)", counting,
-                         _merge_confirmed, None) or ({}, None)  # fmt: skip
+        _, counts = fold(
+            "counting the quasi-identifiers' combinations (third pass)",
+            counting,
+            _merge_confirmed,
+            None,
+        ) or ({}, None)
     rows = next(iter(profiles.values())).rows if profiles else 0
     if counts is None:
         counts = pd.DataFrame({COUNT: [rows] if rows else []})
-    risk = assess_counts(counts, quasi, count=COUNT, population=population,
-                         sampling_fraction=sampling_fraction,
-                         weighted=WEIGHT if weights is not None else None)  # fmt: skip
-    return ScanResult(tuple(findings), rows, sample_size, risk,
-                      counts=counts.drop(columns=[WEIGHT], errors="ignore"))  # fmt: skip
+    risk = assess_counts(
+        counts,
+        quasi,
+        count=COUNT,
+        population=population,
+        sampling_fraction=sampling_fraction,
+        weighted=WEIGHT if weights is not None else None,
+    )
+    return ScanResult(
+        tuple(findings),
+        rows,
+        sample_size,
+        risk,
+        counts=counts.drop(columns=[WEIGHT], errors="ignore"),
+    )
 
 
-def scan_stream(source: TableStream, *, batch_rows: int = 500_000,
-                progress: Callable[[str], None] | Progress | None = None,
-                **options: Any) -> ScanResult:  # fmt: skip
+def scan_stream(
+    source: TableStream,
+    *,
+    batch_rows: int = 500_000,
+    progress: Callable[[str], None] | Progress | None = None,
+    **options: Any,
+) -> ScanResult:
     """The scan of a table read in batches of ``batch_rows`` (``options`` as ``scan_folds``)."""
     report = as_progress(progress)
     if source.kind == "csv":
@@ -398,8 +456,9 @@ def scan_stream(source: TableStream, *, batch_rows: int = 500_000,
     return scan_folds(fold, source.columns, **options)
 
 
-def scan_partitions(frame: Any, *, progress: Callable[[str], None] | Progress | None = None,
-                    **options: Any) -> ScanResult:  # fmt: skip
+def scan_partitions(
+    frame: Any, *, progress: Callable[[str], None] | Progress | None = None, **options: Any
+) -> ScanResult:
     """The scan of a Dask DataFrame: each partition profiled and confirmed on its worker."""
     partitions = Partitions(frame, as_progress(progress))
     return scan_folds(partitions.fold, partitions.columns, **options)

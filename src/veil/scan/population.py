@@ -54,13 +54,14 @@ class PopulationRisk:
         return [
             f"a sample of {self.sampling_fraction:.2%} of {self.population:,.0f} people: "
             f"{self.sample_uniques:,} records unique in the sample",
-            "population uniques estimated: " + ", ".join(shown(m) for m in
-            ("pitman", "zayatz", "snb")) + f"; Dankar's rule: {shown('dankar')} by "
+            "population uniques estimated: "
+            + ", ".join(shown(m) for m in ("pitman", "zayatz", "snb"))
+            + f"; Dankar's rule: {shown('dankar')} by "
             f"{self.dankar_model}",
             f"journalist risk (sdcMicro's individual risk): average "
             f"{self.journalist_average:.4f}, highest {self.journalist_max:.4f}; "
             f"{self.expected_reidentifications:,.1f} re-identifications expected",
-        ]  # fmt: skip
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """For ``veil check --format json``, under ``risk``."""
@@ -79,22 +80,28 @@ class PopulationRisk:
         }
 
 
-def sampling(rows: int, *, population: float | None = None,
-             sampling_fraction: float | None = None) -> tuple[float, float]:  # fmt: skip
+def sampling(
+    rows: int, *, population: float | None = None, sampling_fraction: float | None = None
+) -> tuple[float, float]:
     """(population, sampling fraction) from either; one clear line when neither fits."""
     if (population is None) == (sampling_fraction is None):
-        raise ParameterError("give the population size (--population N) or the sampling "
-                             "fraction (--sampling-fraction F), one of them")  # fmt: skip
+        raise ParameterError(
+            "give the population size (--population N) or the sampling "
+            "fraction (--sampling-fraction F), one of them"
+        )
     if sampling_fraction is not None:
         if not 0 < sampling_fraction <= 1:
-            raise ParameterError(f"--sampling-fraction must be in (0, 1], got "
-                                 f"{sampling_fraction!r}")  # fmt: skip
+            raise ParameterError(
+                f"--sampling-fraction must be in (0, 1], got {sampling_fraction!r}"
+            )
         return rows / sampling_fraction, float(sampling_fraction)
     assert population is not None
     if not population >= rows:
-        raise ParameterError(f"--population {population:g} is smaller than the {rows:,} "
-                             "records of the sample: give the population they were drawn "
-                             "from")  # fmt: skip
+        raise ParameterError(
+            f"--population {population:g} is smaller than the {rows:,} "
+            "records of the sample: give the population they were drawn "
+            "from"
+        )
     return float(population), rows / population
 
 
@@ -206,16 +213,19 @@ def snb(classes: dict[int, int], f: float) -> float | None:
             return [1e6, 1e6]
         d = (1 - f) * (1 - b)
         first = k * f * (b / (1 - d)) ** a * (a * d / (1 - d) + 1) - c1
-        second = (k * a * b**a * f * f * (1 - b) / 2 * (1 - d) ** (a + 2)
-                  * (2 - (1 - a) * d) - c2)  # fmt: skip
+        second = k * a * b**a * f * f * (1 - b) / 2 * (1 - d) ** (a + 2) * (2 - (1 - a) * d) - c2
         return [first, second]
 
     for a0 in (0.5, 1.0, 2.0, 0.1, 5.0):
         for b0 in (0.5, 0.1, 0.9, 0.01):
             found = root(equations, np.array([a0, b0]), method="hybr")
             a, b = (float(v) for v in found.x)
-            if found.success and a > 0 and 0 < b < 1 and \
-                    max(map(abs, equations(found.x))) < 1e-6 * max(c1, 1):  # fmt: skip
+            if (
+                found.success
+                and a > 0
+                and 0 < b < 1
+                and max(map(abs, equations(found.x))) < 1e-6 * max(c1, 1)
+            ):
                 value = k * b**a
                 if math.isfinite(value) and value >= 0:
                     return value
@@ -238,10 +248,14 @@ def individual_risk(f_k: np.ndarray, big_f_k: np.ndarray) -> np.ndarray:
     return np.where(whole, 1 / f, out)
 
 
-def population_risk(sizes: np.ndarray, *, population: float | None = None,
-                    sampling_fraction: float | None = None,
-                    weights: np.ndarray | None = None,
-                    threshold: float = 0.2) -> PopulationRisk:  # fmt: skip
+def population_risk(
+    sizes: np.ndarray,
+    *,
+    population: float | None = None,
+    sampling_fraction: float | None = None,
+    weights: np.ndarray | None = None,
+    threshold: float = 0.2,
+) -> PopulationRisk:
     """The estimates for classes of ``sizes`` (records per class in the sample); ``weights``:
     each class's summed sampling weights (its estimated population count), else
     size / sampling fraction."""
@@ -254,31 +268,36 @@ def population_risk(sizes: np.ndarray, *, population: float | None = None,
         big_n = float(counts.sum()) if population is None else float(population)
         fraction = rows / big_n
     else:
-        big_n, fraction = sampling(rows, population=population,
-                                   sampling_fraction=sampling_fraction)  # fmt: skip
+        big_n, fraction = sampling(rows, population=population, sampling_fraction=sampling_fraction)
         counts = sizes / fraction
     classes = histogram(sizes)
     c1 = classes.get(1, 0)
     if c1 == 0 or rows == 0:
-        uniques: dict[str, float | None] = {"pitman": 0.0, "zayatz": 0.0, "snb": 0.0,
-                                            "dankar": 0.0}  # fmt: skip
+        uniques: dict[str, float | None] = {"pitman": 0.0, "zayatz": 0.0, "snb": 0.0, "dankar": 0.0}
         chosen = "none (no sample uniques)"
     elif fraction >= 1:
         uniques = {m: float(c1) for m in ("pitman", "zayatz", "snb", "dankar")}
         chosen = "census (the sample is the population)"
     else:
-        uniques = {"pitman": pitman(classes, big_n), "zayatz": zayatz(classes, big_n, rows),
-                   "snb": snb(classes, fraction)}  # fmt: skip
+        uniques = {
+            "pitman": pitman(classes, big_n),
+            "zayatz": zayatz(classes, big_n, rows),
+            "snb": snb(classes, fraction),
+        }
         uniques["dankar"], chosen = _dankar(uniques, fraction)
     risks = individual_risk(sizes, counts)
     per_record = np.repeat(risks, sizes)
     return PopulationRisk(
-        big_n, fraction, c1, uniques, chosen,
+        big_n,
+        fraction,
+        c1,
+        uniques,
+        chosen,
         float(per_record.mean()) if rows else 0.0,
         float(per_record.max()) if rows else 0.0,
         float((per_record > threshold).mean()) if rows else 0.0,
         float((risks * sizes).sum()),
-    )  # fmt: skip
+    )
 
 
 def _dankar(uniques: dict[str, float | None], fraction: float) -> tuple[float, str]:
@@ -299,20 +318,31 @@ def weight_values(data: Any, weights: str, sampling_fraction: float | None = Non
     import pandas as pd
 
     if sampling_fraction is not None:
-        raise ParameterError("give --weights or --sampling-fraction, not both: the weights "
-                             "say how many people each row stands for")  # fmt: skip
+        raise ParameterError(
+            "give --weights or --sampling-fraction, not both: the weights "
+            "say how many people each row stands for"
+        )
     if weights not in data.columns:
         raise ParameterError(f"--weights {weights!r} is not a column of the data")
     values = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=float)
     if np.isnan(values).any() or (values < 1).any():
-        raise ParameterError(f"--weights {weights!r}: every row needs a sampling weight of "
-                             "at least 1 (how many people it stands for)")  # fmt: skip
+        raise ParameterError(
+            f"--weights {weights!r}: every row needs a sampling weight of "
+            "at least 1 (how many people it stands for)"
+        )
     return values
 
 
-def beyond(data: Any, klass: np.ndarray, sizes: np.ndarray, *, population: float | None = None,
-           sampling_fraction: float | None = None, weights: str | None = None,
-           threshold: float = 0.2) -> PopulationRisk | None:  # fmt: skip
+def beyond(
+    data: Any,
+    klass: np.ndarray,
+    sizes: np.ndarray,
+    *,
+    population: float | None = None,
+    sampling_fraction: float | None = None,
+    weights: str | None = None,
+    threshold: float = 0.2,
+) -> PopulationRisk | None:
     """The estimates for ``data`` (a DataFrame) whose rows fall in classes ``klass`` of
     ``sizes``, when the caller said what it is a sample of; else None."""
     if population is None and sampling_fraction is None and weights is None:
@@ -321,5 +351,10 @@ def beyond(data: Any, klass: np.ndarray, sizes: np.ndarray, *, population: float
     if weights is not None:
         values = weight_values(data, weights, sampling_fraction)
         summed = np.bincount(klass, weights=values, minlength=len(sizes))
-    return population_risk(sizes, population=population, sampling_fraction=sampling_fraction,
-                           weights=summed, threshold=threshold)  # fmt: skip
+    return population_risk(
+        sizes,
+        population=population,
+        sampling_fraction=sampling_fraction,
+        weights=summed,
+        threshold=threshold,
+    )

@@ -53,26 +53,48 @@ class RiskSummary(Shown):
 
 
 def assess(
-    frame: pd.DataFrame, quasi_identifiers: Sequence[str], *, top: int = 5, max_size: int = 3,
-    population: float | None = None, sampling_fraction: float | None = None,
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    *,
+    top: int = 5,
+    max_size: int = 3,
+    population: float | None = None,
+    sampling_fraction: float | None = None,
     weights: str | None = None,
-) -> RiskSummary:  # fmt: skip
+) -> RiskSummary:
     """Uniqueness on all ``quasi_identifiers`` and the ``top`` smallest combinations (up to
     ``max_size`` columns) that make the most rows unique; with ``population``,
     ``sampling_fraction`` or a ``weights`` column, the estimates beyond the sample
     (``veil.scan.population``)."""
     qis = list(quasi_identifiers)
-    return _measure(frame, qis, None, top=top, max_size=max_size,
-                    beyond_it=lambda klass, sizes: beyond(
-                        frame, klass, sizes, population=population,
-                        sampling_fraction=sampling_fraction, weights=weights))  # fmt: skip
+    return _measure(
+        frame,
+        qis,
+        None,
+        top=top,
+        max_size=max_size,
+        beyond_it=lambda klass, sizes: beyond(
+            frame,
+            klass,
+            sizes,
+            population=population,
+            sampling_fraction=sampling_fraction,
+            weights=weights,
+        ),
+    )
 
 
 def assess_counts(
-    counts: pd.DataFrame, quasi_identifiers: Sequence[str], *, count: str, top: int = 5,
-    max_size: int = 3, population: float | None = None, sampling_fraction: float | None = None,
+    counts: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    *,
+    count: str,
+    top: int = 5,
+    max_size: int = 3,
+    population: float | None = None,
+    sampling_fraction: float | None = None,
     weighted: str | None = None,
-) -> RiskSummary:  # fmt: skip
+) -> RiskSummary:
     """``assess`` of the rows ``counts`` stands for: one row per distinct combination of the
     quasi-identifiers with how many rows hold it (the column ``count``) and, with sampling
     weights, their sum (the column ``weighted``)."""
@@ -84,17 +106,25 @@ def assess_counts(
             return None
         summed = None
         if weighted is not None:
-            summed = np.bincount(klass, weights=counts[weighted].to_numpy(dtype=float),
-                                 minlength=len(sizes))  # fmt: skip
-        return population_risk(sizes, population=population,
-                               sampling_fraction=sampling_fraction, weights=summed)  # fmt: skip
+            summed = np.bincount(
+                klass, weights=counts[weighted].to_numpy(dtype=float), minlength=len(sizes)
+            )
+        return population_risk(
+            sizes, population=population, sampling_fraction=sampling_fraction, weights=summed
+        )
 
     return _measure(counts, qis, weights, top=top, max_size=max_size, beyond_it=estimates)
 
 
-def _measure(frame: pd.DataFrame, qis: list[str], weights: np.ndarray | None, *, top: int,
-             max_size: int, beyond_it: Callable[[np.ndarray, np.ndarray], PopulationRisk | None],
-             ) -> RiskSummary:  # fmt: skip
+def _measure(
+    frame: pd.DataFrame,
+    qis: list[str],
+    weights: np.ndarray | None,
+    *,
+    top: int,
+    max_size: int,
+    beyond_it: Callable[[np.ndarray, np.ndarray], PopulationRisk | None],
+) -> RiskSummary:
     """The summary of ``frame``'s rows (each counting ``weights`` records, or one)."""
     rows = len(frame) if weights is None else int(weights.sum())
     if not qis or rows == 0:

@@ -135,17 +135,20 @@ def _names(text: str) -> list[Span]:
     # than any list's entry is none of them (and a cell of megabytes of letters is one word)
     folded: dict[str, str] = {}
     keys = [
-        folded.get(word) or folded.setdefault(word, normalize(word) if len(word) <= LONGEST_WORD
-                                              else "")
+        folded.get(word)
+        or folded.setdefault(word, normalize(word) if len(word) <= LONGEST_WORD else "")
         for _, _, word in tokens
-    ]  # fmt: skip
+    ]
     spans: list[Span] = []
     i = 0
     while i < len(tokens):
         start, _, token = tokens[i]
         key = keys[i]
-        is_title = key in titles and (text[tokens[i][1] : tokens[i][1] + 1] == "."
-                                      or key not in common or _is_capitalized(token))  # fmt: skip
+        is_title = key in titles and (
+            text[tokens[i][1] : tokens[i][1] + 1] == "."
+            or key not in common
+            or _is_capitalized(token)
+        )
         cue = key in cues
         # the capitalized words that follow (at most three: "Mary Wanjiru Kamau")
         j = i + 1
@@ -286,11 +289,42 @@ def find_all(text: str, entities: Collection[str] | None = None) -> list[Span]:
 
 #: Capitalized words that some gazetteer lists as a place but a note means otherwise.
 _NOT_PLACES = frozenset(
-    {"reading", "mobile", "orange", "split", "nice", "bath", "deal", "hope", "march", "may",
-     "victoria", "florence", "george", "charlotte", "grace", "union", "independence",
-     "liberty", "university", "college", "central", "north", "south", "east", "west",
-     "claim", "clinic", "hospital", "pharmacy", "lab", "member", "client", "follow"}
-)  # fmt: skip
+    {
+        "reading",
+        "mobile",
+        "orange",
+        "split",
+        "nice",
+        "bath",
+        "deal",
+        "hope",
+        "march",
+        "may",
+        "victoria",
+        "florence",
+        "george",
+        "charlotte",
+        "grace",
+        "union",
+        "independence",
+        "liberty",
+        "university",
+        "college",
+        "central",
+        "north",
+        "south",
+        "east",
+        "west",
+        "claim",
+        "clinic",
+        "hospital",
+        "pharmacy",
+        "lab",
+        "member",
+        "client",
+        "follow",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,13 @@ class GaussianCopula(Marginals):
 
     method = "copula"
 
-    def __init__(self, *, condition_on: str | Sequence[str] | None = None,
-                 clusters: int | None = None, **options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        condition_on: str | Sequence[str] | None = None,
+        clusters: int | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
         if clusters is not None and (int(clusters) != clusters or clusters < 2):
             raise ParameterError(f"clusters must be a whole number of at least 2, got {clusters}")
@@ -119,8 +124,9 @@ class GaussianCopula(Marginals):
             assert model.probabilities is not None
             rest = np.delete(scores, j, axis=1) @ np.delete(loading, j)
             means = pd.Series(rest).groupby(frame[name].to_numpy(), dropna=True).mean()
-            order = np.argsort(means.reindex(model.categories).fillna(0.0).to_numpy(),
-                               kind="stable")  # fmt: skip
+            order = np.argsort(
+                means.reindex(model.categories).fillna(0.0).to_numpy(), kind="stable"
+            )
             if (order != np.arange(len(order))).any():
                 model.categories = model.categories[order]
                 model.probabilities = model.probabilities[order]
@@ -174,9 +180,13 @@ class GaussianCopula(Marginals):
         return [on] if isinstance(on, str) else [str(c) for c in (on or ())]
 
     def _options(self) -> dict[str, Any]:
-        return {"candidates": self.candidates, "criterion": self.criterion,
-                "identifiers": self.identifiers, "leave_out": self.leave_out,
-                "locale": self.locale}  # fmt: skip
+        return {
+            "candidates": self.candidates,
+            "criterion": self.criterion,
+            "identifiers": self.identifiers,
+            "leave_out": self.leave_out,
+            "locale": self.locale,
+        }
 
     def _sample(self, n: int | None, seed: int | None) -> pd.DataFrame:
         if not hasattr(self, "parts_"):

@@ -20,10 +20,16 @@ from veil.exceptions import InputError
 
 #: entities Faker writes well-formed values for, and its provider
 PROVIDERS = {
-    "PERSON": "name", "EMAIL": "email", "PHONE": "phone_number", "CREDIT_CARD":
-    "credit_card_number", "IBAN": "iban", "IP_ADDRESS": "ipv4", "ADDRESS": "address",
-    "US_SSN": "ssn", "URL": "url",
-}  # fmt: skip
+    "PERSON": "name",
+    "EMAIL": "email",
+    "PHONE": "phone_number",
+    "CREDIT_CARD": "credit_card_number",
+    "IBAN": "iban",
+    "IP_ADDRESS": "ipv4",
+    "ADDRESS": "address",
+    "US_SSN": "ssn",
+    "URL": "url",
+}
 #: entities with a fixed form and no Faker provider: Faker's bothify patterns (# a digit, ? a
 #: letter), one drawn per value
 PATTERNS = {"KE_KRA_PIN": ("A#########?", "P#########?"), "KE_NATIONAL_ID": ("########",)}
@@ -63,8 +69,9 @@ class FreshIdentifiers:
         shortest = min(len(s) for s in shapes)
         if len(prefix) + len(suffix) >= shortest:  # nothing left to vary: keep the prefix only
             prefix, suffix = prefix[: max(0, shortest - 1)], ""
-        return cls(str(series.name), entity, shapes, frozenset(texts), bool(integer),
-                   prefix, suffix)  # fmt: skip
+        return cls(
+            str(series.name), entity, shapes, frozenset(texts), bool(integer), prefix, suffix
+        )
 
     def sample(self, n: int, rng: np.random.Generator, locale: str) -> pd.Series:
         provider = PROVIDERS.get(self.entity or "")
@@ -90,11 +97,15 @@ class FreshIdentifiers:
                 make = getattr(faker, provider)
                 drawn = [str(make()).replace("\n", ", ") for _ in range(want)]
             elif patterns is not None and patterns_of is not None:
-                drawn = [patterns.bothify(patterns_of[i]).upper()
-                         for i in rng.integers(0, len(patterns_of), 2 * want)]  # fmt: skip
+                drawn = [
+                    patterns.bothify(patterns_of[i]).upper()
+                    for i in rng.integers(0, len(patterns_of), 2 * want)
+                ]
             else:
-                drawn = [self._like(self.shapes[i], rng)
-                         for i in rng.integers(0, len(self.shapes), 2 * want)]  # fmt: skip
+                drawn = [
+                    self._like(self.shapes[i], rng)
+                    for i in rng.integers(0, len(self.shapes), 2 * want)
+                ]
                 ends = len(self.prefix), len(self.suffix)
                 drawn = [self.prefix + d[ends[0] : len(d) - ends[1]] + self.suffix for d in drawn]
             for value in drawn:
@@ -149,6 +160,8 @@ class FreshIdentifiers:
 def _common_start(texts: list[str]) -> str:
     """The characters every text starts with."""
     first, last = min(texts), max(texts)  # the common start of all is theirs
-    size = next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b),
-                min(len(first), len(last)))  # fmt: skip
+    size = next(
+        (i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b),
+        min(len(first), len(last)),
+    )
     return first[:size]

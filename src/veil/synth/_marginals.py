@@ -245,8 +245,9 @@ class Marginals(Synthesizer):
                     entities[found.name] = found.entity
         return identifiers, entities, left_out
 
-    def _fit_column(self, series: pd.Series, missing: float, rng: np.random.Generator
-                    ) -> ColumnModel:  # fmt: skip
+    def _fit_column(
+        self, series: pd.Series, missing: float, rng: np.random.Generator
+    ) -> ColumnModel:
         name = str(series.name)
         present = series.dropna()
         is_date = pd.api.types.is_datetime64_any_dtype(series)
@@ -260,8 +261,9 @@ class Marginals(Synthesizer):
             atoms = shares[shares >= ATOM_SHARE].head(5)
             model.atoms, model.atom_shares = atoms.index.to_numpy(float), atoms.to_numpy()
             values = values[~np.isin(values, model.atoms)]
-            model.fit_report = fit_distributions(values, self.candidates, self.criterion, rng,
-                                                 name=name, max_rows=FIT_ROWS)  # fmt: skip
+            model.fit_report = fit_distributions(
+                values, self.candidates, self.criterion, rng, name=name, max_rows=FIT_ROWS
+            )
             model.distribution = model.fit_report[0]["distribution"]
             model.params = tuple(model.fit_report[0]["params"])
             model.integer = not is_date and bool(np.all(values == np.round(values)))
@@ -273,9 +275,13 @@ class Marginals(Synthesizer):
             return model
         counts = present.value_counts()
         refuse_copies(series, counts)
-        return ColumnModel(name, "category", missing,
-                           categories=counts.index.to_numpy(dtype=object),
-                           probabilities=(counts / counts.sum()).to_numpy())  # fmt: skip
+        return ColumnModel(
+            name,
+            "category",
+            missing,
+            categories=counts.index.to_numpy(dtype=object),
+            probabilities=(counts / counts.sum()).to_numpy(),
+        )
 
     # ------------------------------------------------------------------------------- sample
     def _check_fitted(self) -> None:
@@ -296,8 +302,9 @@ class Marginals(Synthesizer):
             name: rng.random(rows) for name, m in self.models_.items() if m.kind != "identifier"
         }
 
-    def _assemble(self, uniforms: dict[str, np.ndarray], rows: int, rng: np.random.Generator
-                  ) -> pd.DataFrame:  # fmt: skip
+    def _assemble(
+        self, uniforms: dict[str, np.ndarray], rows: int, rng: np.random.Generator
+    ) -> pd.DataFrame:
         out = {}
         for name, model in self.models_.items():
             blank = rng.random(rows) < model.missing
@@ -308,8 +315,9 @@ class Marginals(Synthesizer):
             out[name] = column.reset_index(drop=True)
         return pd.DataFrame(out)
 
-    def _fresh(self, model: ColumnModel, rows: int, rng: np.random.Generator,
-               blank: np.ndarray) -> pd.Series:  # fmt: skip
+    def _fresh(
+        self, model: ColumnModel, rows: int, rng: np.random.Generator, blank: np.ndarray
+    ) -> pd.Series:
         """New identifiers for ``rows`` rows, missing where ``blank``."""
         assert model.fresh is not None
         return model.fresh.sample(rows, rng, self.locale).mask(blank)

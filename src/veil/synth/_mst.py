@@ -57,9 +57,14 @@ class Synthetic(Shown):
 
     def to_dict(self) -> dict[str, object]:
         """What was made (the rows are in ``data``)."""
-        return {"rows": len(self.data), "epsilon": self.epsilon, "columns": list(self.columns),
-                "left_out": list(self.left_out), "notes": list(self.notes),
-                "rows_from": self.rows_from}  # fmt: skip
+        return {
+            "rows": len(self.data),
+            "epsilon": self.epsilon,
+            "columns": list(self.columns),
+            "left_out": list(self.left_out),
+            "notes": list(self.notes),
+            "rows_from": self.rows_from,
+        }
 
 
 def _plan(
@@ -190,14 +195,21 @@ class MST(Synthesizer):
                 PrivacyLeakWarning,
                 stacklevel=3,
             )
-        data = pd.DataFrame({
-            name: frame[name].astype(str).where(frame[name].notna(), None) if name in categories
-            else pd.to_numeric(frame[name], errors="coerce").astype(float)
-            for name in chosen
-        })  # fmt: skip
+        data = pd.DataFrame(
+            {
+                name: frame[name].astype(str).where(frame[name].notna(), None)
+                if name in categories
+                else pd.to_numeric(frame[name], errors="coerce").astype(float)
+                for name in chosen
+            }
+        )
         self.progress("fitting MST marginals")
-        with self.accountant.spend(self.epsilon, 0.0, what=f"synthesize MST ({len(chosen)} "
-                                   "columns)", dataset=dataset_id(frame)):  # fmt: skip
+        with self.accountant.spend(
+            self.epsilon,
+            0.0,
+            what=f"synthesize MST ({len(chosen)} columns)",
+            dataset=dataset_id(frame),
+        ):
             context = dp.Context.compositor(
                 data=pl.LazyFrame(data),
                 privacy_unit=dp.unit_of(contributions=1),
@@ -238,12 +250,15 @@ class MST(Synthesizer):
             )
             notes.append(f"left out (direct identifiers{how}): {', '.join(self.dropped_)}")
         if self.redrawn_:
-            notes.append(f"{self.redrawn_:,} cells the model drew as missing in columns that "
-                         "have no missing value were redrawn from the column's synthetic values "
-                         "(post-processing)")  # fmt: skip
+            notes.append(
+                f"{self.redrawn_:,} cells the model drew as missing in columns that "
+                "have no missing value were redrawn from the column's synthetic values "
+                "(post-processing)"
+            )
         if self.left_out_:
-            notes.append("left out (too many distinct values: text, dates): "
-                         f"{', '.join(self.left_out_)}")  # fmt: skip
+            notes.append(
+                f"left out (too many distinct values: text, dates): {', '.join(self.left_out_)}"
+            )
         return notes
 
 
@@ -301,15 +316,27 @@ def synthesize(
     """
     if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
         raise ParameterError(f"rows must be a whole number >= 1 (or None), got {rows!r}")
-    model = MST(epsilon=epsilon, accountant=accountant, columns=columns, keys=keys,
-                bounds=bounds, bins=bins, identifiers=identifiers)  # fmt: skip
+    model = MST(
+        epsilon=epsilon,
+        accountant=accountant,
+        columns=columns,
+        keys=keys,
+        bounds=bounds,
+        bins=bins,
+        identifiers=identifiers,
+    )
     out = model.fit(frame).sample(rows, random_state=random_state)
     first = (
-        f"{len(out):,} rows: the number given as public input" if rows is not None
+        f"{len(out):,} rows: the number given as public input"
+        if rows is not None
         else f"{len(out):,} rows: as many as the noisy marginals estimate (the input's size "
         "is not published)"
-    )  # fmt: skip
+    )
     return Synthetic(
-        out, epsilon, tuple(model.chosen_), tuple(model.dropped_ + model.left_out_),
-        (first, *model.describe()), rows_from=model.rows_from_,
-    )  # fmt: skip
+        out,
+        epsilon,
+        tuple(model.chosen_),
+        tuple(model.dropped_ + model.left_out_),
+        (first, *model.describe()),
+        rows_from=model.rows_from_,
+    )

@@ -51,8 +51,20 @@ def load_schema(source: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str,
             raise InputError(f"{path}: not valid YAML ({err.__class__.__name__})") from err
     if not isinstance(schema, dict):
         raise ParameterError("a schema is a mapping with columns (or kind: classification/blobs)")
-    known = {"locale", "rows", "seed", "kind", "columns", "features", "informative", "classes",
-             "weights", "centers", "std", "target"}  # fmt: skip
+    known = {
+        "locale",
+        "rows",
+        "seed",
+        "kind",
+        "columns",
+        "features",
+        "informative",
+        "classes",
+        "weights",
+        "centers",
+        "std",
+        "target",
+    }
     unknown = set(schema) - known
     if unknown:
         raise ParameterError(f"schema: unknown keys {sorted(unknown)}")
@@ -60,8 +72,10 @@ def load_schema(source: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str,
     if kind not in _KINDS:
         raise ParameterError(f"schema kind must be one of {list(_KINDS)}, got {kind!r}")
     if kind == "table" and not schema.get("columns"):
-        raise ParameterError("schema: give columns (name: {faker|choice|pattern|date|"
-                             "distribution: ...}), or kind: classification or blobs")  # fmt: skip
+        raise ParameterError(
+            "schema: give columns (name: {faker|choice|pattern|date|"
+            "distribution: ...}), or kind: classification or blobs"
+        )
     return schema
 
 
@@ -87,12 +101,16 @@ def from_schema(
     for name in columns:
         spec = schema["columns"][name]
         if not isinstance(spec, Mapping):
-            raise ParameterError(f"schema column {name!r}: give a mapping such as "
-                                 "{faker: name} or {choice: {A: 0.5, B: 0.5}}")  # fmt: skip
+            raise ParameterError(
+                f"schema column {name!r}: give a mapping such as "
+                "{faker: name} or {choice: {A: 0.5, B: 0.5}}"
+            )
         forms = [f for f in _COLUMN_FORMS if f in spec]
         if len(forms) != 1:
-            raise ParameterError(f"schema column {name!r}: give exactly one of "
-                                 f"{list(_COLUMN_FORMS)}, got {forms or 'none'}")  # fmt: skip
+            raise ParameterError(
+                f"schema column {name!r}: give exactly one of "
+                f"{list(_COLUMN_FORMS)}, got {forms or 'none'}"
+            )
         values = _column(str(name), forms[0], spec, frame, n, rng, locale)
         missing = float(spec.get("missing", 0))
         if not 0 <= missing < 1:
@@ -107,12 +125,16 @@ def _in_dependency_order(columns: Mapping[str, Any]) -> list[str]:
     """The columns, each after the ones it reads (``gender_column``, ``name_column``)."""
     reads = {}
     for name, spec in columns.items():
-        needs = [spec.get(k) for k in ("gender_column", "name_column")
-                 if isinstance(spec, Mapping) and spec.get(k) is not None]  # fmt: skip
+        needs = [
+            spec.get(k)
+            for k in ("gender_column", "name_column")
+            if isinstance(spec, Mapping) and spec.get(k) is not None
+        ]
         for other in needs:
             if other not in columns:
-                raise ParameterError(f"schema column {name!r} reads {other!r}, which the "
-                                     "schema does not have")  # fmt: skip
+                raise ParameterError(
+                    f"schema column {name!r} reads {other!r}, which the schema does not have"
+                )
         reads[name] = needs
     order: list[str] = []
     while len(order) < len(columns):
@@ -124,13 +146,23 @@ def _in_dependency_order(columns: Mapping[str, Any]) -> list[str]:
     return order
 
 
-def _column(name: str, form: str, spec: Mapping[str, Any], frame: pd.DataFrame, n: int,
-            rng: np.random.Generator, locale: str) -> pd.Series:  # fmt: skip
+def _column(
+    name: str,
+    form: str,
+    spec: Mapping[str, Any],
+    frame: pd.DataFrame,
+    n: int,
+    rng: np.random.Generator,
+    locale: str,
+) -> pd.Series:
     if form == "distribution":
         return _numbers(name, spec, n, rng)
-    options: dict[str, Any] = {"locale": spec.get("locale", locale), "consistent": False,
-                               "unique": bool(spec.get("unique", False)),
-                               "random_state": int(rng.integers(2**31))}  # fmt: skip
+    options: dict[str, Any] = {
+        "locale": spec.get("locale", locale),
+        "consistent": False,
+        "unique": bool(spec.get("unique", False)),
+        "random_state": int(rng.integers(2**31)),
+    }
     if form == "faker":
         options["kind"] = str(spec["faker"])
         options["gender_column"] = spec.get("gender_column")
@@ -168,8 +200,9 @@ def _numbers(name: str, spec: Mapping[str, Any], n: int, rng: np.random.Generato
         frozen = family(**params) if isinstance(params, Mapping) else family(*params)
         values = np.asarray(frozen.rvs(size=n, random_state=rng), dtype=float)
     except (TypeError, ValueError) as err:
-        raise ParameterError(f"schema column {name!r}: params {params!r} do not fit "
-                             f"{spec['distribution']} ({err})") from err  # fmt: skip
+        raise ParameterError(
+            f"schema column {name!r}: params {params!r} do not fit {spec['distribution']} ({err})"
+        ) from err
     values = np.clip(values, spec.get("min", -np.inf), spec.get("max", np.inf))
     if spec.get("integer"):
         return pd.Series(np.round(values)).astype("int64")
@@ -184,16 +217,22 @@ def _sklearn(kind: str, schema: Mapping[str, Any], n: int, seed: int | None) -> 
     try:
         if kind == "classification":
             x, y = make_classification(
-                n_samples=n, n_features=features,
+                n_samples=n,
+                n_features=features,
                 n_informative=int(schema.get("informative", min(3, features))),
-                n_redundant=0, n_classes=int(schema.get("classes", 2)),
-                weights=schema.get("weights"), random_state=seed,
-            )  # fmt: skip
+                n_redundant=0,
+                n_classes=int(schema.get("classes", 2)),
+                weights=schema.get("weights"),
+                random_state=seed,
+            )
         else:
             x, y = make_blobs(
-                n_samples=n, n_features=features, centers=schema.get("centers", 3),
-                cluster_std=float(schema.get("std", 1.0)), random_state=seed,
-            )  # fmt: skip
+                n_samples=n,
+                n_features=features,
+                centers=schema.get("centers", 3),
+                cluster_std=float(schema.get("std", 1.0)),
+                random_state=seed,
+            )
     except ValueError as err:
         raise ParameterError(f"schema ({kind}): {err}") from err
     frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(features)])

@@ -40,17 +40,20 @@ class TVAE(Marginals):
         codes, numbers = self.codec_.codes(frame[columns]), self.codec_.numbers(frame[columns])
         progress = self.progress if isinstance(self.progress, Progress) else None
         with seeded(seed or 0):
-            self.network_ = build(self.codec_.cardinalities, len(self.codec_.numeric), self.dim,
-                                  variational=True)  # fmt: skip
-            self.training_ = train(self.network_, codes, numbers, seed=seed or 0,
-                                   epochs=self.epochs, progress=progress)  # fmt: skip
+            self.network_ = build(
+                self.codec_.cardinalities, len(self.codec_.numeric), self.dim, variational=True
+            )
+            self.training_ = train(
+                self.network_, codes, numbers, seed=seed or 0, epochs=self.epochs, progress=progress
+            )
             with torch.no_grad():
                 mean, _ = self.network_.encode(torch.as_tensor(codes), torch.as_tensor(numbers))
                 _, predicted = self.network_.decode(mean)
         self.noise_ = np.std(predicted.numpy() - numbers, axis=0) if numbers.shape[1] else None
 
-    def _fit_column(self, series: pd.Series, missing: float, rng: np.random.Generator
-                    ) -> ColumnModel:  # fmt: skip
+    def _fit_column(
+        self, series: pd.Series, missing: float, rng: np.random.Generator
+    ) -> ColumnModel:
         """The network models the values: a column needs only its missing rate here (no
         distributions fitted), and the refusal of columns that would copy real values."""
         if not is_continuous(series.dropna()):
@@ -94,9 +97,12 @@ class TVAE(Marginals):
         self._check_fitted()
         t = self.training_
         early = " (stopped early)" if t.stopped_early else ""
-        lines = [f"variational autoencoder, {self.dim}-dimensional latent, "
-                 f"{len(self.codec_.categorical)} categorical and {len(self.codec_.numeric)} "
-                 f"numeric columns, {t.epochs} epochs in {t.seconds:.1f} s{early}"]  # fmt: skip
-        lines += [f"{n}: fresh identifiers" for n, m in self.models_.items()
-                  if m.kind == "identifier"]  # fmt: skip
+        lines = [
+            f"variational autoencoder, {self.dim}-dimensional latent, "
+            f"{len(self.codec_.categorical)} categorical and {len(self.codec_.numeric)} "
+            f"numeric columns, {t.epochs} epochs in {t.seconds:.1f} s{early}"
+        ]
+        lines += [
+            f"{n}: fresh identifiers" for n, m in self.models_.items() if m.kind == "identifier"
+        ]
         return lines + [f"{c}: {why}" for c, why in self.left_out_.items()]

@@ -189,8 +189,9 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
 
     def tallies(self) -> dict[str, Any]:
         """What the last transform counted: ``counts_`` and the ``_tallies`` attributes."""
-        out: dict[str, Any] = {name: getattr(self, name) for name in self._tallies
-                               if hasattr(self, name)}  # fmt: skip
+        out: dict[str, Any] = {
+            name: getattr(self, name) for name in self._tallies if hasattr(self, name)
+        }
         if isinstance(getattr(self, "counts_", None), dict):
             out["counts_"] = dict(self.counts_ or {})
         return out

@@ -88,8 +88,12 @@ class Generalize(ColumnTransform):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "columns": COLUMNS,
-        "bins": [Interval(Integral, 2, None, closed="left"), StrOptions({"mean", "median"}),
-                 "array-like", None],
+        "bins": [
+            Interval(Integral, 2, None, closed="left"),
+            StrOptions({"mean", "median"}),
+            "array-like",
+            None,
+        ],
         "strategy": [StrOptions({"width", "quantile"})],
         "labels": [list, tuple, None],
         "right": ["boolean"],
@@ -97,7 +101,7 @@ class Generalize(ColumnTransform):
         "other": "no_validation",  # any value: the group of unmapped values
         "date": [StrOptions(set(_DATE_UNITS)), None],
         "round_to": [Interval(Real, 0, None, closed="neither"), None],
-    }  # fmt: skip
+    }
 
     def __init__(
         self,

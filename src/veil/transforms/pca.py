@@ -38,13 +38,14 @@ class PCAMask(ColumnTransform):
         "columns": COLUMNS,
         # a count of components, or the share of variance to keep (scikit-learn's PCA)
         "n_components": [
-            Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="neither"),
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0, 1, closed="neither"),
             None,
         ],
         "standardize": ["boolean"],
         "prefix": [str],
         "random_state": ["random_state"],
-    }  # fmt: skip
+    }
 
     def __init__(
         self,

@@ -27,9 +27,26 @@ _DIGITS = "0123456789"
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LOWER = _UPPER.lower()
 #: Latin letters that have no accent to drop, written in plain letters.
-_PLAIN = str.maketrans({"ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe",
-                        "Œ": "OE", "đ": "d", "Đ": "D", "ł": "l", "Ł": "L", "þ": "th",
-                        "Þ": "Th", "\u0131": "i", "ð": "d", "Ð": "D"})  # fmt: skip
+_PLAIN = str.maketrans(
+    {
+        "ß": "ss",
+        "ø": "o",
+        "Ø": "O",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "Œ": "OE",
+        "đ": "d",
+        "Đ": "D",
+        "ł": "l",
+        "Ł": "L",
+        "þ": "th",
+        "Þ": "Th",
+        "\u0131": "i",
+        "ð": "d",
+        "Ð": "D",
+    }
+)
 
 
 def latin_letters(text: str, *, column: str) -> str:
@@ -38,8 +55,9 @@ def latin_letters(text: str, *, column: str) -> str:
     copied into the pseudonym as it is. A letter of another script is refused."""
     plain = unicodedata.normalize("NFKD", text.translate(_PLAIN))
     plain = "".join(c for c in plain if not unicodedata.combining(c))
-    foreign = next((c for c in plain if not c.isascii() and unicodedata.category(c)[0] == "L"),
-                   None)  # fmt: skip
+    foreign = next(
+        (c for c in plain if not c.isascii() and unicodedata.category(c)[0] == "L"), None
+    )
     if foreign is not None:
         raise ParameterError(
             f"column {column!r}: format-preserving pseudonyms hide Latin letters and digits, "
@@ -148,7 +166,7 @@ class Pseudonymize(ColumnTransform):
                 raise CheckFailedError(
                     f"column {name!r}: two distinct values received the same pseudonym "
                     f"(format={self.format!r}); {fix}"
-                )  # fmt: skip
+                )
             tokens = rebuild(series, codes, np.asarray(mapped, dtype=object))
             if self.format == "preserve" and _is_integer_column(series) and not tokens.isna().any():
                 tokens = tokens.astype("int64")
@@ -165,8 +183,10 @@ class Pseudonymize(ColumnTransform):
         tokens: list[str] = []
         heads = np.empty(len(texts), dtype=np.uint64)
         for start in range(0, len(texts), _CHUNK):
-            digests = [hmac.digest(key, prefix + text.encode() + suffix, "sha256")
-                       for text in texts[start : start + _CHUNK]]  # fmt: skip
+            digests = [
+                hmac.digest(key, prefix + text.encode() + suffix, "sha256")
+                for text in texts[start : start + _CHUNK]
+            ]
             tokens.extend(digest[:keep].hex()[: self.length] for digest in digests)
             first = np.frombuffer(b"".join(digests), dtype=">u8")[::4]
             heads[start : start + len(digests)] = first.astype(np.uint64) >> shift
@@ -223,10 +243,11 @@ class _Permutations:
             radices.append(radix)
             number = number * radix + value
         shape = "".join(
-            ("D" if i == lead else "d" if text[i] in _DIGITS else "a") if i in free_set
+            ("D" if i == lead else "d" if text[i] in _DIGITS else "a")
+            if i in free_set
             else "\x00" + text[i]
             for i in range(len(text))
-        )  # fmt: skip
+        )
         size = 1
         for radix in radices:
             size *= radix
@@ -243,8 +264,9 @@ class _Permutations:
         return "".join(out)
 
     def _tweak(self, shape: str) -> bytes:
-        return hmac.digest(self.key, f"veil-fpe-tweak\x1f{self.domain}\x1f{shape}".encode(),
-                           "sha256")  # fmt: skip
+        return hmac.digest(
+            self.key, f"veil-fpe-tweak\x1f{self.domain}\x1f{shape}".encode(), "sha256"
+        )
 
     def _permute(self, number: int, size: int, shape: str) -> int:
         if size <= TABLE_MAX:

@@ -135,8 +135,11 @@ class Redact(ColumnTransform):
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
         from veil.scan.text import find_all
 
-        key = load_key(key_env=self.key_env, key_file=self.key_file) \
-            if self.replace == "pseudonym" else b""  # fmt: skip
+        key = (
+            load_key(key_env=self.key_env, key_file=self.key_file)
+            if self.replace == "pseudonym"
+            else b""
+        )
         faker = Faker(self.locale)
         faker.seed_instance(int(rng_from(self.random_state).integers(0, 2**31 - 1)))
         fakes: dict[tuple[str, str], str] = {}

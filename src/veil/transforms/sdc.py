@@ -48,8 +48,14 @@ class PRAM(ColumnTransform):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, columns: Columns = None, *, pd: float = 0.8, alpha: float = 0.5,
-                 random_state: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        columns: Columns = None,
+        *,
+        pd: float = 0.8,
+        alpha: float = 0.5,
+        random_state: Any = None,
+    ) -> None:
         self.columns = columns
         self.pd = pd
         self.alpha = alpha
@@ -77,8 +83,10 @@ class PRAM(ColumnTransform):
             codes = np.array([lookup.get(v, -1) for v in values])
             if (codes < 0).any():
                 unseen = values[codes < 0].iloc[0]
-                raise ParameterError(f"PRAM of {name!r} was fitted without the value {unseen!r}: "
-                                     "fit it on the table it transforms")  # fmt: skip
+                raise ParameterError(
+                    f"PRAM of {name!r} was fitted without the value {unseen!r}: "
+                    "fit it on the table it transforms"
+                )
             cumulative = np.cumsum(self.matrices_[name], axis=1)
             draws = rng.random(len(codes))
             new = (cumulative[codes] < draws[:, None] * cumulative[codes, -1:]).sum(axis=1)
@@ -91,15 +99,20 @@ class PRAM(ColumnTransform):
     def describe(self) -> str:
         """The columns, the transition parameters and each column's share of values kept on
         average."""
-        kept = ", ".join(f"{c} {float(np.diag(self.matrices_[c]) @ self.frequencies_[c]):.0%}"
-                         for c in self.columns_)  # fmt: skip
-        return (f"PRAM({', '.join(self.columns_)}; pd={self.pd:g}, alpha={self.alpha:g}): each "
-                f"value redrawn from an invariant transition matrix, expected frequencies kept; "
-                f"values kept on average: {kept}")  # fmt: skip
+        kept = ", ".join(
+            f"{c} {float(np.diag(self.matrices_[c]) @ self.frequencies_[c]):.0%}"
+            for c in self.columns_
+        )
+        return (
+            f"PRAM({', '.join(self.columns_)}; pd={self.pd:g}, alpha={self.alpha:g}): each "
+            f"value redrawn from an invariant transition matrix, expected frequencies kept; "
+            f"values kept on average: {kept}"
+        )
 
 
-def invariant_matrix(p: np.ndarray, pd: float, alpha: float, rng: np.random.Generator
-                     ) -> np.ndarray:  # fmt: skip
+def invariant_matrix(
+    p: np.ndarray, pd: float, alpha: float, rng: np.random.Generator
+) -> np.ndarray:
     """sdcMicro's invariant PRAM matrix for category frequencies ``p``: alpha P Q + (1-alpha) I,
     for which p R = p."""
     size = len(p)
@@ -128,9 +141,14 @@ class LocalSuppression(ColumnTransform):
         "remove_rest": ["boolean"],
     }
 
-    def __init__(self, columns: Columns = None, *, k: int = 2,
-                 importance: Sequence[str] | None = None,
-                 remove_rest: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        columns: Columns = None,
+        *,
+        k: int = 2,
+        importance: Sequence[str] | None = None,
+        remove_rest: bool = True,
+    ) -> None:
         self.columns = columns
         self.k = k
         self.importance = importance
@@ -140,8 +158,9 @@ class LocalSuppression(ColumnTransform):
         if self.importance is not None:
             unknown = [c for c in self.importance if c not in self.columns_]
             if unknown:
-                raise ParameterError(f"importance names {unknown}, which are not among the "
-                                     f"columns {self.columns_}")  # fmt: skip
+                raise ParameterError(
+                    f"importance names {unknown}, which are not among the columns {self.columns_}"
+                )
         rest = [c for c in self.columns_ if c not in (self.importance or ())]
         by_spread = sorted(rest, key=lambda c: -frame[c].nunique(dropna=False))
         # blanked first: the column with the most distinct values (it singles out the most)
@@ -181,7 +200,15 @@ class LocalSuppression(ColumnTransform):
         """k, the cells blanked per column, and the records that could not reach k."""
         per = ", ".join(f"{c} {n:,}" for c, n in self.blanked_per_column_.items() if n)
         left = self.records_left_unsafe_
-        tail = (f"; {left:,} records could not reach k and were "
-                f"{'removed' if self.remove_rest else 'left'}") if left else ""  # fmt: skip
-        return (f"LocalSuppression(k={self.k}): {self.cells_blanked_:,} quasi-identifier cells "
-                f"blanked ({per or 'none'}){tail}")  # fmt: skip
+        tail = (
+            (
+                f"; {left:,} records could not reach k and were "
+                f"{'removed' if self.remove_rest else 'left'}"
+            )
+            if left
+            else ""
+        )
+        return (
+            f"LocalSuppression(k={self.k}): {self.cells_blanked_:,} quasi-identifier cells "
+            f"blanked ({per or 'none'}){tail}"
+        )

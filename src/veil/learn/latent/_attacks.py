@@ -78,8 +78,9 @@ def recovery(score: dict[str, float], base: dict[str, float], numeric: list[str]
     return float(np.mean(np.clip(shares, 0, 1))) if shares else 0.0
 
 
-def insider(codes: np.ndarray, truth: pd.DataFrame, numeric: list[str], known: np.ndarray,
-            seed: int) -> pd.DataFrame:  # fmt: skip
+def insider(
+    codes: np.ndarray, truth: pd.DataFrame, numeric: list[str], known: np.ndarray, seed: int
+) -> pd.DataFrame:
     """The insider's guesses for every row (its known rows included, as it knows them)."""
     from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
     from sklearn.preprocessing import StandardScaler
@@ -107,8 +108,9 @@ def insider(codes: np.ndarray, truth: pd.DataFrame, numeric: list[str], known: n
     return frame
 
 
-def reidentification(truth: pd.DataFrame, guess: pd.DataFrame, numeric: list[str],
-                     rows: np.ndarray) -> float:  # fmt: skip
+def reidentification(
+    truth: pd.DataFrame, guess: pd.DataFrame, numeric: list[str], rows: np.ndarray
+) -> float:
     """The share of ``rows`` whose guessed quasi-identifiers link to themselves alone."""
     kinds = kinds_of(truth, numeric)
     prepared_truth, prepared_guess = _comparable(truth, numeric), _comparable(guess, numeric)
@@ -130,8 +132,9 @@ def _comparable(frame: pd.DataFrame, numeric: list[str]) -> pd.DataFrame:
 
 def marginal_guesses(known: pd.DataFrame, rows: int, rng: np.random.Generator) -> pd.DataFrame:
     """Rows drawn column by column from the marginals of ``known``."""
-    return pd.DataFrame({c: known[c].to_numpy()[rng.integers(0, len(known), rows)]
-                         for c in known.columns})  # fmt: skip
+    return pd.DataFrame(
+        {c: known[c].to_numpy()[rng.integers(0, len(known), rows)] for c in known.columns}
+    )
 
 
 def uniqueness(frame: pd.DataFrame) -> float:
@@ -152,6 +155,8 @@ def membership_advantage(released: np.ndarray, members: np.ndarray, others: np.n
     space = Encoder(pd.DataFrame(released, columns=names), dict.fromkeys(names, "numeric"))
     target = space.encode(pd.DataFrame(released, columns=names))
     m = min(len(members), len(others))
-    gaps = [nearest(space.encode(pd.DataFrame(x[:m], columns=names)), target)[0]
-            for x in (members, others)]  # fmt: skip
+    gaps = [
+        nearest(space.encode(pd.DataFrame(x[:m], columns=names)), target)[0]
+        for x in (members, others)
+    ]
     return advantage(gaps[0], gaps[1])

@@ -19,19 +19,31 @@ def dp_curve_figure(table: pd.DataFrame, *, without_dp: dict[str, float] | None 
     figure, (left, right) = canvas(9.0, 3.4, panels=2)
     epsilons = table["epsilon"].to_numpy(float)
     left.plot(epsilons, table["utility_latent"], marker="o", color=AFTER, label="codes, DP-SGD")
-    left.axhline(float(table["utility_raw"].iloc[0]), color=BEFORE, linestyle="--",
-                 label="raw features")  # fmt: skip
+    left.axhline(
+        float(table["utility_raw"].iloc[0]), color=BEFORE, linestyle="--", label="raw features"
+    )
     if without_dp is not None:
-        left.axhline(without_dp["utility_latent"], color=AFTER, linestyle=":",
-                     label="codes, trained without DP")  # fmt: skip
-        right.axhline(without_dp["recovery"], color=WARN, linestyle=":",
-                      label="recovered without DP")  # fmt: skip
+        left.axhline(
+            without_dp["utility_latent"],
+            color=AFTER,
+            linestyle=":",
+            label="codes, trained without DP",
+        )
+        right.axhline(
+            without_dp["recovery"], color=WARN, linestyle=":", label="recovered without DP"
+        )
     left.set_ylabel("ROC-AUC on held-out rows", fontsize=8)
     left.set_title("utility kept", fontsize=9)
-    right.plot(epsilons, table["recovery"], marker="o", color=WARN,
-               label="quasi-identifiers recovered (beyond the marginals)")  # fmt: skip
-    right.plot(epsilons, table["reidentification"], marker="s", color=AFTER,
-               label="rows re-identified")  # fmt: skip
+    right.plot(
+        epsilons,
+        table["recovery"],
+        marker="o",
+        color=WARN,
+        label="quasi-identifiers recovered (beyond the marginals)",
+    )
+    right.plot(
+        epsilons, table["reidentification"], marker="s", color=AFTER, label="rows re-identified"
+    )
     right.set_ylim(0, 1)
     right.set_title("what the attacks recover", fontsize=9)
     for ax in (left, right):
@@ -44,8 +56,12 @@ def dp_curve_figure(table: pd.DataFrame, *, without_dp: dict[str, float] | None 
     return figure
 
 
-def embedding_map_figure(embeddings: dict[str, tuple[list[str], np.ndarray]], *, seed: int = 0,
-                         columns: list[str] | None = None) -> Any:  # fmt: skip
+def embedding_map_figure(
+    embeddings: dict[str, tuple[list[str], np.ndarray]],
+    *,
+    seed: int = 0,
+    columns: list[str] | None = None,
+) -> Any:
     """Every category of ``columns`` (default: all) as a point of a 2-D t-SNE map of its
     embedding, coloured by its column; the categories of a column a model treats alike lie
     near each other."""
@@ -66,8 +82,9 @@ def embedding_map_figure(embeddings: dict[str, tuple[list[str], np.ndarray]], *,
     palette = [AFTER, WARN, BEFORE, "#6d5bd0", "#c2185b", "#00838f", "#8d6e63", "#558b2f"]
     for i, column in enumerate(chosen):
         mine = [j for j, owner in enumerate(owners) if owner == column]
-        ax.scatter(points[mine, 0], points[mine, 1], s=18, color=palette[i % len(palette)],
-                   label=column)  # fmt: skip
+        ax.scatter(
+            points[mine, 0], points[mine, 1], s=18, color=palette[i % len(palette)], label=column
+        )
         for j in mine:
             ax.annotate(labels[j], points[j], fontsize=6, alpha=0.8)
     ax.set_xticks([])

@@ -36,9 +36,16 @@ def torch_module() -> Any:
     return torch
 
 
-def build(cardinalities: list[int], numeric: int, latent: int, *, hidden: tuple[int, ...] =
-          (128, 64), variational: bool = False, target: int = 0,
-          inputs: int = 0) -> Any:  # fmt: skip
+def build(
+    cardinalities: list[int],
+    numeric: int,
+    latent: int,
+    *,
+    hidden: tuple[int, ...] = (128, 64),
+    variational: bool = False,
+    target: int = 0,
+    inputs: int = 0,
+) -> Any:
     """A fresh network (parameters drawn from torch's seeded generator). ``target``: 0, or a
     head on the code predicting the target too (1: a number; 2 or more: its classes), a
     supervised autoencoder whose code keeps what predicts it. ``inputs``: columns the encoder
@@ -157,11 +164,23 @@ def seeded(seed: int) -> Iterator[None]:
         torch.use_deterministic_algorithms(previous)
 
 
-def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epochs: int = 60,
-          labels: np.ndarray | None = None, extra: np.ndarray | None = None,
-          batch_size: int = 256, learning_rate: float = 2e-3, validation: float = 0.1,
-          patience: int = 5, dp: tuple[float, float] | None = None, max_grad_norm: float = 1.0,
-          progress: Progress | None = None) -> Training:  # fmt: skip
+def train(
+    model: Any,
+    codes: np.ndarray,
+    numbers: np.ndarray,
+    *,
+    seed: int,
+    epochs: int = 60,
+    labels: np.ndarray | None = None,
+    extra: np.ndarray | None = None,
+    batch_size: int = 256,
+    learning_rate: float = 2e-3,
+    validation: float = 0.1,
+    patience: int = 5,
+    dp: tuple[float, float] | None = None,
+    max_grad_norm: float = 1.0,
+    progress: Progress | None = None,
+) -> Training:
     """Fit ``model`` to the rows, an epoch at a time on ``progress`` (a rich bar in the CLI);
     ``extra``: the columns the network reads besides the table's (``build(inputs=)``)."""
     import time
@@ -173,13 +192,17 @@ def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epoc
     order = rng.permutation(len(codes))
     held = 0 if dp is not None else max(1, int(len(codes) * validation)) if len(codes) > 20 else 0
     valid, fit_rows = order[:held], order[held:]
-    tensors = (torch.as_tensor(codes), torch.as_tensor(numbers),
-               *([torch.as_tensor(extra)] if extra is not None else []),
-               *([torch.as_tensor(labels)] if labels is not None else []))  # fmt: skip
+    tensors = (
+        torch.as_tensor(codes),
+        torch.as_tensor(numbers),
+        *([torch.as_tensor(extra)] if extra is not None else []),
+        *([torch.as_tensor(labels)] if labels is not None else []),
+    )
     dataset = torch.utils.data.TensorDataset(*(t[fit_rows] for t in tensors))
     generator = torch.Generator().manual_seed(seed)
-    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
-                                         generator=generator)  # fmt: skip
+    loader = torch.utils.data.DataLoader(
+        dataset, batch_size=batch_size, shuffle=True, generator=generator
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
     if dp is not None:
         from opacus import PrivacyEngine
@@ -188,9 +211,14 @@ def train(model: Any, codes: np.ndarray, numbers: np.ndarray, *, seed: int, epoc
             warnings.simplefilter("ignore")  # Opacus' note on secure_mode: veil's notes say it
             engine = PrivacyEngine(accountant="prv")
             wrapped, optimizer, loader = engine.make_private_with_epsilon(
-                module=model, optimizer=optimizer, data_loader=loader, target_epsilon=dp[0],
-                target_delta=dp[1], epochs=epochs, max_grad_norm=max_grad_norm,
-            )  # fmt: skip
+                module=model,
+                optimizer=optimizer,
+                data_loader=loader,
+                target_epsilon=dp[0],
+                target_delta=dp[1],
+                epochs=epochs,
+                max_grad_norm=max_grad_norm,
+            )
         result.noise_multiplier = float(optimizer.noise_multiplier)
         result.max_grad_norm = max_grad_norm
     else:

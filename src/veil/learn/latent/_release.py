@@ -65,9 +65,11 @@ class LatentRelease(Shown):
         if self.invertible:
             return "INVERTIBLE: the codes give the quasi-identifiers back; not anonymized"
         if self.membership_disclosed:
-            return (f"INVERTIBLE (membership): with the encoder, who was in the table is told "
-                    f"apart (advantage {self.attacks['membership_advantage']:.2f}); "
-                    "not anonymized")  # fmt: skip
+            return (
+                f"INVERTIBLE (membership): with the encoder, who was in the table is told "
+                f"apart (advantage {self.attacks['membership_advantage']:.2f}); "
+                "not anonymized"
+            )
         return "not inverted by the attacks measured (a measurement, not a guarantee)"
 
     @property
@@ -78,9 +80,11 @@ class LatentRelease(Shown):
         that code in the release, whatever the training (adult: 0.84 with dim 2 or 3,
         supervised or not, DP-SGD at epsilon 3): only keeping the encoder private helps."""
         if not self.invertible and self.membership_disclosed:
-            return ("no training setting changes membership (each code is a fixed function of "
-                    "its row): keep the encoder private (veil writes only the codes), and pass "
-                    "--allow-invertible if that is the release you mean")  # fmt: skip
+            return (
+                "no training setting changes membership (each code is a fixed function of "
+                "its row): keep the encoder private (veil writes only the codes), and pass "
+                "--allow-invertible if that is the release you mean"
+            )
         tries = []
         if self.epsilon is None and self.method == "autoencoder":
             tries.append("--epsilon 3 (DP-SGD)")
@@ -97,9 +101,13 @@ class LatentRelease(Shown):
         training = None
         if self.training is not None:
             t = self.training
-            training = {"epochs": t.epochs, "stopped_early": t.stopped_early,
-                        "seconds": round(t.seconds, 2), "noise_multiplier": t.noise_multiplier,
-                        "max_grad_norm": t.max_grad_norm}  # fmt: skip
+            training = {
+                "epochs": t.epochs,
+                "stopped_early": t.stopped_early,
+                "seconds": round(t.seconds, 2),
+                "noise_multiplier": t.noise_multiplier,
+                "max_grad_norm": t.max_grad_norm,
+            }
         return {
             "method": self.method,
             "dim": self.dim,
@@ -131,13 +139,25 @@ def _identifiers(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
     return direct, quasi
 
 
-def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencoder",
-                target: str | None = None, keep: Sequence[str] = (),
-                quasi_identifiers: Sequence[str] | None = None, epsilon: float | None = None,
-                delta: float | None = None, accountant: Any = None,
-                holdout_fraction: float = 0.2, insider_share: float = 0.01, seed: int = 0,
-                epochs: int | None = None, supervised: bool = True, keep_order: bool = False,
-                progress: Progress | None = None) -> LatentRelease:  # fmt: skip
+def mask_latent(
+    frame: pd.DataFrame,
+    *,
+    dim: int | str,
+    method: str = "autoencoder",
+    target: str | None = None,
+    keep: Sequence[str] = (),
+    quasi_identifiers: Sequence[str] | None = None,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    accountant: Any = None,
+    holdout_fraction: float = 0.2,
+    insider_share: float = 0.01,
+    seed: int = 0,
+    epochs: int | None = None,
+    supervised: bool = True,
+    keep_order: bool = False,
+    progress: Progress | None = None,
+) -> LatentRelease:
     """Release ``frame`` as ``dim`` latent columns (plus ``target`` and the ``keep`` columns
     as they are), fitted on all but ``holdout_fraction`` of the rows; the held-out rows
     measure utility and membership. ``epsilon`` trains the autoencoder with DP-SGD, charged
@@ -153,15 +173,22 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     start = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"--method must be one of {METHODS}, got {method!r}")
-    for name, given in (("--target", [target] if target else []), ("--keep", list(keep)),
-                        ("--quasi-identifiers", list(quasi_identifiers or []))):  # fmt: skip
+    for name, given in (
+        ("--target", [target] if target else []),
+        ("--keep", list(keep)),
+        ("--quasi-identifiers", list(quasi_identifiers or [])),
+    ):
         missing = [c for c in given if c not in frame.columns]
         if missing:
-            raise ParameterError(f"{name}: {missing[0]!r} is not a column of the data; columns: "
-                                 f"{', '.join(map(str, frame.columns))}")  # fmt: skip
+            raise ParameterError(
+                f"{name}: {missing[0]!r} is not a column of the data; columns: "
+                f"{', '.join(map(str, frame.columns))}"
+            )
     if epsilon is not None and method != "autoencoder":
-        raise ParameterError("--epsilon trains the autoencoder with DP-SGD; --method pca has no "
-                             "DP training here (veil.dp.models.PCA is DP PCA)")  # fmt: skip
+        raise ParameterError(
+            "--epsilon trains the autoencoder with DP-SGD; --method pca has no "
+            "DP training here (veil.dp.models.PCA is DP PCA)"
+        )
     if epsilon is not None and accountant is None:
         raise ParameterError("a DP-trained release is charged to a budget: give an accountant")
     if not 0 <= holdout_fraction < 1:
@@ -173,13 +200,17 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     if left_out:
         notes.append(f"direct identifiers left out (never encoded): {', '.join(left_out)}")
     if not inputs:
-        raise ParameterError("no numeric or categorical features are left to encode (the "
-                             "target, --keep and direct identifiers removed)")  # fmt: skip
+        raise ParameterError(
+            "no numeric or categorical features are left to encode (the "
+            "target, --keep and direct identifiers removed)"
+        )
     qis = [c for c in (quasi_identifiers or scanned) if c in inputs] or list(inputs)
     clear = [c for c in (quasi_identifiers or scanned) if c in keep]
     if clear:
-        notes.append(f"quasi-identifiers released in clear by --keep: {', '.join(clear)}; "
-                     "re-identification uses them as they are")  # fmt: skip
+        notes.append(
+            f"quasi-identifiers released in clear by --keep: {', '.join(clear)}; "
+            "re-identification uses them as they are"
+        )
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(frame))
     cut = round(len(frame) * holdout_fraction)
@@ -188,18 +219,29 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     codec = TableCodec.fit(train[inputs])
     width = len(inputs) if method == "autoencoder" else codec.one_hot(train.head(1)).shape[1]
     size = _dimension(dim, width, method)
-    fitted = _fit(method, codec, train[inputs], size, seed=seed, epochs=epochs, epsilon=epsilon,
-                  delta=delta if delta is not None else 1 / (10 * len(train)),
-                  accountant=accountant, progress=progress,
-                  labels=train[target] if target and supervised else None)  # fmt: skip
+    fitted = _fit(
+        method,
+        codec,
+        train[inputs],
+        size,
+        seed=seed,
+        epochs=epochs,
+        epsilon=epsilon,
+        delta=delta if delta is not None else 1 / (10 * len(train)),
+        accountant=accountant,
+        progress=progress,
+        labels=train[target] if target and supervised else None,
+    )
     codes = fitted.encode(train[inputs])
     names = [f"latent{i + 1}" for i in range(codes.shape[1])]
     data = pd.DataFrame(codes, index=train.index, columns=names)
     for column in [target, *keep] if target else list(keep):
         data[column] = train[column]
     if keep_order:
-        notes.append("rows kept in the input's order (keep_order): whoever knows that order "
-                     "links each code to its person")  # fmt: skip
+        notes.append(
+            "rows kept in the input's order (keep_order): whoever knows that order "
+            "links each code to its person"
+        )
     else:
         order = np.random.default_rng(secrets.randbits(128)).permutation(len(data))
         data = data.iloc[order].reset_index(drop=True)
@@ -207,11 +249,15 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
     utility = _utility(train, holdout, codec, target, codes, held_codes, seed)
     attacks = _measure(train, qis, clear, codec, codes, held_codes, fitted, insider_share, seed)
     base_links = attacks["reidentification_baseline"]
-    invertible = bool(attacks["recovery"] >= INVERTIBLE_RECOVERY or (
-        attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links)))  # fmt: skip
+    invertible = bool(
+        attacks["recovery"] >= INVERTIBLE_RECOVERY
+        or (attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links))
+    )
     if target and supervised and method == "autoencoder":
-        notes.append(f"the autoencoder learned to predict {target!r} from the code too (a "
-                     "supervised autoencoder): the code keeps what predicts it")  # fmt: skip
+        notes.append(
+            f"the autoencoder learned to predict {target!r} from the code too (a "
+            "supervised autoencoder): the code keeps what predicts it"
+        )
         if getattr(fitted, "booster", None) is not None:
             notes.append(
                 f"the encoder reads gradient boosting's score of {target!r} beside "
@@ -219,27 +265,41 @@ def mask_latent(frame: pd.DataFrame, *, dim: int | str, method: str = "autoencod
                 "the network learned): the trees are part of the published encoder"
             )
     if epsilon is not None:
-        notes.append("epsilon covers the encoder's weights (DP-SGD); each released code is "
-                     "still computed from its own row, so the attacks above measure what the "
-                     "codes reveal")  # fmt: skip
-        notes.append("Opacus draws DP-SGD's noise from torch's generator, not a "
-                     "cryptographically secure one (its secure_mode needs torchcsprng, which "
-                     "has no build for torch 2.13)")  # fmt: skip
+        notes.append(
+            "epsilon covers the encoder's weights (DP-SGD); each released code is "
+            "still computed from its own row, so the attacks above measure what the "
+            "codes reveal"
+        )
+        notes.append(
+            "Opacus draws DP-SGD's noise from torch's generator, not a "
+            "cryptographically secure one (its secure_mode needs torchcsprng, which "
+            "has no build for torch 2.13)"
+        )
     return LatentRelease(
-        data, method, codes.shape[1], utility, attacks, invertible,
+        data,
+        method,
+        codes.shape[1],
+        utility,
+        attacks,
+        invertible,
         fitted.training.epsilon if fitted.training else None,
-        fitted.training.delta if fitted.training else None, qis,
-        {"released": len(train), "holdout": len(holdout), "features": len(inputs)}, notes,
-        fitted.training, fitted.explained_variance, time.perf_counter() - start,
+        fitted.training.delta if fitted.training else None,
+        qis,
+        {"released": len(train), "holdout": len(holdout), "features": len(inputs)},
+        notes,
+        fitted.training,
+        fitted.explained_variance,
+        time.perf_counter() - start,
         fitted.embeddings(),
-    )  # fmt: skip
+    )
 
 
 def _dimension(dim: int | str, width: int, method: str) -> int:
     if dim == "all":
         if method != "pca":
-            raise ParameterError("--dim all keeps every principal component: it applies to "
-                                 "--method pca")  # fmt: skip
+            raise ParameterError(
+                "--dim all keeps every principal component: it applies to --method pca"
+            )
         return width
     try:
         size = int(dim)
@@ -248,9 +308,11 @@ def _dimension(dim: int | str, width: int, method: str) -> int:
     if not 1 <= size < width:
         what = "columns" if method == "autoencoder" else "one-hot columns"
         also = " or --dim all" if method == "pca" else ""
-        raise ParameterError(f"--dim {size}: the data has {width} features to encode ({what}); "
-                             f"a latent of as many or more keeps everything; choose 1 to "
-                             f"{width - 1}{also}")  # fmt: skip
+        raise ParameterError(
+            f"--dim {size}: the data has {width} features to encode ({what}); "
+            f"a latent of as many or more keeps everything; choose 1 to "
+            f"{width - 1}{also}"
+        )
     return size
 
 
@@ -276,8 +338,9 @@ class _PCA(_Fitted):
 
         self.codec = codec
         design = codec.one_hot(frame)
-        self.mask = PCAMask(columns=list(design.columns), n_components=size, prefix="latent",
-                            random_state=seed).fit(design)  # fmt: skip
+        self.mask = PCAMask(
+            columns=list(design.columns), n_components=size, prefix="latent", random_state=seed
+        ).fit(design)
         self.explained_variance = float(np.sum(self.mask.explained_variance_ratio_))
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
@@ -290,9 +353,17 @@ class _PCA(_Fitted):
 
 
 class _Autoencoder(_Fitted):
-    def __init__(self, codec: TableCodec, frame: pd.DataFrame, size: int, seed: int,
-                 epochs: int | None, dp: tuple[float, float] | None, labels: pd.Series | None,
-                 progress: Progress | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        codec: TableCodec,
+        frame: pd.DataFrame,
+        size: int,
+        seed: int,
+        epochs: int | None,
+        dp: tuple[float, float] | None,
+        labels: pd.Series | None,
+        progress: Progress | None,
+    ) -> None:
         from veil.learn.latent._network import build, seeded, torch_module, train
         from veil.learn.utility import _task
 
@@ -311,19 +382,34 @@ class _Autoencoder(_Fitted):
             self.booster = _Booster(codec, frame, target, outputs > 1, seed)
             extra = self.booster.cross_fitted
         with seeded(seed):
-            self.model = build(codec.cardinalities, len(codec.numeric), size, target=outputs,
-                               inputs=0 if extra is None else extra.shape[1])  # fmt: skip
-            self.training = train(self.model, codec.codes(frame), codec.numbers(frame), seed=seed,
-                                  labels=target, extra=extra, dp=dp, progress=progress,
-                                  epochs=epochs or (20 if dp else 60))  # fmt: skip
+            self.model = build(
+                codec.cardinalities,
+                len(codec.numeric),
+                size,
+                target=outputs,
+                inputs=0 if extra is None else extra.shape[1],
+            )
+            self.training = train(
+                self.model,
+                codec.codes(frame),
+                codec.numbers(frame),
+                seed=seed,
+                labels=target,
+                extra=extra,
+                dp=dp,
+                progress=progress,
+                epochs=epochs or (20 if dp else 60),
+            )
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
         torch = self.torch
         extra = None if self.booster is None else torch.as_tensor(self.booster.scores(frame))
         with torch.no_grad():
-            code, _ = self.model.encode(torch.as_tensor(self.codec.codes(frame)),
-                                        torch.as_tensor(self.codec.numbers(frame)),
-                                        extra)  # fmt: skip
+            code, _ = self.model.encode(
+                torch.as_tensor(self.codec.codes(frame)),
+                torch.as_tensor(self.codec.numbers(frame)),
+                extra,
+            )
         return np.asarray(code.numpy(), dtype=np.float64)
 
     def decode(self, codes: np.ndarray) -> pd.DataFrame:
@@ -349,8 +435,9 @@ class _Booster:
     trusts them as much as a new row's; rows are then encoded with trees fitted on them all
     (part of the published encoder a white-box attacker holds)."""
 
-    def __init__(self, codec: TableCodec, frame: pd.DataFrame, y: np.ndarray, classify: bool,
-                 seed: int) -> None:  # fmt: skip
+    def __init__(
+        self, codec: TableCodec, frame: pd.DataFrame, y: np.ndarray, classify: bool, seed: int
+    ) -> None:
         """``y``: class numbers, or a number's normal scores (what the network's head learns)."""
         from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
@@ -397,10 +484,20 @@ def _boosted(codec: TableCodec | None, classify: bool, seed: int) -> Any:
     return kind(random_state=seed, categorical_features=flags)
 
 
-def _fit(method: str, codec: TableCodec, frame: pd.DataFrame, size: int, *, seed: int,
-         epochs: int | None, epsilon: float | None, delta: float, accountant: Any,
-         labels: pd.Series | None,
-         progress: Progress | None) -> _Fitted:  # fmt: skip
+def _fit(
+    method: str,
+    codec: TableCodec,
+    frame: pd.DataFrame,
+    size: int,
+    *,
+    seed: int,
+    epochs: int | None,
+    epsilon: float | None,
+    delta: float,
+    accountant: Any,
+    labels: pd.Series | None,
+    progress: Progress | None,
+) -> _Fitted:
     if method == "pca":
         return _PCA(codec, frame, size, seed)
     if epsilon is None:
@@ -413,17 +510,27 @@ def _fit(method: str, codec: TableCodec, frame: pd.DataFrame, size: int, *, seed
         return _Autoencoder(codec, frame, size, seed, epochs, (epsilon, delta), labels, progress)
 
 
-def _utility(train: pd.DataFrame, holdout: pd.DataFrame, codec: TableCodec,
-             target: str | None, codes: np.ndarray, test_codes: np.ndarray,
-             seed: int) -> dict[str, Any]:  # fmt: skip
+def _utility(
+    train: pd.DataFrame,
+    holdout: pd.DataFrame,
+    codec: TableCodec,
+    target: str | None,
+    codes: np.ndarray,
+    test_codes: np.ndarray,
+    seed: int,
+) -> dict[str, Any]:
     """The same classifier on the raw features and on the codes, trained on the released rows,
     scored on the held-out ones: gradient boosting (scikit-learn's, categories split natively
     on the raw side), and a linear model beside it (one-hot raw features; codes scaled)."""
     if target is None:
         return {"metric": None, "raw": None, "latent": None, "reason": "no --target"}
     if len(holdout) < 10:
-        return {"metric": None, "raw": None, "latent": None,
-                "reason": "too few held-out rows: raise --holdout-fraction"}  # fmt: skip
+        return {
+            "metric": None,
+            "raw": None,
+            "latent": None,
+            "reason": "too few held-out rows: raise --holdout-fraction",
+        }
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -433,22 +540,44 @@ def _utility(train: pd.DataFrame, holdout: pd.DataFrame, codec: TableCodec,
     task = _task(train[target])
     classify = task != "regression"
     linear = LogisticRegression(max_iter=2_000) if classify else Ridge()
-    metric, raw_score = _score(_boosted(codec, classify, seed), design(codec, train),
-                               design(codec, holdout), train[target], holdout[target],
-                               task)  # fmt: skip
-    _, latent_score = _score(_boosted(None, classify, seed), codes, test_codes, train[target],
-                             holdout[target], task)  # fmt: skip
+    metric, raw_score = _score(
+        _boosted(codec, classify, seed),
+        design(codec, train),
+        design(codec, holdout),
+        train[target],
+        holdout[target],
+        task,
+    )
+    _, latent_score = _score(
+        _boosted(None, classify, seed), codes, test_codes, train[target], holdout[target], task
+    )
     scaled = make_pipeline(StandardScaler(), linear)
-    linear_raw = _score(scaled, codec.one_hot(train).to_numpy(), codec.one_hot(holdout).to_numpy(),
-                        train[target], holdout[target], task)[1]  # fmt: skip
+    linear_raw = _score(
+        scaled,
+        codec.one_hot(train).to_numpy(),
+        codec.one_hot(holdout).to_numpy(),
+        train[target],
+        holdout[target],
+        task,
+    )[1]
     linear_latent = _score(scaled, codes, test_codes, train[target], holdout[target], task)[1]
-    return {"metric": metric, "raw": raw_score, "latent": latent_score,
-            "model": "gradient boosting",
-            "linear": {"raw": linear_raw, "latent": linear_latent}}  # fmt: skip
+    return {
+        "metric": metric,
+        "raw": raw_score,
+        "latent": latent_score,
+        "model": "gradient boosting",
+        "linear": {"raw": linear_raw, "latent": linear_latent},
+    }
 
 
-def _score(model: Any, x_train: np.ndarray, x_test: np.ndarray, y_train: pd.Series,
-           y_test: pd.Series, task: str) -> tuple[str, float]:  # fmt: skip
+def _score(
+    model: Any,
+    x_train: np.ndarray,
+    x_test: np.ndarray,
+    y_train: pd.Series,
+    y_test: pd.Series,
+    task: str,
+) -> tuple[str, float]:
     """(metric, value) of ``model`` fitted on the training rows, on the test rows: R² for a
     number, ROC-AUC for two classes, else accuracy."""
     from sklearn.base import clone
@@ -466,15 +595,22 @@ def _score(model: Any, x_train: np.ndarray, x_test: np.ndarray, y_train: pd.Seri
     return "accuracy", float(accuracy_score(truth, model.predict(x_test)))
 
 
-def _measure(train: pd.DataFrame, qis: list[str], clear: list[str], codec: TableCodec,
-             codes: np.ndarray, held_codes: np.ndarray, fitted: _Fitted, insider_share: float,
-             seed: int) -> dict[str, Any]:  # fmt: skip
+def _measure(
+    train: pd.DataFrame,
+    qis: list[str],
+    clear: list[str],
+    codec: TableCodec,
+    codes: np.ndarray,
+    held_codes: np.ndarray,
+    fitted: _Fitted,
+    insider_share: float,
+    seed: int,
+) -> dict[str, Any]:
     rng = np.random.default_rng(seed + 1)
     truth = train[qis].reset_index(drop=True)
     numeric = [c for c in qis if c in codec.numeric]
     white = fitted.decode(codes)[qis]
-    known = rng.choice(len(train), max(10, round(insider_share * len(train))),
-                       replace=False)  # fmt: skip
+    known = rng.choice(len(train), max(10, round(insider_share * len(train))), replace=False)
     unknown = np.setdiff1d(np.arange(len(train)), known)
     inside = _attacks.insider(codes, truth, numeric, known, seed)
     base = _attacks.baseline(truth, truth.iloc[unknown], numeric)  # public marginals
@@ -491,10 +627,15 @@ def _measure(train: pd.DataFrame, qis: list[str], clear: list[str], codec: Table
             out[column] = everyone[column]
         return out[linked]
 
-    numeric_linked = [c for c in linked if c in numeric or (c in clear and
-                      pd.api.types.is_numeric_dtype(train[c]))]  # fmt: skip
-    rates = {name: _attacks.reidentification(everyone, with_clear(guess), numeric_linked, rows)
-             for name, guess in (("white_box", white), ("insider", inside))}  # fmt: skip
+    numeric_linked = [
+        c
+        for c in linked
+        if c in numeric or (c in clear and pd.api.types.is_numeric_dtype(train[c]))
+    ]
+    rates = {
+        name: _attacks.reidentification(everyone, with_clear(guess), numeric_linked, rows)
+        for name, guess in (("white_box", white), ("insider", inside))
+    }
     guesses = _attacks.marginal_guesses(truth, len(truth), rng)
     random_rate = _attacks.reidentification(everyone, with_clear(guesses), numeric_linked, rows)
     membership = None
@@ -502,11 +643,17 @@ def _measure(train: pd.DataFrame, qis: list[str], clear: list[str], codec: Table
         picked = rng.choice(len(codes), min(len(codes), len(held_codes)), replace=False)
         members = fitted.encode(train.iloc[np.sort(picked)])  # the attacker encodes them
         membership = _attacks.membership_advantage(codes, members, held_codes)
-    recovery = max(_attacks.recovery(white_scores, base, numeric),
-                   _attacks.recovery(inside_scores, base, numeric))  # fmt: skip
+    recovery = max(
+        _attacks.recovery(white_scores, base, numeric),
+        _attacks.recovery(inside_scores, base, numeric),
+    )
     return {
-        "reconstruction": {"white_box": white_scores, "insider": inside_scores, "baseline": base,
-                           "metric": {c: "mae" if c in numeric else "accuracy" for c in qis}},
+        "reconstruction": {
+            "white_box": white_scores,
+            "insider": inside_scores,
+            "baseline": base,
+            "metric": {c: "mae" if c in numeric else "accuracy" for c in qis},
+        },
         "recovery": recovery,
         "reidentification_rate": max(rates.values()),
         "reidentification": rates,
@@ -514,4 +661,4 @@ def _measure(train: pd.DataFrame, qis: list[str], clear: list[str], codec: Table
         "uniqueness": _attacks.uniqueness(everyone),
         "membership_advantage": membership,
         "insider_rows": len(known),
-    }  # fmt: skip
+    }

@@ -85,8 +85,9 @@ def column_steps(cert: Certificate) -> tuple[dict[str, list[str]], list[Any]]:
     return per_column, table_steps
 
 
-def standalone(measured: Section, *, title: str, headline: str, notice: str,
-               created: str = "") -> Report:  # fmt: skip
+def standalone(
+    measured: Section, *, title: str, headline: str, notice: str, created: str = ""
+) -> Report:
     """A whole report of one section (``veil evaluate --report``, ``veil fl simulate
     --report``): its first three facts up top, red when one of them is."""
     return Report(

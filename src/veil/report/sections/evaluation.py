@@ -51,15 +51,23 @@ def _overlay(name: str, real: pd.Series, released: pd.Series, kind: str) -> Figu
         labels = list(p.index[:_TOP]) + [v for v in q.index[:_TOP] if v not in p.index[:_TOP]]
         labels = labels[: _TOP + 2]
         positions = np.arange(len(labels))
-        ax.barh(positions - 0.2, [p.get(v, 0) for v in labels], height=0.4, color=BEFORE,
-                label="original")  # fmt: skip
-        ax.barh(positions + 0.2, [q.get(v, 0) for v in labels], height=0.4, color=AFTER,
-                label="release")  # fmt: skip
+        ax.barh(
+            positions - 0.2,
+            [p.get(v, 0) for v in labels],
+            height=0.4,
+            color=BEFORE,
+            label="original",
+        )
+        ax.barh(
+            positions + 0.2, [q.get(v, 0) for v in labels], height=0.4, color=AFTER, label="release"
+        )
         ax.set_yticks(positions, [str(v)[:18] for v in labels], fontsize=7)
         ax.invert_yaxis()
-        data = {"labels": [str(v) for v in labels],
-                "original": [float(p.get(v, 0)) for v in labels],
-                "release": [float(q.get(v, 0)) for v in labels]}  # fmt: skip
+        data = {
+            "labels": [str(v) for v in labels],
+            "original": [float(p.get(v, 0)) for v in labels],
+            "release": [float(q.get(v, 0)) for v in labels],
+        }
     ax.set_title(name, fontsize=9)
     ax.legend(frameon=False, fontsize=7)
     return Figure(
@@ -105,9 +113,15 @@ def _utility(utility: dict[str, Any]) -> Figure:
     for offset, name, color in ((-0.2, "trtr", BEFORE), (0.2, "tstr", AFTER)):
         scores = utility[name] or {}
         values = [np.nan if scores.get(m) is None else scores[m] for m in metrics]
-        bars = ax.bar(positions + offset, values, width=0.4, color=color,
-                      label="trained on the original (TRTR)" if name == "trtr"
-                      else "trained on the release (TSTR)")  # fmt: skip
+        bars = ax.bar(
+            positions + offset,
+            values,
+            width=0.4,
+            color=color,
+            label="trained on the original (TRTR)"
+            if name == "trtr"
+            else "trained on the release (TSTR)",
+        )
         ax.bar_label(bars, fmt="%.3f", fontsize=7)
     ax.set_xticks(positions, ["accuracy", "F1", "ROC-AUC"])
     ax.set_ylim(0, 1.15)
@@ -131,8 +145,7 @@ def _dcr(samples: dict[str, np.ndarray]) -> Figure:
     to_train, to_holdout = samples["to_training"], samples["to_holdout"]
     edges = np.histogram_bin_edges(np.concatenate([to_train, to_holdout]), bins=30)
     ax.hist(to_holdout, edges, color=BEFORE, alpha=0.8, label="to holdout rows (never seen)")
-    ax.hist(to_train, edges, histtype="step", color=AFTER, linewidth=1.6,
-            label="to training rows")  # fmt: skip
+    ax.hist(to_train, edges, histtype="step", color=AFTER, linewidth=1.6, label="to training rows")
     ax.set_xlabel("distance to the closest real record (Gower)", fontsize=8)
     ax.legend(frameon=False, fontsize=7)
     return Figure(
@@ -164,19 +177,37 @@ def section(evaluation: Evaluation) -> Section:
             facts.append(Fact("-", f"{label} risk: {measured.get('reason', 'not measured')}"))
             continue
         low, high = measured["ci"]
-        facts.append(Fact(f"{measured['risk']:.1%}", f"{label} risk (95%: {low:.1%} to "
-                                                     f"{high:.1%})", light(measured)))  # fmt: skip
+        facts.append(
+            Fact(
+                f"{measured['risk']:.1%}",
+                f"{label} risk (95%: {low:.1%} to {high:.1%})",
+                light(measured),
+            )
+        )
     if privacy.get("dcr") is not None:
         share, ideal = privacy["dcr"]["share_closer_to_training"], privacy["dcr"]["ideal"]
         status = "good" if abs(share - ideal) < 0.05 else "bad"
-        facts.append(Fact(f"{share:.1%}", "of release rows closer to training than to holdout "
-                          f"rows ({ideal:.0%} is ideal: the training rows' share of both)",
-                          status))  # fmt: skip
-        facts.append(Fact(f"{privacy['exact_copies']:.1%}", "release rows that copy a real row",
-                          "good" if privacy["exact_copies"] == 0 else "bad"))  # fmt: skip
+        facts.append(
+            Fact(
+                f"{share:.1%}",
+                "of release rows closer to training than to holdout "
+                f"rows ({ideal:.0%} is ideal: the training rows' share of both)",
+                status,
+            )
+        )
+        facts.append(
+            Fact(
+                f"{privacy['exact_copies']:.1%}",
+                "release rows that copy a real row",
+                "good" if privacy["exact_copies"] == 0 else "bad",
+            )
+        )
     fidelity = data["fidelity"]
-    facts.append(Fact(f"{fidelity['detection_auc']:.3f}",
-                      "detection AUC (0.5: cannot be told from real rows)"))  # fmt: skip
+    facts.append(
+        Fact(
+            f"{fidelity['detection_auc']:.3f}", "detection AUC (0.5: cannot be told from real rows)"
+        )
+    )
     text = [
         "Three attacks from the Article 29 Working Party's opinion on anonymisation, measured "
         "as Anonymeter does: each attack's success on the rows the release was made from, "
@@ -190,9 +221,15 @@ def section(evaluation: Evaluation) -> Section:
         *evaluation.notes,
     ]
     rows = tuple((c, m["statistic"].upper(), m["value"]) for c, m in fidelity["columns"].items())
-    tables = [Table("Per column: how far the release moved", ("column", "statistic", "value"),
-                    rows, note="KS for numbers and dates, total variation distance for "
-                    "categories: 0 the same distribution, 1 disjoint.")]  # fmt: skip
+    tables = [
+        Table(
+            "Per column: how far the release moved",
+            ("column", "statistic", "value"),
+            rows,
+            note="KS for numbers and dates, total variation distance for "
+            "categories: 0 the same distribution, 1 disjoint.",
+        )
+    ]
     figures = []
     if evaluation.utility is not None and "tstr" in evaluation.utility:
         figures.append(_utility(evaluation.utility))
@@ -203,8 +240,14 @@ def section(evaluation: Evaluation) -> Section:
         figures.append(_association_difference(before, after))
     train, released, kinds = evaluation.figures["tables"]
     figures += [_overlay(c, train[c], released[c], kinds[c]) for c in evaluation.compared]
-    return Section("evaluation", "Evaluation: fidelity, utility and what an attacker learns",
-                   tuple(text), tuple(facts), tuple(figures), tuple(tables))  # fmt: skip
+    return Section(
+        "evaluation",
+        "Evaluation: fidelity, utility and what an attacker learns",
+        tuple(text),
+        tuple(facts),
+        tuple(figures),
+        tuple(tables),
+    )
 
 
 def build(inputs: Inputs) -> Section | None:

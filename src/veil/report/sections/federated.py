@@ -29,25 +29,39 @@ def section(result: FederatedResult) -> Section:
     final = result.final_accuracy
     gap = None if final is None else final - result.centralized_accuracy
     facts = [
-        Fact("-" if final is None else f"{final:.1%}", "accuracy of the federated model on the "
-             "parties' own test rows", "good" if gap is not None and gap >= -0.02 else "bad"),
-        Fact(f"{result.centralized_accuracy:.1%}", "accuracy of the same model trained on all "
-             "rows in one place"),
-        Fact(result.encrypt, "how updates travelled", "bad" if result.encrypt == "none" else
-             "good"),
-    ]  # fmt: skip
+        Fact(
+            "-" if final is None else f"{final:.1%}",
+            "accuracy of the federated model on the parties' own test rows",
+            "good" if gap is not None and gap >= -0.02 else "bad",
+        ),
+        Fact(
+            f"{result.centralized_accuracy:.1%}",
+            "accuracy of the same model trained on all rows in one place",
+        ),
+        Fact(
+            result.encrypt, "how updates travelled", "bad" if result.encrypt == "none" else "good"
+        ),
+    ]
     if result.privacy is not None:
         p = result.privacy
-        facts.append(Fact(f"ε {p['epsilon']:.3g}", f"client-level DP over {p['rounds']:.0f} "
-                          f"rounds (δ {p['delta']:g}), charged to the privacy budget"))  # fmt: skip
+        facts.append(
+            Fact(
+                f"ε {p['epsilon']:.3g}",
+                f"client-level DP over {p['rounds']:.0f} "
+                f"rounds (δ {p['delta']:g}), charged to the privacy budget",
+            )
+        )
     text = [
         f"{len(result.parties)} parties ({', '.join(result.parties)}) trained a {result.model} "
         f"model by federated averaging, weighted by their rows. Updates: "
         f"{PROTECTION.get(result.encrypt, result.encrypt)}.",
     ]
     if result.left_out:
-        text.append("Never described or trained on, at any party: " + "; ".join(
-            f"{c} ({why})" for c, why in result.left_out.items()) + ".")  # fmt: skip
+        text.append(
+            "Never described or trained on, at any party: "
+            + "; ".join(f"{c} ({why})" for c, why in result.left_out.items())
+            + "."
+        )
     if result.disclosed:
         text.append("What left each party in clear: " + "; ".join(result.disclosed) + ".")
     if result.privacy is not None:
@@ -58,8 +72,9 @@ def section(result: FederatedResult) -> Section:
             f"for one round alone, epsilon {p['epsilon']:.3g} (delta {p['delta']:g}) for the "
             f"run by zero-concentrated composition."
         )
-    rounds = tuple((r["round"], r["accuracy"], round(r["seconds"], 2), r["bytes_sent"])
-                   for r in result.rounds)  # fmt: skip
+    rounds = tuple(
+        (r["round"], r["accuracy"], round(r["seconds"], 2), r["bytes_sent"]) for r in result.rounds
+    )
     figure = Figure(
         id="federated-convergence",
         title="Accuracy per round",
@@ -76,8 +91,14 @@ def section(result: FederatedResult) -> Section:
         wide=True,
     )
     table = Table("Rounds", ("round", "accuracy", "seconds", "bytes sent by the parties"), rounds)
-    return Section("federated", "Federated learning: one model, no rows shared", tuple(text),
-                   tuple(facts), (figure,), (table,))  # fmt: skip
+    return Section(
+        "federated",
+        "Federated learning: one model, no rows shared",
+        tuple(text),
+        tuple(facts),
+        (figure,),
+        (table,),
+    )
 
 
 def build(inputs: Inputs) -> Section | None:
@@ -85,8 +106,9 @@ def build(inputs: Inputs) -> Section | None:
     return section(inputs.federated) if inputs.federated is not None else None
 
 
-def build_federated_report(result: FederatedResult, *, title: str = "veil federated report",
-                           created: str = "") -> Report:  # fmt: skip
+def build_federated_report(
+    result: FederatedResult, *, title: str = "veil federated report", created: str = ""
+) -> Report:
     """A report of one federated run (``veil fl simulate --report``)."""
     return standalone(
         section(result),

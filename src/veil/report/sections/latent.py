@@ -19,24 +19,48 @@ ATTACKERS = {"white_box": "white-box (holds the decoder)", "insider": "insider (
 def section(release: LatentRelease) -> Section:
     """The latent-release section."""
     attacks, utility = release.attacks, release.utility
-    facts = [Fact("invertible" if release.invertible else "not inverted", release.label,
-                  "bad" if release.invertible else "good")]  # fmt: skip
+    facts = [
+        Fact(
+            "invertible" if release.invertible else "not inverted",
+            release.label,
+            "bad" if release.invertible else "good",
+        )
+    ]
     if utility.get("metric"):
         gap = utility["raw"] - utility["latent"]
-        facts.append(Fact(f"{utility['latent']:.3f}", f"{utility['metric']} of gradient boosting "
-                          f"on the codes (raw features: {utility['raw']:.3f}; a linear model: "
-                          f"{utility['linear']['latent']:.3f} vs {utility['linear']['raw']:.3f})",
-                          "good" if gap <= 0.02 else "bad"))  # fmt: skip
-    facts.append(Fact(f"{attacks['reidentification_rate']:.1%}", "rows re-identified from "
-                      "what the codes give back (guesses from the marginals: "
-                      f"{attacks['reidentification_baseline']:.1%})",
-                      "bad" if release.invertible else ""))  # fmt: skip
+        facts.append(
+            Fact(
+                f"{utility['latent']:.3f}",
+                f"{utility['metric']} of gradient boosting "
+                f"on the codes (raw features: {utility['raw']:.3f}; a linear model: "
+                f"{utility['linear']['latent']:.3f} vs {utility['linear']['raw']:.3f})",
+                "good" if gap <= 0.02 else "bad",
+            )
+        )
+    facts.append(
+        Fact(
+            f"{attacks['reidentification_rate']:.1%}",
+            "rows re-identified from "
+            "what the codes give back (guesses from the marginals: "
+            f"{attacks['reidentification_baseline']:.1%})",
+            "bad" if release.invertible else "",
+        )
+    )
     if attacks.get("membership_advantage") is not None:
-        facts.append(Fact(f"{attacks['membership_advantage']:.2f}", "membership advantage of "
-                          "someone holding the encoder (0: none, 1: certain)"))  # fmt: skip
+        facts.append(
+            Fact(
+                f"{attacks['membership_advantage']:.2f}",
+                "membership advantage of someone holding the encoder (0: none, 1: certain)",
+            )
+        )
     if release.epsilon is not None:
-        facts.append(Fact(f"ε {release.epsilon:.3g}", f"DP-SGD (δ {release.delta:.2g}), from "
-                          "Opacus' accountant, charged to the privacy budget"))  # fmt: skip
+        facts.append(
+            Fact(
+                f"ε {release.epsilon:.3g}",
+                f"DP-SGD (δ {release.delta:.2g}), from "
+                "Opacus' accountant, charged to the privacy budget",
+            )
+        )
     how = (
         "an autoencoder (an embedding per category, an MLP to the code and back, one head "
         "per column)"
@@ -53,25 +77,42 @@ def section(release: LatentRelease) -> Section:
     ]
     rec = attacks["reconstruction"]
     rows = tuple(
-        (column, "accuracy" if metric == "accuracy" else "mean abs. error",
-         *(round(rec[k][column], 3) for k in ("white_box", "insider", "baseline")))
+        (
+            column,
+            "accuracy" if metric == "accuracy" else "mean abs. error",
+            *(round(rec[k][column], 3) for k in ("white_box", "insider", "baseline")),
+        )
         for column, metric in rec["metric"].items()
-    )  # fmt: skip
-    tables = [Table("What each attacker recovers, per quasi-identifier",
-                    ("column", "measure", ATTACKERS["white_box"], ATTACKERS["insider"],
-                     "marginals only"), rows)]  # fmt: skip
+    )
+    tables = [
+        Table(
+            "What each attacker recovers, per quasi-identifier",
+            ("column", "measure", ATTACKERS["white_box"], ATTACKERS["insider"], "marginals only"),
+            rows,
+        )
+    ]
     figures = []
     if release.embeddings:
         from veil.learn.latent._figures import embedding_map_figure
 
-        figures.append(Figure(
-            id="latent-embeddings", title="The categories as the network learned them",
-            caption="Each category's learned embedding, mapped to two dimensions by t-SNE; "
-                    "categories the network treats alike lie near each other.",
-            png=render(embedding_map_figure(release.embeddings)), wide=True,
-        ))  # fmt: skip
-    return Section("latent", "Latent release: utility kept, and what the codes reveal",
-                   tuple(text), tuple(facts), tuple(figures), tuple(tables))  # fmt: skip
+        figures.append(
+            Figure(
+                id="latent-embeddings",
+                title="The categories as the network learned them",
+                caption="Each category's learned embedding, mapped to two dimensions by t-SNE; "
+                "categories the network treats alike lie near each other.",
+                png=render(embedding_map_figure(release.embeddings)),
+                wide=True,
+            )
+        )
+    return Section(
+        "latent",
+        "Latent release: utility kept, and what the codes reveal",
+        tuple(text),
+        tuple(facts),
+        tuple(figures),
+        tuple(tables),
+    )
 
 
 def build(inputs: Inputs) -> Section | None:
@@ -79,11 +120,14 @@ def build(inputs: Inputs) -> Section | None:
     return section(inputs.latent) if inputs.latent is not None else None
 
 
-def build_latent_report(release: LatentRelease, *, title: str = "veil latent release",
-                        created: str = "") -> Report:  # fmt: skip
+def build_latent_report(
+    release: LatentRelease, *, title: str = "veil latent release", created: str = ""
+) -> Report:
     """A report of one latent release (``veil mask-latent --report``)."""
     return standalone(
-        section(release), title=title, created=created,
+        section(release),
+        title=title,
+        created=created,
         headline=f"{release.method}, {release.dim} dimensions: {release.label}.",
         notice="This report shows measures of the release and of the attacks; no row.",
-    )  # fmt: skip
+    )

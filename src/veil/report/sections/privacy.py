@@ -80,12 +80,18 @@ def _section(
             else None
         )
         measured += [
-            (f"distinct l of {name} (fewest different values in a class)",
-             then.l_distinct if then else None, now.l_distinct),
+            (
+                f"distinct l of {name} (fewest different values in a class)",
+                then.l_distinct if then else None,
+                now.l_distinct,
+            ),
             (f"entropy l of {name}", then.l_entropy if then else None, now.l_entropy),
-            (f"t of {name} ({now.t_distance} distance; largest class-to-table gap)",
-             then.t if then else None, now.t),
-        ]  # fmt: skip
+            (
+                f"t of {name} ({now.t_distance} distance; largest class-to-table gap)",
+                then.t if then else None,
+                now.t,
+            ),
+        ]
         text.append(
             f"Every class holds at least {now.l_distinct} different value"
             f"{'s' if now.l_distinct != 1 else ''} of {name} (distinct l-diversity), so knowing "

@@ -91,9 +91,10 @@ def _section(
             )
         )
     touched = [
-        share for name, share in zip(compared, kept, strict=True)
+        share
+        for name, share in zip(compared, kept, strict=True)
         if share < 1.0 or name not in data.columns or cert.roles.get(name) == "identifier"
-    ]  # fmt: skip
+    ]
     facts = []
     if kept:
         worst = compared[0]

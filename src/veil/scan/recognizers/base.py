@@ -99,9 +99,14 @@ class Numbers:
             return cls(0, np.nan, np.nan, np.nan, False, 0.0)
         std = values.std()
         skew = float(((values - values.mean()) ** 3).mean() / std**3) if std > 0 else 0.0
-        return cls(len(values), float(values.min()), float(values.max()),
-                   float(np.median(values)), bool(np.all(values == np.round(values))),
-                   skew)  # fmt: skip
+        return cls(
+            len(values),
+            float(values.min()),
+            float(values.max()),
+            float(np.median(values)),
+            bool(np.all(values == np.round(values))),
+            skew,
+        )
 
 
 def value_texts(values: np.ndarray, kind: str, integral: bool) -> pa.Array:
@@ -386,10 +391,13 @@ class VocabularyRecognizer:
         of 693 health statuses, is also a place name somewhere)."""
         vocabulary = self.words()
         known = np.fromiter(
-            (len(t) <= LONGEST_WORD and self.normalizer(t) in vocabulary
-             for t in map(str, counts.index)),
-            bool, len(counts),
-        )  # fmt: skip
+            (
+                len(t) <= LONGEST_WORD and self.normalizer(t) in vocabulary
+                for t in map(str, counts.index)
+            ),
+            bool,
+            len(counts),
+        )
         rows = counts.to_numpy(dtype=float)
         weights = np.log1p(rows)
         total = weights.sum()
