@@ -101,6 +101,29 @@ def budget_reset(
     out.print(f"{acc.path}: ledger emptied; budget epsilon {acc.budget.epsilon:g} available")
 
 
+Categories = Annotated[
+    str | None,
+    typer.Option(
+        "--categories", help="Comma-separated public categories (of the column, or of --by)."
+    ),
+]
+By = Annotated[
+    str | None,
+    typer.Option("--by", help="Per group of this column: count() or mean(col) per category."),
+]
+PersonId = Annotated[
+    str | None,
+    typer.Option(
+        "--person-id",
+        help="count, sum, mean, histogram per person: epsilon protects a person (all their "
+        "rows), not a row.",
+    ),
+]
+MaxContributions = Annotated[
+    int, typer.Option("--max-contributions", help="Rows kept per person (with --person-id).")
+]
+
+
 def dp_command(
     data: Annotated[str, typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL.")],
     query: Annotated[
@@ -108,27 +131,10 @@ def dp_command(
     ],
     epsilon: Annotated[float, typer.Option("--epsilon", help="Epsilon to spend.")],
     bounds: Bounds = None,
-    categories: Annotated[
-        str | None,
-        typer.Option(
-            "--categories", help="Comma-separated public categories (of the column, or of --by)."
-        ),
-    ] = None,
-    by: Annotated[
-        str | None,
-        typer.Option("--by", help="Per group of this column: count() or mean(col) per category."),
-    ] = None,
-    person_id: Annotated[
-        str | None,
-        typer.Option(
-            "--person-id",
-            help="count, sum, mean, histogram per person: epsilon "
-            "protects a person (all their rows), not a row.",
-        ),
-    ] = None,
-    max_contributions: Annotated[
-        int, typer.Option("--max-contributions", help="Rows kept per person (with --person-id).")
-    ] = 1,
+    categories: Categories = None,
+    by: By = None,
+    person_id: PersonId = None,
+    max_contributions: MaxContributions = 1,
     ledger: Ledger = None,
     other_dataset: OtherDataset = False,
     fmt: Format = "text",

@@ -120,13 +120,19 @@ fl_app = typer.Typer(
 
 
 @dataclass
-class DpFlags:
-    """Client-level differential privacy."""
+class DpRun:
+    """Client-level differential privacy: the run's budget, the clip and the public domain."""
 
     dp_epsilon: DpEpsilon = None
     dp_delta: DpDelta = 1e-6
     dp_clip: DpClip = 1.0
     domain: DomainFile = None
+
+
+@dataclass
+class DpFlags(DpRun):
+    """Client-level differential privacy, charged to a ledger (``veil fl simulate``)."""
+
     ledger: Ledger = None
 
     def options(self) -> dict[str, object]:
@@ -229,6 +235,7 @@ def certs_command(
 
 
 @fl_app.command("server")
+@with_groups
 def server_command(
     target: Annotated[str, typer.Option("--target", help="The column to predict.")],
     parties: Annotated[int, typer.Option("--parties", help="Parties to wait for.")] = 3,
@@ -243,59 +250,31 @@ def server_command(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for any party's answer.")
     ] = 600.0,
-    dp_epsilon: DpEpsilon = None,
-    dp_delta: DpDelta = 1e-6,
-    dp_clip: DpClip = 1.0,
-    domain: DomainFile = None,
+    dp: DpRun = GROUP,
     min_parties: MinParties = None,
     certs: Annotated[Path | None, _certs_option("The server")] = None,
     insecure: Insecure = False,
 ) -> None:
     """Run the server: a Flower SuperLink (TLS, enrolled nodes only) and veil's ServerApp. It
     only adds protected updates; the key holder (veil fl keyholder) decrypts their sum."""
-    from veil.federated import Settings, fewest_parties
-    from veil.federated.deploy import serve
+    from veil.federated.deploy import serve, server_config
 
-    least = fewest_parties(encrypt, min_parties)
-    settings = Settings(
+    config = server_config(
         target=target,
+        parties=parties,
         rounds=rounds,
         model=model,
         encrypt=encrypt,
         epochs=epochs,
-        parties=parties,
-        min_parties=least,
-        dp_epsilon=dp_epsilon or 0.0,
-        dp_delta=dp_delta,
-        dp_clip=dp_clip,
-        domain=_domain(domain),
+        timeout=timeout,
+        min_parties=min_parties,
+        output=output,
+        dp_epsilon=dp.dp_epsilon,
+        dp_delta=dp.dp_delta,
+        dp_clip=dp.dp_clip,
+        domain=_domain(dp.domain),
     )
-    settings.check()  # every parameter now, not in round 1
-    config: dict[str, object] = {
-        "target": target,
-        "parties": parties,
-        "rounds": rounds,
-        "model": model,
-        "encrypt": encrypt,
-        "epochs": epochs,
-        "timeout": timeout,
-        "min-parties": least,
-    }
-    if dp_epsilon is not None:
-        config.update(
-            {
-                "dp-epsilon": dp_epsilon,
-                "dp-delta": dp_delta,
-                "dp-clip": dp_clip,
-                "domain": settings.domain,
-            }
-        )
     folder = _transport(certs, insecure, ("server.pem", "server.key"))
-    if output is not None:
-        from veil.io import check_output
-
-        check_output(output, inputs=[], force=False)
-        config["output"] = str(output.resolve())
     serve(config, port=port, certs=folder, say=out.print)
     if output is not None:
         out.print(f"wrote the model to {output}")
@@ -333,36 +312,20 @@ def client_command(
     ] = None,
 ) -> None:
     """Run one party: a Flower SuperNode with veil's ClientApp, until stopped."""
-    from veil.federated.deploy import NodeTls, supernode
-    from veil.federated.keys import read_public
-    from veil.federated.signing import read_signer
-    from veil.io import read
+    from veil.federated.deploy import NodeTls, party_settings, supernode
 
-    read(str(data)).head(1)  # unreadable data fails here, in one line, not in a round
     folder = _transport(certs, insecure, ("node.key", "signing.key"))
-    key = signing_key or (certs / "signing.key" if certs is not None else None)
-    settings: dict[str, object] = {
-        "role": "party",
-        "data": str(data.resolve()),
-        "test-fraction": test_fraction,
-        "seed": seed,
-    }
-    if key is not None:
-        settings["party"] = read_signer(key).party
-        settings["signing-key"] = str(key.resolve())
-    else:
-        settings["party"] = data.stem
-    if public_key is not None:
-        read_public(public_key)
-        settings["public-key"] = str(public_key.resolve())
-        settings["encrypt"] = "encrypted"
-    budget = _ledger(ledger)
-    if budget.exists():
-        settings["ledger"] = str(budget.resolve())
-    tls = NodeTls.of(folder) if folder is not None else None
-    _run_node(
-        supernode(server, settings, tls=tls), f"party {settings['party']} connected to {server}"
+    settings = party_settings(
+        data,
+        signing_key=signing_key or (certs / "signing.key" if certs is not None else None),
+        public_key=public_key,
+        ledger=_ledger(ledger),
+        test_fraction=test_fraction,
+        seed=seed,
     )
+    tls = NodeTls.of(folder) if folder is not None else None
+    started = f"party {settings['party']} connected to {server}"
+    _run_node(supernode(server, settings, tls=tls), started)
 
 
 @fl_app.command("keyholder")
@@ -391,54 +354,23 @@ def keyholder_command(
 ) -> None:
     """Run the key holder: it makes (or reads) the key pair and decrypts only sums of at least
     --min-parties enrolled parties' signed contributions of the round, as a Flower SuperNode."""
-    from veil.federated import MIN_ENCRYPTED_PARTIES, keys
-    from veil.federated.deploy import NodeTls, supernode
+    from veil.federated.deploy import NodeTls, keyholder_settings, supernode
     from veil.federated.paillier import check_key_bits
-    from veil.federated.signing import read_roster
 
-    least = MIN_ENCRYPTED_PARTIES if min_parties is None else min_parties
-    if least < MIN_ENCRYPTED_PARTIES:
-        raise ParameterError(
-            f"--min-parties must be at least {MIN_ENCRYPTED_PARTIES}: with two, "
-            "each party reads the other's update from the next model"
-        )
     if encrypt == "paillier":
         check_key_bits(key_bits)  # a weak key is refused before anything else
     folder = _transport(certs, insecure, ("node.key",))
-    roster_file = roster or (certs / "roster.json" if certs is not None else None)
-    if roster_file is None:
-        raise ParameterError(
-            "the key holder needs the parties' signing keys: --certs FOLDER "
-            "(its roster.json) or --roster FILE"
-        )
-    read_roster(roster_file)
-    scheme, made = keys.key_pair(secret, encrypt, key_bits)
-    out.print(
-        f"made a new {scheme.name} key; its secret is in {secret} (owner-only)"
-        if made
-        else f"using the key in {secret}"
+    settings = keyholder_settings(
+        secret,
+        roster or (certs / "roster.json" if certs is not None else None),
+        encrypt=encrypt,
+        key_bits=key_bits,
+        min_parties=min_parties,
+        public_key=public_key,
+        say=out.print,
     )
-    if public_key is not None:
-        from veil.io import check_output
-
-        check_output(public_key, inputs=[str(secret)], force=True)
-        keys.write_public(scheme, public_key)
-        out.print(f"wrote the public key to {public_key}: give it to the parties")
     tls = NodeTls.of(folder) if folder is not None else None
-    _run_node(
-        supernode(
-            server,
-            {
-                "role": "keyholder",
-                "party": "key holder",
-                "secret": str(secret.resolve()),
-                "roster": str(roster_file.resolve()),
-                "min-parties": least,
-            },
-            tls=tls,
-        ),
-        f"key holder connected to {server}",
-    )
+    _run_node(supernode(server, settings, tls=tls), f"key holder connected to {server}")
 
 
 def _run_node(process: subprocess.Popen[bytes], started: str) -> None:
