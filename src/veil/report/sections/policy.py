@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from veil.privacy.certificate import Certificate
@@ -43,9 +45,8 @@ def _redacted(cert: Certificate, data: pd.DataFrame) -> Table | None:
     )
 
 
-def _section(cert: Certificate, data: pd.DataFrame) -> Section:
-    per_column, table_steps = column_steps(cert)
-    released = set(cert.columns_out)
+def _deciders(cert: Certificate) -> Callable[[str], str]:
+    """Who decided each column's role: the policy, or the scan (its entity and confidence)."""
     decided = {d.column: d for d in cert.decisions}
 
     def why(name: str) -> str:
@@ -59,16 +60,54 @@ def _section(cert: Certificate, data: pd.DataFrame) -> Section:
             return f"policy, kept as is: {d.reason}"
         return d.by
 
-    search = cert.search or {}
-    levels = search.get("levels") or {}
+    return why
+
+
+def _done(
+    cert: Certificate, per_column: dict[str, list[str]], levels: dict[str, int]
+) -> dict[str, list[str]]:
+    """What happened to each input column: its steps, then the search's generalization."""
     done = {name: list(per_column.get(name, [])) for name in cert.columns_in}
     for name, level in levels.items():
         if level and name in done:
             done[name].append(f"generalized by the search (hierarchy level {level})")
-    if search.get("method") == "mondrian":
+    if (cert.search or {}).get("method") == "mondrian":
         for name in cert.quasi_identifiers:
             if name in done:
                 done[name].append("generalized by Mondrian (each class on its own)")
+    return done
+
+
+def _text(cert: Certificate, scrubbed: set[str]) -> list[str]:
+    """The section's sentences: new columns, the goals asked for, free text scrubbed."""
+    text = []
+    new = [c for c in cert.columns_out if c not in cert.columns_in]
+    if new:
+        text.append(f"Columns new in the release (renamed or derived): {', '.join(new)}.")
+    if cert.privacy:
+        goals = ", ".join(model.name for model in cert.models) or "none"
+        settings = "; ".join(
+            f"{key} {value}" for key, value in cert.privacy.items() if key != "models"
+        )
+        text.append(
+            f"Privacy goals asked for: {goals}" + (f" ({settings})" if settings else "") + "."
+        )
+    if scrubbed:
+        text.append(
+            "The original values of the generalized quasi-identifiers "
+            f"{', '.join(sorted(scrubbed))} were replaced in the free text too "
+            f"({'; '.join(s.description for s in cert.steps if s.name == 'scrub_text')})."
+        )
+    return text
+
+
+def _section(cert: Certificate, data: pd.DataFrame) -> Section:
+    per_column, table_steps = column_steps(cert)
+    released = set(cert.columns_out)
+    why = _deciders(cert)
+    search = cert.search or {}
+    levels = search.get("levels") or {}
+    done = _done(cert, per_column, levels)
     scrubbed = {n for s in cert.steps if s.name == "scrub_text" for n in (s.counts or {})}
     rows = tuple(
         (
@@ -103,24 +142,7 @@ def _section(cert: Certificate, data: pd.DataFrame) -> Section:
                 tuple((s.where, s.description, s.rows_after, s.columns_after) for s in table_steps),
             )
         )
-    text = []
-    new = [c for c in cert.columns_out if c not in cert.columns_in]
-    if new:
-        text.append(f"Columns new in the release (renamed or derived): {', '.join(new)}.")
-    if cert.privacy:
-        goals = ", ".join(model.name for model in cert.models) or "none"
-        settings = "; ".join(
-            f"{key} {value}" for key, value in cert.privacy.items() if key != "models"
-        )
-        text.append(
-            f"Privacy goals asked for: {goals}" + (f" ({settings})" if settings else "") + "."
-        )
-    if scrubbed:
-        text.append(
-            "The original values of the generalized quasi-identifiers "
-            f"{', '.join(sorted(scrubbed))} were replaced in the free text too "
-            f"({'; '.join(s.description for s in cert.steps if s.name == 'scrub_text')})."
-        )
+    text = _text(cert, scrubbed)
     if levels:
 
         def shown(name: str) -> str:

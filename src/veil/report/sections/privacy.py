@@ -58,60 +58,8 @@ def _section(
             "measured here; the certificate's own before figures are in the first table."
         )
     goals = tuple((goal, met) for goal, met in cert.checks.items())
-    measured: list[tuple[str, Any, Any]] = [
-        ("k (smallest class)", cert.before.k, cert.after.k),
-        ("equivalence classes", cert.before.classes, cert.after.classes),
-        ("average class size", cert.before.average_class_size, cert.after.average_class_size),
-        (
-            "records unique on the quasi-identifiers",
-            cert.before.unique_rows,
-            cert.after.unique_rows,
-        ),
-    ]
-    for name in cert.sensitive:
-        if name not in data.columns:
-            continue
-        now = check(data, qis, sensitive=name)
-        if now.l_distinct is None or now.t is None:  # an empty release has no classes
-            continue
-        then = (
-            check(original, qis, sensitive=name)
-            if before_sizes.size and original is not None and name in original.columns
-            else None
-        )
-        measured += [
-            (
-                f"distinct l of {name} (fewest different values in a class)",
-                then.l_distinct if then else None,
-                now.l_distinct,
-            ),
-            (f"entropy l of {name}", then.l_entropy if then else None, now.l_entropy),
-            (
-                f"t of {name} ({now.t_distance} distance; largest class-to-table gap)",
-                then.t if then else None,
-                now.t,
-            ),
-        ]
-        text.append(
-            f"Every class holds at least {now.l_distinct} different value"
-            f"{'s' if now.l_distinct != 1 else ''} of {name} (distinct l-diversity), so knowing "
-            f"someone's class does not reveal their {name} "
-            + ("outright" if now.l_distinct > 1 else "— it does for some people")
-            + f"; the distribution of {name} in any class is at most t = {now.t:.3f} from the "
-            "whole table's (t-closeness)."
-        )
-    risk_rows = tuple(
-        (label, getattr(before, key) if before else None, getattr(after, key))
-        for key, label in (
-            ("prosecutor_max", "prosecutor risk, highest"),
-            ("prosecutor_average", "prosecutor risk, average"),
-            ("journalist_max", "journalist risk, highest"),
-            ("journalist_average", "journalist risk, average"),
-            ("marketer_average", "marketer risk"),
-            ("records_at_risk", "share of records at risk"),
-            ("sample_uniques", "share of records unique"),
-        )
-    )
+    measured = _measured(cert, original, data, qis, bool(before_sizes.size), text)
+    risk_rows = _risk_rows(before, after)
     tables = [
         Table(
             "Measured on the quasi-identifiers", ("measure", "original", "release"), tuple(measured)
@@ -150,6 +98,77 @@ def _section(
         ),
         tables=tuple(tables),
     )
+
+
+def _risk_rows(before: Any, after: Any) -> tuple[tuple[str, Any, Any], ...]:
+    """Each attacker's risk, before (None without the original) and after."""
+    return tuple(
+        (label, getattr(before, key) if before else None, getattr(after, key))
+        for key, label in (
+            ("prosecutor_max", "prosecutor risk, highest"),
+            ("prosecutor_average", "prosecutor risk, average"),
+            ("journalist_max", "journalist risk, highest"),
+            ("journalist_average", "journalist risk, average"),
+            ("marketer_average", "marketer risk"),
+            ("records_at_risk", "share of records at risk"),
+            ("sample_uniques", "share of records unique"),
+        )
+    )
+
+
+def _measured(
+    cert: Certificate,
+    original: pd.DataFrame | None,
+    data: pd.DataFrame,
+    qis: list[str],
+    before: bool,
+    text: list[str],
+) -> list[tuple[str, Any, Any]]:
+    """The class measures before and after (k, classes, sizes, uniques, and l and t of each
+    sensitive column); each sensitive column's sentence added to ``text``."""
+    measured: list[tuple[str, Any, Any]] = [
+        ("k (smallest class)", cert.before.k, cert.after.k),
+        ("equivalence classes", cert.before.classes, cert.after.classes),
+        ("average class size", cert.before.average_class_size, cert.after.average_class_size),
+        (
+            "records unique on the quasi-identifiers",
+            cert.before.unique_rows,
+            cert.after.unique_rows,
+        ),
+    ]
+    for name in cert.sensitive:
+        if name not in data.columns:
+            continue
+        now = check(data, qis, sensitive=name)
+        if now.l_distinct is None or now.t is None:  # an empty release has no classes
+            continue
+        then = (
+            check(original, qis, sensitive=name)
+            if before and original is not None and name in original.columns
+            else None
+        )
+        measured += [
+            (
+                f"distinct l of {name} (fewest different values in a class)",
+                then.l_distinct if then else None,
+                now.l_distinct,
+            ),
+            (f"entropy l of {name}", then.l_entropy if then else None, now.l_entropy),
+            (
+                f"t of {name} ({now.t_distance} distance; largest class-to-table gap)",
+                then.t if then else None,
+                now.t,
+            ),
+        ]
+        text.append(
+            f"Every class holds at least {now.l_distinct} different value"
+            f"{'s' if now.l_distinct != 1 else ''} of {name} (distinct l-diversity), so knowing "
+            f"someone's class does not reveal their {name} "
+            + ("outright" if now.l_distinct > 1 else "— it does for some people")
+            + f"; the distribution of {name} in any class is at most t = {now.t:.3f} from the "
+            "whole table's (t-closeness)."
+        )
+    return measured
 
 
 def build(inputs: Inputs) -> Section:
