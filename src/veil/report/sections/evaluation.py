@@ -169,45 +169,8 @@ def _dcr(samples: dict[str, np.ndarray]) -> Figure:
 def section(evaluation: Evaluation) -> Section:
     """The evaluation section: traffic lights, then the figures."""
     data = evaluation.to_dict()
-    privacy = data["privacy"]
-    facts = []
-    for key, label in ATTACKS.items():
-        measured = privacy[key]
-        if measured.get("risk") is None:
-            facts.append(Fact("-", f"{label} risk: {measured.get('reason', 'not measured')}"))
-            continue
-        low, high = measured["ci"]
-        facts.append(
-            Fact(
-                f"{measured['risk']:.1%}",
-                f"{label} risk (95%: {low:.1%} to {high:.1%})",
-                light(measured),
-            )
-        )
-    if privacy.get("dcr") is not None:
-        share, ideal = privacy["dcr"]["share_closer_to_training"], privacy["dcr"]["ideal"]
-        status = "good" if abs(share - ideal) < 0.05 else "bad"
-        facts.append(
-            Fact(
-                f"{share:.1%}",
-                "of release rows closer to training than to holdout "
-                f"rows ({ideal:.0%} is ideal: the training rows' share of both)",
-                status,
-            )
-        )
-        facts.append(
-            Fact(
-                f"{privacy['exact_copies']:.1%}",
-                "release rows that copy a real row",
-                "good" if privacy["exact_copies"] == 0 else "bad",
-            )
-        )
     fidelity = data["fidelity"]
-    facts.append(
-        Fact(
-            f"{fidelity['detection_auc']:.3f}", "detection AUC (0.5: cannot be told from real rows)"
-        )
-    )
+    facts = _facts(data)
     text = [
         "Three attacks from the Article 29 Working Party's opinion on anonymisation, measured "
         "as Anonymeter does: each attack's success on the rows the release was made from, "
@@ -248,6 +211,51 @@ def section(evaluation: Evaluation) -> Section:
         tuple(figures),
         tuple(tables),
     )
+
+
+def _facts(data: dict[str, Any]) -> list[Fact]:
+    """Each attack's risk with its light, the distances to training and holdout rows, the
+    copies, and the detection AUC."""
+    privacy = data["privacy"]
+    facts = []
+    for key, label in ATTACKS.items():
+        measured = privacy[key]
+        if measured.get("risk") is None:
+            facts.append(Fact("-", f"{label} risk: {measured.get('reason', 'not measured')}"))
+            continue
+        low, high = measured["ci"]
+        facts.append(
+            Fact(
+                f"{measured['risk']:.1%}",
+                f"{label} risk (95%: {low:.1%} to {high:.1%})",
+                light(measured),
+            )
+        )
+    if privacy.get("dcr") is not None:
+        share, ideal = privacy["dcr"]["share_closer_to_training"], privacy["dcr"]["ideal"]
+        status = "good" if abs(share - ideal) < 0.05 else "bad"
+        facts.append(
+            Fact(
+                f"{share:.1%}",
+                "of release rows closer to training than to holdout "
+                f"rows ({ideal:.0%} is ideal: the training rows' share of both)",
+                status,
+            )
+        )
+        facts.append(
+            Fact(
+                f"{privacy['exact_copies']:.1%}",
+                "release rows that copy a real row",
+                "good" if privacy["exact_copies"] == 0 else "bad",
+            )
+        )
+    fidelity = data["fidelity"]
+    facts.append(
+        Fact(
+            f"{fidelity['detection_auc']:.3f}", "detection AUC (0.5: cannot be told from real rows)"
+        )
+    )
+    return facts
 
 
 def build(inputs: Inputs) -> Section | None:

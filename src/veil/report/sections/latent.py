@@ -18,49 +18,8 @@ ATTACKERS = {"white_box": "white-box (holds the decoder)", "insider": "insider (
 
 def section(release: LatentRelease) -> Section:
     """The latent-release section."""
-    attacks, utility = release.attacks, release.utility
-    facts = [
-        Fact(
-            "invertible" if release.invertible else "not inverted",
-            release.label,
-            "bad" if release.invertible else "good",
-        )
-    ]
-    if utility.get("metric"):
-        gap = utility["raw"] - utility["latent"]
-        facts.append(
-            Fact(
-                f"{utility['latent']:.3f}",
-                f"{utility['metric']} of gradient boosting "
-                f"on the codes (raw features: {utility['raw']:.3f}; a linear model: "
-                f"{utility['linear']['latent']:.3f} vs {utility['linear']['raw']:.3f})",
-                "good" if gap <= 0.02 else "bad",
-            )
-        )
-    facts.append(
-        Fact(
-            f"{attacks['reidentification_rate']:.1%}",
-            "rows re-identified from "
-            "what the codes give back (guesses from the marginals: "
-            f"{attacks['reidentification_baseline']:.1%})",
-            "bad" if release.invertible else "",
-        )
-    )
-    if attacks.get("membership_advantage") is not None:
-        facts.append(
-            Fact(
-                f"{attacks['membership_advantage']:.2f}",
-                "membership advantage of someone holding the encoder (0: none, 1: certain)",
-            )
-        )
-    if release.epsilon is not None:
-        facts.append(
-            Fact(
-                f"ε {release.epsilon:.3g}",
-                f"DP-SGD (δ {release.delta:.2g}), from "
-                "Opacus' accountant, charged to the privacy budget",
-            )
-        )
+    attacks = release.attacks
+    facts = _facts(release)
     how = (
         "an autoencoder (an embedding per category, an MLP to the code and back, one head "
         "per column)"
@@ -113,6 +72,54 @@ def section(release: LatentRelease) -> Section:
         tuple(figures),
         tuple(tables),
     )
+
+
+def _facts(release: LatentRelease) -> list[Fact]:
+    """The label, the utility kept, the re-identification rate, membership and the budget."""
+    attacks, utility = release.attacks, release.utility
+    facts = [
+        Fact(
+            "invertible" if release.invertible else "not inverted",
+            release.label,
+            "bad" if release.invertible else "good",
+        )
+    ]
+    if utility.get("metric"):
+        gap = utility["raw"] - utility["latent"]
+        facts.append(
+            Fact(
+                f"{utility['latent']:.3f}",
+                f"{utility['metric']} of gradient boosting "
+                f"on the codes (raw features: {utility['raw']:.3f}; a linear model: "
+                f"{utility['linear']['latent']:.3f} vs {utility['linear']['raw']:.3f})",
+                "good" if gap <= 0.02 else "bad",
+            )
+        )
+    facts.append(
+        Fact(
+            f"{attacks['reidentification_rate']:.1%}",
+            "rows re-identified from "
+            "what the codes give back (guesses from the marginals: "
+            f"{attacks['reidentification_baseline']:.1%})",
+            "bad" if release.invertible else "",
+        )
+    )
+    if attacks.get("membership_advantage") is not None:
+        facts.append(
+            Fact(
+                f"{attacks['membership_advantage']:.2f}",
+                "membership advantage of someone holding the encoder (0: none, 1: certain)",
+            )
+        )
+    if release.epsilon is not None:
+        facts.append(
+            Fact(
+                f"ε {release.epsilon:.3g}",
+                f"DP-SGD (δ {release.delta:.2g}), from "
+                "Opacus' accountant, charged to the privacy budget",
+            )
+        )
+    return facts
 
 
 def build(inputs: Inputs) -> Section | None:
