@@ -120,7 +120,7 @@ def test_scan_privacy_and_report_count_classes_with_the_frequency_module() -> No
         if name.startswith(("veil.privacy", "veil.report")):
             assert "veil.scan.risk" not in deps, name  # no sideways import for class sizes
     users = {n for n, d in edges.items() if "veil.frequency" in d}
-    assert {"veil.scan.risk", "veil.privacy.models", "veil.report.sections.privacy"} <= users
+    assert {"veil.scan.risk", "veil.privacy.classes", "veil.report.sections.privacy"} <= users
 
 
 @settings(max_examples=60, deadline=None)

@@ -112,7 +112,7 @@ RESULTS = [
     "veil.privacy._verify.Verification",
     "veil.privacy.certificate.Certificate",
     "veil.privacy.certificate.Release",
-    "veil.privacy.models.ClassStats",
+    "veil.privacy.classes.ClassStats",
     "veil.privacy.suggest.Suggested",
     "veil.report.model.Report",
     "veil.rights.erase.Erasure",

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.federated import _data, keys
+from veil.federated import _data
+from veil.federated import keyfiles as keys
 from veil.federated._flower import Settings
 from veil.federated.deploy import free_port
 from veil.federated.simulate import run_simulated

@@ -21,7 +21,7 @@ from flwr.app import ArrayRecord, ConfigRecord, Message, RecordDict
 from veil.exceptions import InputError
 from veil.federated import paillier
 from veil.federated._flower import Settings, _np_record
-from veil.federated.keys import read_public
+from veil.federated.keyfiles import read_public
 from veil.federated.secure import Paillier
 from veil.federated.simulate import partition, run_simulated
 
@@ -178,7 +178,7 @@ def _refused(attacked: dict[str, Any], name: str) -> str:
 def test_malicious_server_injecting_its_own_ciphertext_is_refused(attacked: dict) -> None:
     assert "does not carry its signature" in _refused(attacked, "inject")
     # the attack is real: decrypted, its "sum of three" is party 1's update alone
-    from veil.federated.keys import read_secret
+    from veil.federated.keyfiles import read_secret
 
     scheme = read_secret(attacked["secret"])
     piece, forged = attacked["grid"].injected

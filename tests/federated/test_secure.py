@@ -69,7 +69,7 @@ def test_keys_round_trip_and_bad_keys_get_one_line() -> None:
 def test_weak_keys_are_refused_when_made_or_read(tmp_path: Path) -> None:
     """A 1024-bit modulus can be factored by a determined party: veil neither makes nor reads
     one (the audit made a 512-bit key and read a 1024-bit one back)."""
-    from veil.federated import keys
+    from veil.federated import keyfiles as keys
 
     for bits in (512, 1024, 2047):
         with pytest.raises(ParameterError, match="--key-bits must be one of"):

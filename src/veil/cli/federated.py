@@ -257,7 +257,8 @@ def server_command(
 ) -> None:
     """Run the server: a Flower SuperLink (TLS, enrolled nodes only) and veil's ServerApp. It
     only adds protected updates; the key holder (veil fl keyholder) decrypts their sum."""
-    from veil.federated.deploy import serve, server_config
+    from veil.federated.deploy import serve
+    from veil.federated.nodes import server_config
 
     config = server_config(
         target=target,
@@ -312,7 +313,8 @@ def client_command(
     ] = None,
 ) -> None:
     """Run one party: a Flower SuperNode with veil's ClientApp, until stopped."""
-    from veil.federated.deploy import NodeTls, party_settings, supernode
+    from veil.federated.deploy import NodeTls, supernode
+    from veil.federated.nodes import party_settings
 
     folder = _transport(certs, insecure, ("node.key", "signing.key"))
     settings = party_settings(
@@ -354,7 +356,8 @@ def keyholder_command(
 ) -> None:
     """Run the key holder: it makes (or reads) the key pair and decrypts only sums of at least
     --min-parties enrolled parties' signed contributions of the round, as a Flower SuperNode."""
-    from veil.federated.deploy import NodeTls, keyholder_settings, supernode
+    from veil.federated.deploy import NodeTls, supernode
+    from veil.federated.nodes import keyholder_settings
     from veil.federated.paillier import check_key_bits
 
     if encrypt == "paillier":

@@ -123,7 +123,7 @@ def _party_table(context: Context) -> tuple[pd.DataFrame, pd.DataFrame, str]:
 
 
 def _keyholder_secret(context: Context) -> tuple[str, bytes, Any]:
-    from veil.federated.keys import read_secret
+    from veil.federated.keyfiles import read_secret
 
     scheme = read_secret(str(context.node_config.get("secret", "")))
     if isinstance(scheme, secure.Paillier):
@@ -188,7 +188,7 @@ def _given_public(path: str) -> bytes:
 
 @functools.lru_cache(maxsize=4)
 def _read_public(path: str, mtime: int, size: int) -> bytes:
-    from veil.federated.keys import read_public
+    from veil.federated.keyfiles import read_public
 
     return read_public(path)
 
@@ -968,7 +968,7 @@ def _main(grid: Grid, context: Context) -> None:
         outcome = run(grid, settings, say=print)
         out = str(config.get("output", ""))
         if out:
-            from veil.federated.keys import write_model
+            from veil.federated.keyfiles import write_model
 
             write_model(outcome, out)
     except VeilError as err:

@@ -196,7 +196,7 @@ def safe_name(name: str) -> str:
 
 def make(folder: str | Path, parties: list[str], *, hosts: list[str] | None = None) -> Enrolment:
     """Make a federation's certificates and keys in ``folder`` (see the module's doc)."""
-    from veil.federated import keys
+    from veil.federated import keyfiles as keys
     from veil.federated.signing import Roster, Signer
 
     folder = Path(folder)

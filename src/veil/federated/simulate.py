@@ -227,7 +227,7 @@ def enrol(
     """Node settings for parties holding ``tables`` (name, training rows, test rows) and a key
     holder, with everything written to ``folder``: each party's rows, its signing key and the
     key holder's public key; the key holder's secret and the roster of signing keys."""
-    from veil.federated import keys
+    from veil.federated import keyfiles as keys
     from veil.federated.signing import Roster, Signer
 
     nodes: list[dict[str, Any]] = []

@@ -11,7 +11,7 @@ from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
 from veil.privacy._stream import DEFAULT_BATCH_ROWS, StreamedRelease, anonymize_stream
 from veil.privacy._verify import Verification, verify, verify_counts, verify_files
 from veil.privacy.certificate import Certificate, Release, StepRecord
-from veil.privacy.models import ClassStats, class_stats
+from veil.privacy.classes import ClassStats, class_stats
 from veil.privacy.suggest import suggest_policy, suggest_policy_yaml
 
 __all__ = [

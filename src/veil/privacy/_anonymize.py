@@ -21,11 +21,11 @@ from veil.policy import TREAT_IDENTIFIERS, Policy, PrivacySettings
 from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
 from veil.privacy._verify import verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
+from veil.privacy.classes import class_stats
 from veil.privacy.decide import decide
 from veil.privacy.lattice import FrequencyTable, SearchResult
 from veil.privacy.lattice import check as check_groups
 from veil.privacy.metrics import make_metric
-from veil.privacy.models import class_stats
 from veil.privacy.mondrian import mondrian
 from veil.privacy.search import search
 from veil.progress import as_progress

@@ -59,9 +59,9 @@ from veil.privacy._anonymize import searched as searched_node
 from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
 from veil.privacy._verify import verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
+from veil.privacy.classes import ClassStats
 from veil.privacy.lattice import FrequencyTable
 from veil.privacy.lattice import check as check_groups
-from veil.privacy.models import ClassStats
 from veil.progress import Progress, as_progress
 from veil.transforms import Pseudonymize, SuppressRows
 from veil.transforms._base import merge_tallies

@@ -14,8 +14,8 @@ from veil._html import Shown
 from veil.criteria import Criterion
 from veil.exceptions import InputError
 from veil.policy import PrivacySettings
+from veil.privacy.classes import ClassStats
 from veil.privacy.decide import Decision
-from veil.privacy.models import ClassStats
 
 #: The certificate's format: 2 pins the whole release (``release_sha256``) and records how each
 #: column's role was decided; 3 names the input by a full-length SHA-256 over every row

@@ -1,4 +1,5 @@
-"""Privacy models measured on a table: equivalence classes over the quasi-identifiers.
+"""Class statistics of a table: its equivalence classes over the quasi-identifiers (k, the
+number and average size of classes, the records alone in theirs).
 
 This is the straightforward group-by version used to check a release; the privacy engine's
 search works on integer-coded frequency tables instead (the README's Architecture).
