@@ -23,6 +23,7 @@ LAYERS = [
         "veil._version",
         "veil._html",
         "veil._pause",
+        "veil.registry",
         "veil.exceptions",
         "veil.progress",
         "veil.keys",

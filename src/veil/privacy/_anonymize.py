@@ -31,7 +31,6 @@ from veil.privacy.search import search
 from veil.progress import as_progress
 from veil.scan.hierarchies import build_hierarchy
 from veil.schema import require_columns
-from veil.transforms import Mask, PCAMask, RenameColumns
 
 Progress = Callable[[str], None]
 
@@ -496,9 +495,9 @@ def _mask_hides(step: Any, identifiers: set[str]) -> None:
     """A mask counts as treating a direct identifier only if it changed every value: one that
     leaves values as they were (made of preserved characters) protects nothing."""
     mask = step.transform
-    if not isinstance(mask, Mask) or not identifiers & set(mask.columns_):
+    left = mask.values_left_unchanged()
+    if left is None or not identifiers & set(mask.columns_):
         return
-    left = mask.present_ - mask.changed_
     if left:
         raise PolicyError(
             f"policy {step.where} (mask): {left:,} of {mask.present_:,} values of "
@@ -610,11 +609,4 @@ def _follow(transform: Any, names: list[str], *, masked: bool = False) -> list[s
     components: a rotation of Age and Income identifies people as well as Age and Income do
     (whoever knows three of them recovers the rest by an affine fit), so the components stay in
     the k check. Otherwise (a sensitive column) the masked columns leave."""
-    if isinstance(transform, RenameColumns):
-        return [transform.mapping_.get(n, n) for n in names]
-    if isinstance(transform, PCAMask):
-        kept = [n for n in names if n not in transform.columns_]
-        hit = masked and len(kept) < len(names)
-        return kept + (transform.component_names() if hit else [])
-    present = set(transform.get_feature_names_out())
-    return [n for n in names if n in present]
+    return list(transform.columns_after(names, masked=masked))

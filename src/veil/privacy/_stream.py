@@ -63,7 +63,6 @@ from veil.privacy.classes import ClassStats
 from veil.privacy.lattice import FrequencyTable
 from veil.privacy.lattice import check as check_groups
 from veil.progress import Progress, as_progress
-from veil.transforms import Pseudonymize, SuppressRows
 from veil.transforms._base import merge_tallies
 
 __all__ = ["DEFAULT_BATCH_ROWS", "SAMPLE_ROWS", "StreamedRelease", "anonymize_stream"]
@@ -247,7 +246,7 @@ def release_in_passes(
     steps, quasi, sensitive = _fit_steps(plan, sample)
     searching = privacy is not None and bool(quasi)
     for i, step in enumerate(steps):  # rare combinations: counted over every row first
-        if isinstance(step.transform, SuppressRows) and step.transform.rare is not None:
+        if step.transform.counts_whole_table():
             clock = time.perf_counter()
             combination = step.transform.columns_
             before_it = steps[:i]
@@ -508,7 +507,7 @@ def _fit_steps(plan: Plan, sample: pd.DataFrame) -> tuple[list[Any], list[str], 
     frame = sample
     steps = list(plan.policy.planned_steps())
     for step in steps:
-        counted = isinstance(step.transform, SuppressRows)  # given the table's counts later
+        counted = step.transform.counts_whole_table()  # given the table's counts later
         why = None if counted else step.transform.batchwise()
         if why is not None:
             raise PolicyError(
@@ -716,16 +715,15 @@ def _pseudonym_collisions(steps: list[Any], rows: int) -> list[str]:
     notes = []
     for step in steps:
         t = step.transform
-        if isinstance(t, Pseudonymize) and t.format == "hex":
-            bound = min(1.0, rows**2 / 2.0 ** (4 * t.length + 1))
-            if bound > COLLISION_NOTED:
-                notes.append(
-                    f"{', '.join(map(str, t.columns_))}: pseudonyms were checked for collisions "
-                    f"within each batch; across all {rows:,} rows two values share one with a "
-                    f"chance of at most {bound:.1e} ({t.length} hex characters); length: "
-                    f"{_safe_length(rows)} makes it negligible, or release --in-memory (checked "
-                    "exactly)"
-                )
+        bound = t.collision_bound(rows)
+        if bound is not None and bound > COLLISION_NOTED:
+            notes.append(
+                f"{', '.join(map(str, t.columns_))}: pseudonyms were checked for collisions "
+                f"within each batch; across all {rows:,} rows two values share one with a "
+                f"chance of at most {bound:.1e} ({t.length} hex characters); length: "
+                f"{_safe_length(rows)} makes it negligible, or release --in-memory (checked "
+                "exactly)"
+            )
     return notes
 
 
@@ -741,11 +739,8 @@ def _leaving_none(steps: list[Any]) -> str | None:
     """The first step that withholds every row: a ``suppress_rows`` whose combinations, as
     counted over the whole table, are all rare."""
     for step in steps:
-        t = step.transform
-        if isinstance(t, SuppressRows) and t.rare is not None and t.action == "remove":
-            sizes = getattr(t, "table_counts_", None)
-            if sizes is not None and (sizes.iloc[:, -1] < t.rare).all():
-                return str(step.where)
+        if step.transform.withholds_every_row():
+            return str(step.where)
     return None
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from veil.exceptions import ParameterError
+from veil.registry import Registry
 
 if TYPE_CHECKING:
     from veil.privacy.lattice import FrequencyTable, NodeEvaluation
@@ -246,37 +247,26 @@ class AECSMetric(Metric):
         return self.rows / max(classes, 1)
 
 
-METRICS: dict[str, type[Metric]] = {
-    "loss": LossMetric,
-    "entropy": EntropyMetric,
-    "precision": PrecisionMetric,
-    "discernibility": DiscernibilityMetric,
-    "dm_star": DMStarMetric,
-    "aecs": AECSMetric,
-}
-
-
-# Other names users know these metrics by (ARX's, the literature's).
-ALIASES = {
-    "dm": "discernibility",
-    "dm*": "dm_star",
-    "dmstar": "dm_star",
-    "discernability": "discernibility",
-    "non-uniform-entropy": "entropy",
-    "nue": "entropy",
-    "average-class-size": "aecs",
-    "generalized-loss": "loss",
-}
+METRICS: Registry[type[Metric]] = Registry("metric")
+METRICS.add("loss", LossMetric, aliases=("generalized-loss",))
+METRICS.add("entropy", EntropyMetric, aliases=("non-uniform-entropy", "nue"))
+METRICS.add("precision", PrecisionMetric)
+METRICS.add("discernibility", DiscernibilityMetric, aliases=("dm", "discernability"))
+METRICS.add("dm_star", DMStarMetric, aliases=("dm*", "dmstar"))
+METRICS.add("aecs", AECSMetric, aliases=("average-class-size",))
+#: Other names users know these metrics by (ARX's, the literature's).
+ALIASES = METRICS.aliases()
 
 
 def make_metric(name: str) -> Metric:
     """The quality model called ``name``: ``loss`` (ARX's default), ``entropy``,
     ``precision``, ``discernibility``, ``dm_star`` or ``aecs``.
     """
-    key = ALIASES.get(name.lower(), name.lower())
+    key = name.lower()
     if key not in METRICS:
+        close = METRICS.suggest(key)
         raise ParameterError(
             f"metric must be one of {sorted(METRICS)} (or {', '.join(sorted(ALIASES))}), "
-            f"got {name!r}"
+            f"got {name!r}" + (f"; did you mean {close!r}?" if close else "")
         )
     return METRICS[key]()

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from veil.exceptions import ParameterError
+from veil.registry import Registry
 from veil.synth._base import Synthesizer
 from veil.synth._copula import GaussianCopula
 from veil.synth._marginals import ColumnModel, Marginals
@@ -51,17 +52,20 @@ __all__ = [
 ]
 
 #: The synthesizers by their command-line name (``mst`` needs ``epsilon`` and ``accountant``).
-METHODS: dict[str, type[Synthesizer]] = {
-    "marginals": Marginals,
-    "copula": GaussianCopula,
-    "tvae": TVAE,
-    "mst": MST,
-}
+METHODS: Registry[type[Synthesizer]] = Registry("synthesizer")
+METHODS.add("marginals", Marginals)
+METHODS.add("copula", GaussianCopula, aliases=("gaussian_copula",))
+METHODS.add("tvae", TVAE)
+METHODS.add("mst", MST)
 
 
 def make(method: str, **options: Any) -> Synthesizer:
     """The synthesizer called ``method`` (``marginals``, ``copula``, ``tvae`` or ``mst``) with
     ``options``."""
     if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        close = METHODS.suggest(method)
+        raise ParameterError(
+            f"method must be one of {', '.join(METHODS)}, got {method!r}"
+            + (f"; did you mean {close!r}?" if close else "")
+        )
     return METHODS[method](**options)

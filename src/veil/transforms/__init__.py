@@ -5,6 +5,7 @@ Each is usable in a ``Pipeline`` and from the policy file under the name in ``TR
 
 from __future__ import annotations
 
+from veil.registry import Registry
 from veil.transforms._base import ColumnTransform
 from veil.transforms.aggregate import Microaggregate
 from veil.transforms.columns import RenameColumns
@@ -43,23 +44,25 @@ __all__ = [
 ]
 
 #: The name each transform has in a policy file.
-TRANSFORMS: dict[str, type[ColumnTransform]] = {
-    "drop": Drop,
-    "suppress_rows": SuppressRows,
-    "mask": Mask,
-    "pseudonymize": Pseudonymize,
-    "fake": Fake,
-    "redact": Redact,
-    "generalize": Generalize,
-    "top_bottom_code": TopBottomCode,
-    "microaggregate": Microaggregate,
-    "resample": Resample,
-    "resample_continuous": ResampleContinuous,
-    "noise": Noise,
-    "rank_swap": RankSwap,
-    "shuffle": Shuffle,
-    "rename_columns": RenameColumns,
-    "pca_mask": PCAMask,
-    "pram": PRAM,
-    "local_suppression": LocalSuppression,
-}
+TRANSFORMS: Registry[type[ColumnTransform]] = Registry("transform")
+for _name, _transform in (
+    ("drop", Drop),
+    ("suppress_rows", SuppressRows),
+    ("mask", Mask),
+    ("pseudonymize", Pseudonymize),
+    ("fake", Fake),
+    ("redact", Redact),
+    ("generalize", Generalize),
+    ("top_bottom_code", TopBottomCode),
+    ("microaggregate", Microaggregate),
+    ("resample", Resample),
+    ("resample_continuous", ResampleContinuous),
+    ("noise", Noise),
+    ("rank_swap", RankSwap),
+    ("shuffle", Shuffle),
+    ("rename_columns", RenameColumns),
+    ("pca_mask", PCAMask),
+    ("pram", PRAM),
+    ("local_suppression", LocalSuppression),
+):
+    TRANSFORMS.add(_name, _transform)

@@ -96,6 +96,34 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         else why not and what to use instead, as one clause."""
         return self._needs_every_row
 
+    # -- what the release engines ask a step (each family answers for itself) ------------
+    def counts_whole_table(self) -> bool:
+        """Whether its fit needs its columns' combinations counted over the whole table
+        (given as ``table_counts_`` by a release in batches, which counts them in a pass of
+        its own)."""
+        return False
+
+    def withholds_every_row(self) -> bool:
+        """Whether, given the whole table's counts, it withholds every row."""
+        return False
+
+    def columns_after(self, names: list[str], *, masked: bool = False) -> list[str]:
+        """``names`` after this (fitted) step: the columns it keeps; renamed or replaced ones
+        as the step's family says (``masked``: columns replaced by derived ones are followed
+        into them)."""
+        present = set(self.get_feature_names_out())
+        return [n for n in names if n in present]
+
+    def values_left_unchanged(self) -> int | None:
+        """How many present values the (fitted) step left as they were, for a step that
+        hides values in place (a mask); None for the others."""
+        return None
+
+    def collision_bound(self, rows: int) -> float | None:
+        """The chance that two of ``rows`` distinct values, treated in different batches, get
+        the same output (keyed tokens); None when outputs cannot collide or are checked."""
+        return None
+
     def _select(self, frame: pd.DataFrame) -> list[str]:
         if self.columns is None:
             if self.numeric_only:

@@ -58,6 +58,10 @@ class RenameColumns(ColumnTransform):
     def _names_out(self, names: list[str]) -> list[str]:
         return [self.mapping_.get(n, n) for n in names]
 
+    def columns_after(self, names: list[str], *, masked: bool = False) -> list[str]:
+        """``names`` renamed: a renamed column keeps its role under its new name."""
+        return [self.mapping_.get(n, n) for n in names]
+
     def describe(self) -> str:
         """How many columns were renamed (never the names)."""
         return f"RenameColumns({len(self.mapping_)} columns renamed)"

@@ -106,6 +106,10 @@ class Mask(ColumnTransform):
             frame[name] = masked
         return frame
 
+    def values_left_unchanged(self) -> int | None:
+        """Present values the mask left as they were (made only of preserved characters)."""
+        return int(self.present_ - self.changed_)
+
     def describe(self) -> str:
         """The columns masked and how many values changed."""
         counted = ""

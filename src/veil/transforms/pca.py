@@ -102,6 +102,14 @@ class PCAMask(ColumnTransform):
         replaced = set(self.columns_)
         return [n for n in names if n not in replaced] + self.component_names()
 
+    def columns_after(self, names: list[str], *, masked: bool = False) -> list[str]:
+        """``names`` without the columns replaced, followed into the components when
+        ``masked``: a rotation of Age and Income identifies people as well as Age and Income
+        do (whoever knows three of them recovers the rest by an affine fit)."""
+        kept = [n for n in names if n not in self.columns_]
+        hit = masked and len(kept) < len(names)
+        return kept + (self.component_names() if hit else [])
+
     def describe(self) -> str:
         """The columns replaced, the components kept and the share of variance they hold."""
         kept = float(np.sum(self.explained_variance_ratio_))

@@ -196,6 +196,11 @@ class Pseudonymize(ColumnTransform):
             distinct = len(pd.unique(np.asarray(tokens, dtype=object)))
         return tokens, distinct
 
+    def collision_bound(self, rows: int) -> float | None:
+        """Hex tokens of ``rows`` distinct values treated in different batches: at most
+        ``rows**2 / 2**(4 length + 1)``; format-preserving pseudonyms are a permutation (None)."""
+        return min(1.0, rows**2 / 2.0 ** (4 * self.length + 1)) if self.format == "hex" else None
+
     def describe(self) -> str:
         """The columns and the pseudonyms' format (never the key)."""
         return f"Pseudonymize({', '.join(self.columns_)}; HMAC-SHA256, format={self.format})"

@@ -118,6 +118,20 @@ class SuppressRows(ColumnTransform):
         )
         return sizes < (self.rare or 0)
 
+    def counts_whole_table(self) -> bool:
+        """Rare combinations are counted over every row."""
+        return self.rare is not None
+
+    def withholds_every_row(self) -> bool:
+        """Every combination, as counted over the whole table, is rare and removed."""
+        sizes = getattr(self, "table_counts_", None)
+        return (
+            self.rare is not None
+            and self.action == "remove"
+            and sizes is not None
+            and bool((sizes.iloc[:, -1] < self.rare).all())
+        )
+
     def describe(self) -> str:
         """Which rows were withheld and how many."""
         what = (

@@ -1,0 +1,89 @@
+"""One way to register a family's members: a name for each (what a policy, a command-line
+option or a report says), aliases, and a did-you-mean for a name that is not there.
+
+    >>> from veil.registry import Registry
+    >>> shapes = Registry("shape")
+    >>> @shapes.register("circle", aliases=("round",))
+    ... class Circle: ...
+    >>> shapes["round"] is Circle
+    True
+    >>> shapes["circel"]
+    Traceback (most recent call last):
+    ...
+    veil.exceptions.ParameterError: unknown shape 'circel'; did you mean 'circle'? known: circle
+
+Transforms, privacy-search metrics, synthesizers and rights store kinds are registries;
+``veil transforms`` and the error messages read them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Generic, TypeVar
+
+from veil.exceptions import ParameterError
+
+__all__ = ["Registry"]
+
+T = TypeVar("T")
+
+
+class Registry(Mapping[str, T], Generic[T]):
+    """Names to members (classes, usually), read as a mapping.
+
+    Parameters
+    ----------
+    what : str
+        What a member is, for messages (``"transform"``, ``"metric"``).
+    """
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._members: dict[str, T] = {}
+        self._aliases: dict[str, str] = {}
+
+    def add(self, name: str, member: T, *, aliases: Iterable[str] = ()) -> T:
+        """Register ``member`` as ``name`` (and ``aliases``); a name taken twice is a bug."""
+        for key in (name, *aliases):
+            if key in self._members or key in self._aliases:
+                raise ValueError(f"{self.what} {key!r} is registered twice")
+        self._members[name] = member
+        self._aliases.update(dict.fromkeys(aliases, name))
+        return member
+
+    def register(self, name: str, *, aliases: Iterable[str] = ()) -> Callable[[T], T]:
+        """A decorator that registers the class it decorates as ``name``."""
+        return lambda member: self.add(name, member, aliases=aliases)
+
+    def suggest(self, name: str) -> str | None:
+        """The registered name (or alias) closest to ``name``, if one is close."""
+        close = difflib.get_close_matches(str(name), [*self._members, *self._aliases], n=1)
+        return close[0] if close else None
+
+    def canonical(self, name: str) -> str:
+        """The registered name ``name`` stands for (itself, or the name it is an alias of)."""
+        key = self._aliases.get(name, name)
+        if key not in self._members:
+            close = self.suggest(name)
+            hint = f"; did you mean {close!r}?" if close else ";"
+            raise ParameterError(
+                f"unknown {self.what} {name!r}{hint} known: {', '.join(self._members)}"
+            )
+        return key
+
+    def aliases(self) -> dict[str, str]:
+        """Each alias and the name it stands for."""
+        return dict(self._aliases)
+
+    def __getitem__(self, name: str) -> T:
+        return self._members[self.canonical(name)]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self._members or name in self._aliases)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
