@@ -54,21 +54,8 @@ def demo_data() -> pd.DataFrame:
     return sample()
 
 
-def run_demo(
-    out: str | os.PathLike[str],
-    *,
-    progress: Callable[[str], None] | None = None,
-    force: bool = False,
-) -> DemoResult:
-    """Write the input, scan.json, policy.yaml, release.csv, certificate.json, budget.db,
-    report.html and report.json into ``out``.
-
-    A folder that already holds any of these is refused unless ``force``; then they are
-    replaced, except the privacy-budget ledger: one with entries is never reset, and the demo's
-    DP answers are charged to it while it can afford them. Nothing else in ``out`` is touched,
-    and the files appear together, when all are made.
-    """
-    folder = Path(out)
+def _demo_files(folder: Path, force: bool) -> dict[str, Path]:
+    """The demo's files in ``folder``; refused when any is there already, unless ``force``."""
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"--out {folder} is a file; give a folder for the demo's outputs")
     files = {
@@ -88,6 +75,39 @@ def run_demo(
             "to replace them (a budget ledger with entries is kept), or --out another folder"
         )
     folder.mkdir(parents=True, exist_ok=True)
+    return files
+
+
+def _demo_policy(
+    found: ScanResult, original: pd.DataFrame, folder: Path, staged: Path, *, generated_key: bool
+) -> Policy:
+    """The suggested policy, written to ``staged`` and read back from there (beside the key
+    file it names: one made in ``folder`` when the user has no key of their own)."""
+    if generated_key:  # no key of the user's: make one beside the outputs
+        ensure_key_file(folder / KEY_FILE)
+    text = suggest_policy_yaml(
+        found, original, source=DEMO_DATA, key_file=KEY_FILE if generated_key else None
+    )
+    staged.write_text(text, encoding="utf-8")
+    return Policy.load(staged)
+
+
+def run_demo(
+    out: str | os.PathLike[str],
+    *,
+    progress: Callable[[str], None] | None = None,
+    force: bool = False,
+) -> DemoResult:
+    """Write the input, scan.json, policy.yaml, release.csv, certificate.json, budget.db,
+    report.html and report.json into ``out``.
+
+    A folder that already holds any of these is refused unless ``force``; then they are
+    replaced, except the privacy-budget ledger: one with entries is never reset, and the demo's
+    DP answers are charged to it while it can afford them. Nothing else in ``out`` is touched,
+    and the files appear together, when all are made.
+    """
+    folder = Path(out)
+    files = _demo_files(folder, force)
     say = progress or (lambda _msg: None)
     say("reading the Kenyan insurance sample")
     original = demo_data()
@@ -103,15 +123,9 @@ def run_demo(
         outputs.stage(files["scan"]).write_text(found.to_json() + "\n", encoding="utf-8")
 
         generated_key = DEFAULT_KEY_ENV not in os.environ
-        if generated_key:  # no key of the user's: make one beside the outputs
-            ensure_key_file(folder / KEY_FILE)
-        text = suggest_policy_yaml(
-            found, original, source=DEMO_DATA, key_file=KEY_FILE if generated_key else None
+        policy = _demo_policy(
+            found, original, folder, outputs.stage(files["policy"]), generated_key=generated_key
         )
-        staged_policy = outputs.stage(files["policy"])
-        staged_policy.write_text(text, encoding="utf-8")
-        policy = Policy.load(staged_policy)  # beside the key file it names
-
         # written as CSV: cells a spreadsheet would run get an apostrophe, counted and pinned
         release = anonymize(original, policy, progress=say).with_formulas_escaped()
         say("answering questions with differential privacy")
