@@ -202,12 +202,12 @@ def test_the_demo_refuses_an_existing_folder_and_never_resets_a_spent_ledger(
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "release.csv").write_text("my own release\n")
-    assert main(["demo", "--out", str(mine)]) == 2
+    assert main(["demo", "-o", str(mine)]) == 2
     assert "already holds release.csv" in capsys.readouterr().err
     assert (mine / "release.csv").read_text() == "my own release\n"
 
     (tmp_path / "afile").write_text("x")
-    assert main(["demo", "--out", str(tmp_path / "afile")]) == 2
+    assert main(["demo", "--output", str(tmp_path / "afile")]) == 2
     assert "is a file" in capsys.readouterr().err
 
     # an earlier demo's ledger, spent: --force replaces the files but keeps every entry

@@ -57,7 +57,7 @@ def demo_data() -> pd.DataFrame:
 def _demo_files(folder: Path, force: bool) -> dict[str, Path]:
     """The demo's files in ``folder``; refused when any is there already, unless ``force``."""
     if folder.exists() and not folder.is_dir():
-        raise OutputError(f"--out {folder} is a file; give a folder for the demo's outputs")
+        raise OutputError(f"-o {folder} is a file; give a folder for the demo's outputs")
     files = {
         "data": folder / DEMO_DATA,
         "scan": folder / "scan.json",
@@ -72,7 +72,7 @@ def _demo_files(folder: Path, force: bool) -> dict[str, Path]:
     if present and not force:
         raise OutputError(
             f"{folder} already holds {', '.join(present)} from an earlier run; pass --force "
-            "to replace them (a budget ledger with entries is kept), or --out another folder"
+            "to replace them (a budget ledger with entries is kept), or -o another folder"
         )
     folder.mkdir(parents=True, exist_ok=True)
     return files
@@ -183,8 +183,7 @@ def _dp_demo(
     accountant = Accountant(ledger) if ledger.exists() else None
     if accountant is not None and accountant.dataset != dataset:
         raise OutputError(
-            f"{ledger} is the budget ledger of another dataset; move it away, or --out another "
-            "folder"
+            f"{ledger} is the budget ledger of another dataset; move it away, or -o another folder"
         )
     if accountant is None or not accountant.entries():
         accountant = Accountant.create(ledger, Budget(DP_BUDGET), dataset=dataset, overwrite=True)

@@ -288,8 +288,9 @@ def test_version(capsys) -> None:
 def test_demo_runs_the_flow(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("VEIL_KEY", raising=False)
     out = tmp_path / "demo"
-    code, stdout, _ = run(["demo", "--out", out], capsys)
+    code, stdout, said = run(["demo", "--out", out], capsys)  # the previous spelling
     assert code == 0
+    assert "veil: --out is deprecated; use --output" in said
     names = {p.name for p in out.iterdir()}
     assert {
         "scan.json",

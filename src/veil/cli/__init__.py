@@ -87,7 +87,7 @@ for _group in GROUPS:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turn errors into one line and an exit code (the same codes
     with --debug, which adds the traceback)."""
-    args = sys.argv[1:] if argv is None else list(argv)
+    args = _common.renamed(sys.argv[1:] if argv is None else list(argv))
     debug = "--debug" in args or bool(os.environ.get("VEIL_DEBUG"))
     _common.QUIET = "--quiet" in args or bool(os.environ.get("VEIL_QUIET"))
     warnings.showwarning = _one_line_warning

@@ -126,6 +126,21 @@ def _ledger(ledger: Path | None) -> Path:
 
 QUIET = False  # --quiet or VEIL_QUIET: set by main()
 
+#: Spellings of the previous release, accepted for this one with a line naming the new one.
+RENAMED = {"--out": "--output"}
+
+
+def renamed(args: list[str]) -> list[str]:
+    """``args`` with each old spelling replaced by its new one (and said on stderr)."""
+    given = []
+    for arg in args:
+        name, sep, value = arg.partition("=")
+        if name in RENAMED:
+            err.print(f"veil: {name} is deprecated; use {RENAMED[name]}")
+            arg = RENAMED[name] + sep + value
+        given.append(arg)
+    return given
+
 
 @contextmanager
 def _progress(enabled: bool = True) -> Iterator[Progress]:
@@ -158,6 +173,11 @@ def _report_format(path: Path) -> str:
 
 
 def _check_format(fmt: str) -> str:
+    """``--format``: text or json in every command (``table``, scan's word of the previous
+    release, is text, said once)."""
+    if fmt == "table":
+        err.print("veil: --format table is deprecated; use --format text")
+        return "text"
     if fmt not in {"text", "json"}:
         raise ParameterError(f"--format must be text or json, got {fmt!r}")
     return fmt

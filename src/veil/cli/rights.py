@@ -294,7 +294,8 @@ def _confirm(map_path: Path, subject: str, output: Path | None, fmt: str) -> Non
 @rights_app.command("demo")
 def demo_command(
     out_dir: Annotated[
-        Path, typer.Option("--out", help="Folder for the demo's database, map and audit log.")
+        Path,
+        typer.Option("--output", "-o", help="Folder for the demo's database, map and audit log."),
     ] = Path("veil-rights-demo"),
 ) -> None:
     """A small insurer from the bundled sample: retrieve one client, erase them, retrieve

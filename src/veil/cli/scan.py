@@ -15,13 +15,14 @@ from veil.cli._common import (
     Data,
     EngineFlags,
     Force,
+    Format,
     ReadFlags,
     SamplingFlags,
+    _check_format,
     _progress,
     out,
     with_groups,
 )
-from veil.exceptions import ParameterError
 
 ROLE_STYLE = {
     "identifier": "bold red",
@@ -57,7 +58,7 @@ def print_scan(result: Any) -> None:
 @with_groups
 def scan(
     data: Data,
-    fmt: Annotated[str, typer.Option("--format", help="Output: table or json.")] = "table",
+    fmt: Format = "text",
     suggest: Annotated[
         Path | None,
         typer.Option("--suggest-policy", help="Write a starting policy (YAML) to edit."),
@@ -76,8 +77,7 @@ def scan(
     confirms."""
     from veil.privacy.suggest import scan_and_suggest
 
-    if fmt not in {"table", "json"}:
-        raise ParameterError(f"--format must be table or json, got {fmt!r}")
+    fmt = _check_format(fmt)
     engine = engines.chosen()
     options = {"sample_size": sample_size, **(sampling.given() or {})}
     with _progress() as say, engines.running(engine):

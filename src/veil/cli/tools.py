@@ -19,9 +19,9 @@ from veil.cli.scan import print_scan
 
 
 def demo(
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the demo's outputs.")] = Path(
-        "veil-demo"
-    ),
+    out_dir: Annotated[
+        Path, typer.Option("--output", "-o", help="Folder for the demo's outputs.")
+    ] = Path("veil-demo"),
     force: Annotated[
         bool,
         typer.Option(
