@@ -169,3 +169,48 @@ def test_no_file_cites_a_document_the_repository_lacks() -> None:
         f"README.md: {n}" for n in cited.findall((root / "README.md").read_text()) if n not in have
     ]
     assert not missing, f"documents cited that the repository lacks: {missing}"
+
+
+def _counts_classes(node: ast.Call) -> bool:
+    """``x.groupby(...).size()`` / ``.count()`` / ``.transform("size")``: classes counted by
+    hand."""
+    func = node.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    inner = func.value
+    if isinstance(inner, ast.Subscript):  # x.groupby(...)[column].transform("size")
+        inner = inner.value
+    grouped = (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Attribute)
+        and inner.func.attr == "groupby"
+    )
+    if not grouped:
+        return False
+    if func.attr in {"size", "count"}:
+        return True
+    said = [a.value for a in node.args if isinstance(a, ast.Constant)]
+    return func.attr == "transform" and bool({"size", "count"} & set(said))
+
+
+def test_classes_are_counted_by_the_frequency_table_alone() -> None:
+    """Equivalence classes are counted in ``veil/frequency.py`` only: every other module asks
+    it (``class_sizes``, ``CodedColumns``, ``Frequencies``) rather than grouping by hand."""
+    found = []
+    for path, tree in _trees(SRC / "veil"):
+        if path.name == "frequency.py" and path.parent.name == "veil":
+            continue
+        found += [
+            f"{path.relative_to(SRC)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and _counts_classes(node)
+        ]
+    assert not found, f"classes counted outside veil/frequency.py: {found}"
+
+
+def test_the_counting_check_can_fail() -> None:
+    for text in ('df.groupby(["a", "b"]).size()', 'df.groupby("a")["b"].transform("size")'):
+        call = ast.parse(text, mode="eval").body
+        assert isinstance(call, ast.Call)
+        assert _counts_classes(call)
+    assert not _counts_classes(ast.parse('df.groupby("a")["b"].sum()', mode="eval").body)  # type: ignore[arg-type]

@@ -35,6 +35,37 @@ __all__ = [
 _MAX_DENSE = 50_000_000  # largest code space counted with bincount; beyond, np.unique
 
 
+def mixed_radix(codes: Sequence[np.ndarray], radix: Sequence[int]) -> tuple[np.ndarray, int]:
+    """One int64 per row for the combination of its codes (``codes[j]`` of column j, in
+    ``0..radix[j]-1``), and the size of the key space; re-coded (factorized) whenever the space
+    would pass 2**62, so it never overflows."""
+    n = len(codes[0]) if len(codes) else 0
+    key = np.zeros(n, dtype=np.int64)
+    space = 1
+    for column, r in zip(codes, radix, strict=True):
+        r = max(int(r), 1)
+        if space * r >= 2**62:  # re-code to keep the radix small
+            key, uniques = pd.factorize(key)
+            key = key.astype(np.int64)
+            space = max(len(uniques), 1)
+        key = key * r + column
+        space *= r
+    return key, space
+
+
+def class_histograms(
+    klass: np.ndarray,
+    codes: np.ndarray,
+    classes: int,
+    values: int,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """(classes x values) counts of each sensitive code per class: ``klass`` and ``codes``
+    per row, each row standing for ``weights`` records (a table of distinct rows) or one."""
+    flat = np.bincount(klass * values + codes, weights=weights, minlength=classes * values)
+    return flat.astype(np.int64).reshape(classes, values)
+
+
 @dataclass
 class CodedColumns:
     """Columns as integer codes 0..cardinality-1 (missing values are a code of their own)."""
@@ -56,16 +87,11 @@ class CodedColumns:
 
     def combined(self, indices: Sequence[int]) -> tuple[np.ndarray, int]:
         """One code per row for the combination of the columns at ``indices``."""
-        n = len(self.codes[0]) if self.codes else 0
-        key = np.zeros(n, dtype=np.int64)
-        space = 1
-        for i in indices:
-            if space * self.cardinalities[i] > 2**62:  # re-code to keep the radix small
-                key, uniques = pd.factorize(key)
-                space = len(uniques)
-            key = key * self.cardinalities[i] + self.codes[i]
-            space *= self.cardinalities[i]
-        return key, space
+        chosen = list(indices)
+        if not chosen:
+            n = len(self.codes[0]) if self.codes else 0
+            return np.zeros(n, dtype=np.int64), 1
+        return mixed_radix([self.codes[i] for i in chosen], [self.cardinalities[i] for i in chosen])
 
     def class_sizes(
         self, indices: Sequence[int], weights: np.ndarray | None = None
@@ -126,12 +152,13 @@ def histograms(
     the class codes ``klass`` (from ``class_sizes``), and the values (spelling variants merged).
     """
     codes, values = sensitive_codes(frame[sensitive])
-    flat = np.bincount(klass * len(values) + codes, minlength=classes * len(values))
-    return flat.reshape(classes, len(values)), values
+    return class_histograms(klass, codes, classes, len(values)), values
 
 
 #: The count column of ``Frequencies.counts``.
 COUNT = "__veil_count__"
+#: The column of ``Frequencies.counts`` summing sampling weights (people the rows stand for).
+WEIGHT = "__veil_weight__"
 
 
 @dataclass(frozen=True)
@@ -154,21 +181,26 @@ class Frequencies:
 
     @classmethod
     def of(
-        cls, frame: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: str | None = None
+        cls,
+        frame: pd.DataFrame,
+        quasi_identifiers: Sequence[str],
+        sensitive: str | None = None,
+        *,
+        weights: np.ndarray | None = None,
     ) -> Frequencies:
-        """The frequencies of one table (or one batch of it)."""
+        """The frequencies of one table (or one batch of it); with ``weights`` (people each
+        row stands for), their sums too (``WEIGHT``)."""
         columns = [*quasi_identifiers, *([sensitive] if sensitive else [])]
         require_columns(frame, columns, where="frequencies")
         data = frame[list(quasi_identifiers)].copy()
         if sensitive is not None:  # spelling variants are one value, as everywhere
             values = frame[sensitive].astype(str)
             data[sensitive] = values.map(sensitive_key)
-        counts = (
-            data.groupby(list(data.columns), dropna=False, sort=False)
-            .size()
-            .rename(COUNT)
-            .reset_index()
-        )
+        keys = list(data.columns)
+        data[COUNT] = 1
+        if weights is not None:
+            data[WEIGHT] = np.asarray(weights, dtype=float)
+        counts = data.groupby(keys, dropna=False, sort=False, observed=True).sum().reset_index()
         return cls(tuple(quasi_identifiers), sensitive, counts)
 
     @classmethod
@@ -191,10 +223,22 @@ class Frequencies:
         """The table of both tables' records together."""
         if (self.quasi_identifiers, self.sensitive) != (other.quasi_identifiers, other.sensitive):
             raise ValueError("only tables over the same columns merge")
-        keys = [c for c in self.counts.columns if c != COUNT]
+        keys = [c for c in self.counts.columns if c not in (COUNT, WEIGHT)]
         both = pd.concat([self.counts, other.counts], ignore_index=True)
-        merged = both.groupby(keys, dropna=False, sort=False)[COUNT].sum().reset_index()
+        merged = both.groupby(keys, dropna=False, sort=False, observed=True).sum().reset_index()
         return Frequencies(self.quasi_identifiers, self.sensitive, merged)
+
+    def project(self, quasi_identifiers: Sequence[str]) -> Frequencies:
+        """The table over fewer quasi-identifiers (and no sensitive column): the counts of the
+        combinations that agree on them, summed."""
+        keys = list(quasi_identifiers)
+        sums = [c for c in (COUNT, WEIGHT) if c in self.counts.columns]
+        rolled = (
+            self.counts.groupby(keys, dropna=False, sort=False, observed=True)[sums]
+            .sum()
+            .reset_index()
+        )
+        return Frequencies(tuple(keys), None, rolled)
 
     @property
     def rows(self) -> int:
@@ -216,9 +260,11 @@ class Frequencies:
             raise ValueError("no sensitive column: give one to Frequencies.of")
         klass, classes = self._classes()
         codes, values = pd.factorize(self.counts[self.sensitive])
-        flat = np.bincount(
-            klass * len(values) + codes,
-            weights=self.counts[COUNT],
-            minlength=classes * len(values),
+        counted = class_histograms(
+            klass,
+            codes.astype(np.int64),
+            classes,
+            len(values),
+            weights=self.counts[COUNT].to_numpy(),
         )
-        return flat.reshape(classes, len(values)).astype(np.int64), [str(v) for v in values]
+        return counted, [str(v) for v in values]

@@ -275,8 +275,7 @@ def release_in_passes(
     )
     rows_in, counted, before_counts = first.rows, first.counts, first.before
     if derived and counted is not None:
-        by = counted.counts.groupby(quasi, dropna=False, sort=False)[COUNT].sum().reset_index()
-        before_counts = Frequencies(tuple(quasi), None, by)
+        before_counts = counted.project(quasi)
     seconds["first pass"] = time.perf_counter() - clock
 
     search_info: dict[str, Any] | None = None

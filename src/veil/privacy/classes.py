@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from veil._html import Shown
-from veil.frequency import class_sizes, sensitive_codes
+from veil.frequency import class_sizes, histograms
 from veil.schema import require_columns
 
 
@@ -54,11 +54,11 @@ def class_stats(
     codes, sizes = class_sizes(frame, qis)
     l_distinct = None
     if sensitive:
-        per_class = [
-            pd.Series(sensitive_codes(frame[s])[0]).groupby(codes).nunique().min()
-            for s in sensitive
-        ]
-        l_distinct = int(min(per_class))
+        per_class = []
+        for name in sensitive:
+            counts, _ = histograms(frame, codes, name, len(sizes))
+            per_class.append(int((counts > 0).sum(axis=1).min()))
+        l_distinct = min(per_class)
     return ClassStats(
         quasi_identifiers=tuple(qis),
         rows=rows,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from veil.criteria import Criterion
 from veil.exceptions import InputError, ParameterError
-from veil.frequency import COUNT, Frequencies, sensitive_codes
+from veil.frequency import COUNT, Frequencies, class_histograms, mixed_radix, sensitive_codes
 from veil.hierarchy import Hierarchy
 
 __all__ = ["MAX_EXHAUSTIVE", "FrequencyTable", "Groups", "NodeEvaluation", "SearchResult", "check"]
@@ -30,18 +30,8 @@ _MAX_HISTOGRAM_CELLS = 50_000_000
 
 
 def _combine(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
-    """One int64 per row for the combination of its codes (re-coding if the space overflows)."""
-    key = np.zeros(len(codes), dtype=np.int64)
-    space = 1
-    for j, r in enumerate(radix):
-        r = max(int(r), 1)
-        if space * r >= 2**62:
-            key, uniques = pd.factorize(key)
-            key = key.astype(np.int64)
-            space = len(uniques)
-        key = key * r + codes[:, j]
-        space *= r
-    return key
+    """One int64 per row for the combination of its codes (``veil.frequency.mixed_radix``)."""
+    return mixed_radix([codes[:, j] for j in range(codes.shape[1])], radix)[0]
 
 
 def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,8 +57,7 @@ def _histograms(
             f"sensitive column {sensitive!r} has {values:,} distinct values over "
             f"{classes:,} combinations; generalize it first (e.g. bins)"
         )
-    flat = np.bincount(entry * values + codes, weights=counts, minlength=classes * values)
-    return flat.astype(np.int64).reshape(classes, values)
+    return class_histograms(entry, codes, classes, values, weights=counts)
 
 
 @dataclass

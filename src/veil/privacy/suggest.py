@@ -27,7 +27,7 @@ import yaml
 
 from veil._html import Shown
 from veil.exceptions import CheckFailedError, ParameterError, PolicyError
-from veil.frequency import COUNT
+from veil.frequency import COUNT, CodedColumns, Frequencies
 from veil.hierarchy import Hierarchy
 from veil.policy import Policy
 from veil.privacy._anonymize import anonymize, criteria_for, limited, searched
@@ -121,12 +121,7 @@ def _measure(
 
 def _counted(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """The distinct combinations of ``columns`` with how many rows hold each (``COUNT``)."""
-    return (
-        data.groupby(columns, dropna=False, sort=False, observed=True)
-        .size()
-        .rename(COUNT)
-        .reset_index()
-    )
+    return Frequencies.of(data, columns).counts
 
 
 def _built(counts: pd.DataFrame, quasi: list[str]) -> dict[str, Hierarchy]:
@@ -257,12 +252,9 @@ def _blocking(counts: pd.DataFrame, quasi: list[str], k: int, built: dict[str, H
         coarse[q] = np.asarray(h.labels[level], dtype=object)[h.maps[level][h.encode(counts[q])]]
 
     def small(columns: list[str]) -> int:
-        sizes = (
-            pd.Series(weights, index=coarse.index)
-            .groupby([coarse[c] for c in columns], dropna=False)
-            .transform("sum")
-        )
-        return int(weights[sizes.to_numpy() < k].sum())
+        coded = CodedColumns.of(coarse, columns)
+        klass, sizes = coded.class_sizes(range(len(columns)), weights=np.asarray(weights))
+        return int(np.asarray(weights)[sizes[klass] < k].sum())
 
     return min(quasi, key=lambda q: small([c for c in quasi if c != q]) if len(quasi) > 1 else 0)
 

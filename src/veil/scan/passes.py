@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.frequency import COUNT
+from veil.frequency import COUNT, WEIGHT, Frequencies
 from veil.io import Partitions, TableStream, fold_batches
 from veil.progress import Progress, as_progress
 from veil.scan.core import (
@@ -60,7 +60,7 @@ __all__ = ["SKETCH", "scan_folds", "scan_partitions", "scan_stream"]
 
 #: The hashes a distinct-count sketch keeps (K minimum values): relative error about 1/sqrt(K).
 SKETCH = 16_384
-WEIGHT = "__veil_weight__"
+
 #: A fold: (label, fn(batch, rows before it), merge, start) -> the merged result.
 Fold = Callable[[str, Callable[[pd.DataFrame, int], Any], Callable[[Any, Any], Any], Any], Any]
 
@@ -323,19 +323,15 @@ def _class_counts(
 ) -> pd.DataFrame | None:
     if not quasi:
         return None
-    data = batch[quasi].copy()
-    data[COUNT] = 1
-    if weights is not None:
-        data[WEIGHT] = weight_values(batch, weights)
-    return data.groupby(quasi, dropna=False, sort=False).sum().reset_index()
+    given = weight_values(batch, weights) if weights is not None else None
+    return Frequencies.of(batch, quasi, weights=given).counts
 
 
 def _merge_counts(a: pd.DataFrame | None, b: pd.DataFrame | None) -> pd.DataFrame | None:
     if a is None or b is None:
         return b if a is None else a
-    keys = [c for c in a.columns if c not in (COUNT, WEIGHT)]
-    both = pd.concat([a, b], ignore_index=True)
-    return both.groupby(keys, dropna=False, sort=False).sum().reset_index()
+    keys = tuple(c for c in a.columns if c not in (COUNT, WEIGHT))
+    return Frequencies(keys, None, a).merge(Frequencies(keys, None, b)).counts
 
 
 def _merge_confirmed(

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from veil.exceptions import ParameterError
+from veil.frequency import class_sizes
 from veil.transforms._base import COLUMNS, Columns, ColumnTransform, Integral, Interval, StrOptions
 
 
@@ -113,10 +114,8 @@ class SuppressRows(ColumnTransform):
             found = frame[self.columns_].merge(self.table_counts_, how="left", on=self.columns_)
             known = found[_SIZE].fillna(0).to_numpy()
             return pd.Series(known < (self.rare or 0), index=frame.index)
-        sizes = frame.groupby(self.columns_, dropna=False, sort=False)[self.columns_[0]].transform(
-            "size"
-        )
-        return sizes < (self.rare or 0)
+        klass, sizes = class_sizes(frame, self.columns_)
+        return pd.Series(sizes[klass] < (self.rare or 0), index=frame.index)
 
     def counts_whole_table(self) -> bool:
         """Rare combinations are counted over every row."""
