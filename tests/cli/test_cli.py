@@ -418,7 +418,8 @@ def test_report_from_files_matches_the_release(workspace: Path, capsys) -> None:
     # read back from a file, released rows can't be linked to the original's: no 'changed'
     kept = next(f for s in data["sections"] for f in s["figures"] if f["id"] == "information-kept")
     assert set(kept["data"]["changed"]) == {None}
-    code, _, _ = run(["report", release, "-c", cert, "-o", workspace / "report.html"], capsys)
+    code, _, said = run(["report", release, "-c", cert, "-o", workspace / "report.html"], capsys)
+    assert "veil: -c is deprecated; use --certificate" in said  # the previous spelling
     assert code == 0
     html = (workspace / "report.html").read_text()
     assert '<h2 id="privacy">' in html

@@ -126,18 +126,23 @@ def _ledger(ledger: Path | None) -> Path:
 
 QUIET = False  # --quiet or VEIL_QUIET: set by main()
 
-#: Spellings of the previous release, accepted for this one with a line naming the new one.
+#: Spellings of the previous release, accepted for this one with a line naming the new one:
+#: in every command, or in one (``-c`` was ``veil report``'s certificate, while ``--c`` is
+#: recursive (c,l)-diversity's c in ``veil anonymize``).
 RENAMED = {"--out": "--output"}
+RENAMED_IN = {"report": {"-c": "--certificate"}}
 
 
 def renamed(args: list[str]) -> list[str]:
     """``args`` with each old spelling replaced by its new one (and said on stderr)."""
+    command = next((a for a in args if not a.startswith("-")), None)
+    spellings = {**RENAMED, **RENAMED_IN.get(command or "", {})}
     given = []
     for arg in args:
         name, sep, value = arg.partition("=")
-        if name in RENAMED:
-            err.print(f"veil: {name} is deprecated; use {RENAMED[name]}")
-            arg = RENAMED[name] + sep + value
+        if name in spellings:
+            err.print(f"veil: {name} is deprecated; use {spellings[name]}")
+            arg = spellings[name] + sep + value
         given.append(arg)
     return given
 

@@ -142,7 +142,7 @@ def report_command(
         str, typer.Argument(help="The released table (as veil anonymize wrote it).")
     ],
     certificate: Annotated[
-        Path, typer.Option("--certificate", "-c", help="certificate.json of the release.")
+        Path, typer.Option("--certificate", help="certificate.json of the release.")
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="report.html or report.json.")],
     original: Annotated[
