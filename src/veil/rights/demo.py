@@ -23,6 +23,49 @@ from veil.rights.retrieve import retrieve
 
 def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
     """The insurer's tables from the bundled sample; returns the clients."""
+    tables = _insurer_tables(seed)
+    engine = sa.create_engine(f"sqlite:///{path}")
+    metadata = sa.MetaData()
+    sa.Table(
+        "clients",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("national_id", sa.String(12), index=True),
+        sa.Column("kra_pin", sa.String(11), index=True),
+        sa.Column("county", sa.String(40)),
+        sa.Column("gender", sa.String(10)),
+        sa.Column("joined", sa.Date),
+    )
+    for name, (column, parent) in _LINKS.items():
+        frame = tables[name]
+        columns: list[sa.Column[Any]] = [
+            sa.Column("id", sa.Integer, primary_key=True),
+            sa.Column(column, sa.ForeignKey(f"{parent}.id"), index=True),
+        ]
+        columns += [sa.Column(str(c), sa.Text()) for c in frame.columns if c not in ("id", column)]
+        sa.Table(name, metadata, *columns)
+    metadata.create_all(engine)
+    with engine.begin() as connection:
+        for name, frame in tables.items():
+            cells = frame.astype(object).where(frame.notna(), None)
+            records = [{str(k): v for k, v in r.items()} for r in cells.to_dict("records")]
+            connection.execute(metadata.tables[name].insert(), records)
+    engine.dispose()
+    return tables["clients"]
+
+
+#: Each linked table: the column that links it, and the table it links to.
+_LINKS = {
+    "policies": ("client_id", "clients"),
+    "claims": ("policy_id", "policies"),
+    "payments": ("claim_id", "claims"),
+    "contacts": ("client_id", "clients"),
+}
+
+
+def _insurer_tables(seed: int) -> dict[str, pd.DataFrame]:
+    """Clients, policies, claims, payments and contacts made from the bundled sample, in the
+    order they are written."""
     rng = np.random.default_rng(seed)
     sample = bundled_sample()
     clients = pd.DataFrame(
@@ -60,56 +103,13 @@ def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
     contacts = pd.DataFrame(
         {"id": np.arange(1, n + 1), "client_id": clients["id"], "phone": phones}
     )
-    engine = sa.create_engine(f"sqlite:///{path}")
-    metadata = sa.MetaData()
-    sa.Table(
-        "clients",
-        metadata,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("national_id", sa.String(12), index=True),
-        sa.Column("kra_pin", sa.String(11), index=True),
-        sa.Column("county", sa.String(40)),
-        sa.Column("gender", sa.String(10)),
-        sa.Column("joined", sa.Date),
-    )
-    for name, parent in (
-        ("policies", "clients"),
-        ("claims", "policies"),
-        ("payments", "claims"),
-        ("contacts", "clients"),
-    ):
-        column = {
-            "policies": "client_id",
-            "claims": "policy_id",
-            "payments": "claim_id",
-            "contacts": "client_id",
-        }[name]
-        frame = {
-            "policies": policies,
-            "claims": claims,
-            "payments": payments,
-            "contacts": contacts,
-        }[name]
-        columns: list[sa.Column[Any]] = [
-            sa.Column("id", sa.Integer, primary_key=True),
-            sa.Column(column, sa.ForeignKey(f"{parent}.id"), index=True),
-        ]
-        columns += [sa.Column(str(c), sa.Text()) for c in frame.columns if c not in ("id", column)]
-        sa.Table(name, metadata, *columns)
-    metadata.create_all(engine)
-    with engine.begin() as connection:
-        for name, frame in (
-            ("clients", clients),
-            ("policies", policies),
-            ("claims", claims),
-            ("payments", payments),
-            ("contacts", contacts),
-        ):
-            cells = frame.astype(object).where(frame.notna(), None)
-            records = [{str(k): v for k, v in r.items()} for r in cells.to_dict("records")]
-            connection.execute(metadata.tables[name].insert(), records)
-    engine.dispose()
-    return clients
+    return {
+        "clients": clients,
+        "policies": policies,
+        "claims": claims,
+        "payments": payments,
+        "contacts": contacts,
+    }
 
 
 MAP: dict[str, Any] = {
