@@ -25,7 +25,7 @@ import pandas as pd
 from veil.criteria import KAnonymity
 from veil.hierarchy import load_hierarchies
 from veil.privacy import check
-from veil.privacy.lattice import FrequencyTable
+from veil.privacy.lattice import CodedFrequencies
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search
 from veil.transforms import LocalSuppression
@@ -47,11 +47,11 @@ HEURISTIC = [
 ]
 
 
-def load(folder: str, stem: str) -> tuple[pd.DataFrame, FrequencyTable]:
+def load(folder: str, stem: str) -> tuple[pd.DataFrame, CodedFrequencies]:
     frame = pd.read_csv(ARX / folder / f"{stem}.csv", sep=";", dtype=str, keep_default_na=False)
     hierarchies = load_hierarchies(ARX / folder, stem)
     columns = [c for c in frame.columns if c in hierarchies]
-    return frame, FrequencyTable.build(frame, columns, [hierarchies[c] for c in columns])
+    return frame, CodedFrequencies.build(frame, columns, [hierarchies[c] for c in columns])
 
 
 def whole_process(folder: str, stem: str, suppression: float, tmp: Path) -> tuple[float, dict]:

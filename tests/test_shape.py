@@ -214,3 +214,18 @@ def test_the_counting_check_can_fail() -> None:
         assert isinstance(call, ast.Call)
         assert _counts_classes(call)
     assert not _counts_classes(ast.parse('df.groupby("a")["b"].sum()', mode="eval").body)  # type: ignore[arg-type]
+
+
+def test_one_definition_of_the_frequency_table() -> None:
+    """The frequency table (``Frequencies``: values, counts, weights, histograms; built,
+    merged) and its coded view for the lattice (``CodedFrequencies``, with the classes at a node,
+    ``Groups``) are defined in ``veil/frequency.py`` and nowhere else."""
+    defined: dict[str, list[str]] = defaultdict(list)
+    for path, tree in _trees(SRC / "veil"):
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and (
+                "frequenc" in node.name.lower() or node.name in {"Groups", "CodedColumns"}
+            ):
+                defined[node.name].append(str(path.relative_to(SRC)))
+    assert set(defined) == {"Frequencies", "CodedFrequencies", "CodedColumns", "Groups"}
+    assert all(paths == ["veil/frequency.py"] for paths in defined.values()), defined

@@ -20,14 +20,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from veil.exceptions import InputError, ParameterError
+from veil.hierarchy import Hierarchy
 from veil.schema import require_columns
 
 __all__ = [
     "COUNT",
+    "WEIGHT",
     "CodedColumns",
+    "CodedFrequencies",
     "Frequencies",
+    "Groups",
+    "class_histograms",
     "class_sizes",
     "histograms",
+    "mixed_radix",
     "sensitive_codes",
     "sensitive_key",
 ]
@@ -254,6 +261,11 @@ class Frequencies:
         klass, classes = self._classes()
         return np.bincount(klass, weights=self.counts[COUNT], minlength=classes).astype(np.int64)
 
+    def coded(self, hierarchies: Sequence[Hierarchy]) -> CodedFrequencies:
+        """This table coded for the lattice by ``hierarchies`` (one per quasi-identifier)."""
+        return CodedFrequencies.from_counts(self.counts, self.quasi_identifiers, hierarchies,
+                                            sensitive=self.sensitive, count=COUNT)  # fmt: skip
+
     def histograms(self) -> tuple[np.ndarray, list[str]]:
         """(classes x sensitive values) counts, and the values."""
         if self.sensitive is None:
@@ -268,3 +280,194 @@ class Frequencies:
             weights=self.counts[COUNT].to_numpy(),
         )
         return counted, [str(v) for v in values]
+
+
+#: A sensitive column's histograms hold at most this many cells (classes x values).
+_MAX_HISTOGRAM_CELLS = 50_000_000
+
+
+def _combine(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
+    """One int64 per row for the combination of its codes (``veil.frequency.mixed_radix``)."""
+    return mixed_radix([codes[:, j] for j in range(codes.shape[1])], radix)[0]
+
+
+def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(group of every row, first row of every group)."""
+    group, uniques = pd.factorize(key)
+    first = np.full(len(uniques), len(key), dtype=np.int64)
+    np.minimum.at(first, group, np.arange(len(key)))
+    return group.astype(np.int64), first
+
+
+def _histograms(
+    entry: np.ndarray,
+    codes: np.ndarray,
+    counts: np.ndarray | None,
+    classes: int,
+    values: int,
+    sensitive: str,
+) -> np.ndarray:
+    """(classes, values) counts of each sensitive code per entry (``counts``: how many rows each
+    pair stands for, one when None)."""
+    if classes * values > _MAX_HISTOGRAM_CELLS:
+        raise InputError(
+            f"sensitive column {sensitive!r} has {values:,} distinct values over "
+            f"{classes:,} combinations; generalize it first (e.g. bins)"
+        )
+    return class_histograms(entry, codes, classes, values, weights=counts)
+
+
+@dataclass
+class Groups:
+    """Equivalence classes at a node: one representative leaf combination per class, the class
+    sizes and (with a sensitive column) the sensitive-value histogram per class."""
+
+    levels: tuple[int, ...]
+    leaves: np.ndarray  # (classes, quasi-identifiers)
+    sizes: np.ndarray  # (classes,)
+    histograms: np.ndarray | None  # (classes, sensitive values)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+
+@dataclass
+class CodedFrequencies:
+    """The frequency table coded for the lattice: the quasi-identifiers as their hierarchies'
+    leaves, shrunk to distinct combinations with their counts (and sensitive histograms), which
+    the search rolls up to every node it evaluates. Built from the rows (``build``), from
+    batches (``stream``) or from a ``Frequencies`` (``Frequencies.coded``, ``from_counts``)."""
+
+    hierarchies: list[Hierarchy]
+    bottom: Groups  # the table at level 0 everywhere: distinct leaf combinations
+    rows: int
+    row_entry: np.ndarray  # (rows,) the bottom group of every input row
+    sensitive_values: list[str]
+
+    @classmethod
+    def build(
+        cls,
+        frame: pd.DataFrame,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        *,
+        sensitive: str | None = None,
+    ) -> CodedFrequencies:
+        """The frequency table of ``frame`` over ``quasi_identifiers``, each coded by its hierarchy
+        (and with ``sensitive``, each class's histogram).
+        """
+        if not quasi_identifiers:
+            raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
+        leaves = np.column_stack(
+            [h.encode(frame[q]) for q, h in zip(quasi_identifiers, hierarchies, strict=True)]
+        )
+        key = _combine(leaves, [h.domain_size for h in hierarchies])
+        entry, first = _group(key)
+        sizes = np.bincount(entry).astype(np.int64)
+        histograms = None
+        values: list[str] = []
+        if sensitive is not None:
+            codes, values = sensitive_codes(frame[sensitive])
+            histograms = _histograms(entry, codes, None, len(sizes), len(values), sensitive)
+        bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
+        return cls(list(hierarchies), bottom, len(frame), entry, values)
+
+    @classmethod
+    def stream(
+        cls,
+        batches: Iterable[pd.DataFrame],
+        quasi_identifiers: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        *,
+        sensitive: str | None = None,
+    ) -> CodedFrequencies:
+        """The table ``build`` makes, from batches of rows: only the distinct combinations
+        (with the sensitive value) and their counts are held, never the rows, so a table larger
+        than memory passes through in one reading. Entries and sensitive values come in the
+        order they first appear, as in ``build``; ``row_entry`` is empty (no row is kept)."""
+        if not quasi_identifiers:
+            raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
+        columns = [*quasi_identifiers, *([sensitive] if sensitive is not None else [])]
+        counted = Frequencies.of_batches((b[columns] for b in batches), columns)
+        return cls.from_counts(
+            counted.counts, quasi_identifiers, hierarchies, sensitive=sensitive, count=COUNT
+        )
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: pd.DataFrame,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        *,
+        sensitive: str | None = None,
+        count: str,
+    ) -> CodedFrequencies:
+        """The table of the rows ``counts`` stands for: one row per distinct combination of the
+        quasi-identifiers' values (and the sensitive value), with how many rows hold it in the
+        column ``count`` (a streamed pass's or a cluster's group-by-count). Entries come in the
+        order of ``counts``' rows; ``row_entry`` is empty."""
+        if not quasi_identifiers:
+            raise ParameterError("the search needs at least one quasi-identifier with a hierarchy")
+        rows = int(counts[count].sum()) if len(counts) else 0
+        if rows == 0:
+            raise InputError("the table has no rows to search")
+        weights = counts[count].to_numpy(dtype=np.int64)
+        leaves = np.column_stack(
+            [
+                h.encode(counts[q].reset_index(drop=True))
+                for q, h in zip(quasi_identifiers, hierarchies, strict=True)
+            ]
+        )
+        entry, first = _group(_combine(leaves, [h.domain_size for h in hierarchies]))
+        sizes = np.bincount(entry, weights=weights).astype(np.int64)
+        histograms = None
+        values: list[str] = []
+        if sensitive is not None:
+            codes, values = sensitive_codes(counts[sensitive].reset_index(drop=True))
+            histograms = _histograms(entry, codes, weights, len(sizes), len(values), sensitive)
+        bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
+        return cls(list(hierarchies), bottom, rows, np.empty(0, dtype=np.int64), values)
+
+    @property
+    def heights(self) -> list[int]:
+        """Each hierarchy's number of levels: the lattice's shape."""
+        return [h.height for h in self.hierarchies]
+
+    @property
+    def _radix(self) -> list[list[int]]:
+        """Distinct generalized values per column and level."""
+        if not hasattr(self, "_radix_cache"):
+            self._radix_cache = [[len(lab) for lab in h.labels] for h in self.hierarchies]
+        return self._radix_cache
+
+    def roll_up(self, base: Groups, levels: Sequence[int]) -> Groups:
+        """The classes at ``levels`` from the classes of a more specific node ``base``."""
+        klass, first = _group(self._key(base.leaves, levels))
+        sizes = np.bincount(klass, weights=base.sizes).astype(np.int64)
+        histograms = None
+        if base.histograms is not None:
+            histograms = np.zeros((len(first), base.histograms.shape[1]), dtype=np.int64)
+            np.add.at(histograms, klass, base.histograms)
+        return Groups(tuple(int(x) for x in levels), base.leaves[first], sizes, histograms)
+
+    def entry_classes(self, levels: Sequence[int]) -> np.ndarray:
+        """The class (at ``levels``) of every bottom entry: for applying a result to rows."""
+        klass, _ = _group(self._key(self.bottom.leaves, levels))
+        return klass
+
+    def _key(self, leaves: np.ndarray, levels: Sequence[int]) -> np.ndarray:
+        """One int64 per row of ``leaves`` for its generalized combination at ``levels``:
+        the generalized codes in mixed radix, built column by column (no stacking)."""
+        key = np.zeros(len(leaves), dtype=np.int64)
+        space = 1
+        for c, (h, level) in enumerate(zip(self.hierarchies, levels, strict=True)):
+            radix = self._radix[c][level]
+            if space * radix >= 2**62:  # re-code to keep the space small
+                key, uniques = pd.factorize(key)
+                key = key.astype(np.int64)
+                space = len(uniques)
+            key *= radix
+            key += h.maps[level][leaves[:, c]]
+            space *= radix
+        return key

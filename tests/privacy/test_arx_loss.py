@@ -13,7 +13,7 @@ import pandas as pd
 
 from veil.criteria import KAnonymity
 from veil.hierarchy import load_hierarchies
-from veil.privacy.lattice import FrequencyTable, check
+from veil.privacy.lattice import CodedFrequencies, check
 from veil.privacy.metrics import make_metric
 
 FARS = Path(__file__).parents[1] / "data" / "arx_fars"
@@ -27,7 +27,7 @@ def test_fars_loss_is_arxs_to_the_last_digit() -> None:
         trees = load_hierarchies(FARS, "fars_int")
     assert any("lists 1 value(s) twice" in str(w.message) for w in said)
     columns = list(frame.columns)
-    table = FrequencyTable.build(frame, columns, [trees[c] for c in columns])
+    table = CodedFrequencies.build(frame, columns, [trees[c] for c in columns])
     metric = make_metric("loss")
     metric.prepare(table)
     groups = table.roll_up(table.bottom, [3, 0, 1, 1, 0, 0, 1, 0])
@@ -54,7 +54,7 @@ def test_dm_star_finds_arxs_optima_on_fars() -> None:
         warnings.simplefilter("ignore")
         trees = load_hierarchies(FARS, "fars_int")
     columns = list(frame.columns)
-    table = FrequencyTable.build(frame, columns, [trees[c] for c in columns])
+    table = CodedFrequencies.build(frame, columns, [trees[c] for c in columns])
     for k, suppression, loss, levels in DM_STAR:
         found = search(table, [KAnonymity(k=k)], make_metric("dm*"), max_suppression=suppression)
         assert found.loss == loss, (k, suppression)

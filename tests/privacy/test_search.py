@@ -19,7 +19,7 @@ from veil.cli import main
 from veil.criteria import DistinctLDiversity, KAnonymity
 from veil.hierarchy import Hierarchy, load_hierarchies
 from veil.privacy import verify
-from veil.privacy.lattice import FrequencyTable, check
+from veil.privacy.lattice import CodedFrequencies, check
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search
 
@@ -32,10 +32,10 @@ def adult() -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
     return frame, load_hierarchies(DATA, "adult")
 
 
-def adult_table(adult, sensitive: str | None = None) -> FrequencyTable:
+def adult_table(adult, sensitive: str | None = None) -> CodedFrequencies:
     frame, hierarchies = adult
     columns = list(frame.columns)
-    return FrequencyTable.build(
+    return CodedFrequencies.build(
         frame, columns, [hierarchies[c] for c in columns], sensitive=sensitive
     )
 
@@ -114,7 +114,7 @@ def test_cli_prints_arx_certificate_and_verifies(tmp_path: Path, capsys) -> None
     )
 
 
-def brute_force(table: FrequencyTable, criteria, metric_name: str, max_suppression: float):
+def brute_force(table: CodedFrequencies, criteria, metric_name: str, max_suppression: float):
     """Every node evaluated, no pruning: the reference the search must equal."""
     metric = make_metric(metric_name)
     metric.prepare(table)
@@ -166,7 +166,7 @@ def random_problem(draw_seed: int, rows: int) -> tuple[pd.DataFrame, list[Hierar
 )
 def test_search_equals_brute_force(seed, rows, k, limit, metric, diverse) -> None:
     frame, hierarchies = random_problem(seed, rows)
-    table = FrequencyTable.build(
+    table = CodedFrequencies.build(
         frame, ["age", "zip", "sex"], hierarchies, sensitive="disease" if diverse else None
     )
     criteria = [KAnonymity(k=k)] + ([DistinctLDiversity(l=2)] if diverse else [])
@@ -204,7 +204,7 @@ def test_every_release_verifies(seed, rows, k, limit) -> None:
 @given(seed=st.integers(0, 10_000), rows=st.integers(10, 200), data=st.data())
 def test_more_generalization_never_lowers_k(seed, rows, data) -> None:
     frame, hierarchies = random_problem(seed, rows)
-    table = FrequencyTable.build(frame, ["age", "zip", "sex"], hierarchies)
+    table = CodedFrequencies.build(frame, ["age", "zip", "sex"], hierarchies)
     low = [data.draw(st.integers(0, h - 1)) for h in table.heights]
     high = [data.draw(st.integers(lv, h - 1)) for lv, h in zip(low, table.heights, strict=True)]
     k_low = table.roll_up(table.bottom, low).sizes.min()
@@ -223,7 +223,7 @@ def test_heuristic_returns_valid_nodes_and_its_optimum_claims_hold(seed, rows, k
     from veil.privacy.heuristic import heuristic_search
 
     frame, hierarchies = random_problem(seed, rows)
-    table = FrequencyTable.build(frame, ["age", "zip", "sex"], hierarchies)
+    table = CodedFrequencies.build(frame, ["age", "zip", "sex"], hierarchies)
     metric = make_metric("loss")
     metric.prepare(table)
     max_outliers = math.floor(limit * rows)

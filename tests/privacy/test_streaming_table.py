@@ -12,7 +12,7 @@ import pytest
 
 from veil.criteria import DistinctLDiversity, KAnonymity
 from veil.hierarchy import load_hierarchies
-from veil.privacy.lattice import FrequencyTable
+from veil.privacy.lattice import CodedFrequencies
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search
 
@@ -25,9 +25,9 @@ def test_batches_build_the_same_table(batch: int) -> None:
     trees = load_hierarchies(ADULT, "adult")
     quasi = ["sex", "age", "race", "marital-status", "education"]
     hierarchies = [trees[q] for q in quasi]
-    whole = FrequencyTable.build(frame, quasi, hierarchies, sensitive="occupation")
+    whole = CodedFrequencies.build(frame, quasi, hierarchies, sensitive="occupation")
     parts = (frame.iloc[i : i + batch] for i in range(0, len(frame), batch))
-    streamed = FrequencyTable.stream(parts, quasi, hierarchies, sensitive="occupation")
+    streamed = CodedFrequencies.stream(parts, quasi, hierarchies, sensitive="occupation")
     assert streamed.rows == whole.rows
     assert np.array_equal(streamed.bottom.leaves, whole.bottom.leaves)
     assert np.array_equal(streamed.bottom.sizes, whole.bottom.sizes)

@@ -14,7 +14,7 @@ import pandas as pd
 from veil._version import __version__
 from veil.criteria import Criterion, DistinctLDiversity, KAnonymity, TCloseness
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
-from veil.frequency import sensitive_codes
+from veil.frequency import CodedFrequencies, sensitive_codes
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.io import content_sha256, fingerprint
 from veil.policy import TREAT_IDENTIFIERS, Policy, PrivacySettings
@@ -23,7 +23,7 @@ from veil.privacy._verify import verify
 from veil.privacy.certificate import Certificate, Release, StepRecord
 from veil.privacy.classes import class_stats
 from veil.privacy.decide import decide
-from veil.privacy.lattice import FrequencyTable, SearchResult
+from veil.privacy.lattice import SearchResult
 from veil.privacy.lattice import check as check_groups
 from veil.privacy.metrics import make_metric
 from veil.privacy.mondrian import mondrian
@@ -114,7 +114,7 @@ def _search(
 ) -> Outcome:
     """The optimal (or, for huge lattices or when asked, heuristic) full-domain
     generalization."""
-    table = FrequencyTable.build(frame, quasi, hierarchies, sensitive=sensitive)
+    table = CodedFrequencies.build(frame, quasi, hierarchies, sensitive=sensitive)
     result = searched(table, models, privacy, quasi, progress)
     released, suppressed = generalize_release(frame, table, quasi, hierarchies, result, models)
     info, record = search_record(
@@ -124,7 +124,7 @@ def _search(
 
 
 def searched(
-    table: FrequencyTable,
+    table: CodedFrequencies,
     models: Sequence[Criterion],
     privacy: PrivacySettings,
     quasi: Sequence[str],
@@ -240,7 +240,7 @@ def _mondrian(
 
 def generalize_release(
     frame: pd.DataFrame,
-    table: FrequencyTable,
+    table: CodedFrequencies,
     quasi: Sequence[str],
     hierarchies: Sequence[Hierarchy],
     result: SearchResult,

@@ -6,7 +6,7 @@
    that needs every row at once (``ColumnTransform.batchwise``) is refused in one line.
 2. First pass: each batch through the steps; the released quasi-identifiers' (and sensitive
    value's) distinct combinations counted (``veil.frequency.Frequencies``), and the input's
-   classes and fingerprint. The search runs on those counts (``FrequencyTable.from_counts``),
+   classes and fingerprint. The search runs on those counts (``CodedFrequencies.from_counts``),
    exactly as it runs on a table in memory.
 3. Second pass: each batch through the steps again, generalized to the levels found, the
    records of failing classes withheld; unless the policy keeps the order, every row goes to a
@@ -39,7 +39,7 @@ import pandas as pd
 
 from veil._html import Shown
 from veil.exceptions import CheckFailedError, OutputError, ParameterError, PolicyError, VeilError
-from veil.frequency import COUNT, Frequencies, class_sizes, sensitive_codes
+from veil.frequency import COUNT, CodedFrequencies, Frequencies, class_sizes, sensitive_codes
 from veil.hierarchy import Hierarchy
 from veil.io import BatchWriter, ContentHash, TableStream, fold_batches
 from veil.policy import Policy
@@ -60,7 +60,6 @@ from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
 from veil.privacy._verify import verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.classes import ClassStats
-from veil.privacy.lattice import FrequencyTable
 from veil.privacy.lattice import check as check_groups
 from veil.progress import Progress, as_progress
 from veil.transforms._base import merge_tallies
@@ -294,7 +293,7 @@ def release_in_passes(
             plan, counts, quasi, sensitive, weights=counts[COUNT].to_numpy()
         )
         _reachable(counts, searched, target)
-        table = FrequencyTable.from_counts(counts, quasi, used, sensitive=target, count=COUNT)
+        table = CodedFrequencies.from_counts(counts, quasi, used, sensitive=target, count=COUNT)
         result = searched_node(table, searched, privacy, quasi, progress)
         levels = result.levels
         assert levels is not None  # searched raises otherwise

@@ -24,14 +24,8 @@ import numpy as np
 
 from veil.criteria import Criterion
 from veil.exceptions import ParameterError
-from veil.privacy.lattice import (
-    MAX_EXHAUSTIVE,
-    FrequencyTable,
-    Groups,
-    NodeEvaluation,
-    SearchResult,
-    check,
-)
+from veil.frequency import CodedFrequencies, Groups
+from veil.privacy.lattice import MAX_EXHAUSTIVE, NodeEvaluation, SearchResult, check
 from veil.privacy.metrics import Metric
 
 _CACHE = 256  # evaluated nodes kept for roll-up
@@ -43,7 +37,7 @@ class Search:
     UNKNOWN, ANONYMOUS, FAILING = 0, 1, -1
 
     def __init__(
-        self, table: FrequencyTable, criteria: Sequence[Criterion], max_outliers: int
+        self, table: CodedFrequencies, criteria: Sequence[Criterion], max_outliers: int
     ) -> None:
         self.table = table
         self.criteria = list(criteria)
@@ -161,7 +155,7 @@ def _unsettled(order: np.ndarray, status: np.ndarray, block: int = 512) -> Itera
 
 
 def optimal_search(
-    table: FrequencyTable,
+    table: CodedFrequencies,
     criteria: Sequence[Criterion],
     metric: Metric,
     *,

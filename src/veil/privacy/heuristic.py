@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from veil.criteria import Criterion
-from veil.privacy.lattice import FrequencyTable, Groups, NodeEvaluation, SearchResult, check
+from veil.frequency import CodedFrequencies, Groups
+from veil.privacy.lattice import NodeEvaluation, SearchResult, check
 from veil.privacy.metrics import Metric
 
 
 class _Evaluator:
     def __init__(
-        self, table: FrequencyTable, criteria: Sequence[Criterion], max_outliers: int
+        self, table: CodedFrequencies, criteria: Sequence[Criterion], max_outliers: int
     ) -> None:
         self.table, self.criteria, self.max_outliers = table, list(criteria), max_outliers
         self.seen: dict[tuple[int, ...], NodeEvaluation] = {}
@@ -40,7 +41,7 @@ class _Evaluator:
 
 
 def heuristic_search(
-    table: FrequencyTable,
+    table: CodedFrequencies,
     criteria: Sequence[Criterion],
     metric: Metric,
     *,

@@ -24,7 +24,8 @@ from veil.exceptions import ParameterError
 from veil.registry import Registry
 
 if TYPE_CHECKING:
-    from veil.privacy.lattice import FrequencyTable, NodeEvaluation
+    from veil.frequency import CodedFrequencies
+    from veil.privacy.lattice import NodeEvaluation
 
 _FACTOR = 1e10  # ARX compares losses on their first 10 decimals (floor)
 _LN2 = math.log(2)
@@ -51,7 +52,7 @@ class Metric(ABC):
     name: str
     independent = False  # the loss depends on the levels only (never on the classes)
 
-    def prepare(self, table: FrequencyTable) -> None:
+    def prepare(self, table: CodedFrequencies) -> None:
         """Precompute what the bounds need."""
 
     @abstractmethod
@@ -75,7 +76,7 @@ class LossMetric(Metric):
 
     name = "loss"
 
-    def prepare(self, table: FrequencyTable) -> None:
+    def prepare(self, table: CodedFrequencies) -> None:
         """Learn each hierarchy level's generalized share of the domain from the frequency table."""
         self.table = table
         self.shares = [h.shares() for h in table.hierarchies]
@@ -120,7 +121,7 @@ class EntropyMetric(Metric):
     name = "entropy"
     independent = True
 
-    def prepare(self, table: FrequencyTable) -> None:
+    def prepare(self, table: CodedFrequencies) -> None:
         """Learn each level's conditional entropy of the leaves from the frequency table."""
         self.components = []
         bottom = table.bottom
@@ -151,7 +152,7 @@ class EntropyMetric(Metric):
         return float(self.lower_bounds(np.array([evaluation.groups.levels]))[0])
 
 
-def _first_appearance(table: FrequencyTable, column: int) -> np.ndarray:
+def _first_appearance(table: CodedFrequencies, column: int) -> np.ndarray:
     per_row = table.bottom.leaves[table.row_entry, column]
     _, first = np.unique(per_row, return_index=True)
     return per_row[np.sort(first)]
@@ -163,7 +164,7 @@ class PrecisionMetric(Metric):
     name = "precision"
     independent = True
 
-    def prepare(self, table: FrequencyTable) -> None:
+    def prepare(self, table: CodedFrequencies) -> None:
         """Learn the hierarchies' heights."""
         self.heights = np.array([max(h.height - 1, 1) for h in table.hierarchies], dtype=float)
 
@@ -181,7 +182,7 @@ class DiscernibilityMetric(Metric):
 
     name = "discernibility"
 
-    def prepare(self, table: FrequencyTable) -> None:
+    def prepare(self, table: CodedFrequencies) -> None:
         """Learn the number of records."""
         self.rows = table.rows
         self.entries = len(table.bottom)
@@ -232,7 +233,7 @@ class AECSMetric(Metric):
 
     name = "aecs"
 
-    def prepare(self, table: FrequencyTable) -> None:
+    def prepare(self, table: CodedFrequencies) -> None:
         """Learn the number of records."""
         self.rows = table.rows
 

@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 
 from veil.criteria import Criterion
 from veil.exceptions import ParameterError
+from veil.frequency import CodedFrequencies
 from veil.privacy.engine import optimal_search
 from veil.privacy.heuristic import heuristic_search
-from veil.privacy.lattice import MAX_EXHAUSTIVE, FrequencyTable, SearchResult
+from veil.privacy.lattice import MAX_EXHAUSTIVE, SearchResult
 from veil.privacy.metrics import Metric
 
 __all__ = ["METHODS", "search"]
@@ -22,7 +23,7 @@ METHODS = ("optimal", "heuristic")
 
 
 def search(
-    table: FrequencyTable,
+    table: CodedFrequencies,
     criteria: Sequence[Criterion],
     metric: Metric,
     *,

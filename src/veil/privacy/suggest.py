@@ -27,11 +27,11 @@ import yaml
 
 from veil._html import Shown
 from veil.exceptions import CheckFailedError, ParameterError, PolicyError
-from veil.frequency import COUNT, CodedColumns, Frequencies
+from veil.frequency import COUNT, CodedColumns, CodedFrequencies, Frequencies
 from veil.hierarchy import Hierarchy
 from veil.policy import Policy
 from veil.privacy._anonymize import anonymize, criteria_for, limited, searched
-from veil.privacy.lattice import MAX_EXHAUSTIVE, FrequencyTable
+from veil.privacy.lattice import MAX_EXHAUSTIVE
 from veil.progress import Progress
 from veil.scan import ScanResult
 from veil.scan.hierarchies import build_hierarchy
@@ -145,7 +145,7 @@ def _measure_counts(
     assert privacy is not None
     hierarchies = limited([built[q] for q in quasi], quasi, privacy)
     target = sensitive[0] if sensitive and any(m.needs_sensitive for m in privacy.models) else None
-    table = FrequencyTable.from_counts(counts, quasi, hierarchies, sensitive=target, count=COUNT)
+    table = CodedFrequencies.from_counts(counts, quasi, hierarchies, sensitive=target, count=COUNT)
     models = criteria_for(privacy, target, {})
     try:
         result = searched(table, models, privacy, quasi, None)

@@ -316,13 +316,15 @@ def anchors_for(data_map: Any, map_path: str | Path, log_path: Path) -> tuple[An
     import hashlib
 
     from veil.rights import _lock
+    from veil.rights.stores import kind_of
 
     journal = Path(map_path).with_name(Path(map_path).stem + ".journal")
     log_id = hashlib.sha256(str(log_path.resolve()).encode()).hexdigest()[:32]
     out: list[Anchor] = [FileAnchor(_lock.folder(journal) / f"audit-{log_id}.anchor")]
     for name, store in data_map.stores.items():
-        if store.kind == "sql" and not store.read_only and store.url is not None:
-            out.append(SqlAnchor(name, store.url, log_id))
+        anchor = kind_of(store).anchor(name, store, log_id)
+        if anchor is not None:
+            out.append(anchor)
     return tuple(out)
 
 

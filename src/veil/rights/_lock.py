@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from veil.rights._map import Store
+from veil.rights.stores import kind_of
 
 
 @contextlib.contextmanager
@@ -71,17 +72,12 @@ def store(name: str, spec: Store, journal: Path) -> Iterator[None]:
     """The store ``name`` to this request alone, from its first read to its verified rewrite."""
     with contextlib.ExitStack() as stack:
         stack.enter_context(held(folder(journal) / f"store-{_name(name)}.lock"))
-        if spec.kind == "files" and spec.path is not None:
-            real = Path(spec.path).resolve()
-            with contextlib.suppress(PermissionError):  # a read-only parent: the map's lock
-                stack.enter_context(held(real.parent / f".{real.name}.veil-lock"))
-        if spec.kind == "sql" and spec.url is not None and spec.url.startswith("postgresql"):
-            stack.enter_context(_advisory(name, spec.url))
+        stack.enter_context(kind_of(spec).locked(name, spec))  # the store kind's own
         yield
 
 
 @contextlib.contextmanager
-def _advisory(name: str, url: str) -> Iterator[None]:
+def advisory(name: str, url: str) -> Iterator[None]:
     """PostgreSQL's session advisory lock for this store, on a connection of its own."""
     import sqlalchemy as sa
 

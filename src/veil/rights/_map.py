@@ -54,7 +54,7 @@ class TableMap(_Strict):
 class Store(_Strict):
     """A place personal data is kept."""
 
-    kind: Literal["sql", "files", "s3"]
+    kind: str  # a registered kind (veil.rights.stores.KINDS): sql, files, s3
     url: str | None = None  # sql: a SQLAlchemy URL
     path: str | None = None  # files: a folder
     bucket: str | None = None  # s3
@@ -62,14 +62,25 @@ class Store(_Strict):
     read_only: bool = False
     tables: dict[str, TableMap] = Field(default_factory=dict)
 
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        from veil.rights.stores import KINDS
+
+        if kind not in KINDS:
+            close = KINDS.suggest(kind)
+            hint = f" (did you mean {close!r}?)" if close else ""
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}{hint}")
+        return kind
+
     @model_validator(mode="after")
     def _located(self) -> Store:
-        needed = {"sql": "url", "files": "path", "s3": "bucket"}[self.kind]
-        if getattr(self, needed) is None:
-            raise ValueError(f"a {self.kind} store needs {needed}")
-        if self.kind == "files":
-            for pattern in self.tables:
-                inside_folder(pattern)
+        from veil.rights.stores import kind_of
+
+        kind = kind_of(self)
+        if getattr(self, kind.needs) is None:
+            raise ValueError(f"a {self.kind} store needs {kind.needs}")
+        kind.validate(self)
         return self
 
 
@@ -171,6 +182,8 @@ class DataMap(_Strict):
     ) -> None:
         """A table archived by its class goes to a store of its kind that maps it (and, in a
         database, the tables linking to it): retrieve and erase must reach archived rows."""
+        from veil.rights.stores import kind_of
+
         rule = self.retention.get(class_name or "")
         if rule is None or rule.then != "archive":
             return
@@ -186,7 +199,7 @@ class DataMap(_Strict):
                 f"{where} archives to {rule.archive_to!r}: the archive must be "
                 f"another {store.kind} store"
             )
-        needed = [table, *_linking(store, table)] if store.kind == "sql" else [table]
+        needed = [table, *_linking(store, table)] if kind_of(store).linked else [table]
         missing = [t for t in needed if t not in archive.tables]
         if missing:
             raise ValueError(

@@ -33,6 +33,7 @@ from veil.rights._files import token as make_token
 from veil.rights._journal import Journal
 from veil.rights._map import DataMap, Store, children_first
 from veil.rights.retrieve import closure, retrieve, retrieve_one, retrieve_sql
+from veil.rights.stores import kind_of
 
 MODES = ("delete", "anonymize")
 
@@ -216,18 +217,11 @@ def _erase(
     # when it is done) and is verified before the journal calls it done. Files and objects
     # first: the keys they are found by mostly come from the databases, erased last
     left: dict[str, int] = {}
-    for name, store in sorted(data_map.stores.items(), key=lambda item: item[1].kind == "sql"):
+    for name, store in sorted(data_map.stores.items(), key=lambda i: kind_of(i[1]).erased_last):
         try:
             with _lock.store(name, store, journal):  # from the first read to the check
-                if store.kind == "sql":
-                    removed, anonymized = erase_sql(
-                        data_map, name, store, subject, now, mode, before_commit=log.noter(name)
-                    )
-                else:
-                    removed, anonymized = _erase_files(
-                        data_map, name, store, subject, now, mode, log=log
-                    )
-                    removed, anonymized = {}, {}  # each file recorded its own counts
+                kind = kind_of(store)
+                removed, anonymized = kind.erase(data_map, name, store, subject, now, mode, log)
                 # held rows were kept with the keys replaced: the keys no longer find them
                 still = {t: len(r) for t, r in retrieve_one(name, store, subject).items()}
                 left.update({f"{name}.{t}": n for t, n in still.items()})
@@ -267,12 +261,8 @@ Counts = tuple[dict[str, int], dict[str, int]]
 def preflight(data_map: DataMap) -> None:
     """Refuse, before a journal exists, what no re-run could fix: a files store's folder that
     is missing, or a file of it that is a link out of the folder."""
-    from veil.rights._files import units
-
     for name, store in data_map.stores.items():
-        if store.kind == "files":
-            for pattern in store.tables:
-                units(name, store, pattern)
+        kind_of(store).preflight(name, store)
 
 
 def erase_many(
@@ -297,22 +287,12 @@ def erase_many(
     for name, store in data_map.stores.items():
         if log.done(name):
             continue
-        if store.kind == "sql":
-            found = retrieve_sql(name, store, seed=_by_values(store, key, values))
-            removed, anonymized = erase_sql(data_map, name, store, {}, now, mode, found=found)
-        else:
-            removed, anonymized = {}, {}
-            for value in values:
-                gone, kept = _erase_files(data_map, name, store, {key: value}, now, mode)
-                for target, counts in ((removed, gone), (anonymized, kept)):
-                    for table, n in counts.items():
-                        target[table] = target.get(table, 0) + n
+        removed, anonymized = kind_of(store).erase_many(data_map, name, store, key, values, now,
+                                                        mode)  # fmt: skip
         log.record(name, removed=removed, anonymized=anonymized)
     left: dict[str, int] = {}
     for name, store in data_map.stores.items():
-        if store.kind == "sql":
-            again = retrieve_sql(name, store, seed=_by_values(store, key, values))
-            left.update({f"{name}.{t}": len(r) for t, r in again.items() if r})
+        left.update(kind_of(store).left_many(name, store, key, values))
     result = Erasure(
         subject_id, mode, False, log.counts("removed"), log.counts("anonymized"), left, log.resumed
     )
@@ -347,7 +327,7 @@ def _keeps(
     if mode == "anonymize":
         return [True] * len(rows)
     keep = _held(data_map, store, table, rows, now)
-    if store.kind != "sql":
+    if not kind_of(store).linked:
         return keep
     # a row that a kept row of another table links to is kept too (its key must resolve)
     for child, spec in store.tables.items():

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from veil.exceptions import ParameterError
 from veil.rights import _sql
 from veil.rights._map import DataMap, Store, TableMap
+from veil.rights.stores import kind_of
 
 #: what a subject key is called in the map, by the scan's entity
 KEY_NAMES = {
@@ -107,10 +108,7 @@ def check_map(data_map: DataMap) -> tuple[list[str], list[str]]:
                     "never reach it (map its key, or leave it out)"
                 )
         try:
-            if store.kind == "sql":
-                _check_sql(name, store, errors, warnings)
-            else:
-                _check_files(name, store, errors)
+            kind_of(store).check(name, store, errors, warnings)
         except Exception as err:  # a store that is down is one error line, not a traceback
             errors.append(f"{name}: {err}")
     return errors, warnings

@@ -47,6 +47,7 @@ from veil.rights._journal import Journal
 from veil.rights._map import DataMap, RetentionClass, Store
 from veil.rights.erase import erase_sql, held_rows, identifying, parse_age
 from veil.rights.retrieve import retrieve_sql
+from veil.rights.stores import kind_of
 
 KINDS = ("deleted", "archived", "kept")
 
@@ -116,14 +117,9 @@ def apply_retention(
                         locks.enter_context(_lock.store(name, store, journal))
                     if archive is not None and log is not None:  # source, then archive
                         locks.enter_context(_lock.store(archive, data_map.stores[archive], journal))
-                    if store.kind == "sql":
-                        counts = _retain_sql(
-                            data_map, rule, step, name, store, tables, now, cutoff, log
-                        )
-                    else:
-                        counts = _retain_units(
-                            data_map, rule, step, name, store, tables, now, cutoff, log
-                        )
+                    counts = kind_of(store).retain(
+                        data_map, rule, step, name, store, tables, now, cutoff, log
+                    )
             except InputError as err:
                 if log is None:
                     raise

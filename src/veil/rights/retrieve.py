@@ -22,8 +22,9 @@ import sqlalchemy as sa
 from veil._html import Shown
 from veil.exceptions import InputError
 from veil.rights import _sql
-from veil.rights._files import TOKEN, Subject, retrieve_store, values_of
+from veil.rights._files import TOKEN, Subject, values_of
 from veil.rights._map import DataMap, Store, children_first
+from veil.rights.stores import kind_of
 
 
 @dataclass(frozen=True)
@@ -222,10 +223,7 @@ def shared_values(rules: Any, key: str) -> set[str]:
 
 def retrieve_one(name: str, store: Store, subject: Subject) -> dict[str, list[dict[str, Any]]]:
     """The rows about ``subject`` in one store (tables with none left out)."""
-    if store.kind == "sql":
-        found = retrieve_sql(name, store, subject)
-    else:
-        found = retrieve_store(name, store, subject)
+    found = kind_of(store).retrieve(name, store, subject)
     return {t: rows for t, rows in found.items() if rows}
 
 

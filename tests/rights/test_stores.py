@@ -1,0 +1,84 @@
+"""The kinds of store behind one protocol: SQL, files and S3 are classes registered in
+``veil.rights.stores.KINDS``, every request finds a store's kind there, and a new kind is one
+class (shown with a kind registered by this test, which retrieve and erase then serve)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pydantic
+import pytest
+
+from tests.rights.conftest import build_insurer, insurer_map, write_exports
+from veil.rights import DataMap, retrieve
+from veil.rights.erase import erase
+from veil.rights.kinds import Files
+from veil.rights.stores import KINDS, kind_of
+
+
+def test_the_three_kinds_are_registered_and_found_by_their_word() -> None:
+    assert list(KINDS) == ["sql", "files", "s3"]
+    store = DataMap.model_validate(insurer_map("sqlite:///x.db")).stores["core"]
+    assert kind_of(store).kind == "sql"
+    assert kind_of(store).linked
+    assert kind_of(store).erased_last
+
+
+def test_an_unknown_kind_is_refused_when_the_map_loads_with_the_nearest_word() -> None:
+    spec = insurer_map("sqlite:///x.db")
+    spec["stores"]["core"]["kind"] = "flies"
+    with pytest.raises(pydantic.ValidationError, match="did you mean 'files'"):
+        DataMap.model_validate(spec)
+
+
+class Mirror(Files):
+    """A folder of files under another name: a kind of store added by one class."""
+
+    kind = "mirror"
+    needs = "path"
+
+
+@pytest.fixture
+def mirror() -> Iterator[None]:
+    KINDS.add("mirror", Mirror())
+    try:
+        yield
+    finally:
+        KINDS._members.pop("mirror")
+
+
+def _map(url: str, folder: Path, kind: str) -> dict[str, Any]:
+    spec = insurer_map(url)
+    spec["stores"]["exports"] = {
+        "kind": kind,
+        "path": str(folder),
+        "tables": {"export_*.csv": {"subject_keys": {"national_id": "NationalID"}}},
+    }
+    return spec
+
+
+def test_a_kind_registered_by_one_class_is_served_by_retrieve_and_erase(
+    tmp_path: Path, key: bytes, mirror: None
+) -> None:
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    tables = build_insurer(url, clients=40)
+    write_exports(tmp_path / "exports", tables)
+    person = {"national_id": str(tables["clients"]["national_id"].iloc[3])}
+    files_map = DataMap.model_validate(_map(url, tmp_path / "exports", "files"))
+    mirror_map = DataMap.model_validate(_map(url, tmp_path / "exports", "mirror"))
+    assert kind_of(mirror_map.stores["exports"]).kind == "mirror"
+    through_files = retrieve(files_map, person)
+    through_mirror = retrieve(mirror_map, person)
+    assert through_mirror.counts == through_files.counts
+    assert through_mirror.counts["export_*.csv"] == 1  # one row of one export file
+    done = erase(mirror_map, person, subject_id="mirror-test", journal=tmp_path / "journal",
+                 key=key)  # fmt: skip
+    assert done.verified
+    assert done.removed["exports.export_*.csv"] == 1
+    assert done.removed["core.clients"] == 1
+    assert retrieve(files_map, person).total == 0
+    left = pd.read_csv(tmp_path / "exports" / "export_0.csv", dtype=str)
+    assert person["national_id"] not in set(left["NationalID"])
