@@ -229,3 +229,16 @@ def test_one_definition_of_the_frequency_table() -> None:
                 defined[node.name].append(str(path.relative_to(SRC)))
     assert set(defined) == {"Frequencies", "CodedFrequencies", "CodedColumns", "Groups"}
     assert all(paths == ["veil/frequency.py"] for paths in defined.values()), defined
+
+
+def test_the_formatters_output_is_accepted() -> None:
+    """No ``# fmt: skip`` or ``# fmt: off``: the code is laid out as ``ruff format`` lays it."""
+    root = SRC.parent
+    fighting = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("src", "tests", "bench")
+        for path in sorted((root / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if line.rstrip().endswith(("# fmt: skip", "# fmt: off"))
+    ]
+    assert not fighting, f"lines that refuse the formatter: {fighting}"

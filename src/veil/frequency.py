@@ -263,8 +263,9 @@ class Frequencies:
 
     def coded(self, hierarchies: Sequence[Hierarchy]) -> CodedFrequencies:
         """This table coded for the lattice by ``hierarchies`` (one per quasi-identifier)."""
-        return CodedFrequencies.from_counts(self.counts, self.quasi_identifiers, hierarchies,
-                                            sensitive=self.sensitive, count=COUNT)  # fmt: skip
+        return CodedFrequencies.from_counts(
+            self.counts, self.quasi_identifiers, hierarchies, sensitive=self.sensitive, count=COUNT
+        )
 
     def histograms(self) -> tuple[np.ndarray, list[str]]:
         """(classes x sensitive values) counts, and the values."""

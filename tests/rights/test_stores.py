@@ -74,8 +74,9 @@ def test_a_kind_registered_by_one_class_is_served_by_retrieve_and_erase(
     through_mirror = retrieve(mirror_map, person)
     assert through_mirror.counts == through_files.counts
     assert through_mirror.counts["export_*.csv"] == 1  # one row of one export file
-    done = erase(mirror_map, person, subject_id="mirror-test", journal=tmp_path / "journal",
-                 key=key)  # fmt: skip
+    done = erase(
+        mirror_map, person, subject_id="mirror-test", journal=tmp_path / "journal", key=key
+    )
     assert done.verified
     assert done.removed["exports.export_*.csv"] == 1
     assert done.removed["core.clients"] == 1

@@ -287,8 +287,9 @@ def erase_many(
     for name, store in data_map.stores.items():
         if log.done(name):
             continue
-        removed, anonymized = kind_of(store).erase_many(data_map, name, store, key, values, now,
-                                                        mode)  # fmt: skip
+        removed, anonymized = kind_of(store).erase_many(
+            data_map, name, store, key, values, now, mode
+        )
         log.record(name, removed=removed, anonymized=anonymized)
     left: dict[str, int] = {}
     for name, store in data_map.stores.items():
