@@ -173,7 +173,9 @@ def anonymize(
         The release misses the policy's privacy goals.
     """
     pol = _policy(policy)
-    src = source if isinstance(source, Source) else Source.of(source, **pol.read.model_dump())
+    # the policy's read: section says how veil reads a file or a database, not a table in hand
+    read_here = isinstance(source, str | os.PathLike)
+    src = Source.of(source, **pol.read.model_dump()) if read_here else Source.of(source)
     src = Source.of(src, **reading)  # given here, over the policy's ``read:``
     chosen = src.engine(engine, memory_only={"--report": report})
     plan = _Outputs(src, policy, output, certificate, report, target, force, chosen)
