@@ -4,7 +4,7 @@ module per section in ``veil/report/sections``)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -17,7 +17,8 @@ from veil.federated.result import FederatedResult
 from veil.learn.latent import LatentRelease
 from veil.privacy.certificate import Certificate, Release
 from veil.progress import as_progress
-from veil.report.model import Fact, Report
+from veil.registry import Registry
+from veil.report.model import Fact, Report, Section
 from veil.report.sections import (
     columns,
     dp,
@@ -35,7 +36,9 @@ from veil.scan import ScanResult
 #: The sections, in the order a reader meets them: what is personal, what was done, how
 #: private the release is, what analysts keep, what attacks still learn, each column,
 #: differential privacy.
-SECTIONS = (scan, policy, privacy, utility, evaluation, federated, latent, columns, dp)
+SECTIONS: Registry[Callable[[Inputs], Section | None]] = Registry("report section")
+for _section in (scan, policy, privacy, utility, evaluation, federated, latent, columns, dp):
+    SECTIONS.add(_section.__name__.rsplit(".", 1)[-1], _section.build)
 
 
 def _headline(cert: Certificate) -> tuple[list[Fact], str]:
@@ -149,7 +152,7 @@ def build_report(
     )
     cert = release.certificate
     facts, verdict = _headline(cert)
-    built = (section.build(inputs) for section in SECTIONS)
+    built = (build(inputs) for build in SECTIONS.values())
     return Report(
         title=title,
         veil_version=__version__,
