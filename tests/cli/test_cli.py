@@ -500,3 +500,29 @@ def test_date_options_reach_the_reader(tmp_path: Path, capsys) -> None:
     assert "--dayfirst or --monthfirst" in err
     code, _, _ = run(["scan", ambiguous, "--dates", "d", "--monthfirst"], capsys)
     assert code == 0
+
+
+def test_the_previous_spellings_are_read_as_the_new_ones_and_said(capsys) -> None:
+    from veil.cli._common import renamed
+
+    assert renamed(["fl", "simulate", "d.csv", "--dp-epsilon", "1", "--dp-clip=2"]) == [
+        "fl",
+        "simulate",
+        "d.csv",
+        "--epsilon",
+        "1",
+        "--clip=2",
+    ]
+    said = capsys.readouterr().err
+    assert "--dp-epsilon is deprecated; use --epsilon" in said
+    assert "--dp-clip is deprecated; use --clip" in said
+    # a word renamed in one command keeps its meaning in the others
+    assert renamed(["anonymize", "d.csv", "--c", "2", "-o", "r.csv"]) == [
+        "anonymize",
+        "d.csv",
+        "--c",
+        "2",
+        "-o",
+        "r.csv",
+    ]
+    assert renamed(["report", "r.csv", "-c", "c.json"])[2] == "--certificate"

@@ -93,7 +93,7 @@ def test_a_dp_run_charges_the_ledger_once_and_a_small_budget_stops_it(
         simulate(adult, target="salary-class", rounds=3, dp_epsilon=1.0, domain=DOMAIN)
     with pytest.raises(ParameterError, match="needs --domain FILE"):
         simulate(adult, target="salary-class", rounds=3, dp_epsilon=1.0, accountant=ledger)
-    with pytest.raises(ParameterError, match="--dp-clip must be positive"):
+    with pytest.raises(ParameterError, match="--clip must be positive"):
         simulate(
             adult,
             target="salary-class",

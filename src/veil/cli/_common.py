@@ -130,7 +130,10 @@ QUIET = False  # --quiet or VEIL_QUIET: set by main()
 #: in every command, or in one (``-c`` was ``veil report``'s certificate, while ``--c`` is
 #: recursive (c,l)-diversity's c in ``veil anonymize``).
 RENAMED = {"--out": "--output"}
-RENAMED_IN = {"report": {"-c": "--certificate"}}
+RENAMED_IN = {
+    "report": {"-c": "--certificate"},
+    "fl": {"--dp-epsilon": "--epsilon", "--dp-delta": "--delta", "--dp-clip": "--clip"},
+}
 
 
 def renamed(args: list[str]) -> list[str]:

@@ -38,21 +38,21 @@ KeyBits = Annotated[
 DpEpsilon = Annotated[
     float | None,
     typer.Option(
-        "--dp-epsilon",
+        "--epsilon",
         help="Client-level DP: the whole run's epsilon, charged to "
         "each party's privacy budget (each clips its update, adds Gaussian noise).",
     ),
 ]
-DpDelta = Annotated[float, typer.Option("--dp-delta", help="The run's delta.")]
+DpDelta = Annotated[float, typer.Option("--delta", help="Client-level DP: the run's delta.")]
 DpClip = Annotated[
-    float, typer.Option("--dp-clip", help="L2 norm each party's update is clipped to.")
+    float, typer.Option("--clip", help="Client-level DP: the L2 norm updates are clipped to.")
 ]
 
 DomainFile = Annotated[
     Path | None,
     typer.Option(
         "--domain",
-        help="Under --dp-epsilon: a JSON file of each column's public "
+        help="Under --epsilon: a JSON file of each column's public "
         "bounds [low, high] or categories (the target's classes among them); the features are "
         "made from it, so nothing about a party's table leaves outside the guarantee.",
     ),

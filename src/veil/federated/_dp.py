@@ -32,11 +32,11 @@ class ClientDP:
 
     def __post_init__(self) -> None:
         if not (self.epsilon > 0 and math.isfinite(self.epsilon)):
-            raise ParameterError(f"--dp-epsilon must be a positive number, got {self.epsilon!r}")
+            raise ParameterError(f"--epsilon must be a positive number, got {self.epsilon!r}")
         if not 0 < self.delta < 1:
-            raise ParameterError(f"--dp-delta must be between 0 and 1, got {self.delta!r}")
+            raise ParameterError(f"--delta must be between 0 and 1, got {self.delta!r}")
         if not self.clip > 0:
-            raise ParameterError(f"--dp-clip must be positive, got {self.clip!r}")
+            raise ParameterError(f"--clip must be positive, got {self.clip!r}")
 
     @property
     def rho(self) -> float:

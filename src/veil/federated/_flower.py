@@ -727,7 +727,7 @@ class Settings:
         if self.privacy() is not None:
             if not self.domain:
                 raise ParameterError(
-                    "--dp-epsilon needs --domain FILE: the public bounds of each number column "
+                    "--epsilon needs --domain FILE: the public bounds of each number column "
                     "and the categories of each category column (and the target's classes); "
                     "learnt from the parties' rows they would leave outside the guarantee"
                 )

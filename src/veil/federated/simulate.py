@@ -121,7 +121,7 @@ def simulate(
     charge: Any = contextlib.nullcontext()
     if privacy is not None:
         if accountant is None:
-            raise ParameterError("--dp-epsilon needs a privacy budget (a ledger) to charge")
+            raise ParameterError("--epsilon needs a privacy budget (a ledger) to charge")
         from veil.dp.budget import dataset_id
         from veil.federated._dp import charged
         from veil.federated._flower import dp_what
