@@ -132,9 +132,13 @@ def test_every_result_is_exported() -> None:
 
 @pytest.mark.parametrize("name", RESULTS)
 def test_every_result_shows_itself_as_a_dict_json_and_html(name: str) -> None:
+    from veil._html import Shown
+
     cls = _exported_classes()[name]
     lacking = [m for m in ("to_dict", "to_json", "_repr_html_") if not callable(getattr(cls, m, 0))]
     assert not lacking, f"{name} lacks {lacking}"
+    # Shown's to_dict only raises: each result says what it is itself
+    assert cls.to_dict is not Shown.to_dict, f"{name} has no to_dict of its own"
 
 
 def test_a_result_renders_its_own_values_escaped() -> None:

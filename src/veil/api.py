@@ -701,11 +701,11 @@ def synthesize(
         frame = frame[list(columns)]
     model = make(method, **given)
     model.progress = said
-    model.fit(frame, random_state=0 if random_state is None and private else random_state)
+    # MST's rows' order is seeded 0 unless told (its noise never is)
+    seed = 0 if private and random_state is None else random_state
+    model.fit(frame, random_state=seed)
     said(f"sampling {rows or len(frame):,} rows" if not private else "synthesizing")
-    synthetic = model.sample(
-        rows, random_state=0 if private and random_state is None else random_state
-    )
+    synthetic = model.sample(rows, random_state=seed)
     if output is not None:
         write(synthetic, output, force=force, inputs=inputs, escape_formulas=escape_formulas)
     return Synthesized(synthetic, method, epsilon if private else None, _said(model, synthetic))

@@ -168,18 +168,6 @@ def _progress(enabled: bool = True) -> Iterator[Progress]:
     shown.close()
 
 
-def _source(data: str) -> str:
-    from veil.io import display_source
-
-    return display_source(data)
-
-
-def _report_format(path: Path) -> str:
-    from veil.report.model import report_format
-
-    return report_format(path)
-
-
 def _check_format(fmt: str) -> str:
     """``--format``: text or json in every command (``table``, scan's word of the previous
     release, is text, said once)."""

@@ -189,14 +189,12 @@ class Source:
         asked: str = "auto",
         *,
         memory_only: Mapping[str, Any] | None = None,
-        cluster_refuses: Mapping[str, Any] | None = None,
     ) -> str:
         """The engine that reads this source: ``asked``, checked, or by ``"auto"``'s rule.
 
         ``memory_only`` names (``--name``: value) what the caller was given that only the
         in-memory engine honours (a report, weights...): ``"auto"`` then reads in memory, and
-        ``"stream"`` or ``"dask"`` refuse the first given in one line. ``cluster_refuses`` is what
-        the cluster cannot honour besides."""
+        ``"stream"`` or ``"dask"`` refuse the first given in one line."""
         if asked not in ENGINES:
             raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {asked!r}")
         kind = self.kind
@@ -221,7 +219,7 @@ class Source:
                 raise ParameterError(
                     f"--streaming reads CSV or Parquet files, not {self.name}; use --in-memory"
                 )
-        refused = {**only_whole, **((cluster_refuses or {}) if asked == "dask" else {})}
+        refused = dict(only_whole)
         if asked == "dask" and kind == "files" and self.sep:
             refused["--sep"] = self.sep  # Dask reads a CSV by its own rules
         _refuse_given(refused, f"{_SAID[asked]}; use engine 'memory' (--in-memory)")
