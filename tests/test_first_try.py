@@ -546,11 +546,12 @@ def test_a_hostile_megabyte_cell_is_not_searched_for() -> None:
 def test_a_batch_with_a_repeated_index_is_scrubbed_too() -> None:
     """A cluster's partitions read together repeat their index labels: the rows are paired by
     position, so the text is still scrubbed (and the leftover check has nothing to refuse)."""
-    from veil.privacy._stream import _Produce
+    from veil.privacy._passes import Steps, _Produce
 
     frame = _notes_table(40)
     frame.index = [0] * len(frame)
-    produce = _Produce([], lambda batch: batch.assign(county="*"), set(), ["county"])
+    steps = Steps([], ["county"], [], set())
+    produce = _Produce(steps, lambda batch: batch.assign(county="*"), ["county"])
     out, tallies = produce(frame)
     assert tallies[-1][0] == {"county": 40}
     for county in COUNTY_PROVINCE:

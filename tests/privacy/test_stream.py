@@ -19,7 +19,7 @@ from veil.exceptions import PolicyError
 from veil.hierarchy import load_hierarchies
 from veil.io import read, write
 from veil.io._batches import TableStream
-from veil.privacy import _stream as stream_module
+from veil.privacy import _passes as passes_module
 from veil.privacy import anonymize, verify
 from veil.privacy._stream import anonymize_stream
 
@@ -246,7 +246,7 @@ def test_a_column_that_turns_personal_further_down_stops_the_release(
     write(table, path)
     for tree in adult.glob("adult_hierarchy_*.csv"):
         shutil.copy(tree, tmp_path / tree.name)
-    monkeypatch.setattr(stream_module, "SAMPLE_ROWS", 5_000)
+    monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
     code = main(
         [
             "anonymize",

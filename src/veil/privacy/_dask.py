@@ -37,7 +37,17 @@ from veil.io import ContentHash, Partitions, cluster, dask_frame, dask_modules, 
 from veil.io._folds import WAVE
 from veil.policy import Policy
 from veil.privacy._check import CheckResult, check_folded
-from veil.privacy._stream import Passes, Written, _merged, release_in_passes, row_hashes
+from veil.privacy._passes import (
+    Fold,
+    Merge,
+    Passes,
+    Produce,
+    Released,
+    Written,
+    merged_counts,
+    release_in_passes,
+    row_hashes,
+)
 from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
 from veil.schema import require_columns
@@ -97,22 +107,12 @@ class _DaskPasses(Passes):
         self._sample = self._sample.head(rows)
         return self._sample
 
-    def fold(
-        self,
-        label: str,
-        fn: Callable[[pd.DataFrame, int], Any],
-        merge: Callable[[Any, Any], Any],
-        start: Any,
-    ) -> Any:
+    def fold(self, label: str, fn: Fold, merge: Merge, start: Any) -> Any:
         return self.partitions.fold(label, fn, merge, start)
 
     def release(
-        self,
-        produce: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]],
-        measured: list[str],
-        seed: int | bool | None,
-        columns: list[str],
-    ) -> tuple[Written, list[list[Any]]]:
+        self, produce: Produce, measured: list[str], seed: int | bool | None, columns: list[str]
+    ) -> Released:
         """The release applied per partition by the workers; unless the order is kept, each
         partition's rows sent to random buckets (a Parquet piece per partition and bucket, in
         the release's folder), then each bucket's pieces joined in a random order: one part
@@ -144,7 +144,7 @@ class _DaskPasses(Passes):
                 tallies.append(tally)
                 if part is not None:
                     parts.append(part[:3])
-                    counts = _merged(counts, part[3])
+                    counts = merged_counts(counts, part[3])
         if buckets:
             self.report.step("joining the buckets in a random order (third pass)")
             gather = _Gather(self.folder, schema, names, measured)
@@ -152,7 +152,7 @@ class _DaskPasses(Passes):
                 wave = range(first, min(first + WAVE, buckets))
                 for part in self.dask.compute(*[delayed(gather, pure=True)(b) for b in wave]):
                     parts.append(part[:3])
-                    counts = _merged(counts, part[3])
+                    counts = merged_counts(counts, part[3])
             shutil.rmtree(self.folder / _PIECES, ignore_errors=True)
         written = Written(
             parts_sha256([d for _, d, _ in parts]),

@@ -30,7 +30,8 @@ from veil.exceptions import CheckFailedError, ParameterError, PolicyError
 from veil.frequency import COUNT, CodedColumns, CodedFrequencies, Frequencies
 from veil.hierarchy import Hierarchy
 from veil.policy import Policy
-from veil.privacy._anonymize import anonymize, criteria_for, limited, searched
+from veil.privacy._anonymize import anonymize
+from veil.privacy._plan import criteria_for, limited, searched
 from veil.privacy.lattice import MAX_EXHAUSTIVE
 from veil.progress import Progress
 from veil.scan import ScanResult

@@ -1,0 +1,742 @@
+"""The one release engine: a policy applied to a table in passes, whatever holds the table.
+
+A ``Passes`` is where the rows are: a DataFrame in memory (one batch, ``veil.privacy.anonymize``),
+files read a batch at a time (``anonymize_stream``: the README's "Tables larger than memory"),
+or a Dask cluster's partitions. Every release runs the same steps over it; what differs is the
+source and the writer.
+
+1. The sample: the policy is checked against it and every column's role decided on it (the
+   scan's, where the policy gives none); the policy's steps are fitted on it. A table in memory
+   is its own sample. Read in batches, the sample is the first ``SAMPLE_ROWS`` rows, and a step
+   that needs every row at once (``ColumnTransform.batchwise``) is refused in one line.
+2. First pass (a fold over the batches): each batch through the steps; the released
+   quasi-identifiers' (and sensitive value's) distinct combinations counted
+   (``veil.frequency.Frequencies``), and the input's classes and fingerprint.
+3. The search runs on those counts (``CodedFrequencies.from_counts``). Mondrian's local
+   recoding and counting people (``privacy.person_id``) partition the rows themselves: they run
+   only where the table is one batch.
+4. Second pass: each batch through the steps again (in memory: the fit's result, not run twice),
+   generalized to the levels found, the records of failing classes withheld, the generalized
+   values scrubbed from free text; the writer shuffles (the input's order is information),
+   hashes (``veil.io.ContentHash``) and counts what it released.
+5. The goals are measured again from what was written (its counts; its rows when it holds
+   them: ``verify``) before the certificate is handed back; only then may the caller move the
+   output into place.
+
+Memory, read in batches: the counts (one row per distinct combination), the sample, and a batch
+at a time; never the table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.exceptions import CheckFailedError, PolicyError, VeilError
+from veil.frequency import COUNT, CodedFrequencies, Frequencies, class_sizes, sensitive_codes
+from veil.hierarchy import Hierarchy
+from veil.privacy._plan import (
+    Plan,
+    PolicyLike,
+    certified,
+    empty_victories,
+    follow,
+    mask_hides,
+    mondrian_release,
+    plan_release,
+    release_certificate,
+    search_record,
+    search_setup,
+    searched,
+    withheld_everything,
+)
+from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
+from veil.privacy._verify import verify, verify_counts
+from veil.privacy.certificate import Certificate, StepRecord
+from veil.privacy.classes import ClassStats
+from veil.privacy.lattice import check as check_groups
+from veil.progress import Progress, as_progress
+from veil.transforms._base import merge_tallies
+
+#: Rows the policy is checked against and the scan decides roles on when the table is read in
+#: batches (the in-memory scan samples 1,000 values per column too, and confirms a pattern on
+#: all rows: see ``_confirm``).
+SAMPLE_ROWS = 100_000
+
+
+@dataclass
+class Written:
+    """What the release pass wrote: its content hash, the counts of its classes, its rows and
+    columns, the formula cells it escaped, in parts how many files, and the rows themselves
+    when the writer holds them (a table in memory)."""
+
+    digest: str
+    counts: Frequencies | None
+    rows: int
+    columns: list[str]
+    escaped: int = 0
+    parts: int | None = None  # a release of several files: their number
+    data: pd.DataFrame | None = None
+
+
+#: A pass's function of a batch and the rows before it; how two results merge.
+Fold = Callable[[pd.DataFrame, int], Any]
+Merge = Callable[[Any, Any], Any]
+#: The second pass on a batch: the released rows and each step's tallies.
+Produce = Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]]
+#: What a writer returns: what it wrote, and each batch's tallies.
+Released = tuple[Written, list[list[Any]]]
+
+
+@dataclass
+class _Part:
+    """What the first pass learns from one batch or partition."""
+
+    rows: int
+    hashed: bytes
+    before: Frequencies | None
+    counts: Frequencies | None
+
+
+class Passes:
+    """Where a release's passes read the table (a DataFrame, a file a batch at a time, a
+    cluster's partitions): ``fold`` runs a function on every batch and merges the results in
+    order; ``release`` applies the release and writes (or holds) it. ``whole``: the table is
+    one batch in memory, its own sample."""
+
+    columns: list[str]
+    rows: int
+    whole: bool = False
+
+    def sample(self, rows: int) -> pd.DataFrame:
+        """The first ``rows`` rows (the whole table, when it is in memory)."""
+        raise NotImplementedError
+
+    def fold(self, label: str, fn: Fold, merge: Merge, start: Any) -> Any:
+        """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)``."""
+        raise NotImplementedError
+
+    #: What of a batch the input's fingerprint hashes, in order (a module-level function:
+    #: a cluster's workers run it).
+    hashed: Callable[[pd.DataFrame], bytes]
+    released: Written | None = None
+
+    def release(
+        self, produce: Produce, measured: list[str], seed: int | bool | None, columns: list[str]
+    ) -> Released:
+        """Apply ``produce`` to every batch (it returns the released rows and the steps'
+        tallies), shuffled unless ``seed`` is False; hash, count and write what it released.
+        ``columns``: the release's columns if no row is left."""
+        raise NotImplementedError
+
+
+@dataclass
+class Steps:
+    """The policy's steps fitted on the sample, the quasi-identifiers and sensitive columns
+    they leave, and the direct identifiers a mask must hide. A table in memory is its own
+    sample: what the fit produced (``output``, with each step's tallies and the rows left after
+    it, ``counted``) is the steps' result on that batch, so they never run twice on it."""
+
+    steps: list[Any]
+    quasi: list[str]
+    sensitive: list[str]
+    identifiers: set[str]
+    fitted_on: pd.DataFrame | None = None
+    output: pd.DataFrame | None = None
+    counted: list[tuple[dict[str, Any], int]] | None = None
+
+    def run(self, batch: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[dict[str, Any], int]]]:
+        """``batch`` through the steps, with each step's tallies and the rows after it."""
+        if batch is self.fitted_on and self.output is not None and self.counted is not None:
+            return self.output, list(self.counted)
+        tallies: list[tuple[dict[str, Any], int]] = []
+        for step in self.steps:
+            batch = step.transform.transform(batch)
+            tallies.append((step.transform.tallies(), len(batch)))
+            mask_hides(step, self.identifiers)
+        return batch, tallies
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        return self.run(batch)[0]
+
+    def columns(self, sample: pd.DataFrame) -> list[str]:
+        """The columns the steps leave (the release's, when no row is left)."""
+        out = self.output if self.output is not None else self(sample.head(0))
+        return list(out.columns)
+
+    def leaving_none(self) -> str | None:
+        """The first step that withholds every row (as the fit counted it on a table in
+        memory; read in batches, a ``suppress_rows`` whose combinations are all rare)."""
+        if self.counted is not None:
+            left = (
+                s.where for s, (_, rows) in zip(self.steps, self.counted, strict=True) if not rows
+            )
+            return next(left, None)
+        return next((str(s.where) for s in self.steps if s.transform.withholds_every_row()), None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)  # a cluster's workers run the steps on their partitions
+        state.update(fitted_on=None, output=None, counted=None)
+        return state
+
+
+def fit_steps(plan: Plan, sample: pd.DataFrame, report: Progress, *, whole: bool) -> Steps:
+    """The policy's steps fitted on ``sample`` (``whole``: it is the table); read in batches, a
+    step that cannot run batch by batch is refused in one line."""
+    quasi, sensitive = list(plan.quasi), list(plan.sensitive)
+    identifiers = {d.column for d in plan.decisions if d.role == "identifier"}
+    scanned = {d.column: d for d in plan.decisions if d.by == "scan"}
+    frame = sample
+    steps = list(plan.policy.planned_steps())
+    counted: list[tuple[dict[str, Any], int]] = []
+    report.expect(len(sample) * len(steps))
+    for step in steps:
+        # a step that counts the whole table is given its counts later (a pass of its own)
+        why = None if whole or step.transform.counts_whole_table() else step.transform.batchwise()
+        if why is not None:
+            raise PolicyError(
+                f"policy {step.where} ({step.name}) cannot run on a table read in "
+                f"batches: {why}; or run --in-memory (the table must fit in "
+                "memory)"
+            )
+        report.step(f"{step.where}: {step.name}")
+        rows = len(frame)
+        try:
+            frame = step.transform.fit_transform(frame)
+        except CheckFailedError:
+            raise
+        except VeilError as err:
+            raise _step_error(step, err, scanned) from err
+        report.advance(rows)
+        counted.append((step.transform.tallies(), len(frame)))
+        mask_hides(step, identifiers)
+        quasi = follow(step.transform, quasi, masked=True)
+        sensitive = follow(step.transform, sensitive)
+    if not whole:
+        return Steps(steps, quasi, sensitive, identifiers)
+    return Steps(steps, quasi, sensitive, identifiers, sample, frame, counted)
+
+
+def _step_error(step: Any, err: VeilError, scanned: Mapping[str, Any]) -> PolicyError:
+    """A step's error, said where in the policy it is; a step the scan added (a column the
+    policy does not name) says so, and how to give the column its own."""
+    origin = next((scanned[c] for c in step.columns if c in scanned), None)
+    if origin is None:
+        return PolicyError(f"policy {step.where} ({step.name}): {err}")
+    return PolicyError(
+        f"{origin.column} is not in the policy and the scan finds "
+        f"{origin.entity or 'a unique key'} in it, so veil would {step.name} it: "
+        f"{err}; or give {origin.column} its own steps in the policy"
+    )
+
+
+def release_in_passes(
+    passes: Passes,
+    policy: PolicyLike | None,
+    *,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    progress: Callable[[str], None] | Progress | None = None,
+    seconds: dict[str, float] | None = None,
+) -> Certificate:
+    """The release of the table ``passes`` reads (see the module's note), certified and
+    verified from what was written; the writer holds it (``passes.released``).
+
+    Raises ``PolicyError`` when the policy does not fit the data (unknown column, untreated
+    identifier, bad step parameter, a step or method the source cannot run: the message says
+    where in the policy), and ``CheckFailedError`` when the release misses the policy's
+    privacy goals."""
+    report = as_progress(progress)
+    seconds = {} if seconds is None else seconds
+    sample = passes.sample(min(SAMPLE_ROWS, max(passes.rows, 1)))
+    plan = plan_release(sample, policy, hierarchies=hierarchies, progress=progress)
+    privacy = plan.policy.privacy
+    if not passes.whole:
+        _refuse_partitioning(privacy)
+    steps = fit_steps(plan, sample, report, whole=passes.whole)
+    searching = privacy is not None and bool(steps.quasi)
+    if not passes.whole:  # in memory, the fit counted the whole table already
+        _count_whole_table(passes, steps, seconds)
+
+    clock = time.perf_counter()
+    first = _first_pass(passes, plan, steps, searching)
+    seconds["first pass"] = time.perf_counter() - clock
+
+    found: _Found | None = None
+    if searching and first.rows and (first.counts is None or not first.counts.counts[COUNT].sum()):
+        raise withheld_everything(steps.leaving_none())
+    if searching:
+        assert first.counts is not None
+        clock = time.perf_counter()
+        found = _search(plan, steps, first.counts, first.rows, report, progress)
+        seconds["search"] = time.perf_counter() - clock
+
+    # second pass (and a shuffle): apply, withhold, write, hash, count
+    clock = time.perf_counter()
+    quasi = steps.quasi
+    measured = [*quasi, *steps.sensitive[:1]] if quasi else []
+    produce = _Produce(steps, found.apply if found else _unchanged, quasi)
+    empty = steps.columns(sample)
+    seed = False if plan.policy.keep_order else plan.policy.random_state
+    written, tallies = passes.release(produce, measured, seed, empty)
+    seconds["second pass"] = time.perf_counter() - clock
+    if written.counts is None:  # nothing measured (no quasi-identifier) or no row
+        written.counts = _no_counts(measured, written.rows)
+    certificate = _certificate(passes, plan, steps, first, found, written, tallies)
+    report.step("verifying the release against its certificate (from what was written)")
+    claimed = certificate.to_dict()
+    if written.data is not None:  # the rows are in hand: measured on them
+        verification = verify(written.data, claimed, content=False)
+    else:
+        verification = verify_counts(
+            written.counts.counts, claimed, digest=written.digest, count=COUNT
+        )
+    certificate = certified(certificate, verification, privacy is not None, quasi)
+    passes.released = written
+    return certificate
+
+
+def _refuse_partitioning(privacy: Any) -> None:
+    """What only a table in memory can do: Mondrian's partitions and counting people."""
+    if privacy is not None and privacy.method == "mondrian":
+        raise PolicyError(
+            "privacy.method mondrian partitions the whole table in memory; with a "
+            "table read in batches use method optimal or heuristic, or run "
+            "--in-memory"
+        )
+    if privacy is not None and privacy.person_id is not None:
+        raise PolicyError(
+            "privacy.person_id counts people per class over the whole table; run "
+            "--in-memory, or drop person_id"
+        )
+
+
+def _count_whole_table(passes: Passes, steps: Steps, seconds: dict[str, float]) -> None:
+    """A step whose fit needs its combinations counted over every row (``suppress_rows``'
+    rare ones) is given them: a pass of its own, through the steps before it."""
+    for i, step in enumerate(steps.steps):
+        if step.transform.counts_whole_table():
+            clock = time.perf_counter()
+            whole = passes.fold(
+                f"counting the combinations policy {step.where} withholds when rare (a pass of "
+                "its own)",
+                _CountAfter(steps.steps[:i], step.transform.columns_),
+                merged_counts,
+                None,
+            )
+            step.transform.use_counts(whole.counts, COUNT)
+            seconds[f"counting {step.where}"] = time.perf_counter() - clock
+
+
+def _first_pass(passes: Passes, plan: Plan, steps: Steps, searching: bool) -> _Summary:
+    """The counts the search needs, the input's classes and its fingerprint."""
+    privacy = plan.policy.privacy
+    person = [privacy.person_id] if privacy is not None and privacy.person_id else []
+    wanted = [*steps.quasi, *steps.sensitive[:1], *person] if searching else []
+    judged = [] if passes.whole else _judged(plan)  # in memory the scan saw every row
+    # with no step, the input's classes are the search's counts without the sensitive value:
+    # one group-by per batch instead of two
+    derived = searching and not steps.steps and steps.quasi == plan.quasi
+    summarize = _Summarize(
+        passes.hashed, judged, [] if derived else plan.quasi, steps if searching else None, wanted
+    )
+    first: _Summary = passes.fold(
+        "counting the quasi-identifiers' combinations (first pass)", summarize, _summed, _Summary()
+    )
+    if derived and first.counts is not None:
+        first.before = first.counts.project(steps.quasi)
+    return first
+
+
+def _judged(plan: Plan) -> list[str]:
+    """The columns the scan let through on the sample: confirmed on every batch."""
+    return [d.column for d in plan.decisions if d.by == "scan" and d.role != "identifier"]
+
+
+@dataclass
+class _Found:
+    """What the search found: the function that generalizes a batch, its certificate entry and
+    step record, and the privacy models asked for."""
+
+    apply: Callable[[pd.DataFrame], pd.DataFrame]
+    info: dict[str, Any]
+    record: StepRecord
+    models: list[Any]
+
+
+def _search(
+    plan: Plan,
+    steps: Steps,
+    counted: Frequencies,
+    rows_in: int,
+    report: Progress,
+    progress: Callable[[str], None] | Progress | None,
+) -> _Found:
+    """The optimal (or, for huge lattices or when asked, heuristic) full-domain generalization
+    on the first pass's counts; Mondrian's local recoding on the rows in memory."""
+    privacy = plan.policy.privacy
+    assert privacy is not None
+    quasi = steps.quasi
+    report.step(f"searching generalizations of {', '.join(quasi)}")
+    counts = counted.counts
+    stepped = steps.output  # the rows after the steps, when the table is in memory
+    basis, weights = (stepped, None) if stepped is not None else (counts, counts[COUNT].to_numpy())
+    used, models, checked, target = search_setup(
+        plan, basis, quasi, steps.sensitive, weights=weights
+    )
+    _reachable(counts, checked, target, rows_in=rows_in)
+    if privacy.method == "mondrian":
+        assert stepped is not None  # refused before unless the table is in memory
+        released, info, record = mondrian_release(stepped, quasi, used, checked, target)
+        info["rows_in"] = len(stepped)
+        return _Found(_Partitioned(stepped, released), info, record, models)
+    table = CodedFrequencies.from_counts(counts, quasi, used, sensitive=target, count=COUNT)
+    result = searched(table, checked, privacy, quasi, progress)
+    levels = result.levels
+    assert levels is not None  # searched raises otherwise
+    evaluation = check_groups(table.roll_up(table.bottom, levels), checked, table.rows)
+    failing = evaluation.failing[table.entry_classes(levels)]
+    suppressed = int(table.bottom.sizes[failing].sum())
+    info, record = search_record(
+        result, privacy, quasi, checked, suppressed, table.rows - suppressed, 0
+    )
+    info["rows_in"] = table.rows
+    apply = _Generalize(quasi, used, levels, table.bottom.leaves, failing)
+    return _Found(apply, info, record, models)
+
+
+def _certificate(
+    passes: Passes,
+    plan: Plan,
+    steps: Steps,
+    first: _Summary,
+    found: _Found | None,
+    written: Written,
+    tallies: list[list[Any]],
+) -> Certificate:
+    """The release's certificate from what the passes measured and the writer wrote."""
+    quasi, rows_in = steps.quasi, first.rows
+    records = [StepRecord(s.name, s.where, s.transform.describe(), 0, 0) for s in steps.steps]
+    if found is not None:
+        records.append(found.record)
+    records = _records(records, steps.steps, tallies, len(written.columns))
+    release_counts = written.counts
+    assert release_counts is not None
+    before_counts = first.before
+    search = found.info if found is not None else None
+    distinct_in = before_counts.counts if before_counts is not None else pd.DataFrame()
+    warnings = empty_victories(
+        distinct_in, release_counts.counts, quasi, search, rows_in, rows_out=written.rows
+    )
+    warnings += _pseudonym_collisions(steps.steps, rows_in, passes.whole)
+    return release_certificate(
+        plan,
+        written.digest,
+        found.models if found is not None else None,
+        source_fingerprint=first.fingerprint(passes.columns),
+        rows_in=rows_in,
+        rows_out=written.rows,
+        columns_in=tuple(map(str, passes.columns)),
+        columns_out=tuple(map(str, written.columns)),
+        steps=tuple(records),
+        quasi_identifiers=tuple(quasi),
+        sensitive=tuple(steps.sensitive),
+        before=_stats(before_counts, plan.quasi, rows_in),
+        after=_stats(release_counts, quasi, written.rows),
+        search=search,
+        warnings=tuple(warnings),
+        escaped_cells=written.escaped,
+        release_parts=written.parts,
+    )
+
+
+def _no_counts(measured: list[str], rows: int) -> Frequencies:
+    """The release's counts when nothing was counted: no quasi-identifier (its ``rows`` as one
+    class) or no row."""
+    columns_of: dict[str, list[Any]] = {c: [] for c in measured} if measured else {COUNT: [rows]}
+    return Frequencies(tuple(measured), None, pd.DataFrame({COUNT: [], **columns_of}))
+
+
+@dataclass
+class _Partitioned:
+    """Mondrian's release of the rows in memory: local recoding partitions the whole table,
+    so it has no form batch by batch."""
+
+    table: pd.DataFrame
+    released: pd.DataFrame
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        if batch is not self.table:
+            raise CheckFailedError("Mondrian's partitions apply to the table they were found on")
+        return self.released
+
+
+@dataclass
+class _CountAfter:
+    """A batch's combinations of ``columns`` after ``steps`` (picklable: workers run it)."""
+
+    steps: list[Any]
+    columns: list[str]
+
+    def __call__(self, batch: pd.DataFrame, _first_row: int) -> Frequencies:
+        return Frequencies.of(_through(self.steps, batch), self.columns)
+
+
+def row_hashes(batch: pd.DataFrame) -> bytes:
+    """Each row's hash, in order: what ``veil.io.fingerprint`` hashes of a whole table."""
+    return pd.util.hash_pandas_object(batch, index=False).to_numpy().tobytes()
+
+
+def _unchanged(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame
+
+
+def merged_counts(total: Frequencies | None, part: Frequencies | None) -> Frequencies | None:
+    if part is None:
+        return total
+    return part if total is None else total.merge(part)
+
+
+@dataclass
+class _Summary:
+    """The first pass so far: rows, the fingerprint's hash, the input's and the search's
+    counts."""
+
+    rows: int = 0
+    digest: Any = field(default_factory=hashlib.sha256)
+    before: Frequencies | None = None
+    counts: Frequencies | None = None
+
+    def fingerprint(self, columns: list[str]) -> str:
+        digest = self.digest.copy()
+        digest.update("\x1f".join(map(str, columns)).encode())
+        return str(digest.hexdigest())
+
+
+def _summed(total: _Summary, part: _Part) -> _Summary:
+    total.rows += part.rows
+    total.digest.update(part.hashed)
+    total.before = merged_counts(total.before, part.before)
+    total.counts = merged_counts(total.counts, part.counts)
+    return total
+
+
+@dataclass
+class _Summarize:
+    """The first pass on one batch (a picklable function: a cluster's workers run it)."""
+
+    hashed: Callable[[pd.DataFrame], bytes]
+    judged: list[str]
+    quasi: list[str]
+    steps: Steps | None
+    wanted: list[str]
+
+    def __call__(self, batch: pd.DataFrame, first_row: int) -> _Part:
+        _confirm(batch, self.judged, first_row)
+        before = Frequencies.of(batch, self.quasi) if self.quasi else None
+        counts = None
+        if self.steps is not None:
+            counts = Frequencies.of(self.steps(batch), self.wanted)
+        return _Part(len(batch), self.hashed(batch), before, counts)
+
+
+@dataclass
+class _Produce:
+    """The second pass on one batch: the steps, then the generalization; with what each step
+    counted (``tallies``) and the rows left after each."""
+
+    steps: Steps
+    apply: Callable[[pd.DataFrame], pd.DataFrame]
+    quasi: list[str]
+
+    def __call__(self, batch: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
+        if not batch.index.is_unique:  # a cluster's partitions read together (the sample):
+            batch = batch.reset_index(drop=True)  # rows paired by position, as written
+        stepped, tallies = self.steps.run(batch)
+        out = self.apply(stepped)
+        # the generalized quasi-identifiers' values, out of the free text too (row by row)
+        out, replaced = scrub_quasi(batch, out, self.quasi)
+        leftover_quasi(batch, out, self.quasi)  # what the replacement missed: refused
+        tallies.append((replaced, len(out)))
+        return out, tallies
+
+
+def _records(
+    records: list[StepRecord], steps: list[Any], tallies: list[list[Any]], width: int
+) -> list[StepRecord]:
+    """The step records with what each counted over every batch, in the batches' order."""
+    totals: list[dict[str, Any]] = [{} for _ in steps]
+    rows_after = [0] * (len(steps) + 1)
+    scrubbed: dict[str, int] = {}
+    for batch in tallies:
+        for i, (tally, rows) in enumerate(batch):
+            rows_after[i] += rows
+            if i < len(steps):
+                totals[i] = merge_tallies(totals[i], tally)
+            else:
+                for name, n in tally.items():
+                    scrubbed[name] = scrubbed.get(name, 0) + n
+    out = []
+    for i, record in enumerate(records):
+        if i < len(steps):
+            transform = steps[i].transform
+            for name, value in totals[i].items():
+                setattr(transform, name, value)
+            out.append(
+                StepRecord(
+                    record.name,
+                    record.where,
+                    transform.describe(),
+                    rows_after[i],
+                    width,
+                    counts=getattr(transform, "counts_", None),
+                )
+            )
+        else:
+            out.append(
+                StepRecord(record.name, record.where, record.description, rows_after[-1], width)
+            )
+    if scrubbed:
+        out.append(scrub_record(scrubbed, rows_after[-1], width))
+    return out
+
+
+def _through(steps: list[Any], batch: pd.DataFrame) -> pd.DataFrame:
+    for step in steps:
+        batch = step.transform.transform(batch)
+    return batch
+
+
+def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
+    """Fail closed: a column the scan let through on the first rows (as harmless, a
+    quasi-identifier or sensitive) must not hold direct identifiers further down. Each batch's
+    cells of those columns are scanned again (the scan's sample of each column, its pattern
+    confirmed on every cell of the batch)."""
+    if not columns:
+        return
+    from veil.scan import classify
+    from veil.scan.core import SAMPLE_SIZE, sample_column
+    from veil.scan.text import label
+    from veil.schema import ColumnRole
+
+    for name in columns:  # the scan's verdict per column; its risk measure is not needed here
+        finding = classify(sample_column(name, batch[name], sample_size=SAMPLE_SIZE))
+        if finding.role is ColumnRole.IDENTIFIER and finding.entity is not None:
+            raise PolicyError(
+                f"column {finding.name!r}: rows {first_row + 1:,} to {first_row + len(batch):,} "
+                f"hold {label(finding.entity)}, which the first {SAMPLE_ROWS:,} rows did not "
+                f"show; give {finding.name} its own steps in the policy (drop, pseudonymize, "
+                "mask or redact)"
+            )
+
+
+@dataclass
+class _Generalize:
+    """A batch's quasi-identifiers generalized to ``levels``, the rows of failing classes out
+    (``leaves``: the bottom entries' leaf codes; ``failing``: whether each entry's class fails)."""
+
+    quasi: list[str]
+    hierarchies: list[Hierarchy]
+    levels: tuple[int, ...]
+    leaves: np.ndarray
+    failing: np.ndarray
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        if not hasattr(self, "_entries"):
+            self._entries = pd.MultiIndex.from_arrays(list(self.leaves.T))
+        leaves = [h.encode(batch[q]) for q, h in zip(self.quasi, self.hierarchies, strict=True)]
+        entry = self._entries.get_indexer(pd.MultiIndex.from_arrays(leaves))
+        if (entry < 0).any():  # the first pass counted every row: the input changed since
+            raise CheckFailedError(
+                "a row of the second reading was not in the first: the "
+                "input changed while it was released; run again"
+            )
+        out = batch.copy(deep=False)
+        for column, h, level, codes in zip(
+            self.quasi, self.hierarchies, self.levels, leaves, strict=True
+        ):
+            labels = np.asarray(h.labels[level], dtype=object)
+            out[column] = pd.Series(
+                labels[h.maps[level][codes]].tolist(), index=batch.index, name=column
+            )
+        return out.loc[~self.failing[entry]]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_entries", None)  # rebuilt where it runs
+        return state
+
+
+#: The chance of a pseudonym collision across batches above which the certificate says it.
+COLLISION_NOTED = 1e-6
+
+
+def _pseudonym_collisions(steps: list[Any], rows: int, whole: bool) -> list[str]:
+    """What the checks batch by batch leave open: two values of a hex-pseudonymized column
+    in different batches could share a token (each batch is checked exactly, as the table is
+    in memory). Said when the chance, at most n^2 / 2^(4 length + 1) for n <= ``rows``
+    distinct values, is over ``COLLISION_NOTED``. A table in memory is checked exactly."""
+    notes: list[str] = []
+    if whole:
+        return notes
+    for step in steps:
+        t = step.transform
+        bound = t.collision_bound(rows)
+        if bound is not None and bound > COLLISION_NOTED:
+            notes.append(
+                f"{', '.join(map(str, t.columns_))}: pseudonyms were checked for collisions "
+                f"within each batch; across all {rows:,} rows two values share one with a "
+                f"chance of at most {bound:.1e} ({t.length} hex characters); length: "
+                f"{_safe_length(rows)} makes it negligible, or release --in-memory (checked "
+                "exactly)"
+            )
+    return notes
+
+
+def _safe_length(rows: int) -> int:
+    """The fewest hex characters that bring the collision chance under ``COLLISION_NOTED``."""
+    length = 8
+    while rows**2 / 2.0 ** (4 * length + 1) > COLLISION_NOTED:
+        length += 1
+    return length
+
+
+def _reachable(
+    counts: pd.DataFrame, models: list[Any], sensitive: str | None, *, rows_in: int
+) -> None:
+    """Goals no generalization or suppression can reach, said plainly before searching (on the
+    first pass's counts)."""
+    rows = int(counts[COUNT].sum())
+    distinct = len(sensitive_codes(counts[sensitive])[1]) if sensitive is not None else None
+    for model in models:
+        why = model.unreachable(rows, distinct if model.needs_sensitive else None)
+        if why is not None:
+            withheld = (
+                f"; the policy's steps withheld {rows_in - rows:,} of {rows_in:,} "
+                "records before the search"
+                if rows != rows_in
+                else ""
+            )
+            raise CheckFailedError(f"{why}{withheld}")
+
+
+def _stats(counted: Frequencies | None, quasi: list[str], rows: int) -> ClassStats:
+    """``class_stats`` of the rows ``counted`` stands for."""
+    if counted is None or not quasi or rows == 0:
+        return ClassStats(tuple(quasi), rows, 1 if rows else 0, rows, 0, float(rows))
+    klass, found = class_sizes(counted.counts, quasi)
+    sizes = np.bincount(klass, weights=counted.counts[COUNT], minlength=len(found))
+    sizes = sizes.astype(np.int64)
+    return ClassStats(
+        tuple(quasi),
+        rows,
+        len(sizes),
+        int(sizes.min()),
+        int((sizes == 1).sum()),
+        float(rows / len(sizes)),
+    )
