@@ -91,7 +91,7 @@ def attacks_against_anonymeter(
         "the original itself": ori.copy(),
     }
     for label, syn in releases.items():
-        ours = evaluate_release(ori, syn, holdout=holdout, target="income", seed=seed)
+        ours = evaluate_release(ori, syn, holdout=holdout, target="income", random_state=seed)
         print(
             f"\nattacks on {label} (10k rows) made from 10k training rows, control: "
             f"{len(holdout):,} holdout rows (veil: {ours.seconds:.1f} s, whole evaluation)"

@@ -569,7 +569,7 @@ def evaluate(
         holdout=None if rows is None else rows.frame(),
         holdout_fraction=holdout_fraction,
         target=target,
-        seed=random_state,
+        random_state=random_state,
     )
     if report is not None:
         name = title or f"veil evaluation: {Path(tables[1].name).name}"

@@ -95,7 +95,9 @@ def test_codes_of_pure_noise_leak_nothing_beyond_the_marginals(adult: pd.DataFra
 
 
 def test_the_autoencoder_is_deterministic_and_keeps_the_contract(adult: pd.DataFrame) -> None:
-    runs = [mask_latent(adult, dim=3, target="salary-class", epochs=8, seed=5) for _ in range(2)]
+    runs = [
+        mask_latent(adult, dim=3, target="salary-class", epochs=8, random_state=5) for _ in range(2)
+    ]
     # the same codes, each run in a fresh order of its own (the order comes from the OS, never
     # from the seed): sorted, the two releases are one
     ordered = [r.data.sort_values(list(r.data.columns)).reset_index(drop=True) for r in runs]
@@ -136,7 +138,7 @@ def test_the_supervised_code_keeps_the_trees_utility(adult: pd.DataFrame) -> Non
             "label": np.where(label, "yes", "no"),
         }
     )
-    release = mask_latent(steps, dim=2, target="label", seed=0)
+    release = mask_latent(steps, dim=2, target="label", random_state=0)
     utility = release.utility
     assert utility["raw"] > 0.85  # the steps are learnable from the raw columns
     assert utility["latent"] > 0.85, utility  # 0.73 without the trees' score
@@ -161,7 +163,13 @@ def test_dp_sgd_spends_opacus_epsilon_in_the_ledger(adult: pd.DataFrame, tmp_pat
 
     accountant = Accountant.create(tmp_path / "ledger.db", Budget(1.0, 1e-3))
     release = mask_latent(
-        adult, dim=3, target="salary-class", epsilon=0.6, epochs=3, accountant=accountant, seed=1
+        adult,
+        dim=3,
+        target="salary-class",
+        epsilon=0.6,
+        epochs=3,
+        accountant=accountant,
+        random_state=1,
     )
     entries = accountant.entries()
     assert len(entries) == 1

@@ -36,7 +36,7 @@ SCHEMA = {
 
 
 def test_names_follow_gender_by_fakers_own_lists_and_emails_follow_names() -> None:
-    frame = from_schema(SCHEMA, 1500, seed=1)
+    frame = from_schema(SCHEMA, 1500, random_state=1)
     person = Faker("en_KE").provider("faker.providers.person")
     female, male = set(person.first_names_female), set(person.first_names_male)
     for gender, name in zip(frame["gender"], frame["name"], strict=True):
@@ -54,7 +54,7 @@ def test_names_follow_gender_by_fakers_own_lists_and_emails_follow_names() -> No
     joined = pd.to_datetime(frame["joined"])
     assert joined.between("2015-01-01", "2024-12-31").all()
     assert frame["kra_pin"].str.fullmatch(r"A\d{9}[A-Z]").all()
-    again = from_schema(SCHEMA, 1500, seed=1)
+    again = from_schema(SCHEMA, 1500, random_state=1)
     pd.testing.assert_frame_equal(frame, again)  # same seed, same rows
 
 
@@ -66,13 +66,13 @@ def test_classification_is_scikit_learns_own() -> None:
         "classes": 3,
         "target": "label",
     }
-    frame = from_schema(schema, 400, seed=7)
+    frame = from_schema(schema, 400, random_state=7)
     x, y = make_classification(
         n_samples=400, n_features=6, n_informative=3, n_redundant=0, n_classes=3, random_state=7
     )
     np.testing.assert_array_equal(frame.drop(columns="label").to_numpy(), x)
     np.testing.assert_array_equal(frame["label"].to_numpy(), y)
-    blobs = from_schema({"kind": "blobs", "centers": 4}, 300, seed=2)
+    blobs = from_schema({"kind": "blobs", "centers": 4}, 300, random_state=2)
     assert sorted(blobs["target"].unique()) == [0, 1, 2, 3]
 
 

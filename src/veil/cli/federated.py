@@ -195,7 +195,7 @@ def simulate_command(
         "encrypt": encrypt,
         "epochs": epochs,
         "key_bits": key_bits,
-        "seed": seed,
+        "random_state": seed,
         "min_parties": min_parties,
         **dp.options(),
     }

@@ -94,6 +94,7 @@ class LatentFlags:
         given = dataclasses.asdict(self)
         given["keep"] = _columns(self.keep)
         given["quasi_identifiers"] = _columns(self.quasi_identifiers) or None
+        given["random_state"] = given.pop("seed")
         return {**given, "accountant": accountant}
 
 

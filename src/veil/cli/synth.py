@@ -210,7 +210,7 @@ def _from_schema(
     check_output(output, inputs=[str(schema)], force=force)
     with _progress() as say:
         say(f"making rows from {schema}")
-        frame = from_schema(schema, rows, seed=seed)
+        frame = from_schema(schema, rows, random_state=seed)
     write(frame, output, force=force, inputs=[str(schema)], escape_formulas=escape_formulas)
     out.print(
         f"wrote {output} ({len(frame):,} rows, {frame.shape[1]} columns from {schema}; "

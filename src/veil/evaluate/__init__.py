@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from veil._deprecated import UNSET, renamed_seed
 from veil.evaluate._attacks import inference, linkability, risk_label, singling_out
 from veil.evaluate._measures import (
     associations,
@@ -148,12 +149,15 @@ def evaluate_release(
     holdout: pd.DataFrame | None = None,
     holdout_fraction: float | None = None,
     target: str | None = None,
-    seed: int = 0,
+    random_state: int = 0,
+    seed: Any = UNSET,
 ) -> Evaluation:
     """Measure ``release`` against ``original`` (the rows it was made from) and real rows it was
     not made from (``holdout``, or ``holdout_fraction`` of ``original`` set aside: then the
-    release must have been made without them)."""
+    release must have been made without them). ``random_state`` seeds the split, the models
+    and the attacks (``seed``: its old name, deprecated)."""
     start = time.perf_counter()
+    seed = renamed_seed(random_state, seed, "evaluate_release")
     prepared: Prepared = prepare(
         original, release, holdout=holdout, holdout_fraction=holdout_fraction, seed=seed
     )

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._deprecated import UNSET, renamed_seed
 from veil.exceptions import InputError, ParameterError
 from veil.federated import _data
 from veil.federated._flower import Outcome, Settings, _quiet_flower, fewest_parties, run
@@ -72,7 +73,7 @@ def simulate(
     epochs: int = 1,
     key_bits: int = 2048,
     test_fraction: float = 0.2,
-    seed: int = 0,
+    random_state: int = 0,
     dp_epsilon: float = 0.0,
     dp_delta: float = 1e-6,
     dp_clip: float = 1.0,
@@ -80,6 +81,7 @@ def simulate(
     min_parties: int | None = None,
     accountant: Any = None,
     say: Callable[[str], None] = lambda _: None,
+    seed: Any = UNSET,
 ) -> FederatedResult:
     """Train on ``parties`` shares of ``frame`` with FedAvg on Flower's simulation engine;
     the key holder is a node of its own (the server code never holds its key).
@@ -88,7 +90,10 @@ def simulate(
     OpenDP's Gaussian noise); the run's (epsilon, delta) is charged to ``accountant`` (a
     ``veil.dp.Accountant``, required then) before any row is read for training. ``domain``
     (required then): the public bounds and categories the features are made from.
+    ``random_state`` seeds the shares, the splits and the training (``seed``: its old name,
+    deprecated).
     """
+    seed = renamed_seed(random_state, seed, "simulate")
     if encrypt not in SCHEMES:  # every parameter checked before a budget is charged
         raise ParameterError(f"encrypt must be one of {SCHEMES}, got {encrypt!r}")
     if rounds < 1:

@@ -55,19 +55,9 @@ def decide(
     pseudonymize, mask, fake or redact step protects are scanned too, and refused if the scan
     finds a direct identifier in them.
     """
-    from veil.scan import scan
     from veil.suggest import suggested_steps
 
-    columns = dict(policy.columns)
-    by = dict.fromkeys(columns, "policy")
-    declared_qi = any(c.role is ColumnRole.QUASI_IDENTIFIER for c in columns.values())
-    for name in map(str, data.columns):
-        if name in columns:
-            continue
-        if name in sensitive:
-            columns[name], by[name] = ColumnPolicy(role=ColumnRole.SENSITIVE), "policy"
-        elif name in hierarchy_columns and not declared_qi:
-            columns[name], by[name] = ColumnPolicy(role=ColumnRole.QUASI_IDENTIFIER), "hierarchy"
+    columns, by = _roles_given(data, policy, hierarchy_columns, sensitive)
     unlisted = [str(c) for c in data.columns if str(c) not in columns]
     if unlisted and policy.unlisted == "error":
         raise PolicyError(
@@ -83,39 +73,9 @@ def decide(
             decisions[name] = Decision(name, "insensitive", "unlisted: drop", treatment="drop")
         dropped, unlisted = unlisted, []
 
-    # Only drop/pseudonymize/mask/fake protect an identifier: a column shuffled, noised or
-    # generalized by the policy still has its values scanned. Quasi-identifiers under a
-    # privacy goal are the search's to protect.
     treated = policy.model_copy(update={"columns": columns}).identifier_treatments()
-    protected = set(treated) | set(dropped)
-    searched = policy.privacy is not None
-    as_is = [
-        name
-        for name, col in columns.items()
-        if name not in unlisted
-        and col.role is not ColumnRole.IDENTIFIER
-        and not col.keep
-        and name not in protected
-        and not (searched and col.role is ColumnRole.QUASI_IDENTIFIER)
-    ]
-    to_scan = [c for c in map(str, data.columns) if c in set(unlisted) | set(as_is)]
-    found = {}
-    if to_scan:
-        if progress is not None:
-            progress(f"scanning {len(to_scan)} column(s) the policy releases or leaves open")
-        found = {f.name: f for f in scan(data, columns=to_scan).columns}
-
-    refused = [
-        f"{name} (the policy says {columns[name].role.value}, the scan finds "
-        f"{found[name].entity or 'a unique key'}: {found[name].evidence})"
-        for name in as_is
-        if name in found and found[name].role is ColumnRole.IDENTIFIER
-    ]
-    if refused:
-        raise PolicyError(
-            f"would release direct identifier(s) as they are: {'; '.join(refused)}; "
-            f"{TREAT_IDENTIFIERS}"
-        )
+    as_is = _released_as_is(policy, columns, unlisted, set(treated) | set(dropped))
+    found = _scanned(data, columns, unlisted, as_is, progress)
     for name in unlisted:
         finding = found[name]
         steps: list[Any] = []
@@ -131,24 +91,10 @@ def decide(
             finding.evidence,
             _treatment(steps) if steps else None,
         )
-    ordered = []
-    for name in map(str, data.columns):
-        if name in decisions:
-            ordered.append(decisions[name])
-            continue
-        col = columns[name]
-        seen = found.get(name)
-        ordered.append(
-            Decision(
-                name,
-                col.role.value,
-                by.get(name, "policy"),
-                entity=seen.entity if seen else None,
-                confidence=round(seen.confidence, 3) if seen else None,
-                treatment="kept" if col.keep else treated.get(name),
-                reason=col.reason if col.keep else None,
-            )
-        )
+    ordered = [
+        decisions.get(name) or _given(name, columns[name], by, found.get(name), treated)
+        for name in map(str, data.columns)
+    ]
     # keep the policy's column order, then the decided columns in the table's order
     effective = policy.model_copy(
         update={
@@ -170,6 +116,94 @@ def _insert_drop(steps: list[Any], dropped: list[str]) -> list[Any]:
     ]
     at = renames[0] if renames else len(steps)
     return [*steps[:at], {"drop": {"columns": dropped}}, *steps[at:]]
+
+
+def _roles_given(
+    data: pd.DataFrame,
+    policy: Policy,
+    hierarchy_columns: Collection[str],
+    sensitive: Sequence[str],
+) -> tuple[dict[str, ColumnPolicy], dict[str, str]]:
+    """The columns the policy gives a role, and by whom: its own, the sensitive ones, and
+    those with a hierarchy when it declares no quasi-identifier (ARX's convention)."""
+    columns = dict(policy.columns)
+    by = dict.fromkeys(columns, "policy")
+    declared_qi = any(c.role is ColumnRole.QUASI_IDENTIFIER for c in columns.values())
+    for name in map(str, data.columns):
+        if name in columns:
+            continue
+        if name in sensitive:
+            columns[name], by[name] = ColumnPolicy(role=ColumnRole.SENSITIVE), "policy"
+        elif name in hierarchy_columns and not declared_qi:
+            columns[name], by[name] = ColumnPolicy(role=ColumnRole.QUASI_IDENTIFIER), "hierarchy"
+    return columns, by
+
+
+def _released_as_is(
+    policy: Policy,
+    columns: dict[str, ColumnPolicy],
+    unlisted: list[str],
+    protected: set[str],
+) -> list[str]:
+    """Declared columns released with their values: only drop/pseudonymize/mask/fake protect
+    an identifier, so a column shuffled, noised or generalized by the policy still has its
+    values scanned. Quasi-identifiers under a privacy goal are the search's to protect."""
+    searched = policy.privacy is not None
+    return [
+        name
+        for name, col in columns.items()
+        if name not in unlisted
+        and col.role is not ColumnRole.IDENTIFIER
+        and not col.keep
+        and name not in protected
+        and not (searched and col.role is ColumnRole.QUASI_IDENTIFIER)
+    ]
+
+
+def _scanned(
+    data: pd.DataFrame,
+    columns: dict[str, ColumnPolicy],
+    unlisted: list[str],
+    as_is: list[str],
+    progress: Any,
+) -> dict[str, Any]:
+    """The scan's findings on the unlisted columns and those released as they are; refused
+    when one of the latter holds direct identifiers."""
+    from veil.scan import scan
+
+    to_scan = [c for c in map(str, data.columns) if c in set(unlisted) | set(as_is)]
+    if not to_scan:
+        return {}
+    if progress is not None:
+        progress(f"scanning {len(to_scan)} column(s) the policy releases or leaves open")
+    found = {f.name: f for f in scan(data, columns=to_scan).columns}
+    refused = [
+        f"{name} (the policy says {columns[name].role.value}, the scan finds "
+        f"{found[name].entity or 'a unique key'}: {found[name].evidence})"
+        for name in as_is
+        if name in found and found[name].role is ColumnRole.IDENTIFIER
+    ]
+    if refused:
+        raise PolicyError(
+            f"would release direct identifier(s) as they are: {'; '.join(refused)}; "
+            f"{TREAT_IDENTIFIERS}"
+        )
+    return found
+
+
+def _given(
+    name: str, col: ColumnPolicy, by: dict[str, str], seen: Any, treated: dict[str, str]
+) -> Decision:
+    """The decision on a column the policy (or a hierarchy) gave its role."""
+    return Decision(
+        name,
+        col.role.value,
+        by.get(name, "policy"),
+        entity=seen.entity if seen else None,
+        confidence=round(seen.confidence, 3) if seen else None,
+        treatment="kept" if col.keep else treated.get(name),
+        reason=col.reason if col.keep else None,
+    )
 
 
 def _treatment(steps: list[Any]) -> str:

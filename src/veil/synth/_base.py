@@ -3,16 +3,15 @@
 
 from __future__ import annotations
 
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, Self
 
 import pandas as pd
 
-__all__ = ["Synthesizer"]
+from veil._deprecated import UNSET, renamed_seed
 
-_UNSET: Any = object()
+__all__ = ["Synthesizer"]
 
 
 class Synthesizer(ABC):
@@ -28,7 +27,7 @@ class Synthesizer(ABC):
     differentially_private: ClassVar[bool] = False
     progress: Callable[[str], None]
 
-    def fit(self, frame: pd.DataFrame, *, random_state: int | None = 0, seed: Any = _UNSET) -> Self:
+    def fit(self, frame: pd.DataFrame, *, random_state: int | None = 0, seed: Any = UNSET) -> Self:
         """Learn the model from ``frame``; ``random_state`` fixes the fitting's random parts.
 
         Parameters
@@ -45,11 +44,11 @@ class Synthesizer(ABC):
         Synthesizer
             This synthesizer, fitted.
         """
-        self._fit(frame, _renamed(random_state, seed, "fit"))
+        self._fit(frame, renamed_seed(random_state, seed, "fit"))
         return self
 
     def sample(
-        self, n: int | None = None, *, random_state: int | None = None, seed: Any = _UNSET
+        self, n: int | None = None, *, random_state: int | None = None, seed: Any = UNSET
     ) -> pd.DataFrame:
         """``n`` synthetic rows (default: as many as fitted); same seed, same rows.
 
@@ -67,7 +66,7 @@ class Synthesizer(ABC):
         DataFrame
             The synthetic rows.
         """
-        return self._sample(n, _renamed(random_state, seed, "sample"))
+        return self._sample(n, renamed_seed(random_state, seed, "sample"))
 
     @abstractmethod
     def _fit(self, frame: pd.DataFrame, random_state: int | None) -> None: ...
@@ -78,14 +77,3 @@ class Synthesizer(ABC):
     @abstractmethod
     def describe(self) -> list[str]:
         """One line per column: how it was modelled (for the command line and the report)."""
-
-
-def _renamed(random_state: int | None, seed: Any, where: str) -> int | None:
-    if seed is _UNSET:
-        return random_state
-    warnings.warn(
-        f"{where}(seed=...) is deprecated: use random_state= (scikit-learn's name)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return seed

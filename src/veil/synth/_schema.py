@@ -30,6 +30,7 @@ import pandas as pd
 import yaml
 from scipy import stats
 
+from veil._deprecated import UNSET, renamed_seed
 from veil.exceptions import InputError, ParameterError
 from veil.transforms.fake import Fake
 
@@ -83,9 +84,13 @@ def from_schema(
     source: Mapping[str, Any] | str | os.PathLike[str],
     rows: int | None = None,
     *,
-    seed: int | None = None,
+    random_state: int | None = None,
+    seed: Any = UNSET,
 ) -> pd.DataFrame:
-    """``rows`` rows (default: the schema's ``rows``, else 1,000) made from ``source``."""
+    """``rows`` rows (default: the schema's ``rows``, else 1,000) made from ``source``,
+    seeded by ``random_state`` (else the schema's ``seed``; the keyword ``seed`` is its old
+    name, deprecated)."""
+    seed = renamed_seed(random_state, seed, "from_schema")
     schema = load_schema(source)
     n = int(rows if rows is not None else schema.get("rows", 1000))
     if n < 1:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._deprecated import UNSET, renamed_seed
 from veil._html import Shown
 from veil.exceptions import ParameterError
 from veil.learn.latent import _attacks
@@ -152,11 +153,12 @@ def mask_latent(
     accountant: Any = None,
     holdout_fraction: float = 0.2,
     insider_share: float = 0.01,
-    seed: int = 0,
+    random_state: int = 0,
     epochs: int | None = None,
     supervised: bool = True,
     keep_order: bool = False,
     progress: Progress | None = None,
+    seed: Any = UNSET,
 ) -> LatentRelease:
     """Release ``frame`` as ``dim`` latent columns (plus ``target`` and the ``keep`` columns
     as they are), fitted on all but ``holdout_fraction`` of the rows; the held-out rows
@@ -165,12 +167,89 @@ def mask_latent(
     ``supervised``), the autoencoder also learns to predict it from the code, so the code
     keeps what predicts the target (which is released anyway), and without ``epsilon`` its
     encoder reads gradient boosting's score of the target too (:class:`_Booster`).
+    ``random_state`` seeds the split, the training and the attacks (``seed``: its old name,
+    deprecated).
 
     The released rows are shuffled with fresh randomness from the operating system (never
-    ``seed``, which is public by default) and renumbered, as ``anonymize`` does: in the input's
-    order, anyone who knows it (sequential ids) links each code to its person without an attack.
-    ``keep_order`` keeps it, with a note."""
+    ``random_state``, which is public by default) and renumbered, as ``anonymize`` does: in the
+    input's order, anyone who knows it (sequential ids) links each code to its person without an
+    attack. ``keep_order`` keeps it, with a note."""
     start = time.perf_counter()
+    random_state = renamed_seed(random_state, seed, "mask_latent")
+    _check(frame, method, target, keep, quasi_identifiers, epsilon, accountant, holdout_fraction)
+    columns = _Columns.of(frame, target, keep, quasi_identifiers)
+    inputs, notes = columns.inputs, list(columns.notes)
+    order = np.random.default_rng(random_state).permutation(len(frame))
+    cut = round(len(frame) * holdout_fraction)
+    train = frame.iloc[np.sort(order[cut:])]
+    holdout = frame.iloc[np.sort(order[:cut])]
+    codec = TableCodec.fit(train[inputs])
+    width = len(inputs) if method == "autoencoder" else codec.one_hot(train.head(1)).shape[1]
+    size = _dimension(dim, width, method)
+    fitted = _fit(
+        method,
+        codec,
+        train[inputs],
+        size,
+        seed=random_state,
+        epochs=epochs,
+        epsilon=epsilon,
+        delta=delta if delta is not None else 1 / (10 * len(train)),
+        accountant=accountant,
+        progress=progress,
+        labels=train[target] if target and supervised else None,
+    )
+    codes = fitted.encode(train[inputs])
+    data = _released(train, codes, [target, *keep] if target else list(keep), keep_order, notes)
+    held_codes = fitted.encode(holdout[inputs]) if len(holdout) else np.empty((0, size))
+    utility = _utility(train, holdout, codec, target, codes, held_codes, random_state)
+    attacks = _measure(
+        train,
+        columns.qis,
+        columns.clear,
+        codec,
+        codes,
+        held_codes,
+        fitted,
+        insider_share,
+        random_state,
+    )
+    base_links = attacks["reidentification_baseline"]
+    invertible = bool(
+        attacks["recovery"] >= INVERTIBLE_RECOVERY
+        or (attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links))
+    )
+    notes += _training_notes(fitted, method, target if supervised else None, epsilon)
+    return LatentRelease(
+        data,
+        method,
+        codes.shape[1],
+        utility,
+        attacks,
+        invertible,
+        fitted.training.epsilon if fitted.training else None,
+        fitted.training.delta if fitted.training else None,
+        columns.qis,
+        {"released": len(train), "holdout": len(holdout), "features": len(inputs)},
+        notes,
+        fitted.training,
+        fitted.explained_variance,
+        time.perf_counter() - start,
+        fitted.embeddings(),
+    )
+
+
+def _check(
+    frame: pd.DataFrame,
+    method: str,
+    target: str | None,
+    keep: Sequence[str],
+    quasi_identifiers: Sequence[str] | None,
+    epsilon: float | None,
+    accountant: Any,
+    holdout_fraction: float,
+) -> None:
+    """``mask_latent``'s parameters, each refused in one line that names it."""
     if method not in METHODS:
         raise ParameterError(f"--method must be one of {METHODS}, got {method!r}")
     for name, given in (
@@ -193,67 +272,73 @@ def mask_latent(
         raise ParameterError("a DP-trained release is charged to a budget: give an accountant")
     if not 0 <= holdout_fraction < 1:
         raise ParameterError(f"--holdout-fraction must be in [0, 1), got {holdout_fraction}")
-    direct, scanned = _identifiers(frame)
-    notes: list[str] = []
-    inputs = [c for c in frame.columns if c != target and c not in keep and c not in direct]
-    left_out = [c for c in direct if c != target and c not in keep]
-    if left_out:
-        notes.append(f"direct identifiers left out (never encoded): {', '.join(left_out)}")
-    if not inputs:
-        raise ParameterError(
-            "no numeric or categorical features are left to encode (the "
-            "target, --keep and direct identifiers removed)"
-        )
-    qis = [c for c in (quasi_identifiers or scanned) if c in inputs] or list(inputs)
-    clear = [c for c in (quasi_identifiers or scanned) if c in keep]
-    if clear:
-        notes.append(
-            f"quasi-identifiers released in clear by --keep: {', '.join(clear)}; "
-            "re-identification uses them as they are"
-        )
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(frame))
-    cut = round(len(frame) * holdout_fraction)
-    train = frame.iloc[np.sort(order[cut:])]
-    holdout = frame.iloc[np.sort(order[:cut])]
-    codec = TableCodec.fit(train[inputs])
-    width = len(inputs) if method == "autoencoder" else codec.one_hot(train.head(1)).shape[1]
-    size = _dimension(dim, width, method)
-    fitted = _fit(
-        method,
-        codec,
-        train[inputs],
-        size,
-        seed=seed,
-        epochs=epochs,
-        epsilon=epsilon,
-        delta=delta if delta is not None else 1 / (10 * len(train)),
-        accountant=accountant,
-        progress=progress,
-        labels=train[target] if target and supervised else None,
-    )
-    codes = fitted.encode(train[inputs])
+
+
+@dataclass
+class _Columns:
+    """What is encoded (``inputs``), the quasi-identifiers the attacks know (``qis``), those
+    released in clear (``clear``), and what was left out, said in ``notes``."""
+
+    inputs: list[str]
+    qis: list[str]
+    clear: list[str]
+    notes: list[str]
+
+    @classmethod
+    def of(
+        cls,
+        frame: pd.DataFrame,
+        target: str | None,
+        keep: Sequence[str],
+        quasi_identifiers: Sequence[str] | None,
+    ) -> _Columns:
+        direct, scanned = _identifiers(frame)
+        notes: list[str] = []
+        inputs = [c for c in frame.columns if c != target and c not in keep and c not in direct]
+        left_out = [c for c in direct if c != target and c not in keep]
+        if left_out:
+            notes.append(f"direct identifiers left out (never encoded): {', '.join(left_out)}")
+        if not inputs:
+            raise ParameterError(
+                "no numeric or categorical features are left to encode (the "
+                "target, --keep and direct identifiers removed)"
+            )
+        qis = [c for c in (quasi_identifiers or scanned) if c in inputs] or list(inputs)
+        clear = [c for c in (quasi_identifiers or scanned) if c in keep]
+        if clear:
+            notes.append(
+                f"quasi-identifiers released in clear by --keep: {', '.join(clear)}; "
+                "re-identification uses them as they are"
+            )
+        return cls(inputs, qis, clear, notes)
+
+
+def _released(
+    train: pd.DataFrame, codes: np.ndarray, kept: list[str], keep_order: bool, notes: list[str]
+) -> pd.DataFrame:
+    """The released rows: the codes and the columns kept, shuffled with fresh randomness from
+    the operating system unless ``keep_order`` (said in ``notes``)."""
     names = [f"latent{i + 1}" for i in range(codes.shape[1])]
     data = pd.DataFrame(codes, index=train.index, columns=names)
-    for column in [target, *keep] if target else list(keep):
+    for column in kept:
         data[column] = train[column]
     if keep_order:
         notes.append(
             "rows kept in the input's order (keep_order): whoever knows that order "
             "links each code to its person"
         )
-    else:
-        order = np.random.default_rng(secrets.randbits(128)).permutation(len(data))
-        data = data.iloc[order].reset_index(drop=True)
-    held_codes = fitted.encode(holdout[inputs]) if len(holdout) else np.empty((0, size))
-    utility = _utility(train, holdout, codec, target, codes, held_codes, seed)
-    attacks = _measure(train, qis, clear, codec, codes, held_codes, fitted, insider_share, seed)
-    base_links = attacks["reidentification_baseline"]
-    invertible = bool(
-        attacks["recovery"] >= INVERTIBLE_RECOVERY
-        or (attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links))
-    )
-    if target and supervised and method == "autoencoder":
+        return data
+    order = np.random.default_rng(secrets.randbits(128)).permutation(len(data))
+    return data.iloc[order].reset_index(drop=True)
+
+
+def _training_notes(
+    fitted: Any, method: str, target: str | None, epsilon: float | None
+) -> list[str]:
+    """What the release's notes say of how the encoder was trained (``target``: the one it
+    learned to predict, if supervised)."""
+    notes = []
+    if target and method == "autoencoder":
         notes.append(
             f"the autoencoder learned to predict {target!r} from the code too (a "
             "supervised autoencoder): the code keeps what predicts it"
@@ -275,23 +360,7 @@ def mask_latent(
             "cryptographically secure one (its secure_mode needs torchcsprng, which "
             "has no build for torch 2.13)"
         )
-    return LatentRelease(
-        data,
-        method,
-        codes.shape[1],
-        utility,
-        attacks,
-        invertible,
-        fitted.training.epsilon if fitted.training else None,
-        fitted.training.delta if fitted.training else None,
-        qis,
-        {"released": len(train), "holdout": len(holdout), "features": len(inputs)},
-        notes,
-        fitted.training,
-        fitted.explained_variance,
-        time.perf_counter() - start,
-        fitted.embeddings(),
-    )
+    return notes
 
 
 def _dimension(dim: int | str, width: int, method: str) -> int:
