@@ -57,23 +57,7 @@ def prepare(
             f"the release has columns the original lacks: {extra}; evaluate a release against "
             "the table it was made from (renamed columns: rename them back first)"
         )
-    if holdout is not None and holdout_fraction is not None:
-        raise ParameterError("give a holdout table or a holdout fraction, not both")
-    if holdout is not None:
-        missing = [c for c in original.columns if c not in holdout.columns]
-        if missing:
-            raise InputError(f"the holdout lacks the original's columns {missing}")
-        train = original
-    elif holdout_fraction is not None:
-        if not 0 < holdout_fraction < 1:
-            raise ParameterError(
-                f"holdout fraction must be between 0 and 1, got {holdout_fraction}"
-            )
-        order = np.random.default_rng(seed).permutation(len(original))
-        cut = round(len(original) * holdout_fraction)
-        holdout, train = original.iloc[order[:cut]], original.iloc[order[cut:]]
-    else:
-        train = original
+    train, holdout = _split(original, holdout, holdout_fraction, seed)
     # every column is built on the same row positions
     train, release = train.reset_index(drop=True), release.reset_index(drop=True)
     holdout = None if holdout is None else holdout.reset_index(drop=True)
@@ -84,8 +68,60 @@ def prepare(
         )
     if len(release) == 0:
         raise InputError("the release has no rows: nothing to evaluate")
+    left_out, sensitive = _left_out(original, release)
+    kinds: dict[str, str] = {}
+    tables: tuple[dict[str, pd.Series], ...] = ({}, {}, {})  # train, holdout, release
+    notes: list[str] = []
+    for name in [c for c in original.columns if c not in left_out]:
+        why = _compared(name, train, holdout, release, kinds, tables, notes)
+        if why is not None:
+            left_out[name] = why
+    if not kinds:
+        raise InputError(
+            "no column is left to compare (the release keeps none of the original's "
+            f"quasi-identifiers or attributes: {left_out})"
+        )
+    out_train, out_holdout, out_release = tables
+    return Prepared(
+        list(kinds),
+        kinds,
+        pd.DataFrame(out_train).reset_index(drop=True),
+        None if holdout is None else pd.DataFrame(out_holdout).reset_index(drop=True),
+        pd.DataFrame(out_release).reset_index(drop=True),
+        left_out,
+        notes,
+        [c for c in sensitive if c in kinds],
+    )
 
-    from veil.scan import scan  # direct identifiers and free text are not compared
+
+def _split(
+    original: pd.DataFrame,
+    holdout: pd.DataFrame | None,
+    holdout_fraction: float | None,
+    seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The rows the release was made from, and the real rows it was not made from (given, or
+    ``holdout_fraction`` of ``original`` set aside at random)."""
+    if holdout is not None and holdout_fraction is not None:
+        raise ParameterError("give a holdout table or a holdout fraction, not both")
+    if holdout is not None:
+        missing = [c for c in original.columns if c not in holdout.columns]
+        if missing:
+            raise InputError(f"the holdout lacks the original's columns {missing}")
+        return original, holdout
+    if holdout_fraction is None:
+        return original, None
+    if not 0 < holdout_fraction < 1:
+        raise ParameterError(f"holdout fraction must be between 0 and 1, got {holdout_fraction}")
+    order = np.random.default_rng(seed).permutation(len(original))
+    cut = round(len(original) * holdout_fraction)
+    return original.iloc[order[cut:]], original.iloc[order[:cut]]
+
+
+def _left_out(original: pd.DataFrame, release: pd.DataFrame) -> tuple[dict[str, str], list[str]]:
+    """The columns not compared and why (not released, free text, direct identifiers: as the
+    scan reads them), and the scan's sensitive columns."""
+    from veil.scan import scan
 
     left_out = {c: "not in the release" for c in original.columns if c not in release.columns}
     sensitive = []
@@ -98,56 +134,49 @@ def prepare(
             left_out[found.name] = "free text"
         elif found.role.value == "identifier":
             left_out[found.name] = f"direct identifier ({found.entity or 'key'})"
-    columns = [c for c in original.columns if c not in left_out]
-    kinds, out_train, out_holdout, out_release = {}, {}, {}, {}
-    notes: list[str] = []
-    for name in columns:
-        series = train[name]
-        if series.notna().sum() == 0:
-            left_out[name] = "no values in the original"
-            continue
-        if release[name].notna().sum() == 0:
-            left_out[name] = "no values in the release (suppressed)"
-            continue
-        is_date = pd.api.types.is_datetime64_any_dtype(series)
-        if is_continuous(series):
-            released, read = _release_number(release[name], is_date)
-            if released.isna().all():  # a type the original's column cannot be compared with
-                example = release[name].dropna().iloc[0]
-                left_out[name] = (
-                    f"the release holds no {'dates' if is_date else 'numbers'} "
-                    f"here (e.g. {str(example)[:30]!r})"
-                )
-                continue
-            kinds[name] = "numeric"
-            out_train[name] = _as_number(series)
-            if holdout is not None:
-                out_holdout[name] = _as_number(holdout[name])
-            out_release[name] = released
-            if read:
-                notes.append(f"{name}: {read}")
-        else:
-            kinds[name] = "categorical"
-            out_train[name] = _as_text(series)
-            if holdout is not None:
-                out_holdout[name] = _as_text(holdout[name])
-            out_release[name] = _as_text(release[name])
-    compared = list(kinds)
-    if not compared:
-        raise InputError(
-            "no column is left to compare (the release keeps none of the original's "
-            f"quasi-identifiers or attributes: {left_out})"
+    return left_out, sensitive
+
+
+def _compared(
+    name: str,
+    train: pd.DataFrame,
+    holdout: pd.DataFrame | None,
+    release: pd.DataFrame,
+    kinds: dict[str, str],
+    tables: tuple[dict[str, pd.Series], ...],
+    notes: list[str],
+) -> str | None:
+    """Column ``name`` of the three tables as numbers or text, put in ``tables`` (train,
+    holdout, release) with its kind; or why it is not compared."""
+    series = train[name]
+    if series.notna().sum() == 0:
+        return "no values in the original"
+    if release[name].notna().sum() == 0:
+        return "no values in the release (suppressed)"
+    out_train, out_holdout, out_release = tables
+    is_date = pd.api.types.is_datetime64_any_dtype(series)
+    if not is_continuous(series):
+        kinds[name] = "categorical"
+        out_train[name] = _as_text(series)
+        if holdout is not None:
+            out_holdout[name] = _as_text(holdout[name])
+        out_release[name] = _as_text(release[name])
+        return None
+    released, read = _release_number(release[name], is_date)
+    if released.isna().all():  # a type the original's column cannot be compared with
+        example = release[name].dropna().iloc[0]
+        return (
+            f"the release holds no {'dates' if is_date else 'numbers'} "
+            f"here (e.g. {str(example)[:30]!r})"
         )
-    return Prepared(
-        compared,
-        kinds,
-        pd.DataFrame(out_train).reset_index(drop=True),
-        None if holdout is None else pd.DataFrame(out_holdout).reset_index(drop=True),
-        pd.DataFrame(out_release).reset_index(drop=True),
-        left_out,
-        notes,
-        [c for c in sensitive if c in kinds],
-    )
+    kinds[name] = "numeric"
+    out_train[name] = _as_number(series)
+    if holdout is not None:
+        out_holdout[name] = _as_number(holdout[name])
+    out_release[name] = released
+    if read:
+        notes.append(f"{name}: {read}")
+    return None
 
 
 def _as_number(series: pd.Series) -> pd.Series:

@@ -776,23 +776,8 @@ def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: N
     answers = _ask(
         grid, nodes, "query.describe", RecordDict({"config": ConfigRecord(ask)}), settings.timeout
     )
-    keyholders = [n for n, a in answers.items() if a["answer"]["role"] == "keyholder"]
-    parties = [n for n in answers if n not in keyholders]
-    if settings.encrypt != "none" and len(keyholders) != 1:
-        raise InputError(
-            f"--encrypt {settings.encrypt} needs exactly one key holder node, "
-            f"found {len(keyholders)}"
-        )
-    keyholder = keyholders[0] if keyholders else None
-    public, nonce = b"", ""
-    if keyholder is not None:
-        answer = answers[keyholder]["answer"]
-        if str(answer["encrypt"]) != settings.encrypt:
-            raise InputError(
-                f"the key holder holds a {answer['encrypt']!s} key, but the run asks "
-                f"for --encrypt {settings.encrypt}"
-            )
-        public, nonce = bytes(answer["public"]), str(answer["nonce"])
+    keyholder, public, nonce = _keyholder(answers, settings)
+    parties = [n for n, a in answers.items() if a["answer"]["role"] != "keyholder"]
     base: dict[str, Any] = {
         "encrypt": settings.encrypt,
         "public": public,
@@ -802,47 +787,7 @@ def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: N
         "rounds": settings.rounds,
     }
     if privacy is None:
-        descriptions = sorted(
-            (
-                _data.Description.from_dict(json.loads(str(answers[n]["answer"]["description"])))
-                for n in parties
-            ),
-            key=lambda d: d.party,
-        )  # by name: node ids are Flower's random ones
-        spec = _data.agree(descriptions, target=settings.target)
-        total = sum(d.rows for d in descriptions)
-        say(
-            f"{len(parties)} parties, {total:,} training rows, {spec.width} features; "
-            f"updates protected by {settings.encrypt}"
-        )
-        base["total-rows"] = total
-        # the common scaling, summed under encryption
-        record = ConfigRecord({**base, "spec": json.dumps(spec.to_dict())})
-        replies = _ask(
-            grid,
-            parties,
-            "query.moments",
-            RecordDict({"config": record}),
-            settings.timeout,
-            needed=settings.min_parties,
-            messages=True,
-        )
-        moments_scheme = scheme_for(settings.encrypt, public, purpose="moments")
-        aggregate = moments_scheme.aggregate(
-            [_blob(_record(r, "update"), "update") for r in replies]
-        )
-        summed = decrypt_sum(
-            grid,
-            keyholder,
-            moments_scheme,
-            aggregate,
-            count=2 * len(spec.numbers) + 1,
-            replies=replies,
-            purpose="moments",
-            round=0,
-            timeout=settings.timeout,
-        )
-        spec = _data.with_scaling(spec, summed[1:] / summed[0])
+        spec = _agreed_spec(grid, answers, parties, keyholder, base, settings, say)
     else:
         spec = _data.Domain.from_json(settings.domain).spec(settings.target)
         say(
@@ -872,30 +817,105 @@ def run(grid: Grid, settings: Settings, say: Callable[[str], None] = lambda _: N
             timeout=settings.timeout,
         )
     weights = _numpy(result.arrays, "weights") if result.arrays else model.initial()
-    spent = None
-    if privacy is not None:
-        epsilon, rho = charged(privacy)  # by OpenDP's own privacy map
-        spent = {
-            "epsilon": epsilon,
-            "delta": privacy.delta,
-            "rho": rho,
-            "sigma": privacy.sigma,
-            "clip": privacy.clip,
-            "rounds": privacy.rounds,
-            "epsilon_per_round": privacy.epsilon_per_round,
-            "releases": [
-                f"round {r}: one noisy model update per party" for r in range(1, privacy.rounds + 1)
-            ],
-        }
     return Outcome(
         strategy.rounds,
         weights,
         spec,
         settings.encrypt,
         settings.model,
-        privacy=spent,
+        privacy=_spent(privacy),
         disclosed=list(DISCLOSED if privacy is None else DISCLOSED_DP),
     )
+
+
+def _keyholder(answers: dict[int, Any], settings: Settings) -> tuple[int | None, bytes, str]:
+    """The key holder node (exactly one when the run encrypts), its public key and nonce."""
+    keyholders = [n for n, a in answers.items() if a["answer"]["role"] == "keyholder"]
+    if settings.encrypt != "none" and len(keyholders) != 1:
+        raise InputError(
+            f"--encrypt {settings.encrypt} needs exactly one key holder node, "
+            f"found {len(keyholders)}"
+        )
+    if not keyholders:
+        return None, b"", ""
+    answer = answers[keyholders[0]]["answer"]
+    if str(answer["encrypt"]) != settings.encrypt:
+        raise InputError(
+            f"the key holder holds a {answer['encrypt']!s} key, but the run asks "
+            f"for --encrypt {settings.encrypt}"
+        )
+    return keyholders[0], bytes(answer["public"]), str(answer["nonce"])
+
+
+def _agreed_spec(
+    grid: Grid,
+    answers: dict[int, Any],
+    parties: list[int],
+    keyholder: int | None,
+    base: dict[str, Any],
+    settings: Settings,
+    say: Callable[[str], None],
+) -> _data.Spec:
+    """Without DP: the features the parties' descriptions agree on, scaled by their moments
+    summed under encryption (``base`` gains the total of training rows)."""
+    descriptions = sorted(
+        (
+            _data.Description.from_dict(json.loads(str(answers[n]["answer"]["description"])))
+            for n in parties
+        ),
+        key=lambda d: d.party,
+    )  # by name: node ids are Flower's random ones
+    spec = _data.agree(descriptions, target=settings.target)
+    total = sum(d.rows for d in descriptions)
+    say(
+        f"{len(parties)} parties, {total:,} training rows, {spec.width} features; "
+        f"updates protected by {settings.encrypt}"
+    )
+    base["total-rows"] = total
+    # the common scaling, summed under encryption
+    record = ConfigRecord({**base, "spec": json.dumps(spec.to_dict())})
+    replies = _ask(
+        grid,
+        parties,
+        "query.moments",
+        RecordDict({"config": record}),
+        settings.timeout,
+        needed=settings.min_parties,
+        messages=True,
+    )
+    moments_scheme = scheme_for(settings.encrypt, base["public"], purpose="moments")
+    aggregate = moments_scheme.aggregate([_blob(_record(r, "update"), "update") for r in replies])
+    summed = decrypt_sum(
+        grid,
+        keyholder,
+        moments_scheme,
+        aggregate,
+        count=2 * len(spec.numbers) + 1,
+        replies=replies,
+        purpose="moments",
+        round=0,
+        timeout=settings.timeout,
+    )
+    return _data.with_scaling(spec, summed[1:] / summed[0])
+
+
+def _spent(privacy: Any) -> dict[str, Any] | None:
+    """What a run under DP spent, by OpenDP's own privacy map."""
+    if privacy is None:
+        return None
+    epsilon, rho = charged(privacy)
+    return {
+        "epsilon": epsilon,
+        "delta": privacy.delta,
+        "rho": rho,
+        "sigma": privacy.sigma,
+        "clip": privacy.clip,
+        "rounds": privacy.rounds,
+        "epsilon_per_round": privacy.epsilon_per_round,
+        "releases": [
+            f"round {r}: one noisy model update per party" for r in range(1, privacy.rounds + 1)
+        ],
+    }
 
 
 def _wait_for_nodes(grid: Grid, count: int, timeout: float) -> list[int]:

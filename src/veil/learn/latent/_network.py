@@ -204,44 +204,20 @@ def train(
         dataset, batch_size=batch_size, shuffle=True, generator=generator
     )
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
+    engine = None
+    wrapped = model
     if dp is not None:
-        from opacus import PrivacyEngine
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # Opacus' note on secure_mode: veil's notes say it
-            engine = PrivacyEngine(accountant="prv")
-            wrapped, optimizer, loader = engine.make_private_with_epsilon(
-                module=model,
-                optimizer=optimizer,
-                data_loader=loader,
-                target_epsilon=dp[0],
-                target_delta=dp[1],
-                epochs=epochs,
-                max_grad_norm=max_grad_norm,
-            )
+        engine, wrapped, optimizer, loader = _private(
+            model, optimizer, loader, dp, epochs, max_grad_norm
+        )
         result.noise_multiplier = float(optimizer.noise_multiplier)
         result.max_grad_norm = max_grad_norm
-    else:
-        wrapped = model
     best, best_state, waited = math.inf, None, 0
     if progress is not None:
         progress.step("training the autoencoder" + (" with DP-SGD" if dp else ""))
         progress.expect(epochs * len(fit_rows))  # rows seen: an epoch is every row once
     for epoch in range(epochs):
-        wrapped.train()
-        total, seen = 0.0, 0
-        for batch in loader:
-            if len(batch[0]) == 0:  # Poisson sampling can draw an empty batch
-                continue
-            optimizer.zero_grad()
-            loss = loss_of(wrapped, tuple(batch))
-            with warnings.catch_warnings():  # Opacus' hooks on inputs that need no gradient
-                warnings.simplefilter("ignore", UserWarning)
-                loss.backward()
-            optimizer.step()
-            total += float(loss.detach()) * len(batch[0])
-            seen += len(batch[0])
-        result.train_loss.append(total / max(seen, 1))
+        result.train_loss.append(_epoch(wrapped, loader, optimizer))
         result.epochs = epoch + 1
         if held:
             model.eval()
@@ -260,10 +236,55 @@ def train(
             break
     if best_state is not None:
         model.load_state_dict(best_state)
-    if dp is not None:
+    if dp is not None and engine is not None:
         result.epsilon = float(engine.get_epsilon(dp[1]))
         result.delta = dp[1]
         wrapped.remove_hooks()  # the network alone again, without per-example gradients
     result.seconds = time.perf_counter() - start
     model.eval()
     return result
+
+
+def _private(
+    model: Any,
+    optimizer: Any,
+    loader: Any,
+    dp: tuple[float, float],
+    epochs: int,
+    max_grad_norm: float,
+) -> tuple[Any, Any, Any, Any]:
+    """Opacus' DP-SGD around the training: (its engine, the wrapped model, the noisy optimizer,
+    the Poisson-sampled loader), calibrated to ``dp`` = (epsilon, delta) over ``epochs``."""
+    from opacus import PrivacyEngine
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Opacus' note on secure_mode: veil's notes say it
+        engine = PrivacyEngine(accountant="prv")
+        wrapped, optimizer, loader = engine.make_private_with_epsilon(
+            module=model,
+            optimizer=optimizer,
+            data_loader=loader,
+            target_epsilon=dp[0],
+            target_delta=dp[1],
+            epochs=epochs,
+            max_grad_norm=max_grad_norm,
+        )
+    return engine, wrapped, optimizer, loader
+
+
+def _epoch(model: Any, loader: Any, optimizer: Any) -> float:
+    """One pass over ``loader``: the mean training loss per row."""
+    model.train()
+    total, seen = 0.0, 0
+    for batch in loader:
+        if len(batch[0]) == 0:  # Poisson sampling can draw an empty batch
+            continue
+        optimizer.zero_grad()
+        loss = loss_of(model, tuple(batch))
+        with warnings.catch_warnings():  # Opacus' hooks on inputs that need no gradient
+            warnings.simplefilter("ignore", UserWarning)
+            loss.backward()
+        optimizer.step()
+        total += float(loss.detach()) * len(batch[0])
+        seen += len(batch[0])
+    return total / max(seen, 1)

@@ -214,11 +214,6 @@ def mask_latent(
         insider_share,
         random_state,
     )
-    base_links = attacks["reidentification_baseline"]
-    invertible = bool(
-        attacks["recovery"] >= INVERTIBLE_RECOVERY
-        or (attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links))
-    )
     notes += _training_notes(fitted, method, target if supervised else None, epsilon)
     return LatentRelease(
         data,
@@ -226,7 +221,7 @@ def mask_latent(
         codes.shape[1],
         utility,
         attacks,
-        invertible,
+        _invertible(attacks),
         fitted.training.epsilon if fitted.training else None,
         fitted.training.delta if fitted.training else None,
         columns.qis,
@@ -236,6 +231,16 @@ def mask_latent(
         fitted.explained_variance,
         time.perf_counter() - start,
         fitted.embeddings(),
+    )
+
+
+def _invertible(attacks: dict[str, Any]) -> bool:
+    """Whether the attacks recover the quasi-identifiers, or re-identify rows well above the
+    baseline, from the codes."""
+    base_links = attacks["reidentification_baseline"]
+    return bool(
+        attacks["recovery"] >= INVERTIBLE_RECOVERY
+        or (attacks["reidentification_rate"] >= max(INVERTIBLE_LINKS, 2 * base_links))
     )
 
 
