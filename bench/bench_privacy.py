@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from veil.criteria import KAnonymity
 from veil.hierarchy import load_hierarchies
 from veil.privacy import check
+from veil.privacy.criteria import KAnonymity
 from veil.privacy.lattice import CodedFrequencies
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search

@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from veil.evaluate import evaluate_release
-from veil.evaluate._distance import Encoder, nearest
 from veil.evaluate._prepare import prepare
+from veil.risk.distance import Encoder, nearest
 from veil.synth import GaussianCopula, Marginals
 
 ROOT = Path(__file__).resolve().parents[1]

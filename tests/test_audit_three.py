@@ -133,7 +133,7 @@ def test_a_repeated_parquet_column_is_named(streaming: bool, tmp_path: Path) -> 
 
 
 def test_a_risk_interval_is_well_formed_when_the_control_is_attacked_more_often() -> None:
-    from veil.evaluate._attacks import risk_of
+    from veil.risk.attacks import risk_of
 
     for success, control in ((0, 30), (2, 60), (0, 0), (500, 500), (40, 10)):
         measured = risk_of(500, success, control, 0)

@@ -119,7 +119,7 @@ RESULTS = [
     "veil.rights.retention.RetentionResult",
     "veil.rights.retrieve.Retrieval",
     "veil.scan.core.ScanResult",
-    "veil.scan.risk.RiskSummary",
+    "veil.risk.assess.RiskSummary",
     "veil.synth._mst.Synthetic",
 ]
 

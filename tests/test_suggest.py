@@ -9,7 +9,7 @@ import pytest
 
 from tests.scan.faker_tables import make_table
 from veil import anonymize
-from veil.criteria import KAnonymity
+from veil.privacy.criteria import KAnonymity
 from veil.privacy.suggest import suggest_policy, suggest_policy_yaml
 from veil.scan import scan
 from veil.scan.hierarchies import build_hierarchy

@@ -53,7 +53,8 @@ from pydantic import (
     model_validator,
 )
 
-from veil.criteria import (
+from veil.exceptions import ParameterError, PolicyError, one_line, shown
+from veil.privacy.criteria import (
     SHORTHAND,
     PrivacyModel,
     ShorthandError,
@@ -61,7 +62,6 @@ from veil.criteria import (
     expand_shorthand,
     override,
 )
-from veil.exceptions import ParameterError, PolicyError, one_line, shown
 from veil.schema import ColumnRole, Schema
 from veil.transforms import TRANSFORMS, ColumnTransform
 
@@ -216,9 +216,9 @@ class PrivacySettings(BaseModel):
     """Privacy goals for the release: the search finds the generalization of the
     quasi-identifiers with the least loss that meets them, and the release is checked again.
 
-    ``models`` lists the privacy models (``veil.criteria.MODELS``, each named by ``model:``);
-    ``k``, ``l`` (with ``l_variant``, ``c``) and ``t`` (with ``t_distance``) are shorthand
-    for them."""
+    ``models`` lists the privacy models (``veil.privacy.criteria.MODELS``, each named by
+    ``model:``); ``k``, ``l`` (with ``l_variant``, ``c``) and ``t`` (with ``t_distance``) are
+    shorthand for them."""
 
     model_config = ConfigDict(extra="forbid")
     models: list[PrivacyModel] = Field(default_factory=list)

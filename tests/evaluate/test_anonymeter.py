@@ -25,8 +25,8 @@ import pandas as pd
 import pytest
 
 from veil.evaluate import _attacks as attacks
-from veil.evaluate._attacks import inference, linkability, singling_out
 from veil.evaluate._prepare import prepare
+from veil.risk.attacks import inference, linkability, singling_out
 
 ROOT = Path(__file__).resolve().parents[2]
 ANONYMETER = ROOT / ".venv-anonymeter" / "bin" / "python"

@@ -15,11 +15,11 @@ from scipy.spatial.distance import cdist
 
 from veil.cli import main
 from veil.evaluate import evaluate_release
-from veil.evaluate._attacks import _wilson
-from veil.evaluate._distance import Encoder, nearest
 from veil.evaluate._measures import associations
 from veil.evaluate._prepare import prepare
 from veil.exceptions import InputError
+from veil.risk.attacks import _wilson
+from veil.risk.distance import Encoder, nearest
 
 
 def people(n: int, seed: int) -> pd.DataFrame:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from veil.criteria import KAnonymity
 from veil.hierarchy import load_hierarchies
+from veil.privacy.criteria import KAnonymity
 from veil.privacy.lattice import CodedFrequencies, check
 from veil.privacy.metrics import make_metric
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.criteria import TCloseness, hierarchical_emd
 from veil.hierarchy import Hierarchy
 from veil.privacy import check
+from veil.privacy.criteria import TCloseness, hierarchical_emd
 
 ADULT = "tests/data/arx_adult/adult.csv.gz"
 

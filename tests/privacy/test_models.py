@@ -1,6 +1,6 @@
-"""Privacy models as one typed list (veil.criteria): each model's check on the frequency table
-(what the search uses) agrees with its measure of a release (what check and verify use); a
-policy, the command line and an older certificate all name them the same way."""
+"""Privacy models as one typed list (veil.privacy.criteria): each model's check on the frequency
+table (what the search uses) agrees with its measure of a release (what check and verify use);
+a policy, the command line and an older certificate all name them the same way."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veil.cli import main
-from veil.criteria import MODELS, Criterion, build
 from veil.io import content_sha256
 from veil.policy import Policy
 from veil.privacy import anonymize, verify
+from veil.privacy.criteria import MODELS, Criterion, build
 
-#: a parameter strategy per model: a model added to veil.criteria without one fails below
+#: a parameter strategy per model: a model added to veil.privacy.criteria without one fails below
 PARAMETERS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "k_anonymity": st.fixed_dictionaries({"k": st.integers(1, 6)}),
     "distinct_l_diversity": st.fixed_dictionaries({"l": st.integers(1, 4)}),
@@ -219,8 +219,8 @@ def test_veil_transforms_lists_every_privacy_model(capsys: pytest.CaptureFixture
 def test_a_flag_replaces_the_part_of_a_goal_it_names(policy, flags, expected) -> None:
     """The command line's -k/--l/--l-variant/--c/--t over a policy's goals: the goal of that
     kind is replaced, keeping what the flags leave unsaid."""
-    from veil.criteria import override
     from veil.policy import PrivacySettings
+    from veil.privacy.criteria import override
 
     settings = PrivacySettings.model_validate(policy)
     merged = override(settings.model_dump(exclude_unset=True), flags)

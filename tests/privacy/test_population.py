@@ -16,7 +16,7 @@ import pytest
 from veil.cli import main
 from veil.exceptions import ParameterError
 from veil.privacy import check
-from veil.scan.population import (
+from veil.risk.population import (
     histogram,
     individual_risk,
     pitman,

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from veil import anonymize
 from veil.cli import main
-from veil.criteria import DistinctLDiversity, KAnonymity
 from veil.hierarchy import Hierarchy, load_hierarchies
 from veil.privacy import verify
+from veil.privacy.criteria import DistinctLDiversity, KAnonymity
 from veil.privacy.lattice import CodedFrequencies, check
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search

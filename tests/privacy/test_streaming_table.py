@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.criteria import DistinctLDiversity, KAnonymity
 from veil.hierarchy import load_hierarchies
+from veil.privacy.criteria import DistinctLDiversity, KAnonymity
 from veil.privacy.lattice import CodedFrequencies
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search

@@ -57,7 +57,7 @@ Force = Annotated[
     bool, typer.Option("--force", help="Overwrite existing output files (never the input).")
 ]
 Format = Annotated[str, typer.Option("--format", help="Output: text or json.")]
-# the table is a sample: what it was drawn from (veil.scan.population's estimates)
+# the table is a sample: what it was drawn from (veil.risk.population's estimates)
 Population = Annotated[
     float | None, typer.Option("--population", help="DATA is a sample of this many people.")
 ]
@@ -183,7 +183,7 @@ def _model_specs(values: list[str] | None) -> list[dict[str, Any]]:
     """The ``--model`` options as mappings, each checked (a bad one names its parameter)."""
     import yaml
 
-    from veil.criteria import build
+    from veil.privacy.criteria import build
 
     specs = []
     for text in values or []:
@@ -334,7 +334,7 @@ class EngineFlags:
 
 @dataclass
 class SamplingFlags:
-    """What the table is a sample of (``veil.scan.population``'s estimates)."""
+    """What the table is a sample of (``veil.risk.population``'s estimates)."""
 
     population: Population = None
     sampling_fraction: SamplingFraction = None

@@ -97,7 +97,7 @@ def keygen(
 
 def list_transforms() -> None:
     """List the transforms and the privacy models a policy can use, with their parameters."""
-    from veil.criteria import MODELS
+    from veil.privacy.criteria import MODELS
     from veil.transforms import TRANSFORMS
 
     grid = Table("policy name", "what it does", "parameters", show_lines=True)

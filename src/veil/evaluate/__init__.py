@@ -24,16 +24,16 @@ from typing import Any
 import pandas as pd
 
 from veil._deprecated import UNSET, renamed_seed
-from veil.evaluate._attacks import inference, linkability, risk_label, singling_out
 from veil.evaluate._measures import (
     associations,
     check_target,
     column_fidelity,
     detection_auc,
-    distance_privacy,
     utility,
 )
 from veil.evaluate._prepare import MIN_HOLDOUT, Prepared, prepare
+from veil.risk.attacks import inference, linkability, risk_label, singling_out
+from veil.risk.distance import distance_privacy
 
 __all__ = ["MIN_HOLDOUT", "Evaluation", "evaluate_release", "risk_label"]
 

@@ -27,9 +27,8 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-from veil.evaluate._distance import Encoder, nearest
-from veil.evaluate._prepare import Prepared
 from veil.exceptions import InputError
+from veil.risk.tables import Prepared
 
 _DETECTION_ROWS = 5_000
 
@@ -197,52 +196,3 @@ def utility(prepared: Prepared, target: str, seed: int) -> dict[str, Any]:
             scores["roc_auc"] = None
         out[name] = scores
     return out
-
-
-# -------------------------------------------------------------------------------- privacy
-def membership_advantage(member_gap: np.ndarray, other_gap: np.ndarray) -> float:
-    """2 AUC - 1 of telling members from others by how near each lies to the release (the
-    nearer, the likelier a member): 0 when the release says nothing of who was in it."""
-    labels = np.r_[np.ones(len(member_gap)), np.zeros(len(other_gap))]
-    return 2 * float(roc_auc_score(labels, -np.r_[member_gap, other_gap])) - 1
-
-
-def distance_privacy(prepared: Prepared, seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """DCR to training vs holdout rows, exact copies, membership advantage; and the two DCR
-    samples (for the histograms).
-
-    Each release row's distance to its nearest training row and to its nearest holdout row,
-    over all of both: the share closer to training (a tie counts half) is compared with the
-    share a release independent of the training rows gets, ``ideal`` = training rows / (training
-    + holdout rows), which is 50% when the two are the same size. (Training rows cut down to
-    the holdout's size instead would leave most rows of a copied release without their copy:
-    the training rows themselves, released, scored 75%.)"""
-    assert prepared.holdout is not None
-    rng = np.random.default_rng(seed)
-    encoder = Encoder(prepared.train, prepared.kinds)
-    m = min(len(prepared.train), len(prepared.holdout))
-    train, holdout = encoder.encode(prepared.train), encoder.encode(prepared.holdout)
-    members = train.take(rng.choice(len(train), m, replace=False))
-    others = holdout.take(rng.choice(len(holdout), m, replace=False))
-    release = encoder.encode(prepared.release)
-    to_train, _ = nearest(release, train)
-    to_holdout, _ = nearest(release, holdout)
-    closer = float(np.mean(to_train < to_holdout) + 0.5 * np.mean(to_train == to_holdout))
-    member_gap, _ = nearest(members, release)  # equal sizes: an AUC of 0.5 is no advantage
-    other_gap, _ = nearest(others, release)
-    return (
-        {
-            "dcr": {
-                "share_closer_to_training": closer,
-                "ideal": len(train) / (len(train) + len(holdout)),
-                "median_to_training": float(np.median(to_train)),
-                "median_to_holdout": float(np.median(to_holdout)),
-                "rows_compared": len(release),
-                "training_rows": len(train),
-                "holdout_rows": len(holdout),
-            },
-            "exact_copies": float(np.mean(to_train == 0)),
-            "membership_advantage": membership_advantage(member_gap, other_gap),
-        },
-        {"to_training": to_train, "to_holdout": to_holdout},
-    )

@@ -13,12 +13,12 @@ fidelity, and whether a release kept them is the policy's business, certified el
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, ParameterError
+from veil.risk.tables import Prepared
 from veil.schema import as_numbers, is_continuous
 
 #: a holdout smaller than this says nothing (DCR shares and attack rates need rows)
@@ -26,20 +26,6 @@ MIN_HOLDOUT = 50
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _INTERVAL = re.compile(rf"^[\[(]\s*({_NUMBER}|-inf)\s*,\s*({_NUMBER}|inf)\s*[\])]$")
 _RANGE = re.compile(rf"^({_NUMBER})\s*(?:-|\u2013|to)\s*({_NUMBER})$")  # 30-45, 30 to 45
-
-
-@dataclass
-class Prepared:
-    """Training rows, holdout rows and release rows, column by column comparable."""
-
-    columns: list[str]  # compared, in the original's order
-    kinds: dict[str, str]  # "numeric" or "categorical"
-    train: pd.DataFrame
-    holdout: pd.DataFrame | None
-    release: pd.DataFrame
-    left_out: dict[str, str] = field(default_factory=dict)  # column -> why not compared
-    notes: list[str] = field(default_factory=list)
-    sensitive: list[str] = field(default_factory=list)  # the scan's sensitive columns
 
 
 def prepare(

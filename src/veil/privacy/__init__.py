@@ -1,18 +1,56 @@
 """Privacy models, certificates and the release engines: ``anonymize`` (a DataFrame in
 memory), ``anonymize_stream`` (files a batch at a time), ``anonymize_dask`` (a cluster), with
 ``check`` and ``verify`` beside them. ``veil.anonymize`` / ``veil.check`` / ``veil.verify``
-(``veil.api``) take any source and choose among them."""
+(``veil.api``) take any source and choose among them.
+
+The names load on first use: ``veil.privacy.criteria`` (the privacy models, which the policy
+validates) is imported below the policy without the engines above it."""
 
 from __future__ import annotations
 
-from veil.privacy._anonymize import anonymize
-from veil.privacy._check import CheckResult, check, check_counts, check_stream
-from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
-from veil.privacy._stream import DEFAULT_BATCH_ROWS, StreamedRelease, anonymize_stream
-from veil.privacy._verify import Verification, verify, verify_counts, verify_files
-from veil.privacy.certificate import Certificate, Release, StepRecord
-from veil.privacy.classes import ClassStats, class_stats
-from veil.privacy.suggest import suggest_policy, suggest_policy_yaml
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from veil.privacy._anonymize import anonymize
+    from veil.privacy._check import CheckResult, check, check_counts, check_stream
+    from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
+    from veil.privacy._stream import DEFAULT_BATCH_ROWS, StreamedRelease, anonymize_stream
+    from veil.privacy._verify import Verification, verify, verify_counts, verify_files
+    from veil.privacy.certificate import Certificate, Release, StepRecord
+    from veil.privacy.classes import ClassStats, class_stats
+    from veil.privacy.suggest import suggest_policy, suggest_policy_yaml
+
+#: Where each public name lives.
+_LAZY = {
+    "anonymize": "veil.privacy._anonymize",
+    **dict.fromkeys(
+        ("CheckResult", "check", "check_counts", "check_stream"), "veil.privacy._check"
+    ),
+    **dict.fromkeys(("DaskRelease", "anonymize_dask", "check_dask"), "veil.privacy._dask"),
+    **dict.fromkeys(
+        ("DEFAULT_BATCH_ROWS", "StreamedRelease", "anonymize_stream"), "veil.privacy._stream"
+    ),
+    **dict.fromkeys(
+        ("Verification", "verify", "verify_counts", "verify_files"), "veil.privacy._verify"
+    ),
+    **dict.fromkeys(("Certificate", "Release", "StepRecord"), "veil.privacy.certificate"),
+    **dict.fromkeys(("ClassStats", "class_stats"), "veil.privacy.classes"),
+    **dict.fromkeys(("suggest_policy", "suggest_policy_yaml"), "veil.privacy.suggest"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'veil.privacy' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",

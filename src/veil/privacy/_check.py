@@ -12,7 +12,11 @@ import numpy as np
 import pandas as pd
 
 from veil._html import Shown
-from veil.criteria import (
+from veil.exceptions import ParameterError
+from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
+from veil.hierarchy import Hierarchy
+from veil.io import TableStream, fold_batches
+from veil.privacy.criteria import (
     Criterion,
     DistinctLDiversity,
     EntropyLDiversity,
@@ -21,13 +25,9 @@ from veil.criteria import (
     TCloseness,
     build,
 )
-from veil.exceptions import ParameterError
-from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
-from veil.hierarchy import Hierarchy
-from veil.io import TableStream, fold_batches
-from veil.privacy.risk import PersonRisk, Risk, person_risk, risk
 from veil.progress import Progress, as_progress
-from veil.scan.population import PopulationRisk, beyond, population_risk
+from veil.risk.population import PopulationRisk, beyond, population_risk
+from veil.risk.reidentification import PersonRisk, Risk, person_risk, risk
 from veil.schema import require_columns
 
 
@@ -143,13 +143,13 @@ def check(
     risk_threshold : float
         Prosecutor risk above which a record counts as at risk.
     models : list of privacy models, optional
-        Further goals to test, as ``veil.criteria`` models or their mappings, e.g.
+        Further goals to test, as ``veil.privacy.criteria`` models or their mappings, e.g.
         ``{"model": "entropy_l_diversity", "l": 2}``.
     population, sampling_fraction, weights : optional
         The table is a sample: of ``population`` people, or ``sampling_fraction`` of them, or
         each row stands for ``weights`` (a column of sampling weights) people. Adds the
         population-uniqueness estimates and the journalist risk that follows (see
-        ``veil.scan.population``).
+        ``veil.risk.population``).
 
     Returns
     -------

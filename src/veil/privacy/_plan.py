@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from veil._version import __version__
-from veil.criteria import Criterion, DistinctLDiversity, KAnonymity, TCloseness
 from veil.exceptions import CheckFailedError, PolicyError
 from veil.frequency import CodedFrequencies
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
 from veil.policy import TREAT_IDENTIFIERS, Policy, PrivacySettings
 from veil.privacy.certificate import Certificate, StepRecord
+from veil.privacy.criteria import Criterion, DistinctLDiversity, KAnonymity, TCloseness
 from veil.privacy.decide import decide
 from veil.privacy.lattice import SearchResult
 from veil.privacy.metrics import make_metric

@@ -16,12 +16,12 @@ import pandas as pd
 from pydantic import ValidationError
 
 from veil._html import Shown
-from veil.criteria import KAnonymity, TCloseness
 from veil.exceptions import InputError, one_line
 from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
 from veil.hierarchy import Hierarchy
 from veil.io import ContentHash, TableStream, content_sha256, parts_sha256
 from veil.policy import PrivacySettings
+from veil.privacy.criteria import KAnonymity, TCloseness
 
 _CONSISTENCY = {"rows", "k as certified", "release content"}
 
@@ -257,7 +257,7 @@ def _people_k(
             f"not measured: the release has no column {person!r} to count "
             "people by (pseudonymize it rather than drop it)",
         )
-    from veil.privacy.risk import person_risk
+    from veil.risk.reidentification import person_risk
 
     people = person_risk(release[person], klass, classes).class_people
     value = model.measure(people, None)

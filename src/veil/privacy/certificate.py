@@ -11,10 +11,10 @@ from typing import Any
 import pandas as pd
 
 from veil._html import Shown
-from veil.criteria import Criterion
 from veil.exceptions import InputError
 from veil.policy import PrivacySettings
 from veil.privacy.classes import ClassStats
+from veil.privacy.criteria import Criterion
 from veil.privacy.decide import Decision
 
 #: The certificate's format: 2 pins the whole release (``release_sha256``) and records how each
@@ -22,7 +22,7 @@ from veil.privacy.decide import Decision
 #: (``source_fingerprint``) and the release by its cell hash (``release_fingerprint`` equals
 #: ``release_sha256``); 2 hashed 10,000 sampled rows of each.
 #: 4 lists the privacy goals as typed models (``privacy.models``: ``{"model": "k_anonymity",
-#: "k": 5}``, see ``veil.criteria``) where 3 wrote ``k``, ``l`` and ``t`` keys (still read).
+#: "k": 5}``, see ``veil.privacy.criteria``) where 3 wrote ``k``, ``l`` and ``t`` keys (still read).
 #: 5 counts the cells escaped against spreadsheet formulas (``escaped_cells``) and what each
 #: step counted (``steps[].counts``, e.g. the entities ``redact`` replaced).
 #: 6 pins the release with a hash that any split of its rows into batches gives alike

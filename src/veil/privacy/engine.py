@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from veil.criteria import Criterion
 from veil.exceptions import ParameterError
 from veil.frequency import CodedFrequencies, Groups
+from veil.privacy.criteria import Criterion
 from veil.privacy.lattice import MAX_EXHAUSTIVE, NodeEvaluation, SearchResult, check
 from veil.privacy.metrics import Metric
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from veil.criteria import Criterion
 from veil.frequency import CodedFrequencies, Groups
+from veil.privacy.criteria import Criterion
 from veil.privacy.lattice import NodeEvaluation, SearchResult, check
 from veil.privacy.metrics import Metric
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.criteria import Criterion
 from veil.frequency import CodedFrequencies, Groups
+from veil.privacy.criteria import Criterion
 
 __all__ = [
     "MAX_EXHAUSTIVE",

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from veil.criteria import Criterion
 from veil.frequency import sensitive_codes
 from veil.hierarchy import Hierarchy
+from veil.privacy.criteria import Criterion
 from veil.privacy.metrics import floor10, geometric_mean
 
 

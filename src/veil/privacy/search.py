@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from veil.criteria import Criterion
 from veil.exceptions import ParameterError
 from veil.frequency import CodedFrequencies
+from veil.privacy.criteria import Criterion
 from veil.privacy.engine import optimal_search
 from veil.privacy.heuristic import heuristic_search
 from veil.privacy.lattice import MAX_EXHAUSTIVE, SearchResult

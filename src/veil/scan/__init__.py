@@ -12,10 +12,10 @@ import types
 from typing import Any
 
 from veil.frequency import class_sizes
+from veil.risk.assess import RiskSummary, assess
 from veil.scan.api import scan, scan_source
 from veil.scan.core import ENTITIES, ROLE_OF, ColumnFinding, ScanResult, classify
 from veil.scan.passes import scan_partitions, scan_stream
-from veil.scan.risk import RiskSummary, assess
 
 __all__ = [
     "ENTITIES",

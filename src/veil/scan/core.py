@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.risk.assess import RiskSummary, assess
 from veil.scan.hints import KEY, NameHint, is_opaque, names_one_of, read_name
 from veil.scan.recognizers import ENTITY_INFO, RECOGNIZERS, ColumnSample, Evidence
 from veil.scan.recognizers.base import InMemory, percent
 from veil.scan.recognizers.generic import FREE_TEXT
 from veil.scan.recognizers.special import ENTITIES as SPECIAL_ENTITIES
-from veil.scan.risk import RiskSummary, assess
 from veil.scan.text import TextFindings, label, search_cells
 from veil.schema import ColumnRole, ColumnSpec, Schema
 
@@ -417,7 +417,7 @@ def scan(
     population, sampling_fraction, weights : optional
         The table is a sample of ``population`` people, or ``sampling_fraction`` of them, or
         each row stands for ``weights`` (a column) people: the risk adds population-
-        uniqueness estimates and the journalist risk (``veil.scan.population``).
+        uniqueness estimates and the journalist risk (``veil.risk.population``).
 
     Returns
     -------

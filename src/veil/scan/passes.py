@@ -34,6 +34,8 @@ import pandas as pd
 from veil.frequency import COUNT, WEIGHT, Frequencies
 from veil.io import Partitions, TableStream, fold_batches
 from veil.progress import Progress, as_progress
+from veil.risk.assess import assess_counts
+from veil.risk.population import weight_values
 from veil.scan.core import (
     SAMPLE_SIZE,
     ColumnFinding,
@@ -44,7 +46,6 @@ from veil.scan.core import (
     priorities,
     smallest,
 )
-from veil.scan.population import weight_values
 from veil.scan.recognizers.base import (
     COUNTED,
     ColumnSample,
@@ -53,7 +54,6 @@ from veil.scan.recognizers.base import (
     matching,
     value_texts,
 )
-from veil.scan.risk import assess_counts
 from veil.schema import ColumnRole, require_columns
 
 __all__ = ["SKETCH", "scan_folds", "scan_partitions", "scan_stream"]

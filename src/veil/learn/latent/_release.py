@@ -15,10 +15,10 @@ import pandas as pd
 from veil._deprecated import UNSET, renamed_seed
 from veil._html import Shown
 from veil.exceptions import ParameterError
-from veil.learn.latent import _attacks
 from veil.learn.latent._codec import TableCodec
 from veil.learn.latent._network import Training
 from veil.progress import Progress
+from veil.risk import latent_attacks as _attacks
 
 METHODS = ("autoencoder", "pca")
 INVERTIBLE_RECOVERY = 0.5  # mean share of the way from the marginals to the truth

@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.criteria import KAnonymity
 from veil.frequency import class_sizes
 from veil.privacy._check import check
 from veil.privacy.certificate import Certificate
-from veil.privacy.risk import risk
+from veil.privacy.criteria import KAnonymity
 from veil.report import figures
 from veil.report.model import Fact, Section, Table
 from veil.report.sections._common import Inputs, change, percent
+from veil.risk.reidentification import risk
 
 
 def _sizes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:

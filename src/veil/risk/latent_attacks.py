@@ -18,12 +18,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from veil.evaluate._distance import Encoder, unique_nearest
+from veil.risk.distance import Encoder, unique_nearest
 
 SAMPLE = 2_000  # rows re-identified (each compared with every original row)
 
 
 def kinds_of(frame: pd.DataFrame, numeric: list[str]) -> dict[str, str]:
+    """Each column's kind for the distance encoder: ``numeric`` ones, the rest categorical."""
     return {c: "numeric" if c in numeric else "categorical" for c in frame.columns}
 
 
@@ -148,8 +149,8 @@ def uniqueness(frame: pd.DataFrame) -> float:
 def membership_advantage(released: np.ndarray, members: np.ndarray, others: np.ndarray) -> float:
     """veil evaluate's membership advantage on codes: how near a candidate's code (from the
     published encoder) lies to a released one, members against held-out rows."""
-    from veil.evaluate._distance import Encoder, nearest
-    from veil.evaluate._measures import membership_advantage as advantage
+    from veil.risk.distance import Encoder, nearest
+    from veil.risk.distance import membership_advantage as advantage
 
     names = [f"c{i}" for i in range(released.shape[1])]
     space = Encoder(pd.DataFrame(released, columns=names), dict.fromkeys(names, "numeric"))

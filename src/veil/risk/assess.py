@@ -17,7 +17,7 @@ import pandas as pd
 
 from veil._html import Shown
 from veil.frequency import CodedColumns
-from veil.scan.population import PopulationRisk, beyond, population_risk
+from veil.risk.population import PopulationRisk, beyond, population_risk
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def assess(
     """Uniqueness on all ``quasi_identifiers`` and the ``top`` smallest combinations (up to
     ``max_size`` columns) that make the most rows unique; with ``population``,
     ``sampling_fraction`` or a ``weights`` column, the estimates beyond the sample
-    (``veil.scan.population``)."""
+    (``veil.risk.population``)."""
     qis = list(quasi_identifiers)
     return _measure(
         frame,

@@ -32,8 +32,8 @@ import pandas as pd
 from scipy import stats
 from scipy.optimize import curve_fit
 
-from veil.evaluate._distance import Encoder, category_codes, nearest
-from veil.evaluate._prepare import Prepared
+from veil.risk.distance import Encoder, category_codes, nearest
+from veil.risk.tables import Prepared
 
 N_ATTACKS = 500
 N_COLUMNS = 3

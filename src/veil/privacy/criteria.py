@@ -12,7 +12,7 @@ The models: k-anonymity, l-diversity (distinct, entropy, recursive (c,l)) and t-
 generalization, which the search relies on.
 
 >>> import numpy as np
->>> from veil.criteria import KAnonymity, DistinctLDiversity
+>>> from veil.privacy.criteria import KAnonymity, DistinctLDiversity
 >>> sizes = np.array([3, 2])                  # two classes, of 3 and 2 records
 >>> hist = np.array([[2, 1], [2, 0]])         # their counts of each sensitive value
 >>> KAnonymity(k=3).holds(sizes, hist).tolist()
