@@ -15,12 +15,12 @@ import pytest
 from tests.rights.conftest import build_insurer, insurer_map, write_exports
 from veil.rights import DataMap, retrieve
 from veil.rights.erase import erase
-from veil.rights.kinds import Files
+from veil.rights.file_kinds import Files
 from veil.rights.stores import KINDS, kind_of
 
 
 def test_the_three_kinds_are_registered_and_found_by_their_word() -> None:
-    assert list(KINDS) == ["sql", "files", "s3"]
+    assert sorted(KINDS) == ["files", "s3", "sql"]
     store = DataMap.model_validate(insurer_map("sqlite:///x.db")).stores["core"]
     assert kind_of(store).kind == "sql"
     assert kind_of(store).linked

@@ -14,7 +14,7 @@ request.
 from __future__ import annotations
 
 # the kinds of store (SQL, files, S3) registered in veil.rights.stores.KINDS before any request
-from veil.rights import kinds  # noqa: F401  (registers the kinds)
+from veil.rights import file_kinds, sql_kind  # noqa: F401  (register the kinds)
 from veil.rights._audit import AuditLog, subject_hash
 from veil.rights._map import DataMap, RetentionClass, Store, TableMap, dump_map, load_map
 from veil.rights.erase import Erasure

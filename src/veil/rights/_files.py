@@ -232,49 +232,13 @@ def _parquet(name: str) -> bool:
     return name.lower().endswith(".parquet")
 
 
-def unit(name: str, store: Store, label: str) -> Unit:
-    """The file or object ``label`` of the store, whether or not it exists yet."""
-    if store.kind == "s3":
-        return ObjectUnit(label, s3=client(name, store), bucket=str(store.bucket))
-    return FileUnit(label, folder=Path(str(store.path)))
-
-
 def units(name: str, store: Store, pattern: str) -> list[Unit]:
-    """The files (or objects) of the store a table names, in a stable order."""
-    if store.kind == "s3":
-        s3 = client(name, store)
-        return [
-            ObjectUnit(key, s3=s3, bucket=str(store.bucket))
-            for key in objects_of(s3, name, store, pattern)
-        ]
-    assert store.path is not None
-    folder = Path(store.path)
-    if not folder.is_dir():
-        raise InputError(f"store {name!r}: folder {str(folder)!r} does not exist")
-    from veil.rights._map import inside_folder
+    """The files (or objects) of the store a table names, in a stable order, as its kind
+    lists them (``veil.rights.file_kinds``)."""
+    from veil.rights.stores import kind_of
 
-    try:
-        inside_folder(pattern)
-    except ValueError as err:
-        raise InputError(f"store {name!r}: {err}") from err
-    # every file by its real path inside the folder: a link is followed to the file it names
-    # (rewriting the link itself would leave the data in its target), and refused when that
-    # file is outside the folder (the store would reach data the map does not hold)
-    real = folder.resolve()
-    out: dict[str, FileUnit] = {}
-    for path in sorted(folder.glob(pattern)):
-        if not path.is_file():
-            continue
-        target = path.resolve()
-        if not target.is_relative_to(real):
-            raise InputError(
-                f"store {name!r}: {path.relative_to(folder).as_posix()!r} is a link to "
-                f"{str(target)!r}, outside the store's folder: refusing to read or rewrite it "
-                "(nothing was changed); map that folder as a store, or remove the link"
-            )
-        label = target.relative_to(real).as_posix()
-        out.setdefault(label, FileUnit(label, folder=real))
-    return list(out.values())
+    found: list[Unit] = kind_of(store).units(name, store, pattern)
+    return found
 
 
 @dataclass(frozen=True)

@@ -17,22 +17,19 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import sqlalchemy as sa
 
 from veil._html import Shown
 from veil.exceptions import InputError, ParameterError
-from veil.rights import _lock, _sql
-from veil.rights._files import Subject, opened, rewritten, subject_rows, values_of
-from veil.rights._files import token as make_token
+from veil.rights import _lock
+from veil.rights._files import Subject, values_of
 from veil.rights._journal import Journal
-from veil.rights._map import DataMap, Store, children_first
-from veil.rights.retrieve import closure, retrieve, retrieve_one, retrieve_sql
+from veil.rights._map import DataMap, Store
+from veil.rights.retrieve import closure, retrieve, retrieve_one
 from veil.rights.stores import kind_of
 
 MODES = ("delete", "anonymize")
@@ -130,7 +127,7 @@ def erase(
         for name, tables in plan.stores.items():
             store = data_map.stores[name]
             for table, rows in tables.items():
-                keep = _keeps(data_map, store, name, table, rows, now, mode, plan.stores[name])
+                keep = keeps(data_map, store, name, table, rows, now, mode, plan.stores[name])
                 if sum(keep):
                     anonymized[f"{name}.{table}"] = sum(keep)
                 if len(rows) - sum(keep):
@@ -302,19 +299,8 @@ def erase_many(
     return result
 
 
-def _by_values(store: Store, key: str, values: list[str]) -> Any:
-    """The seed: rows holding any of ``values`` in the key's column."""
-
-    def seed(connection: sa.Connection, table_name: str, table: sa.Table) -> Rows:
-        column = store.tables[table_name].subject_keys.get(key)
-        if column is None:
-            return []
-        return _sql.fetch(connection, table, column, values, where=f"table {table_name!r}")
-
-    return seed
-
-
-def _keeps(
+# ---------------------------------------------------------------------------- files, S3
+def keeps(
     data_map: DataMap,
     store: Store,
     name: str,
@@ -341,7 +327,7 @@ def _keeps(
                 r
                 for r, k in zip(
                     child_rows,
-                    _keeps(data_map, store, name, child, child_rows, now, mode, found),
+                    keeps(data_map, store, name, child, child_rows, now, mode, found),
                     strict=True,
                 )
                 if k
@@ -351,114 +337,6 @@ def _keeps(
     return keep
 
 
-def _identifying(table: sa.Table, spec_columns: set[str], link_columns: set[str]) -> list[str]:
-    """The columns to replace in a kept row: the subject keys and what veil's scan reads as
-    direct identifiers or quasi-identifiers in text, never a key other rows link by."""
-    keys = {c.name for c in table.primary_key.columns} | link_columns
-    return [c.name for c in table.columns if c.name in spec_columns and c.name not in keys]
-
-
-def erase_sql(
-    data_map: DataMap,
-    name: str,
-    store: Store,
-    subject: Subject,
-    now: pd.Timestamp,
-    mode: str,
-    *,
-    found: dict[str, Rows] | None = None,
-    before_commit: Callable[[dict[str, dict[str, int]]], None] | None = None,
-) -> Counts:
-    """Delete (or keep, anonymized) the subject's rows of one SQL store, or the rows
-    ``found`` (retention's aged rows and what links to them). ``before_commit`` sees the
-    counts inside the transaction (a journal notes them there)."""
-    assert store.url is not None
-    if found is None:
-        found = retrieve_sql(name, store, subject)
-    engine = _sql.connect(store.url, store=name)
-    removed: dict[str, int] = {}
-    anonymized: dict[str, int] = {}
-    try:
-        metadata = _sql.reflect(engine, store.tables, store=name)
-        targets = {t.split(".")[1] for s in store.tables.values() for t in s.links.values()}
-        with engine.begin() as connection:  # one transaction: all of the store, or nothing
-            for table_name in children_first(store):
-                rows = found.get(table_name, [])
-                if not rows:
-                    continue
-                table = metadata.tables[table_name]
-                keep = _keeps(data_map, store, name, table_name, rows, now, mode, found)
-                doomed = [r for r, k in zip(rows, keep, strict=True) if not k]
-                kept = [r for r, k in zip(rows, keep, strict=True) if k]
-                identity = [c.name for c in table.primary_key.columns]
-                if not identity:
-                    raise InputError(
-                        f"store {name!r}, table {table_name!r} has no primary key: "
-                        "veil erases rows by their key"
-                    )
-                for start in range(0, len(doomed), _sql.CHUNK):
-                    chunk = doomed[start : start + _sql.CHUNK]
-                    condition = sa.tuple_(*(table.c[c] for c in identity)).in_(
-                        [tuple(r[c] for c in identity) for r in chunk]
-                    )
-                    connection.execute(sa.delete(table).where(condition))
-                if doomed:
-                    removed[f"{name}.{table_name}"] = len(doomed)
-                spec = store.tables[table_name]
-                columns = (
-                    _identifying(
-                        table,
-                        _scan_identifying(connection, table, spec),
-                        set(spec.links) | (targets & set(table.columns.keys())),
-                    )
-                    if kept
-                    else []
-                )
-                for row in kept if columns else []:  # nothing identifying: kept as it is
-                    values = {c: _replacement(table.c[c]) for c in columns}
-                    where = sa.and_(*(table.c[c] == row[c] for c in identity))
-                    connection.execute(sa.update(table).where(where).values(values))
-                if kept:
-                    anonymized[f"{name}.{table_name}"] = len(kept)
-            if before_commit is not None and (removed or anonymized):
-                before_commit({"removed": removed, "anonymized": anonymized})
-    except sa.exc.SQLAlchemyError as err:
-        raise InputError(
-            f"store {name!r} refused the erasure (nothing of it was changed): "
-            f"{_sql.first_line(err)}"
-        ) from err
-    finally:
-        engine.dispose()
-    return removed, anonymized
-
-
-def _scan_identifying(connection: sa.Connection, table: sa.Table, spec: Any) -> set[str]:
-    """:func:`identifying` over a sample of a SQL table."""
-    sample = [dict(r._mapping) for r in connection.execute(sa.select(table).limit(1_000))]
-    return identifying(pd.DataFrame(sample), set(spec.subject_keys.values()))
-
-
-def _replacement(column: sa.Column[Any]) -> Any:
-    """A random value that says nothing and breaks no constraint."""
-    try:
-        kind = column.type.python_type
-    except NotImplementedError:
-        kind = str
-    if kind is str:
-        length = getattr(column.type, "length", None)
-        token = make_token()
-        return token[:length] if length else token
-    if column.nullable:
-        return None
-    if kind is int:
-        return -secrets.randbelow(2**31)
-    raise InputError(
-        f"column {column.name!r} ({kind.__name__}, NOT NULL) of a kept row cannot be "
-        "anonymized: make it nullable or leave it out of the subject keys"
-    )
-
-
-# ---------------------------------------------------------------------------- files, S3
 def identifying(frame: pd.DataFrame, keys: set[str]) -> set[str]:
     """The columns to replace in a kept row: the subject keys, and what veil's scan reads as
     identifying in (a sample of) the table: names, phones, e-mails, addresses, birth dates,
@@ -495,58 +373,6 @@ def held_rows(
         return pd.Series(True, index=frame.index)
     rows = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
     return pd.Series(_held(data_map, store, table, rows, now), index=frame.index, dtype=bool)
-
-
-def _erase_files(
-    data_map: DataMap,
-    name: str,
-    store: Store,
-    subject: Subject,
-    now: pd.Timestamp,
-    mode: str,
-    *,
-    log: Journal | None = None,
-) -> Counts:
-    """Rewrite each file or object of the store that holds the subject (held rows kept,
-    their identifying fields replaced; everyone else's bytes unchanged). With ``log``, each
-    file is a journal step that notes its counts before it is rewritten."""
-    removed: dict[str, int] = {}
-    anonymized: dict[str, int] = {}
-    # every file, also those an earlier run finished: what is done holds nothing (re-read)
-    for got in opened(name, store, store.tables, name, lambda step: False):
-        label = f"{name}.{got.pattern}"
-        hit = subject_rows(got.frame, got.spec.subject_keys, subject, where=got.where)
-        if not hit.any():
-            if log is not None and log.noted(got.step):  # rewritten by a killed run
-                log.finish(got.step)
-            continue
-        held = hit & held_rows(data_map, store, got.pattern, got.frame, now, mode)
-        columns = (
-            identifying(got.frame, set(got.spec.subject_keys.values())) if held.any() else set()
-        )
-        counts = {
-            "removed": {label: int((hit & ~held).sum())},
-            "anonymized": {label: int(held.sum())},
-        }
-        counts = {k: v for k, v in counts.items() if v[label]}
-        if log is not None:
-            log.note(got.step, plan=counts)
-        got.unit.write(
-            rewritten(
-                got.data,
-                got.unit.label,
-                got.where,
-                drop=hit & ~held,
-                anonymize=held,
-                columns=sorted(columns),
-            )
-        )
-        if log is not None:
-            log.record(got.step, **counts)
-        for kind, target in (("removed", removed), ("anonymized", anonymized)):
-            for table, n in counts.get(kind, {}).items():
-                target[table] = target.get(table, 0) + n
-    return removed, anonymized
 
 
 __all__ = ["MODES", "Erasure", "erase", "erase_many"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import sqlalchemy as sa
@@ -100,9 +99,9 @@ def check_map(data_map: DataMap) -> tuple[list[str], list[str]]:
     errors: list[str] = []
     warnings: list[str] = []
     for name, store in data_map.stores.items():
-        reachable = _reachable(store)
+        reached = reachable(store)
         for table in store.tables:
-            if table not in reachable:
+            if table not in reached:
                 warnings.append(
                     f"{name}.{table}: no subject key and no link to one: retrieve and erase "
                     "never reach it (map its key, or leave it out)"
@@ -114,7 +113,9 @@ def check_map(data_map: DataMap) -> tuple[list[str], list[str]]:
     return errors, warnings
 
 
-def _reachable(store: Store) -> set[str]:
+def reachable(store: Store) -> set[str]:
+    """The store's tables a request reaches: those with a subject key, and those linked to
+    one it reaches."""
     out = {t for t, spec in store.tables.items() if spec.subject_keys}
     changed = True
     while changed:
@@ -124,78 +125,6 @@ def _reachable(store: Store) -> set[str]:
                 out.add(table)
                 changed = True
     return out
-
-
-def _indexed(inspector: Any, table: str) -> set[str]:
-    """Columns that lead an index, a unique constraint or the primary key."""
-    out = set((inspector.get_pk_constraint(table) or {}).get("constrained_columns", [])[:1])
-    for index in inspector.get_indexes(table):
-        out.update(index["column_names"][:1])
-    for unique in inspector.get_unique_constraints(table):
-        out.update(unique["column_names"][:1])
-    return {c for c in out if c}
-
-
-def _check_sql(name: str, store: Store, errors: list[str], warnings: list[str]) -> None:
-    assert store.url is not None
-    engine = _sql.connect(store.url, store=name)
-    try:
-        inspector = sa.inspect(engine)
-        present = set(inspector.get_table_names())
-        columns = {
-            t: {c["name"] for c in inspector.get_columns(t)} for t in store.tables if t in present
-        }
-        for table, spec in store.tables.items():
-            if table not in present:
-                errors.append(f"{name}.{table}: no such table")
-                continue
-            indexed = _indexed(inspector, table)
-            needed = [*spec.subject_keys.values(), *spec.links]
-            needed += [spec.date_column] if spec.date_column else []
-            for column in needed:
-                if column not in columns[table]:
-                    errors.append(f"{name}.{table}: no column {column!r}")
-            for column in [*spec.subject_keys.values(), *spec.links]:
-                if column in columns[table] and column not in indexed:
-                    warnings.append(
-                        f"{name}.{table}.{column} has no index: each retrieve and "
-                        "erase reads the whole table; "
-                        f"{_create_index(engine, table, column)}"
-                    )
-            for column, target in spec.links.items():
-                parent, parent_column = target.split(".")
-                if parent in columns and parent_column not in columns[parent]:
-                    errors.append(
-                        f"{name}.{table}: link {column} -> {target}: {parent} has no "
-                        f"column {parent_column!r}"
-                    )
-    finally:
-        engine.dispose()
-
-
-def _create_index(engine: sa.Engine, table: str, column: str) -> str:
-    """The statement that adds the index, as this database's dialect writes it (SQLite wants
-    a name, PostgreSQL quotes what needs quoting)."""
-    from sqlalchemy.schema import CreateIndex
-
-    target = sa.Table(table, sa.MetaData(), sa.Column(column))
-    index = sa.Index(f"ix_{table}_{column}"[:63], target.c[column])
-    return f"{str(CreateIndex(index).compile(dialect=engine.dialect)).strip()};"
-
-
-def _check_files(name: str, store: Store, errors: list[str]) -> None:
-    from veil.rights._files import units
-
-    for pattern, spec in store.tables.items():
-        found = units(name, store, pattern)
-        if not found:
-            errors.append(f"{name}: {pattern!r} matches nothing")
-        for unit in found[:3]:
-            header = unit.table().columns
-            dated = [spec.date_column] if spec.date_column else []
-            for column in [*spec.subject_keys.values(), *dated]:
-                if column not in header:
-                    errors.append(f"{name}: {unit.label!r} has no column {column!r}")
 
 
 def write_map(

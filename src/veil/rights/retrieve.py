@@ -23,7 +23,7 @@ from veil._html import Shown
 from veil.exceptions import InputError
 from veil.rights import _sql
 from veil.rights._files import TOKEN, Subject, values_of
-from veil.rights._map import DataMap, Store, children_first
+from veil.rights._map import DataMap, Store
 from veil.rights.stores import kind_of
 
 
@@ -228,57 +228,3 @@ def retrieve_one(name: str, store: Store, subject: Subject) -> dict[str, list[di
 
 
 Seed = Callable[[sa.Connection, str, sa.Table], list[dict[str, Any]]]
-
-
-def retrieve_sql(
-    name: str, store: Store, subject: Subject | None = None, *, seed: Seed | None = None
-) -> dict[str, list[dict[str, Any]]]:
-    """One SQL store: the rows the subject's keys find (or ``seed`` gives: retention's aged
-    rows), then the rows linking to them, parents before children (one pass: the links form
-    no cycle)."""
-    assert store.url is not None
-    subject = subject or {}
-    engine = _sql.connect(store.url, store=name)
-    try:
-        metadata = _sql.reflect(engine, store.tables, store=name)
-        found: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in store.tables}
-        with engine.connect() as connection:
-            for table_name in reversed(children_first(store)):
-                table = metadata.tables[table_name]
-                spec = store.tables[table_name]
-                where = f"store {name!r}, table {table_name!r}"
-                for row in seed(connection, table_name, table) if seed else []:
-                    found[table_name][_sql.row_key(table, row)] = row
-                for key, column in spec.subject_keys.items():
-                    if key in subject:
-                        _column(table, column, where)
-                        value = subject[key]  # several (followed) values: lenient
-                        for row in _sql.fetch(
-                            connection,
-                            table,
-                            column,
-                            values_of(value),
-                            where=where,
-                            lenient=not isinstance(value, str),
-                        ):
-                            found[table_name][_sql.row_key(table, row)] = row
-                for column, target in spec.links.items():
-                    parent, parent_column = target.split(".")
-                    _column(table, column, where)
-                    _column(
-                        metadata.tables[parent],
-                        parent_column,
-                        f"store {name!r}, table {parent!r} (linked from {table_name!r})",
-                    )
-                    values = {r[parent_column] for r in found[parent].values()}
-                    if values:
-                        for row in _sql.fetch(connection, table, column, values, where=where):
-                            found[table_name][_sql.row_key(table, row)] = row
-        return {t: list(rows.values()) for t, rows in found.items()}
-    finally:
-        engine.dispose()
-
-
-def _column(table: Any, column: str, where: str) -> None:
-    if column not in table.c:
-        raise InputError(f"{where} has no column {column!r}: fix the map")

@@ -4,9 +4,10 @@ person, or many by one key), ``retain`` what is older than its class keeps it, `
 map against the live store, and what else a request needs (``locks``, an audit ``anchor``,
 whether its tables link to each other, whether it goes last in an erasure).
 
-The kinds are registered in ``KINDS`` (``veil.rights.kinds`` registers SQL, files and S3):
-``kind_of(store)`` is how every request finds them, so a new kind of store is one class
-there, not a branch in each request."""
+The kinds are registered in ``KINDS`` (``veil.rights.sql_kind`` registers SQL,
+``veil.rights.file_kinds`` files and S3, each kind's code in its module): ``kind_of(store)`` is
+how every request finds them, so a new kind of store is one module, not a branch in each
+request."""
 
 from __future__ import annotations
 
@@ -41,6 +42,16 @@ class StoreKind:
 
     def validate(self, store: Store) -> None:
         """Refuse, when the map loads, a store of this kind that is wrongly described."""
+
+    def units(self, name: str, store: Store, pattern: str) -> list[Any]:
+        """The files or objects of the store a table names, in a stable order (the kinds
+        made of files)."""
+        raise NotImplementedError(f"a store of kind {self.kind} holds no files")
+
+    def unit(self, name: str, store: Store, label: str) -> Any:
+        """The file or object ``label`` of the store, whether or not it exists yet (the kinds
+        made of files)."""
+        raise NotImplementedError(f"a store of kind {self.kind} holds no files")
 
     def retrieve(self, name: str, store: Store, subject: Any) -> dict[str, list[dict[str, Any]]]:
         """The rows about ``subject`` in the store, by table (tables with none included)."""
@@ -115,3 +126,9 @@ KINDS: Registry[StoreKind] = Registry("store kind")
 def kind_of(store: Store) -> StoreKind:
     """The kind of ``store``, as registered."""
     return KINDS[store.kind]
+
+
+def add_counts(total: dict[str, int], more: dict[str, int]) -> None:
+    """Add ``more`` (rows per table) into ``total``."""
+    for table, n in more.items():
+        total[table] = total.get(table, 0) + n
