@@ -73,6 +73,35 @@ def test_the_private_import_check_can_fail() -> None:
     assert not _private("veil.io", ["Source"])
 
 
+#: The options every command spells the same way, made only by ``veil.cli._common``.
+SHARED_WORDS = {"--output", "-o", "--seed", "--epsilon", "--format"}
+
+
+def _spelled_apart(tree: ast.AST) -> list[int]:
+    """Lines where a ``typer.Option`` names one of the shared words itself."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", None) == "Option"
+        and any(isinstance(a, ast.Constant) and a.value in SHARED_WORDS for a in node.args)
+    ]
+
+
+def test_shared_options_are_spelled_once() -> None:
+    """``-o/--output``, ``--seed``, ``--epsilon`` and ``--format`` come from
+    ``veil.cli._common`` (``output_option``, ``seed_option``, ``epsilon_option``, ``Format``):
+    one spelling and one vocabulary on every command."""
+    found = [
+        f"{path.relative_to(SRC)}:{line}"
+        for path, tree in _trees(CLI)
+        if path.name != "_common.py"
+        for line in _spelled_apart(tree)
+    ]
+    assert not found, f"options spelled outside veil.cli._common: {found}"
+    assert _spelled_apart(ast.parse('typer.Option("--seed", help="x")')) == [1]  # it can fail
+
+
 def test_no_two_public_classes_share_a_name() -> None:
     where: dict[str, list[str]] = defaultdict(list)
     for path, tree in _trees(SRC / "veil"):

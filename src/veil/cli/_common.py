@@ -57,6 +57,25 @@ Force = Annotated[
     bool, typer.Option("--force", help="Overwrite existing output files (never the input).")
 ]
 Format = Annotated[str, typer.Option("--format", help="Output: text or json.")]
+
+
+# The words every command shares, spelled here once (tests/test_shape.py holds the CLI to
+# them): each command says what its option means.
+def output_option(what: str) -> Any:
+    """``-o/--output``: the file or folder a command writes."""
+    return typer.Option("--output", "-o", help=what)
+
+
+def seed_option(what: str) -> Any:
+    """``--seed``: what a command's seed makes repeatable (the library's ``random_state``)."""
+    return typer.Option("--seed", help=what)
+
+
+def epsilon_option(what: str) -> Any:
+    """``--epsilon``: the privacy budget a command spends (charged to the ledger)."""
+    return typer.Option("--epsilon", help=what)
+
+
 # the table is a sample: what it was drawn from (veil.risk.population's estimates)
 Population = Annotated[
     float | None, typer.Option("--population", help="DATA is a sample of this many people.")

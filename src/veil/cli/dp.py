@@ -18,6 +18,7 @@ from veil.cli._common import (
     _ledger,
     _parse_bounds,
     _read_options,
+    epsilon_option,
     out,
 )
 from veil.exceptions import ParameterError
@@ -30,7 +31,7 @@ budget_app = typer.Typer(
 @budget_app.command("init")
 def budget_init(
     data: Annotated[str, typer.Argument(help="The dataset the budget protects.")],
-    epsilon: Annotated[float, typer.Option("--epsilon", help="Total epsilon.")],
+    epsilon: Annotated[float, epsilon_option("Total epsilon.")],
     delta: Annotated[float, typer.Option("--delta", help="Total delta.")] = 0.0,
     composition: Annotated[
         str, typer.Option("--composition", help="sequential or advanced.")
@@ -129,7 +130,7 @@ def dp_command(
     query: Annotated[
         str, typer.Argument(help='e.g. "mean(Age)", "count()", "quantile(Age, 0.9)".')
     ],
-    epsilon: Annotated[float, typer.Option("--epsilon", help="Epsilon to spend.")],
+    epsilon: Annotated[float, epsilon_option("Epsilon to spend.")],
     bounds: Bounds = None,
     categories: Categories = None,
     by: By = None,

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from veil.cli._common import Force, Format, Sep, _check_format, _progress, out
+from veil.cli._common import (
+    Force,
+    Format,
+    Sep,
+    _check_format,
+    _progress,
+    out,
+    seed_option,
+)
 
 
 def evaluate_command(
@@ -30,7 +38,7 @@ def evaluate_command(
     target: Annotated[
         str | None, typer.Option("--target", help="Category a model predicts (TSTR vs TRTR).")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice.")] = 0,
+    seed: Annotated[int, seed_option("Seed of every random choice.")] = 0,
     report: Annotated[
         Path | None, typer.Option("--report", help="Also write a report (.html or .json).")
     ] = None,

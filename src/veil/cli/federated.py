@@ -17,8 +17,11 @@ from veil.cli._common import (
     _check_format,
     _ledger,
     _progress,
+    epsilon_option,
     err,
     out,
+    output_option,
+    seed_option,
     with_groups,
 )
 from veil.exceptions import InputError, ParameterError
@@ -37,10 +40,9 @@ KeyBits = Annotated[
 
 DpEpsilon = Annotated[
     float | None,
-    typer.Option(
-        "--epsilon",
-        help="Client-level DP: the whole run's epsilon, charged to "
-        "each party's privacy budget (each clips its update, adds Gaussian noise).",
+    epsilon_option(
+        "Client-level DP: the whole run's epsilon, charged to "
+        "each party's privacy budget (each clips its update, adds Gaussian noise)."
     ),
 ]
 DpDelta = Annotated[float, typer.Option("--delta", help="Client-level DP: the run's delta.")]
@@ -170,7 +172,7 @@ def simulate_command(
     encrypt: Encrypt = "paillier",
     epochs: Epochs = 1,
     key_bits: KeyBits = 2048,
-    seed: Annotated[int, typer.Option("--seed", help="Split and training seed.")] = 0,
+    seed: Annotated[int, seed_option("Split and training seed.")] = 0,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Draw accuracy per round to this PNG.")
     ] = None,
@@ -244,9 +246,7 @@ def server_command(
     encrypt: Encrypt = "paillier",
     epochs: Epochs = 1,
     port: Annotated[int, typer.Option("--port", help="The SuperLink's port.")] = 9091,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the trained model (JSON).")
-    ] = None,
+    output: Annotated[Path | None, output_option("Write the trained model (JSON).")] = None,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for any party's answer.")
     ] = 600.0,
@@ -302,7 +302,7 @@ def client_command(
     test_fraction: Annotated[
         float, typer.Option("--test-fraction", help="Rows kept for this party's evaluation.")
     ] = 0.2,
-    seed: Annotated[int, typer.Option("--seed", help="The test split's seed.")] = 0,
+    seed: Annotated[int, seed_option("The test split's seed.")] = 0,
     ledger: Annotated[
         Path | None,
         typer.Option(

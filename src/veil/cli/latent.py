@@ -23,7 +23,10 @@ from veil.cli._common import (
     _check_format,
     _ledger,
     _progress,
+    epsilon_option,
     out,
+    output_option,
+    seed_option,
     with_groups,
 )
 
@@ -59,7 +62,7 @@ class LatentFlags:
     ] = None
     epsilon: Annotated[
         float | None,
-        typer.Option("--epsilon", help="Train with DP-SGD (Opacus), charged to the ledger."),
+        epsilon_option("Train with DP-SGD (Opacus), charged to the ledger."),
     ] = None
     delta: Annotated[
         float | None, typer.Option("--delta", help="DP-SGD's delta (default 1 / (10 rows)).")
@@ -74,7 +77,7 @@ class LatentFlags:
     epochs: Annotated[
         int | None, typer.Option("--epochs", help="At most this many epochs.", min=1)
     ] = None
-    seed: Annotated[int, typer.Option("--seed", help="Seeds training and the attacks.")] = 0
+    seed: Annotated[int, seed_option("Seeds training and the attacks.")] = 0
     supervised: Annotated[
         bool,
         typer.Option(
@@ -111,7 +114,7 @@ AllowInvertible = Annotated[
 @with_groups
 def mask_latent_command(
     data: Data,
-    output: Annotated[Path, typer.Option("--output", "-o", help="The release (.csv/.parquet).")],
+    output: Annotated[Path, output_option("The release (.csv/.parquet).")],
     model: LatentFlags = GROUP,
     allow_invertible: AllowInvertible = False,
     report: Annotated[

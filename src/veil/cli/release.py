@@ -23,6 +23,7 @@ from veil.cli._common import (
     _check_format,
     _progress,
     out,
+    output_option,
     with_groups,
 )
 from veil.exceptions import ParameterError
@@ -67,7 +68,7 @@ ReportFile = Annotated[
 CertificateFile = Annotated[
     Path | None, typer.Option("--certificate", help="Also write the certificate (JSON).")
 ]
-ReleaseFile = Annotated[Path, typer.Option("--output", "-o", help="Release file (.csv/.parquet).")]
+ReleaseFile = Annotated[Path, output_option("Release file (.csv/.parquet).")]
 PolicyFile = Annotated[Path | None, typer.Option("--policy", "-p", help="Policy YAML file.")]
 
 
@@ -144,7 +145,7 @@ def report_command(
     certificate: Annotated[
         Path, typer.Option("--certificate", help="certificate.json of the release.")
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="report.html or report.json.")],
+    output: Annotated[Path, output_option("report.html or report.json.")],
     original: Annotated[
         str | None,
         typer.Option(

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from veil.cli._common import Format, _check_format, _progress, out
+from veil.cli._common import (
+    Format,
+    _check_format,
+    _progress,
+    out,
+    output_option,
+)
 from veil.exceptions import CheckFailedError
 
 if TYPE_CHECKING:
@@ -28,9 +34,7 @@ def map_command(
     urls: Annotated[
         list[str] | None, typer.Argument(help="Database URLs (SQLAlchemy) to map.")
     ] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the new map (YAML) here.")
-    ] = None,
+    output: Annotated[Path | None, output_option("Write the new map (YAML) here.")] = None,
     scan: Annotated[
         bool, typer.Option("--scan/--no-scan", help="Find subject keys with veil's scan.")
     ] = True,
@@ -104,11 +108,8 @@ def retrieve_command(
     subject: Annotated[str, typer.Option("--subject", help="KEY=VALUE, e.g. national_id=12345678")],
     output: Annotated[
         Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Write the export: .json, or .zip (a JSON file per "
-            "store and a readable summary.html).",
+        output_option(
+            "Write the export: .json, or .zip (a JSON file per store and a readable summary.html)."
         ),
     ] = None,
     fmt: Format = "text",
@@ -238,9 +239,7 @@ def audit_command(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option(
-            "--output", "-o", help="Write the erasure confirmation for --subject: .json or .html."
-        ),
+        output_option("Write the erasure confirmation for --subject: .json or .html."),
     ] = None,
     fmt: Format = "text",
 ) -> None:
@@ -295,7 +294,7 @@ def _confirm(map_path: Path, subject: str, output: Path | None, fmt: str) -> Non
 def demo_command(
     out_dir: Annotated[
         Path,
-        typer.Option("--output", "-o", help="Folder for the demo's database, map and audit log."),
+        output_option("Folder for the demo's database, map and audit log."),
     ] = Path("veil-rights-demo"),
 ) -> None:
     """A small insurer from the bundled sample: retrieve one client, erase them, retrieve

@@ -21,6 +21,7 @@ from veil.cli._common import (
     _check_format,
     _progress,
     out,
+    output_option,
     with_groups,
 )
 
@@ -111,7 +112,7 @@ def hierarchy(
     column: Annotated[str, typer.Argument(help="The column to build the hierarchy of.")],
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Write it here (ARX's CSV form); else print it."),
+        output_option("Write it here (ARX's CSV form); else print it."),
     ] = None,
     force: Force = False,
     reading: ReadFlags = GROUP,

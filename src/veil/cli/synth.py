@@ -21,12 +21,15 @@ from veil.cli._common import (
     _ledger,
     _parse_bounds,
     _progress,
+    epsilon_option,
     out,
+    output_option,
+    seed_option,
     with_groups,
 )
 from veil.exceptions import ParameterError
 
-Output = Annotated[Path, typer.Option("--output", "-o", help="Synthetic table (.csv/.parquet).")]
+Output = Annotated[Path, output_option("Synthetic table (.csv/.parquet).")]
 Learnt = Annotated[
     str | None,
     typer.Argument(help="CSV, Parquet or Excel file, or a SQLAlchemy URL (or --schema)."),
@@ -47,10 +50,9 @@ Rows = Annotated[
 ]
 Seed = Annotated[
     int | None,
-    typer.Option(
-        "--seed",
-        help="Seed of the sampling: same seed, same rows (mst: only the row order; its DP "
-        "noise is never seeded).",
+    seed_option(
+        "Seed of the sampling: same seed, same rows (mst: only the row order; its DP "
+        "noise is never seeded)."
     ),
 ]
 Schema = Annotated[
@@ -102,7 +104,7 @@ class MstFlags:
     """Differentially private synthesis (MST)."""
 
     dp_flag: Annotated[bool, typer.Option("--dp", help="Same as --method mst.")] = False
-    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Epsilon to spend.")] = None
+    epsilon: Annotated[float | None, epsilon_option("Epsilon to spend.")] = None
     bounds: Bounds = None
     bins: Annotated[int, typer.Option("--bins", help="Bins per numeric column.", min=2)] = 10
     ledger: Ledger = None

@@ -14,14 +14,13 @@ from veil.cli._common import (
     Force,
     _progress,
     out,
+    output_option,
 )
 from veil.cli.scan import print_scan
 
 
 def demo(
-    out_dir: Annotated[
-        Path, typer.Option("--output", "-o", help="Folder for the demo's outputs.")
-    ] = Path("veil-demo"),
+    out_dir: Annotated[Path, output_option("Folder for the demo's outputs.")] = Path("veil-demo"),
     force: Annotated[
         bool,
         typer.Option(
@@ -76,9 +75,7 @@ def demo(
 
 
 def keygen(
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the key to this file (mode 600).")
-    ] = None,
+    output: Annotated[Path | None, output_option("Write the key to this file (mode 600).")] = None,
     force: Force = False,
 ) -> None:
     """Make a random pseudonymization key (for VEIL_KEY or a key_file)."""
