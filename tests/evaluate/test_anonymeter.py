@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.evaluate import _attacks as attacks
 from veil.evaluate._prepare import prepare
+from veil.risk import attacks
 from veil.risk.attacks import inference, linkability, singling_out
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,9 @@ import pytest
 
 from veil.cli import main
 from veil.exceptions import BudgetExceededError, ParameterError
-from veil.learn.latent import TableCodec, _attacks, mask_latent
+from veil.learn.latent import TableCodec, mask_latent
 from veil.learn.latent._release import _Fitted, _measure
+from veil.risk import latent_attacks as _attacks
 
 HEART = Path(__file__).parents[1] / "data" / "heart.csv"
 ADULT = Path(__file__).parents[1] / "data" / "arx_adult" / "adult.csv.gz"
