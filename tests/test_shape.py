@@ -39,6 +39,40 @@ def test_no_command_line_function_is_longer_than_60_lines() -> None:
     assert not long, f"command-line functions over {CLI_LINES} lines: {long}"
 
 
+#: The longest any function may be, its docstring not counted.
+FUNCTION_LINES = 80
+
+
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines without its docstring."""
+    assert node.end_lineno is not None
+    lines = node.end_lineno - node.lineno + 1
+    first = node.body[0]
+    docstring = (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
+    if docstring and first.end_lineno is not None:
+        lines -= first.end_lineno - first.lineno + 1
+    return lines
+
+
+def test_no_function_is_longer_than_80_lines() -> None:
+    long = [
+        f"{path.relative_to(SRC)}:{node.lineno} {node.name} ({_code_lines(node)})"
+        for path, tree in _trees(SRC / "veil")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and _code_lines(node) > FUNCTION_LINES
+    ]
+    assert not long, f"functions over {FUNCTION_LINES} lines (docstrings aside): {long}"
+    body = "\n".join(f"    x{i} = {i}" for i in range(FUNCTION_LINES + 1))
+    (node,) = ast.parse(f'def f():\n    """doc"""\n{body}\n').body
+    assert isinstance(node, ast.FunctionDef)
+    assert _code_lines(node) == FUNCTION_LINES + 2  # the check can fail
+
+
 def _private(module: str, names: list[str]) -> bool:
     """Whether ``from module import names`` reaches into a private part of veil outside the
     command line (``veil.io._batches``, ``veil.rights._audit``, ``from veil.x import _y``)."""
