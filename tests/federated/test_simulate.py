@@ -28,7 +28,7 @@ def adult() -> pd.DataFrame:
 
 
 def test_encrypted_runs_give_the_plain_model_within_precision(adult: pd.DataFrame) -> None:
-    options = {"target": "salary-class", "parties": 3, "rounds": 3, "seed": 1}
+    options = {"target": "salary-class", "parties": 3, "rounds": 3, "random_state": 1}
     plain = simulate(adult, encrypt="none", **options)
     packed = simulate(adult, encrypt="paillier", **options)
     ckks = simulate(adult, encrypt="ckks", **options)
