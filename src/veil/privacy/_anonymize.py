@@ -12,16 +12,8 @@ import pandas as pd
 from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
 from veil.io import content_sha256
-from veil.privacy._passes import (
-    Fold,
-    Merge,
-    Passes,
-    Produce,
-    Released,
-    Written,
-    release_in_passes,
-    row_hashes,
-)
+from veil.privacy import _passes as engine
+from veil.privacy._passes import Passes, Written, release_in_passes, row_hashes
 from veil.privacy._plan import PolicyLike, shuffle_rows
 from veil.privacy.certificate import Release
 from veil.progress import Progress, as_progress
@@ -46,13 +38,17 @@ class FramePasses(Passes):
         """The table itself: the policy is checked and the roles decided on every row."""
         return self.frame
 
-    def fold(self, label: str, fn: Fold, merge: Merge, start: Any) -> Any:
+    def fold(self, label: str, fn: engine.Fold, merge: engine.Merge, start: Any) -> Any:
         self.report.step(label)
         return merge(start, fn(self.frame, 0))
 
     def release(
-        self, produce: Produce, measured: list[str], seed: int | bool | None, columns: list[str]
-    ) -> Released:
+        self,
+        produce: engine.Produce,
+        measured: list[str],
+        seed: int | bool | None,
+        columns: list[str],
+    ) -> engine.Released:
         self.report.step("applying the release, shuffling rows and measuring it")
         out, tallies = produce(self.frame)
         if seed is not False:

@@ -36,18 +36,9 @@ from veil.hierarchy import Hierarchy
 from veil.io import ContentHash, Partitions, cluster, dask_frame, dask_modules, parts_sha256
 from veil.io._folds import WAVE
 from veil.policy import Policy
+from veil.privacy import _passes as engine
 from veil.privacy._check import CheckResult, check_folded
-from veil.privacy._passes import (
-    Fold,
-    Merge,
-    Passes,
-    Produce,
-    Released,
-    Written,
-    merged_counts,
-    release_in_passes,
-    row_hashes,
-)
+from veil.privacy._passes import Passes, Written, merged_counts, release_in_passes, row_hashes
 from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
 from veil.schema import require_columns
@@ -107,12 +98,16 @@ class _DaskPasses(Passes):
         self._sample = self._sample.head(rows)
         return self._sample
 
-    def fold(self, label: str, fn: Fold, merge: Merge, start: Any) -> Any:
+    def fold(self, label: str, fn: engine.Fold, merge: engine.Merge, start: Any) -> Any:
         return self.partitions.fold(label, fn, merge, start)
 
     def release(
-        self, produce: Produce, measured: list[str], seed: int | bool | None, columns: list[str]
-    ) -> Released:
+        self,
+        produce: engine.Produce,
+        measured: list[str],
+        seed: int | bool | None,
+        columns: list[str],
+    ) -> engine.Released:
         """The release applied per partition by the workers; unless the order is kept, each
         partition's rows sent to random buckets (a Parquet piece per partition and bucket, in
         the release's folder), then each bucket's pieces joined in a random order: one part

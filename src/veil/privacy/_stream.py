@@ -28,17 +28,8 @@ from veil.exceptions import OutputError, ParameterError
 from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
 from veil.io import BatchWriter, ContentHash, TableStream, fold_batches
-from veil.privacy._passes import (
-    Fold,
-    Merge,
-    Passes,
-    Produce,
-    Released,
-    Written,
-    merged_counts,
-    release_in_passes,
-    row_hashes,
-)
+from veil.privacy import _passes as engine
+from veil.privacy._passes import Passes, Written, merged_counts, release_in_passes, row_hashes
 from veil.privacy._plan import PolicyLike
 from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
@@ -151,12 +142,16 @@ class _FilePasses(Passes):
     def sample(self, rows: int) -> pd.DataFrame:
         return self.source.head(rows)
 
-    def fold(self, label: str, fn: Fold, merge: Merge, start: Any) -> Any:
+    def fold(self, label: str, fn: engine.Fold, merge: engine.Merge, start: Any) -> Any:
         return fold_batches(self.source, self.batch_rows, self.report, label, fn, merge, start)
 
     def release(
-        self, produce: Produce, measured: list[str], seed: int | bool | None, columns: list[str]
-    ) -> Released:
+        self,
+        produce: engine.Produce,
+        measured: list[str],
+        seed: int | bool | None,
+        columns: list[str],
+    ) -> engine.Released:
         self.report.step("applying the release (second pass)")
         self.report.expect(self.rows)
         writer = BatchWriter(self.output, self.fmt, formats=self.source.formats, escape=self.escape)
