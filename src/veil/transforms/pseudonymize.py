@@ -22,10 +22,8 @@ from veil.transforms._base import (
     rebuild,
     value_text,
 )
+from veil.transforms._fpe import Permutations
 
-_DIGITS = "0123456789"
-_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_LOWER = _UPPER.lower()
 #: Latin letters that have no accent to drop, written in plain letters.
 _PLAIN = str.maketrans(
     {
@@ -122,6 +120,17 @@ class Pseudonymize(ColumnTransform):
     def _fit(self, frame: pd.DataFrame) -> None:
         load_key(key_env=self.key_env, key_file=self.key_file)  # fail at fit, not mid-release
 
+    def _canonical_all(self, values: np.ndarray, column: str) -> list[str]:
+        """``_canonical`` of each value; text that needs no accent dropped in one pass."""
+        text = pd.api.types.infer_dtype(values, skipna=False) == "string"
+        if not (text and "".join(values).isascii()):
+            return [self._canonical(v, column) for v in values]
+        if not self.normalize:
+            return list(values)
+        if self.format == "hex":
+            return [v.strip().casefold() for v in values]
+        return [v.strip() for v in values]
+
     def _canonical(self, value: object, column: str = "") -> str:
         """The text a pseudonym is made from: spelling variants of one value give one token
         (hex ignores case; preserve ignores surrounding space and keeps the case's shape)."""
@@ -141,13 +150,13 @@ class Pseudonymize(ColumnTransform):
             if pd.api.types.is_integer_dtype(uniques.dtype):
                 texts = np.asarray(uniques).astype(str).tolist()
             else:
-                texts = [self._canonical(v, str(name)) for v in np.asarray(uniques, dtype=object)]
+                texts = self._canonical_all(np.asarray(uniques, dtype=object), str(name))
             if self.format == "hex":
                 mapped, distinct_tokens = self._hex_tokens(key, texts)
             else:
                 integer = _is_integer_column(series)
-                fpe = _Permutations(key, self.domain, column=str(name))
-                mapped = [fpe.token(text, integer=integer) for text in texts]
+                fpe = Permutations(key, self.domain, column=str(name))
+                mapped = fpe.tokens(texts, integer=integer)
                 distinct_tokens = len(pd.unique(np.asarray(mapped, dtype=object)))
             # a pseudonym stays one-to-one: truncated hex tokens collide with probability
             # ~n^2/2^(4 length + 1); preserve is a permutation of the text with accents dropped,
@@ -176,19 +185,27 @@ class Pseudonymize(ColumnTransform):
     def _hex_tokens(self, key: bytes, texts: list[str]) -> tuple[list[str], int]:
         """HMAC-SHA256 of each text, as ``length`` hex characters, and how many distinct
         tokens there are (counted on the digests' first 64 bits, without a set of strings;
-        in chunks, so 5M digests are never held at once)."""
-        prefix, suffix = f"{self.domain}\x1f".encode(), b"\x1f0"
+        in chunks, so 5M digests are never held at once). The key's HMAC state, with the
+        domain's prefix taken in, is computed once and copied for each value (hmac.digest
+        would derive the key's two padded blocks again for every one)."""
+        keyed: Any = hmac.new(key, f"{self.domain}\x1f".encode(), "sha256")
+        # OpenSSL's HMAC object itself where CPython keeps one (its copy, update and digest
+        # are C calls; the Python wrapper around them costs more than the hashing)
+        keyed = getattr(keyed, "_hmac", None) or keyed
+        suffix = b"\x1f0"
         keep = (self.length + 1) // 2
         shift = np.uint64(64 - 4 * min(self.length, 16))
         tokens: list[str] = []
         heads = np.empty(len(texts), dtype=np.uint64)
         for start in range(0, len(texts), _CHUNK):
-            digests = [
-                hmac.digest(key, prefix + text.encode() + suffix, "sha256")
-                for text in texts[start : start + _CHUNK]
-            ]
-            tokens.extend(digest[:keep].hex()[: self.length] for digest in digests)
-            first = np.frombuffer(b"".join(digests), dtype=">u8")[::4]
+            digests = []
+            for message in _messages(texts[start : start + _CHUNK], suffix):
+                state = keyed.copy()
+                state.update(message)
+                digests.append(state.digest())
+            joined = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 32)
+            tokens.extend(_hex_prefixes(joined[:, :keep], self.length))
+            first = joined[:, :8].copy().view(">u8").ravel()
             heads[start : start + len(digests)] = first.astype(np.uint64) >> shift
         heads.sort()
         distinct = int(np.count_nonzero(np.diff(heads))) + 1 if len(heads) else 0
@@ -206,106 +223,29 @@ class Pseudonymize(ColumnTransform):
         return f"Pseudonymize({', '.join(self.columns_)}; HMAC-SHA256, format={self.format})"
 
 
+#: Each byte as two lower-case hex characters' code points.
+_HEX = np.array([[ord(c) for c in f"{b:02x}"] for b in range(256)], dtype=np.uint32)
+
+
+def _messages(texts: list[str], suffix: bytes) -> list[bytes]:
+    """Each text encoded, ``suffix`` after it: one join, encoding and split for the lot (a NUL
+    in a text, which the split would cut at, takes the value-by-value way)."""
+    if not texts or "\x00" in "".join(texts):
+        return [text.encode() + suffix for text in texts]
+    end = suffix.decode()
+    return (f"{end}\x00".join(texts) + end).encode().split(b"\x00")
+
+
+def _hex_prefixes(digests: np.ndarray, length: int) -> list[str]:
+    """The first ``length`` hex characters of each row of bytes."""
+    if length == 0:
+        return [""] * len(digests)
+    points = np.ascontiguousarray(_HEX[digests].reshape(len(digests), -1)[:, :length])
+    return points.view(f"<U{length}").ravel().tolist()
+
+
 #: Values hashed at a time (the digests of one chunk are held, never all of them).
 _CHUNK = 1 << 18
-#: Shapes with at most this many values get a keyed permutation table (FF3-1 needs >= 10^6).
-TABLE_MAX = 2**20
-#: FF3-1 over bits takes at most 192 (2 * floor(96 / log2(2))).
-FF3_MAX_BITS = 192
-
-
-class _Permutations:
-    """Keyed permutations of the values of each shape (digits, letters, kept characters).
-
-    A value is read as a number in mixed radix (10 per digit, 26 per letter, case kept aside;
-    9 for the leading digit of a multi-digit integer, so integers keep their length); the
-    number is permuted within its shape's domain, which makes the map one-to-one. Keys are
-    derived from the pseudonymization key by HMAC, per ``domain`` and shape.
-    """
-
-    def __init__(self, key: bytes, domain: str, *, column: str) -> None:
-        self.key = key
-        self.domain = domain
-        self.column = column
-        self.aes_key = hmac.digest(key, f"veil-fpe\x1f{domain}".encode(), "sha256")
-        self.tables: dict[str, Any] = {}
-        self.ciphers: dict[str, Any] = {}
-
-    def token(self, text: str, *, integer: bool) -> str:
-        free = [i for i, c in enumerate(text) if c in _DIGITS or c in _UPPER or c in _LOWER]
-        if not free:
-            return text  # nothing personal to hide: no digit, no letter
-        free_set = set(free)
-        digits = [i for i in free if text[i] in _DIGITS]
-        lead = digits[0] if integer and len(digits) > 1 and text[digits[0]] != "0" else None
-        radices, number = [], 0
-        for i in free:
-            char = text[i]
-            if char in _DIGITS:
-                radix, value = (9, int(char) - 1) if i == lead else (10, int(char))
-            else:
-                radix, value = 26, _UPPER.index(char.upper())
-            radices.append(radix)
-            number = number * radix + value
-        shape = "".join(
-            ("D" if i == lead else "d" if text[i] in _DIGITS else "a")
-            if i in free_set
-            else "\x00" + text[i]
-            for i in range(len(text))
-        )
-        size = 1
-        for radix in radices:
-            size *= radix
-        permuted = self._permute(number, size, shape)
-        out = list(text)
-        for i, radix in zip(reversed(free), reversed(radices), strict=True):
-            permuted, value = divmod(permuted, radix)
-            char = text[i]
-            if char in _DIGITS:
-                out[i] = str(value + 1 if radix == 9 else value)
-            else:
-                letter = _UPPER[value]
-                out[i] = letter if char in _UPPER else letter.lower()
-        return "".join(out)
-
-    def _tweak(self, shape: str) -> bytes:
-        return hmac.digest(
-            self.key, f"veil-fpe-tweak\x1f{self.domain}\x1f{shape}".encode(), "sha256"
-        )
-
-    def _permute(self, number: int, size: int, shape: str) -> int:
-        if size <= TABLE_MAX:
-            table = self.tables.get(shape)
-            if table is None:
-                table = self.tables[shape] = self._table(size, self._tweak(shape))
-            return int(table[number])
-        bits = (size - 1).bit_length()
-        if bits > FF3_MAX_BITS:
-            raise ParameterError(
-                f"column {self.column!r}: values with {len(shape)} characters are too long for "
-                f"format-preserving pseudonyms (more than {FF3_MAX_BITS} bits); use format: hex"
-            )
-        cipher = self.ciphers.get(shape)
-        if cipher is None:
-            from ff3 import FF3Cipher
-
-            tweak = self._tweak(shape)[:7].hex()  # FF3-1's 56-bit tweak
-            cipher = self.ciphers[shape] = FF3Cipher(self.aes_key.hex(), tweak, radix=2)
-        # cycle-walking: stay inside [0, size); terminates because FF3-1 is a permutation
-        while True:
-            number = int(cipher.encrypt(format(number, f"0{bits}b")), 2)
-            if number < size:
-                return number
-
-    def _table(self, size: int, tweak: bytes) -> np.ndarray:
-        """A keyed pseudorandom permutation of range(size): indices sorted by AES tags."""
-        from Crypto.Cipher import AES
-
-        blocks = np.zeros((size, 2), dtype=">u8")
-        blocks[:, 0] = int.from_bytes(tweak[:8], "big")
-        blocks[:, 1] = np.arange(size, dtype=np.uint64)
-        tags = AES.new(self.aes_key, AES.MODE_ECB).encrypt(blocks.tobytes())
-        return np.argsort(np.frombuffer(tags, dtype=">u8")[::2], kind="stable")
 
 
 def _is_integer_column(series: pd.Series) -> bool:
