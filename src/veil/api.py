@@ -241,8 +241,6 @@ class _Outputs:
         force: bool,
         engine: str,
     ) -> None:
-        from veil.report.model import report_format
-
         self.output, self.certificate, self.force = output, certificate, force
         if target is not None and report is None:
             raise ParameterError("--target is for the report: give --report too")
@@ -258,7 +256,9 @@ class _Outputs:
                 f"a release read in batches is written as .csv or .parquet, "
                 f"not .{self.format}; or use --in-memory"
             )
-        if report is not None:
+        if report is not None:  # the report's modules load only when one is asked for
+            from veil.report.model import report_format
+
             report_format(report)
         inputs = [str(src.data)] if src.kind in {"files", "sql"} else []
         if isinstance(policy, str | os.PathLike):

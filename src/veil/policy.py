@@ -33,6 +33,7 @@ released as it is only with ``keep: true`` and a ``reason``.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import inspect
 import os
@@ -40,7 +41,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import (
@@ -63,33 +64,58 @@ from veil.privacy.criteria import (
     override,
 )
 from veil.schema import ColumnRole, Schema
-from veil.transforms import TRANSFORMS, ColumnTransform
+
+if TYPE_CHECKING:
+    from veil.transforms import ColumnTransform
 
 __all__ = [
-    "IDENTIFIER_TREATMENTS",
     "ColumnPolicy",
     "Policy",
     "PrivacySettings",
     "ReadSettings",
     "Step",
+    "identifier_treatments",
     "load_policy",
+    "treat_identifiers",
 ]
 
-#: The steps a direct identifier may be given: the transforms that declare they treat one.
-IDENTIFIER_TREATMENTS = frozenset(
-    name for name, transform in TRANSFORMS.items() if transform.treats_identifiers
-)
-#: The fix an error names when an identifier would be released as it is.
-TREAT_IDENTIFIERS = (
-    "give each a "
-    + ", ".join(sorted(IDENTIFIER_TREATMENTS)[:-1])
-    + f" or {sorted(IDENTIFIER_TREATMENTS)[-1]} step (redact: free text), or keep: true with a "
-    "reason"
-)
+
+def _transforms() -> Any:
+    """The transforms' registry, imported when a step is first checked or built: a policy
+    without steps (a check, a search) never loads the transforms (nor scikit-learn, whose
+    estimators they are)."""
+    from veil.transforms import TRANSFORMS
+
+    return TRANSFORMS
+
+
+@functools.cache
+def identifier_treatments() -> frozenset[str]:
+    """The steps a direct identifier may be given: the transforms that declare they treat
+    one."""
+    return frozenset(name for name, t in _transforms().items() if t.treats_identifiers)
+
+
+def treat_identifiers() -> str:
+    """The fix an error names when an identifier would be released as it is."""
+    names = sorted(identifier_treatments())
+    return (
+        f"give each a {', '.join(names[:-1])} or {names[-1]} step (redact: free text), or "
+        "keep: true with a reason"
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """``IDENTIFIER_TREATMENTS`` and ``TREAT_IDENTIFIERS``, computed on first use."""
+    if name == "IDENTIFIER_TREATMENTS":
+        return identifier_treatments()
+    if name == "TREAT_IDENTIFIERS":
+        return treat_identifiers()
+    raise AttributeError(f"module 'veil.policy' has no attribute {name!r}")
 
 
 def _parameters(name: str) -> list[str]:
-    signature = inspect.signature(TRANSFORMS[name].__init__)
+    signature = inspect.signature(_transforms()[name].__init__)
     return [p for p in signature.parameters if p != "self"]
 
 
@@ -126,10 +152,11 @@ def _check_step(raw: Any, *, table_level: bool) -> dict[str, dict[str, Any]]:
             f"'generalize: {{bins: [18, 30, 60]}}', got {raw!r}"
         )
     ((name, params),) = raw.items()
-    if name not in TRANSFORMS:
-        close = difflib.get_close_matches(str(name), TRANSFORMS, n=1)
+    known = _transforms()
+    if name not in known:
+        close = difflib.get_close_matches(str(name), known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"unknown transform {name!r}{hint}; allowed: {', '.join(TRANSFORMS)}")
+        raise ValueError(f"unknown transform {name!r}{hint}; allowed: {', '.join(known)}")
     params = {} if params is None else params
     if not isinstance(params, dict):
         raise ValueError(f"the parameters of {name!r} must be a mapping, got {params!r}")
@@ -158,7 +185,7 @@ def _check_step(raw: Any, *, table_level: bool) -> dict[str, dict[str, Any]]:
         if table_level or "columns" not in _parameters(name)
         else {**params, "columns": ["column"]}
     )
-    TRANSFORMS[name](**given).check_parameters()
+    known[name](**given).check_parameters()
     return {str(name): dict(params)}
 
 
@@ -203,7 +230,9 @@ class ColumnPolicy(BaseModel):
                 "keep: true releases the column as it is and needs a reason, e.g. "
                 "reason: 'public registry number, consented'"
             )
-        treatments = [name for step in self.steps for name in step if name in IDENTIFIER_TREATMENTS]
+        treatments = [
+            name for step in self.steps for name in step if name in identifier_treatments()
+        ]
         if self.keep and treatments:
             raise ValueError(
                 f"keep: true releases the column as it is, but its steps {treatments} change "
@@ -435,7 +464,7 @@ class Policy(BaseModel):
         return ordered
 
     def _build(self, name: str, params: dict[str, Any], index: int) -> ColumnTransform:
-        cls = TRANSFORMS[name]
+        cls = _transforms()[name]
         if (
             self.random_state is not None
             and "random_state" in _parameters(name)
@@ -451,7 +480,7 @@ class Policy(BaseModel):
         """Column -> the first drop/pseudonymize/mask/fake step that protects it."""
         found: dict[str, str] = {}
         for step in self.planned_steps():
-            if step.name in IDENTIFIER_TREATMENTS:
+            if step.name in identifier_treatments():
                 for column in step.columns:
                     found.setdefault(column, step.name)
         return found
@@ -529,7 +558,7 @@ def _check_derived_fakes(
             )
         if name == "fake":
             faked.update(columns)
-        elif name in IDENTIFIER_TREATMENTS:  # real values gone, and no fake name to build on
+        elif name in identifier_treatments():  # real values gone, and no fake name to build on
             faked.difference_update(columns)
 
 

@@ -62,7 +62,6 @@ from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.classes import ClassStats
 from veil.privacy.lattice import check as check_groups
 from veil.progress import Progress, as_progress
-from veil.transforms._base import merge_tallies
 
 #: Rows the policy is checked against and the scan decides roles on when the table is read in
 #: batches (the in-memory scan samples 1,000 values per column too, and confirms a pattern on
@@ -740,3 +739,18 @@ def _stats(counted: Frequencies | None, quasi: list[str], rows: int) -> ClassSta
         int((sizes == 1).sum()),
         float(rows / len(sizes)),
     )
+
+
+def merge_tallies(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two runs' tallies (``ColumnTransform.tallies``) added: numbers summed, ``counts_``
+    dictionaries summed key by key."""
+    total = dict(first)
+    for name, value in second.items():
+        if isinstance(value, dict):
+            merged = dict(total.get(name) or {})
+            for key, n in value.items():
+                merged[key] = merged.get(key, 0) + n
+            total[name] = dict(sorted(merged.items()))
+        else:
+            total[name] = total.get(name, 0) + value
+    return total

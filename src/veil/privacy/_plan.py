@@ -16,7 +16,7 @@ from veil._version import __version__
 from veil.exceptions import CheckFailedError, PolicyError
 from veil.frequency import CodedFrequencies
 from veil.hierarchy import Hierarchy, hierarchy_from_spec, load_hierarchy_dir
-from veil.policy import TREAT_IDENTIFIERS, Policy, PrivacySettings
+from veil.policy import Policy, PrivacySettings, treat_identifiers
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.criteria import Criterion, DistinctLDiversity, KAnonymity, TCloseness
 from veil.privacy.decide import decide
@@ -248,7 +248,7 @@ def plan_release(
     untreated = pol.untreated_identifiers()
     if untreated:
         raise PolicyError(
-            f"identifier column(s) {untreated} would be released as they are; {TREAT_IDENTIFIERS}"
+            f"identifier column(s) {untreated} would be released as they are; {treat_identifiers()}"
         )
     # Every column gets a role before anything runs: the policy's, else the scan's (ARX's
     # convention: with hierarchies and no declared quasi-identifier, those columns are QIs,

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from veil.exceptions import PolicyError
-from veil.policy import TREAT_IDENTIFIERS, ColumnPolicy, Policy
+from veil.policy import ColumnPolicy, Policy, treat_identifiers
 from veil.schema import ColumnRole
 
 
@@ -186,7 +186,7 @@ def _scanned(
     if refused:
         raise PolicyError(
             f"would release direct identifier(s) as they are: {'; '.join(refused)}; "
-            f"{TREAT_IDENTIFIERS}"
+            f"{treat_identifiers()}"
         )
     return found
 

@@ -212,7 +212,8 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
     #: the certificate records it beside ``describe()``.
     counts_: dict[str, int] | None
     #: The whole-number attributes a transform counts in (beside ``counts_``): run batch by
-    #: batch, their sums over the batches (``merge_tallies``) are set back before ``describe()``.
+    #: batch, their sums over the batches (``veil.privacy._passes.merge_tallies``) are set
+    #: back before ``describe()``.
     _tallies: ClassVar[tuple[str, ...]] = ()
 
     def tallies(self) -> dict[str, Any]:
@@ -228,21 +229,6 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         """One line for certificates and reports: what this step did. Never holds secrets."""
         cols = ", ".join(getattr(self, "columns_", None) or [])
         return f"{type(self).__name__}({cols})"
-
-
-def merge_tallies(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """Two runs' tallies (``ColumnTransform.tallies``) added: numbers summed, ``counts_``
-    dictionaries summed key by key."""
-    total = dict(first)
-    for name, value in second.items():
-        if isinstance(value, dict):
-            merged = dict(total.get(name) or {})
-            for key, n in value.items():
-                merged[key] = merged.get(key, 0) + n
-            total[name] = dict(sorted(merged.items()))
-        else:
-            total[name] = total.get(name, 0) + value
-    return total
 
 
 def _is_numeric(series: pd.Series) -> bool:
