@@ -7,10 +7,16 @@ of major world cities; health terms are a diagnosis/illness vocabulary written f
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
+import json
+import os
+import tempfile
+import unicodedata
+from collections.abc import Callable, Iterable
 from functools import cache
-
-from faker.config import AVAILABLE_LOCALES
+from pathlib import Path
 
 from veil.scan.recognizers.normalize import normalize, normalize_place
 
@@ -422,8 +428,56 @@ WORLD_CITIES = (
 )
 
 
+def cache_folder() -> Path:
+    """Where built word lists are kept: ``$VEIL_CACHE``, else ``$XDG_CACHE_HOME/veil``, else
+    ``~/.cache/veil``."""
+    given = os.environ.get("VEIL_CACHE")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "veil"
+
+
+@cache
+def _inputs_digest() -> str:
+    """What a built list depends on: Faker's version, Unicode's (accents are dropped by it),
+    and the recognizers' own source (their gazetteers, this module's lists, normalization)."""
+    import faker
+
+    digest = hashlib.sha256(f"{faker.VERSION}|{unicodedata.unidata_version}".encode())
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def _stored(name: str, build: Callable[[], Iterable[str]]) -> frozenset[str]:
+    """The word list ``name``: read from the cache folder when the same inputs made it (a
+    JSON list; importing Faker's providers of every locale and normalizing 200,000 words takes
+    longer than a scan of a small table), else built and kept there, written atomically. A
+    folder that cannot be read or written is passed over: the list is built."""
+    path = cache_folder() / f"words-{name}-{_inputs_digest()}.json"
+    with contextlib.suppress(OSError, ValueError):
+        words = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(words, list) and all(isinstance(w, str) for w in words):
+            return frozenset(words)
+    built = frozenset(build())
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(sorted(built), out)
+            os.replace(temporary, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+    return built
+
+
 def _provider_lists(kind: str, attributes: tuple[str, ...]) -> set[str]:
-    words: set[str] = set()
+    from faker.config import AVAILABLE_LOCALES
+
+    raw: set[str] = set()  # locales share many names: each normalized once
     for locale in AVAILABLE_LOCALES:
         try:
             module = importlib.import_module(f"faker.providers.{kind}.{locale}")
@@ -435,25 +489,37 @@ def _provider_lists(kind: str, attributes: tuple[str, ...]) -> set[str]:
             if isinstance(values, dict):  # weighted lists: {name: weight}
                 values = list(values)
             if isinstance(values, list | tuple):
-                words.update(normalize(v) for v in values if isinstance(v, str))
+                raw.update(v for v in values if isinstance(v, str))
+    words = {normalize(v) for v in raw}
     words.discard("")
     return words
 
 
-@cache
-def first_names() -> frozenset[str]:
+def _build_first_names() -> frozenset[str]:
     return frozenset(
         _provider_lists("person", ("first_names", "first_names_female", "first_names_male"))
     )
 
 
 @cache
-def last_names() -> frozenset[str]:
+def first_names() -> frozenset[str]:
+    """First names of every Faker locale, normalized as values are compared with them
+    (built once, then read from ``cache_folder()``)."""
+    return _stored("first_names", _build_first_names)
+
+
+def _build_last_names() -> frozenset[str]:
     return frozenset(_provider_lists("person", ("last_names",)))
 
 
 @cache
-def name_titles() -> frozenset[str]:
+def last_names() -> frozenset[str]:
+    """Last names of every Faker locale, normalized as values are compared with them
+    (built once, then read from ``cache_folder()``)."""
+    return _stored("last_names", _build_last_names)
+
+
+def _build_name_titles() -> frozenset[str]:
     words = _provider_lists(
         "person",
         (
@@ -469,12 +535,24 @@ def name_titles() -> frozenset[str]:
 
 
 @cache
-def occupations() -> frozenset[str]:
+def name_titles() -> frozenset[str]:
+    """Titles before and after a name (Mr, Dr, Jr...) of every Faker locale, normalized as
+    values are compared with them (built once, then read from ``cache_folder()``)."""
+    return _stored("name_titles", _build_name_titles)
+
+
+def _build_occupations() -> frozenset[str]:
     return frozenset(_provider_lists("job", ("jobs",)))
 
 
 @cache
-def places() -> frozenset[str]:
+def occupations() -> frozenset[str]:
+    """Job titles of every Faker locale, normalized as values are compared with them
+    (built once, then read from ``cache_folder()``)."""
+    return _stored("occupations", _build_occupations)
+
+
+def _build_places() -> frozenset[str]:
     from veil.scan.recognizers.countries import country_places  # their own place names
 
     words = set(country_places()) | set(WORLD_CITIES)
@@ -485,10 +563,13 @@ def places() -> frozenset[str]:
 
 
 @cache
-def text_places() -> frozenset[str]:
-    """Places searched for inside free text: the countries' own gazetteers (Kenya's counties
-    and provinces), major world cities and country names. Narrower than ``places``: the city
-    lists of every Faker locale hold words a sentence uses otherwise ("Est", "Quam", "Man")."""
+def places() -> frozenset[str]:
+    """Places: the countries' gazetteers, real city lists and country names, normalized as
+    values are compared with them (built once, then read from ``cache_folder()``)."""
+    return _stored("places", _build_places)
+
+
+def _build_text_places() -> frozenset[str]:
     from veil.scan.recognizers.countries import country_places
 
     words = set(country_places()) | set(WORLD_CITIES)
@@ -496,6 +577,14 @@ def text_places() -> frozenset[str]:
         module = importlib.import_module(f"faker.providers.address.{locale}")  # "Man", "Quam")
         words.update(w for w in getattr(module.Provider, "countries", ()) if isinstance(w, str))
     return frozenset(normalize_place(w) for w in words) - {""}
+
+
+@cache
+def text_places() -> frozenset[str]:
+    """Places searched for inside free text: the countries' own gazetteers (Kenya's counties
+    and provinces), major world cities and country names. Narrower than ``places``: the city
+    lists of every Faker locale hold words a sentence uses otherwise ("Est", "Quam", "Man")."""
+    return _stored("text_places", _build_text_places)
 
 
 #: Capitalized words that are not people's names in a note even when some locale has them as
