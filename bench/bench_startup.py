@@ -1,6 +1,8 @@
 """Start-up: how long `veil --help`, `veil --version` and `import veil` take in a new process
 (targets: 0.3 s and 0.5 s), beside the bare interpreter and `import pandas` measured in the
-same run, and what `import veil` loads.
+same run, and what `import veil` loads; then every command's whole process on a table of six
+rows (target 0.5 s: on such a table a command's time is its start-up), with the heavy
+libraries each one loaded.
 
     python bench/bench_startup.py [--repeat 7]
 
@@ -10,19 +12,109 @@ Each figure is the median of ``--repeat`` fresh processes.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 
-def timed(command: list[str], repeat: int) -> float:
+def timed(command: list[str], repeat: int, cwd: Path | None = None) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd
+        )
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+#: Libraries whose import alone takes a noticeable part of a second.
+HEAVY = (
+    "sklearn",
+    "scipy",
+    "matplotlib",
+    "torch",
+    "opendp",
+    "dask",
+    "flwr",
+    "sqlalchemy",
+    "pandas",
+)
+
+TINY = """name,age,county,diagnosis
+Jane Wanjiku,34,Nairobi,flu
+John Otieno,45,Kisumu,malaria
+Amina Hassan,34,Nairobi,flu
+Brian Kiprop,45,Kisumu,asthma
+Esther Achieng,34,Nairobi,flu
+Peter Mwangi,45,Kisumu,flu
+"""
+
+
+def commands(folder: Path) -> list[tuple[str, list[str]]]:
+    """Each command on the six-row table (run in this order: later ones read what earlier
+    ones wrote)."""
+    tiny, plain = folder / "tiny.csv", folder / "plain.csv"
+    tiny.write_text(TINY)
+    plain.write_text("\n".join(",".join(line.split(",")[1:]) for line in TINY.splitlines()))
+    out, cert = folder / "release.csv", folder / "certificate.json"
+    rights = folder / "rights"
+    return [
+        ("veil scan", ["scan", str(tiny)]),
+        ("veil check", ["check", str(plain), "-q", "age,county", "-k", "2"]),
+        (
+            "veil anonymize (no step)",
+            [
+                "anonymize",
+                str(plain),
+                "-k",
+                "2",
+                "-o",
+                str(out),
+                "--certificate",
+                str(cert),
+                "--force",
+            ],
+        ),
+        ("veil verify", ["verify", str(out), "--certificate", str(cert)]),
+        (
+            "veil anonymize (pseudonymize a name)",
+            ["anonymize", str(tiny), "-k", "2", "-o", str(out), "--force"],
+        ),
+        ("veil hierarchy", ["hierarchy", str(plain), "age"]),
+        ("veil transforms", ["transforms"]),
+        ("veil keygen", ["keygen"]),
+        ("veil rights demo", ["rights", "demo", "-o", str(rights)]),
+        (
+            "veil rights retrieve (SQL map)",
+            [
+                "rights",
+                "retrieve",
+                "--map",
+                str(rights / "insurer.yaml"),
+                "--subject",
+                "national_id=10043141",
+            ],
+        ),
+    ]
+
+
+def loaded(python: str, argv: list[str], folder: Path) -> str:
+    """The heavy libraries a command imported (run once more, in its own process)."""
+    probe = (
+        "import sys, runpy; sys.argv = ['veil', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('veil', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [python, "-c", probe, *argv], capture_output=True, text=True, cwd=folder, check=False
+    )
+    return done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
 
 
 def main() -> None:
@@ -46,8 +138,18 @@ def main() -> None:
         print(f"{name:<36}{seconds:>7.3f} s{goal:>9}{mark}")
     heavy = ("pandas", "numpy", "sklearn", "scipy", "matplotlib", "pyarrow", "opendp")
     probe = f"import sys, veil; print(' '.join(m for m in {heavy!r} if m in sys.modules) or 'none')"
-    loaded = subprocess.run([python, "-c", probe], check=True, capture_output=True, text=True)
-    print(f"heavy modules loaded by import veil: {loaded.stdout.strip()}")
+    found = subprocess.run([python, "-c", probe], check=True, capture_output=True, text=True)
+    print(f"heavy modules loaded by import veil: {found.stdout.strip()}")
+    print()
+    print(f"{'each command on six rows':<40}{'median':>9}{'target':>9}  loads")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        os.environ.setdefault("VEIL_KEY", "bench-startup-" + "k" * 32)
+        for name, argv in commands(folder):
+            seconds = timed([python, "-m", "veil", *argv], args.repeat, cwd=folder)
+            mark = "  ok" if seconds <= 0.5 else "  OVER"
+            heavy_loaded = loaded(python, argv, folder)
+            print(f"{name:<40}{seconds:>7.3f} s{0.5:>7.1f} s{mark}  {heavy_loaded}")
 
 
 if __name__ == "__main__":

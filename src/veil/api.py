@@ -22,6 +22,7 @@ import pandas as pd
 from veil.exceptions import InputError, ParameterError
 from veil.hierarchy import Hierarchy, load_hierarchies, load_hierarchy_dir
 from veil.io import (
+    DEFAULT_BATCH_ROWS,
     SPREADSHEETS,
     TEXT_FORMATS,
     OutputSet,
@@ -31,20 +32,18 @@ from veil.io import (
     write_table,
 )
 from veil.policy import Policy
-from veil.privacy._anonymize import anonymize as _release_in_memory
 from veil.privacy._check import CheckResult, check_stream
 from veil.privacy._check import check as _check_frame
-from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
-from veil.privacy._stream import DEFAULT_BATCH_ROWS, StreamedRelease, anonymize_stream
-from veil.privacy._verify import Verification, verify_files
-from veil.privacy._verify import verify as _verify_frame
-from veil.privacy.certificate import Certificate, Release
 from veil.progress import Progress, as_progress
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engines load with the call that runs one
     from veil.evaluate import Evaluation
     from veil.federated import FederatedResult
     from veil.learn.latent import LatentRelease
+    from veil.privacy._dask import DaskRelease
+    from veil.privacy._stream import StreamedRelease
+    from veil.privacy._verify import Verification
+    from veil.privacy.certificate import Certificate, Release
 
 __all__ = [
     "Synthesized",
@@ -172,6 +171,8 @@ def anonymize(
     CheckFailedError
         The release misses the policy's privacy goals.
     """
+    from veil.privacy._anonymize import anonymize as _release_in_memory
+
     pol = _policy(policy)
     # the policy's read: section says how veil reads a file or a database, not a table in hand
     read_here = isinstance(source, str | os.PathLike)
@@ -280,6 +281,8 @@ class _Outputs:
 def _on_dask(
     src: Source, pol: Policy, plan: _Outputs, found: Mapping[str, Hierarchy] | None, progress: Told
 ) -> DaskRelease:
+    from veil.privacy._dask import anonymize_dask
+
     # the certificate appears with the folder of parts, or neither does
     with plan.outputs:
         released = anonymize_dask(
@@ -303,6 +306,8 @@ def _in_batches(
     escape_formulas: bool,
     progress: Told,
 ) -> StreamedRelease:
+    from veil.privacy._stream import anonymize_stream
+
     folder = None
     if plan.output is None:  # a private file until ``to_file`` names it
         folder = Path(tempfile.mkdtemp(prefix="veil-release-"))
@@ -396,6 +401,8 @@ def check(
     CheckResult
         What was measured; ``failed`` lists the thresholds given that do not hold.
     """
+    from veil.privacy._dask import check_dask
+
     src = Source.of(source, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
     trees = _trees(hierarchies)
     columns = [str(c) for c in quasi_identifiers]
@@ -474,6 +481,9 @@ def verify(
     Verification
         Each claim, whether it holds, and how it was measured; ``ok`` when all hold.
     """
+    from veil.privacy._verify import verify as _verify_frame
+    from veil.privacy._verify import verify_files
+
     claims = _claims(certificate)
     src = Source.of(release, sep=sep)
     trees = _trees(hierarchies)
@@ -485,6 +495,8 @@ def verify(
 
 
 def _claims(certificate: Certificate | Mapping[str, Any] | PathLike) -> dict[str, Any]:
+    from veil.privacy.certificate import Certificate
+
     if isinstance(certificate, Certificate):
         return certificate.to_dict()
     if isinstance(certificate, Mapping):

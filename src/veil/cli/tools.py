@@ -79,13 +79,14 @@ def keygen(
     force: Force = False,
 ) -> None:
     """Make a random pseudonymization key (for VEIL_KEY or a key_file)."""
-    from veil.io import atomic_open, check_output
     from veil.keys import generate_key
 
     key = generate_key()
     if output is None:
         out.print(key)  # the one place a key is printed: it was asked for
         return
+    from veil.io import atomic_open, check_output  # (pandas comes with it: only for a file)
+
     check_output(output, force=force)
     with atomic_open(output, permissions=0o600, force=force) as fh:
         fh.write(key + "\n")

@@ -7,7 +7,7 @@ half-written output, and an input file is never overwritten.
 
 from __future__ import annotations
 
-from veil.io._batches import BatchWriter, TableStream, is_streamable
+from veil.io._batches import DEFAULT_BATCH_ROWS, BatchWriter, TableStream, is_streamable
 from veil.io._content import ContentHash, content_sha256, fingerprint, parts_sha256
 from veil.io._files import TEXT_FORMATS
 from veil.io._folds import (
@@ -44,6 +44,7 @@ from veil.io._write import (
 )
 
 __all__ = [
+    "DEFAULT_BATCH_ROWS",
     "ENGINES",
     "EXCEL_CELL_CHARS",
     "EXCEL_COLUMNS",

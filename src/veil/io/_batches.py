@@ -40,6 +40,8 @@ from veil.io._write import _as_written
 
 __all__ = ["BatchWriter", "TableStream", "is_streamable"]
 
+#: Rows per batch when a table is read in batches, unless told: a few hundred MB of a wide table.
+DEFAULT_BATCH_ROWS = 500_000
 #: Bytes of a CSV file read to detect its encoding and delimiter.
 _HEAD_BYTES = 1 << 24
 #: Arrow's block: rows are parsed this many bytes at a time (a row longer than it is refused).

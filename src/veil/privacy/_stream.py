@@ -27,7 +27,7 @@ from veil._html import Shown
 from veil.exceptions import OutputError, ParameterError
 from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
-from veil.io import BatchWriter, ContentHash, TableStream, fold_batches
+from veil.io import DEFAULT_BATCH_ROWS, BatchWriter, ContentHash, TableStream, fold_batches
 from veil.privacy import _passes as engine
 from veil.privacy._passes import Passes, Written, merged_counts, release_in_passes, row_hashes
 from veil.privacy._plan import PolicyLike
@@ -35,9 +35,6 @@ from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
 
 __all__ = ["DEFAULT_BATCH_ROWS", "StreamedRelease", "anonymize_stream"]
-
-#: Rows per batch unless told: a few hundred MB of a wide table.
-DEFAULT_BATCH_ROWS = 500_000
 
 
 @dataclass
