@@ -70,3 +70,31 @@ def test_the_hex_helpers_match_their_value_by_value_forms() -> None:
     for length in (8, 9, 16, 64):
         expected = [bytes(row).hex()[:length] for row in digests]
         assert _hex_prefixes(digests[:, : (length + 1) // 2], length) == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet=st.sampled_from(list("aBz09 \t\n\x0b\x1c\x1f-._")), max_size=8),
+            st.text(max_size=6),  # any Unicode: accents, other scripts (refused), NULs
+            st.integers(-5, 5),
+        ),
+        max_size=30,
+    ),
+    st.sampled_from(["hex", "preserve"]),
+    st.booleans(),
+)
+def test_canonical_texts_in_bulk_equal_each_one(values: list, fmt: str, normalize: bool) -> None:
+    from veil.exceptions import ParameterError
+    from veil.transforms import Pseudonymize
+
+    step = Pseudonymize(["c"], format=fmt, normalize=normalize)
+    array = np.asarray(values, dtype=object)
+    try:
+        expected = [step._canonical(v, "c") for v in array]
+    except ParameterError:  # a letter of another script: refused either way
+        with pytest.raises(ParameterError):
+            step._canonical_all(array, "c")
+        return
+    assert step._canonical_all(array, "c") == expected

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import re
 import unicodedata
 from typing import Any, ClassVar
 
@@ -123,13 +124,14 @@ class Pseudonymize(ColumnTransform):
     def _canonical_all(self, values: np.ndarray, column: str) -> list[str]:
         """``_canonical`` of each value; text that needs no accent dropped in one pass."""
         text = pd.api.types.infer_dtype(values, skipna=False) == "string"
-        if not (text and "".join(values).isascii()):
-            return [self._canonical(v, column) for v in values]
+        joined = "\x00".join(values) if text else ""
+        if not (text and joined.isascii()) or joined.count("\x00") != len(values) - 1:
+            return [self._canonical(v, column) for v in values]  # (a NUL in a value too)
         if not self.normalize:
             return list(values)
-        if self.format == "hex":
-            return [v.strip().casefold() for v in values]
-        return [v.strip() for v in values]
+        if _SPACE.search(joined):  # white space somewhere: each value trimmed
+            joined = "\x00".join(v.strip() for v in values)
+        return (joined.casefold() if self.format == "hex" else joined).split("\x00")
 
     def _canonical(self, value: object, column: str = "") -> str:
         """The text a pseudonym is made from: spelling variants of one value give one token
@@ -198,11 +200,12 @@ class Pseudonymize(ColumnTransform):
         tokens: list[str] = []
         heads = np.empty(len(texts), dtype=np.uint64)
         for start in range(0, len(texts), _CHUNK):
-            digests = []
+            digests: list[bytes] = []
+            copy, add = keyed.copy, digests.append
             for message in _messages(texts[start : start + _CHUNK], suffix):
-                state = keyed.copy()
+                state = copy()
                 state.update(message)
-                digests.append(state.digest())
+                add(state.digest())
             joined = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 32)
             tokens.extend(_hex_prefixes(joined[:, :keep], self.length))
             first = joined[:, :8].copy().view(">u8").ravel()
@@ -222,6 +225,9 @@ class Pseudonymize(ColumnTransform):
         """The columns and the pseudonyms' format (never the key)."""
         return f"Pseudonymize({', '.join(self.columns_)}; HMAC-SHA256, format={self.format})"
 
+
+#: The ASCII characters ``str.strip`` removes.
+_SPACE = re.compile(r"[\t\n\x0b\x0c\r\x1c-\x1f ]")
 
 #: Each byte as two lower-case hex characters' code points.
 _HEX = np.array([[ord(c) for c in f"{b:02x}"] for b in range(256)], dtype=np.uint32)
