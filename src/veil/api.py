@@ -401,7 +401,6 @@ def check(
     CheckResult
         What was measured; ``failed`` lists the thresholds given that do not hold.
     """
-    from veil.privacy._dask import check_dask
 
     src = Source.of(source, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
     trees = _trees(hierarchies)
@@ -430,6 +429,8 @@ def check(
             **goals,
         )
     frame = src.dask(columns=[*columns, *([sensitive] if sensitive else [])])
+    from veil.privacy._dask import check_dask
+
     return check_dask(
         frame, columns, sensitive=sensitive, progress=progress, hierarchies=trees, **goals
     )

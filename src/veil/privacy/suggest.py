@@ -30,8 +30,6 @@ from veil.exceptions import CheckFailedError, ParameterError, PolicyError
 from veil.frequency import COUNT, CodedColumns, CodedFrequencies, Frequencies
 from veil.hierarchy import Hierarchy
 from veil.policy import Policy
-from veil.privacy._anonymize import anonymize
-from veil.privacy._plan import criteria_for, limited, searched
 from veil.privacy.lattice import MAX_EXHAUSTIVE
 from veil.progress import Progress
 from veil.scan import ScanResult
@@ -94,6 +92,8 @@ def _measure(
     ``sensitive``), or Mondrian's local recoding on the rows, released with ``anonymize``.
     Identifiers' steps change no row, so the records kept and the levels are those of the
     whole release. ``built``: the quasi-identifiers' hierarchies, built once on the counts."""
+    from veil.privacy._anonymize import anonymize  # the engine, when a goal is tried
+
     if COUNT in data.columns:
         return _measure_counts(data, quasi, sensitive, goal, built or _built(data, quasi))
     columns: dict[str, Any] = {q: {"role": "quasi_identifier"} for q in quasi}
@@ -141,6 +141,8 @@ def _measure_counts(
     """``_measure`` on counts (of the table in memory, or those a scan in passes kept): the
     release's search on the same hierarchies, the records kept and classes read from the
     search's classes; as fast as the search, whatever the table's size."""
+    from veil.privacy._plan import criteria_for, limited, searched
+
     outcome = SuggestedGoal(goal=goal)
     privacy = Policy.from_dict({"privacy": goal}).privacy
     assert privacy is not None
