@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from veil.scan.recognizers import ENTITY_INFO, TEXT_RECOGNIZERS, PatternRecognizer
 from veil.scan.recognizers import vocabulary as words
@@ -122,6 +122,13 @@ def _is_capitalized(token: str) -> bool:
     return (token[0].isupper() and not token.isupper()) or (len(token) <= 3 and token.istitle())
 
 
+@lru_cache(maxsize=1 << 16)
+def _word_key(word: str) -> str:
+    """A word of a text as the word lists hold it (notes repeat their words: each is
+    normalized once)."""
+    return normalize(word)
+
+
 def _names(text: str) -> list[Span]:
     first, last = words.first_names(), words.last_names()
     titles, cues, common = words.NAME_TITLES_IN_TEXT, words.NAME_CUES, words.NOT_NAMES_IN_TEXT
@@ -131,14 +138,9 @@ def _names(text: str) -> list[Span]:
         for m in _WORD.finditer(text)
         for word in (m.group(0).rstrip("."),)
     ]
-    # each word as the word lists hold it, normalized once per distinct word; a word longer
-    # than any list's entry is none of them (and a cell of megabytes of letters is one word)
-    folded: dict[str, str] = {}
-    keys = [
-        folded.get(word)
-        or folded.setdefault(word, normalize(word) if len(word) <= LONGEST_WORD else "")
-        for _, _, word in tokens
-    ]
+    # each word as the word lists hold it, normalized once per distinct word across texts; a
+    # word longer than any list's entry is none of them (a cell of megabytes of letters is one)
+    keys = [_word_key(word) if len(word) <= LONGEST_WORD else "" for _, _, word in tokens]
     spans: list[Span] = []
     i = 0
     while i < len(tokens):
