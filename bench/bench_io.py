@@ -97,5 +97,47 @@ def main() -> None:
         row("write Parquet (atomic vs direct)", ours, peer)
 
 
+ADULT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "arx" / "adult" / "adult.csv"
+
+
+def whole_process(command: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of a command in a process of its own, children's CPU included."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return time.perf_counter() - start, cpu
+
+
+def check_beside_arrow(rows: int) -> None:
+    """``veil check`` of ``rows`` x 8 quasi-identifiers from CSV, as a whole process, beside
+    pyarrow reading the same file in a process of its own (the floor: start-up and the read)
+    (issue 38's target: at most twice that)."""
+    import sys
+
+    if not ADULT.exists():
+        print(f"(no {ADULT}: the check-beside-Arrow figure needs ../shared)")
+        return
+    adult = pd.read_csv(ADULT, sep=";")
+    columns = list(adult.columns)[:8]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "adult.csv"
+        adult[columns].sample(rows, replace=True, random_state=0).to_csv(path, index=False)
+        veil_cli = [sys.executable, "-m", "veil", "check", str(path), "-q", ",".join(columns)]
+        arrow = [sys.executable, "-c", f"import pyarrow.csv as c; c.read_csv({str(path)!r})"]
+        ours = min((whole_process([*veil_cli, "-k", "5"]) for _ in range(3)), key=lambda t: t[0])
+        floor = min((whole_process(arrow) for _ in range(3)), key=lambda t: t[0])
+        print(f"\nveil check, {rows:,} rows x 8 quasi-identifiers from CSV, whole process")
+        print(f"  {'':<40}{'wall':>9}{'CPU':>9}")
+        print(f"  {'veil check -k 5':<40}{ours[0]:>8.2f}s{ours[1]:>8.2f}s")
+        print(f"  {'pyarrow read_csv (start-up and read)':<40}{floor[0]:>8.2f}s{floor[1]:>8.2f}s")
+        print(f"  ratio {ours[0] / floor[0]:.2f}x (target: at most 2x)")
+
+
 if __name__ == "__main__":
     main()
+    check_beside_arrow(1_000_000)
