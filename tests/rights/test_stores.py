@@ -4,6 +4,7 @@ class (shown with a kind registered by this test, which retrieve and erase then 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,13 @@ from tests.rights.conftest import build_insurer, insurer_map, write_exports
 from veil.rights import DataMap, retrieve
 from veil.rights.erase import erase
 from veil.rights.file_kinds import Files
-from veil.rights.stores import KINDS, kind_of
+from veil.rights.stores import KINDS, kind_named, kind_of, known_kinds
 
 
 def test_the_three_kinds_are_registered_and_found_by_their_word() -> None:
-    assert sorted(KINDS) == ["files", "s3", "sql"]
+    assert sorted(known_kinds()) == ["files", "s3", "sql"]
+    assert all(kind_named(k).kind == k for k in known_kinds())
+    assert sorted(KINDS) == ["files", "s3", "sql"]  # each registered once it was first needed
     store = DataMap.model_validate(insurer_map("sqlite:///x.db")).stores["core"]
     assert kind_of(store).kind == "sql"
     assert kind_of(store).linked
@@ -83,3 +86,32 @@ def test_a_kind_registered_by_one_class_is_served_by_retrieve_and_erase(
     assert retrieve(files_map, person).total == 0
     left = pd.read_csv(tmp_path / "exports" / "export_0.csv", dtype=str)
     assert person["national_id"] not in set(left["NationalID"])
+
+
+def test_a_request_on_a_sql_map_loads_no_table_library(tmp_path: Path) -> None:
+    """The file kinds (and pandas with them) load only for a map that has files or objects:
+    the right of access on a SQL map, in a process of its own, never imports pandas."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    url = f"sqlite:///{tmp_path / 'insurer.db'}"
+    tables = build_insurer(url, clients=20)
+    (tmp_path / "map.yaml").write_text(yaml.safe_dump(insurer_map(url)))
+    someone = str(tables["clients"]["national_id"].iloc[0])
+    probe = (
+        "import sys\n"
+        "from veil.rights import access\n"
+        f"found = access({str(tmp_path / 'map.yaml')!r}, 'national_id={someone}')\n"
+        "print(sum(found.counts.values()), 'pandas' in sys.modules, 'veil.rights.file_kinds' in "
+        "sys.modules)\n"
+    )
+    env = {**os.environ, "VEIL_KEY": "k" * 40}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    rows, pandas_loaded, file_kinds_loaded = done.stdout.split()
+    assert int(rows) >= 1  # the person was found
+    assert pandas_loaded == "False"
+    assert file_kinds_loaded == "False"

@@ -7,41 +7,108 @@ half-written output, and an input file is never overwritten.
 
 from __future__ import annotations
 
-from veil.io._batches import DEFAULT_BATCH_ROWS, BatchWriter, TableStream, is_streamable
-from veil.io._content import ContentHash, content_sha256, fingerprint, parts_sha256
-from veil.io._files import TEXT_FORMATS
-from veil.io._folds import (
-    Partitions,
-    dask_frame,
-    dask_modules,
-    each_partition,
-    fold_batches,
-)
-from veil.io._formulas import escape_formulas
-from veil.io._outputs import (
-    OutputSet,
-    atomic_open,
-    atomic_path,
-    check_output,
-    explain_os_error,
-    output_failure,
-    remove_stale_temps,
-)
-from veil.io._read import Readable, check_cells, read
-from veil.io._source import ENGINES, STREAMING_SHARE, Engine, Source, cluster, memory_bytes
-from veil.io._sql import display_source
-from veil.io._write import (
-    EXCEL_CELL_CHARS,
-    EXCEL_COLUMNS,
-    EXCEL_ROWS,
-    SPREADSHEETS,
-    SUPPORTED_OUTPUTS,
-    OutputFormat,
-    check_writable,
-    output_format,
-    write,
-    write_table,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from veil.io._batches import DEFAULT_BATCH_ROWS, BatchWriter, TableStream, is_streamable
+    from veil.io._content import ContentHash, content_sha256, fingerprint, parts_sha256
+    from veil.io._files import TEXT_FORMATS
+    from veil.io._folds import (
+        Partitions,
+        dask_frame,
+        dask_modules,
+        each_partition,
+        fold_batches,
+    )
+    from veil.io._formulas import escape_formulas
+    from veil.io._outputs import (
+        OutputSet,
+        atomic_open,
+        atomic_path,
+        check_output,
+        explain_os_error,
+        output_failure,
+        remove_stale_temps,
+    )
+    from veil.io._read import Readable, check_cells, read
+    from veil.io._source import ENGINES, STREAMING_SHARE, Engine, Source, cluster, memory_bytes
+    from veil.io._sql import display_source
+    from veil.io._write import (
+        EXCEL_CELL_CHARS,
+        EXCEL_COLUMNS,
+        EXCEL_ROWS,
+        SPREADSHEETS,
+        SUPPORTED_OUTPUTS,
+        OutputFormat,
+        check_writable,
+        output_format,
+        write,
+        write_table,
+    )
+
+#: Where each public name lives: loaded on first use, so that writing a file atomically or
+#: reading a SQL row does not load pandas and pyarrow with the table readers.
+_LAZY = {
+    **dict.fromkeys(
+        ("DEFAULT_BATCH_ROWS", "BatchWriter", "TableStream", "is_streamable"), "veil.io._batches"
+    ),
+    **dict.fromkeys(
+        ("ContentHash", "content_sha256", "fingerprint", "parts_sha256"), "veil.io._content"
+    ),
+    "TEXT_FORMATS": "veil.io._files",
+    **dict.fromkeys(
+        ("Partitions", "dask_frame", "dask_modules", "each_partition", "fold_batches"),
+        "veil.io._folds",
+    ),
+    "escape_formulas": "veil.io._formulas",
+    **dict.fromkeys(
+        (
+            "OutputSet",
+            "atomic_open",
+            "atomic_path",
+            "check_output",
+            "explain_os_error",
+            "output_failure",
+            "remove_stale_temps",
+        ),
+        "veil.io._outputs",
+    ),
+    **dict.fromkeys(("Readable", "check_cells", "read"), "veil.io._read"),
+    **dict.fromkeys(
+        ("ENGINES", "STREAMING_SHARE", "Engine", "Source", "cluster", "memory_bytes"),
+        "veil.io._source",
+    ),
+    "display_source": "veil.io._sql",
+    **dict.fromkeys(
+        (
+            "EXCEL_CELL_CHARS",
+            "EXCEL_COLUMNS",
+            "EXCEL_ROWS",
+            "SPREADSHEETS",
+            "SUPPORTED_OUTPUTS",
+            "OutputFormat",
+            "check_writable",
+            "output_format",
+            "write",
+            "write_table",
+        ),
+        "veil.io._write",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'veil.io' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",

@@ -13,21 +13,62 @@ request.
 
 from __future__ import annotations
 
-# the kinds of store (SQL, files, S3) registered in veil.rights.stores.KINDS before any request
-from veil.rights import file_kinds, sql_kind  # noqa: F401  (register the kinds)
-from veil.rights._audit import AuditLog, subject_hash
-from veil.rights._map import DataMap, RetentionClass, Store, TableMap, dump_map, load_map
-from veil.rights.erase import Erasure
-from veil.rights.requests import (
-    access,
-    erasure,
-    open_audit,
-    requests_of,
-    retention,
-    write_confirmation,
-)
-from veil.rights.retention import RetentionResult
-from veil.rights.retrieve import Retrieval, parse_subject, retrieve
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from veil.rights._audit import AuditLog, subject_hash
+    from veil.rights._map import DataMap, RetentionClass, Store, TableMap, dump_map, load_map
+    from veil.rights.erase import Erasure
+    from veil.rights.requests import (
+        access,
+        erasure,
+        open_audit,
+        requests_of,
+        retention,
+        write_confirmation,
+    )
+    from veil.rights.retention import RetentionResult
+    from veil.rights.retrieve import Retrieval, parse_subject, retrieve
+
+#: Where each public name lives: loaded on first use (a request on a SQL map never loads the
+#: file kinds, nor pandas with them; the kinds register themselves: veil.rights.stores).
+_LAZY = {
+    **dict.fromkeys(("AuditLog", "subject_hash"), "veil.rights._audit"),
+    **dict.fromkeys(
+        ("DataMap", "RetentionClass", "Store", "TableMap", "dump_map", "load_map"),
+        "veil.rights._map",
+    ),
+    "Erasure": "veil.rights.erase",
+    **dict.fromkeys(
+        ("access", "erasure", "open_audit", "requests_of", "retention", "write_confirmation"),
+        "veil.rights.requests",
+    ),
+    "RetentionResult": "veil.rights.retention",
+    **dict.fromkeys(("Retrieval", "parse_subject", "retrieve"), "veil.rights.retrieve"),
+}
+
+
+# Two functions share a name with a module of this package (veil.rights.retrieve,
+# veil.rights.retention): the modules are imported first (neither loads pandas), so that the
+# names stay the functions once bound.
+from veil.rights import retention as _retention_module  # noqa: E402, F401
+from veil.rights import retrieve as _retrieve_module  # noqa: E402, F401
+from veil.rights.requests import retention  # noqa: E402
+from veil.rights.retrieve import retrieve  # noqa: E402
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'veil.rights' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "AuditLog",

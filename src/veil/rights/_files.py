@@ -12,8 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import secrets
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +21,7 @@ import pandas as pd
 
 from veil.exceptions import InputError, MissingExtraError
 from veil.rights._map import Store, TableMap
-
-TOKEN = "erased-"
-
-
-def token() -> str:
-    """A random value that replaces an identifying one (drawn, never derived: irreversible)."""
-    return f"{TOKEN}{secrets.token_hex(8)}"
+from veil.rights._subject import TOKEN, Subject, token, values_of
 
 
 @dataclass(frozen=True)
@@ -317,14 +310,6 @@ def matches(
         raise InputError(f"{where} has no column {column!r}: fix the map")
     wanted = {v.strip() for v in values_of(value)}
     return frame[column].astype(str).str.strip().isin(wanted)
-
-
-def values_of(value: str | Collection[str]) -> list[str]:
-    """A subject key's value, or its values (a person may have several e-mails)."""
-    return [value] if isinstance(value, str) else sorted(value)
-
-
-Subject = Mapping[str, "str | Collection[str]"]
 
 
 def subject_rows(

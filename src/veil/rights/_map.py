@@ -65,12 +65,15 @@ class Store(_Strict):
     @field_validator("kind")
     @classmethod
     def _known(cls, kind: str) -> str:
-        from veil.rights.stores import KINDS
+        import difflib
 
-        if kind not in KINDS:
-            close = KINDS.suggest(kind)
-            hint = f" (did you mean {close!r}?)" if close else ""
-            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}{hint}")
+        from veil.rights.stores import known_kinds
+
+        known = known_kinds()
+        if kind not in known:
+            close = difflib.get_close_matches(kind, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"kind must be one of {', '.join(known)}, got {kind!r}{hint}")
         return kind
 
     @model_validator(mode="after")

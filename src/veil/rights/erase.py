@@ -26,9 +26,9 @@ import pandas as pd
 from veil._html import Shown
 from veil.exceptions import InputError, ParameterError
 from veil.rights import _lock
-from veil.rights._files import Subject, values_of
 from veil.rights._journal import Journal
 from veil.rights._map import DataMap, Store
+from veil.rights._subject import Subject, values_of
 from veil.rights.retrieve import closure, retrieve, retrieve_one
 from veil.rights.stores import kind_of
 

@@ -9,15 +9,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from veil.exceptions import CheckFailedError
 from veil.rights._audit import AuditLog, anchors_for, confirmation, confirmation_html, open_log
 from veil.rights._audit import subject_hash as keyed_hash
 from veil.rights._map import DataMap, load_map
-from veil.rights.erase import Erasure, erase
-from veil.rights.retention import RetentionResult, apply_retention
 from veil.rights.retrieve import Retrieval, parse_subject, retrieve, write_export
+
+if TYPE_CHECKING:  # erasure and retention bring pandas: loaded by the requests that change rows
+    from veil.rights.erase import Erasure
+    from veil.rights.retention import RetentionResult
 
 __all__ = ["access", "erasure", "open_audit", "requests_of", "retention", "write_confirmation"]
 
@@ -51,13 +53,13 @@ def access(map_path: str | Path, subject: str, *, output: str | Path | None = No
     """Everything the map's stores hold about ``subject`` (``KEY=VALUE``: right of access and
     portability), logged; with ``output``, the export written (.json, or .zip: a JSON file per
     store and a readable summary.html)."""
-    from veil.io import check_output
-
     path = Path(map_path)
     data_map = load_map(path)
     who = parse_subject(subject, data_map)
     log, key = open_audit(path, data_map)
     if output is not None:
+        from veil.io import check_output
+
         check_output(output, inputs=[str(path)], force=False)
     found = retrieve(data_map, who)
     log.append(
@@ -84,6 +86,8 @@ def erasure(
     only when nothing is found); logged, dry runs too. Interrupted, the same call finishes the
     job from the map's journal."""
     import pandas as pd
+
+    from veil.rights.erase import erase
 
     path = Path(map_path)
     data_map = load_map(path)
@@ -125,6 +129,8 @@ def retention(
     keeps it; legal holds keep rows, anonymized), logged. Interrupted, the same call finishes
     the run."""
     import pandas as pd
+
+    from veil.rights.retention import apply_retention
 
     path = Path(map_path)
     data_map = load_map(path)

@@ -25,17 +25,17 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from veil._html import Shown
 from veil.exceptions import InputError
 from veil.rights import _lock
 from veil.rights._journal import Journal
 from veil.rights._map import DataMap
-from veil.rights.erase import parse_age
 from veil.rights.stores import kind_of
+
+if TYPE_CHECKING:  # pandas loads when retention runs, not when veil.rights is imported
+    import pandas as pd
 
 OUTCOMES = ("deleted", "archived", "kept")
 
@@ -72,7 +72,9 @@ def apply_retention(
     """Apply every class with a ``keep`` to the tables, files and objects that name it.
     ``journal``: the folder of the run's journal (an interrupted run resumes from it, with
     the date it started with)."""
-    from veil.rights.erase import preflight
+    import pandas as pd
+
+    from veil.rights.erase import parse_age, preflight
 
     preflight(data_map)  # what no re-run could fix fails before the journal exists
     log = None if dry_run else Journal(journal, "retention")

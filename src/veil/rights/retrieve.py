@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from veil._html import Shown
 from veil.exceptions import InputError
 from veil.rights import _sql
-from veil.rights._files import TOKEN, Subject, values_of
 from veil.rights._map import DataMap, Store
+from veil.rights._subject import TOKEN, Subject, values_of
 from veil.rights.stores import kind_of
 
 

@@ -9,25 +9,25 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import sqlalchemy as sa
 
 from veil.exceptions import InputError
 from veil.rights import _lock, _sql
 from veil.rights._audit import SqlAnchor
-from veil.rights._files import (
-    Subject,
-    values_of,
-)
-from veil.rights._files import token as make_token
-from veil.rights._journal import Journal
 from veil.rights._map import DataMap, RetentionClass, Store, children_first
-from veil.rights.erase import Rows, identifying, keeps
-from veil.rights.retention import Outcomes
-from veil.rights.retrieve import Seed
+from veil.rights._subject import Subject, values_of
+from veil.rights._subject import token as make_token
 from veil.rights.stores import KINDS, Counts, StoreKind
+
+if TYPE_CHECKING:  # erasure and retention bring pandas: loaded when a request changes rows
+    import pandas as pd
+
+    from veil.rights._journal import Journal
+    from veil.rights.erase import Rows
+    from veil.rights.retention import Outcomes
+    from veil.rights.retrieve import Seed
 
 
 def retrieve_sql(
@@ -117,6 +117,8 @@ def erase_sql(
     """Delete (or keep, anonymized) the subject's rows of one SQL store, or the rows
     ``found`` (retention's aged rows and what links to them). ``before_commit`` sees the
     counts inside the transaction (a journal notes them there)."""
+    from veil.rights.erase import keeps
+
     assert store.url is not None
     if found is None:
         found = retrieve_sql(name, store, subject)
@@ -179,6 +181,10 @@ def erase_sql(
 
 def _scan_identifying(connection: sa.Connection, table: sa.Table, spec: Any) -> set[str]:
     """:func:`identifying` over a sample of a SQL table."""
+    import pandas as pd
+
+    from veil.rights.erase import identifying
+
     sample = [dict(r._mapping) for r in connection.execute(sa.select(table).limit(1_000))]
     return identifying(pd.DataFrame(sample), set(spec.subject_keys.values()))
 

@@ -5,13 +5,14 @@ map against the live store, and what else a request needs (``locks``, an audit `
 whether its tables link to each other, whether it goes last in an erasure).
 
 The kinds are registered in ``KINDS`` (``veil.rights.sql_kind`` registers SQL,
-``veil.rights.file_kinds`` files and S3, each kind's code in its module): ``kind_of(store)`` is
-how every request finds them, so a new kind of store is one module, not a branch in each
-request."""
+``veil.rights.file_kinds`` files and S3, each kind's code in its module, loaded when a store of
+its kind is first met: ``BUILT_IN``): ``kind_of(store)`` is how every request finds them, so a
+new kind of store is one module, not a branch in each request."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
     from veil.rights._map import DataMap, RetentionClass, Store
 
-__all__ = ["KINDS", "Counts", "StoreKind", "kind_of"]
+__all__ = ["BUILT_IN", "KINDS", "Counts", "StoreKind", "kind_named", "kind_of", "known_kinds"]
 
 #: Rows removed and rows kept (anonymized) by table.
 Counts = tuple[dict[str, int], dict[str, int]]
@@ -123,9 +124,30 @@ class StoreKind:
 KINDS: Registry[StoreKind] = Registry("store kind")
 
 
+#: Where the kinds veil ships are defined: each module registers its kinds in ``KINDS`` when one
+#: is first needed (a map of SQL stores never loads the file kinds, nor pandas with them).
+BUILT_IN = {
+    "sql": "veil.rights.sql_kind",
+    "files": "veil.rights.file_kinds",
+    "s3": "veil.rights.file_kinds",
+}
+
+
+def known_kinds() -> list[str]:
+    """Every kind a map may name: veil's own and those registered since."""
+    return list(dict.fromkeys([*BUILT_IN, *KINDS]))
+
+
+def kind_named(name: str) -> StoreKind:
+    """The kind registered as ``name`` (veil's own loaded on first use)."""
+    if name not in KINDS and name in BUILT_IN:
+        importlib.import_module(BUILT_IN[name])
+    return KINDS[name]
+
+
 def kind_of(store: Store) -> StoreKind:
     """The kind of ``store``, as registered."""
-    return KINDS[store.kind]
+    return kind_named(store.kind)
 
 
 def add_counts(total: dict[str, int], more: dict[str, int]) -> None:
