@@ -24,6 +24,7 @@ LAYERS = [
         "veil._html",
         "veil._pause",
         "veil._deprecated",
+        "veil._lazy",
         "veil.registry",
         "veil.exceptions",
         "veil.progress",

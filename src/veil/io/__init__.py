@@ -7,8 +7,9 @@ half-written output, and an input file is never overwritten.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from veil._lazy import lazy_names
 
 if TYPE_CHECKING:
     from veil.io._batches import DEFAULT_BATCH_ROWS, BatchWriter, TableStream, is_streamable
@@ -98,18 +99,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'veil.io' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "DEFAULT_BATCH_ROWS",
     "ENGINES",
@@ -154,3 +143,5 @@ __all__ = [
     "write",
     "write_table",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

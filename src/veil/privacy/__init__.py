@@ -8,8 +8,9 @@ validates) is imported below the policy without the engines above it."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from veil._lazy import lazy_names
 
 if TYPE_CHECKING:
     from veil.privacy._anonymize import anonymize
@@ -40,18 +41,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'veil.privacy' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "DEFAULT_BATCH_ROWS",
     "Certificate",
@@ -76,3 +65,5 @@ __all__ = [
     "verify_counts",
     "verify_files",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -13,8 +13,9 @@ request.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from veil._lazy import lazy_names
 
 if TYPE_CHECKING:
     from veil.rights._audit import AuditLog, subject_hash
@@ -57,19 +58,6 @@ from veil.rights import retrieve as _retrieve_module  # noqa: E402, F401
 from veil.rights.requests import retention  # noqa: E402
 from veil.rights.retrieve import retrieve  # noqa: E402
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'veil.rights' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "AuditLog",
     "DataMap",
@@ -91,3 +79,5 @@ __all__ = [
     "subject_hash",
     "write_confirmation",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
