@@ -88,8 +88,16 @@ def veil(
 #: Imports veil while root (the clone may sit in root's own home, which nobody cannot enter),
 #: then becomes nobody and runs the command.
 _AS_NOBODY = """
-import os, sys
-import veil.api, veil.cli, veil.io, veil.policy, veil.privacy, veil.report
+import importlib, os, pkgutil, sys
+import veil.cli
+# every module a release may load, imported while the clone can still be read (veil loads its
+# engines on first use; nobody may not be able to reach a clone in a root-only folder)
+for package in ("veil.io", "veil.privacy", "veil.rights", "veil.risk", "veil.scan",
+                "veil.transforms", "veil.report"):
+    module = importlib.import_module(package)
+    for found in pkgutil.walk_packages(module.__path__, package + "."):
+        importlib.import_module(found.name)
+import veil.api, veil.policy, veil.frequency, veil.hierarchy
 os.setgroups([])
 os.setgid(65534)
 os.setuid(65534)
