@@ -41,7 +41,7 @@ from veil.dp import Accountant
 from veil.dp.budget import Budget
 from veil.federated import paillier
 from veil.federated.secure import Ckks, Paillier, Plain, Scheme
-from veil.federated.simulate import plot_convergence, simulate
+from veil.federated.simulation import plot_convergence, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"

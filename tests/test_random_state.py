@@ -11,7 +11,7 @@ import pytest
 from veil._deprecated import UNSET
 from veil.evaluate import evaluate_release
 from veil.exceptions import VeilError
-from veil.federated.simulate import simulate
+from veil.federated.simulation import simulate
 from veil.learn.latent import mask_latent
 from veil.synth import METHODS, from_schema
 
@@ -70,3 +70,13 @@ def test_no_public_function_takes_seed_as_its_own_keyword() -> None:
 
 def _frame() -> pd.DataFrame:
     return pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0] * 10, "y": [0, 1] * 20})
+
+
+def test_the_federated_function_keeps_its_name_once_its_module_is_loaded() -> None:
+    """``veil.federated.simulate`` is the function; its module is ``veil.federated.simulation``
+    (a module of the same name would take the name over once imported)."""
+    import veil.federated
+    import veil.federated.simulation
+
+    assert veil.federated.simulate is veil.federated.simulation.simulate
+    assert callable(veil.federated.simulate)

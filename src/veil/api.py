@@ -862,7 +862,7 @@ def simulate(
         Accuracy per round beside the same model trained on all rows in one place.
     """
     from veil.federated import plot_convergence
-    from veil.federated.simulate import simulate as run
+    from veil.federated.simulation import simulate as run
     from veil.report.model import report_format
     from veil.report.sections.federated import build_federated_report
 

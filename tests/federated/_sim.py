@@ -12,7 +12,7 @@ from flwr.app import Message
 from flwr.serverapp import Grid
 
 from veil.federated import _data
-from veil.federated.simulate import enrol
+from veil.federated.simulation import enrol
 
 
 def nodes(

@@ -24,7 +24,7 @@ from veil.federated import _data
 from veil.federated import keyfiles as keys
 from veil.federated._flower import Settings
 from veil.federated.deploy import free_port
-from veil.federated.simulate import run_simulated
+from veil.federated.simulation import run_simulated
 
 ADULT = Path(__file__).resolve().parents[1] / "data" / "arx_adult" / "adult.csv.gz"
 VEIL = [sys.executable, "-m", "veil"]

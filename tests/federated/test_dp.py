@@ -18,7 +18,7 @@ from veil.dp.budget import Budget, dataset_id
 from veil.exceptions import BudgetExceededError, InputError, ParameterError
 from veil.federated import _data
 from veil.federated._dp import ClientDP, charged, privatize
-from veil.federated.simulate import simulate
+from veil.federated.simulation import simulate
 
 ADULT = Path(__file__).resolve().parents[1] / "data" / "arx_adult" / "adult.csv.gz"
 DOMAIN = ADULT.with_name("domain.json").read_text()
@@ -133,7 +133,7 @@ def test_a_dp_run_sends_nothing_about_a_party_outside_the_charged_releases(
     weight), no category outside the public domain, no moment, no accuracy; only the noisy
     updates, encrypted and signed, and the key holder's sums of them."""
     from veil.federated._flower import Settings
-    from veil.federated.simulate import partition, run_simulated
+    from veil.federated.simulation import partition, run_simulated
 
     from ._sim import Watched, nodes
 

@@ -23,7 +23,7 @@ from veil.federated import paillier
 from veil.federated._flower import Settings, _np_record
 from veil.federated.keyfiles import read_public
 from veil.federated.secure import Paillier
-from veil.federated.simulate import partition, run_simulated
+from veil.federated.simulation import partition, run_simulated
 
 from ._sim import Watched, nodes
 

@@ -15,7 +15,7 @@ from veil.cli import main
 from veil.exceptions import InputError, ParameterError, SecretError
 from veil.federated import _data, secure
 from veil.federated._flower import Settings
-from veil.federated.simulate import partition, run_simulated, simulate
+from veil.federated.simulation import partition, run_simulated, simulate
 
 from ._sim import Watched, nodes
 

@@ -48,8 +48,8 @@ _LAZY = {
     "fewest_parties": "veil.federated._flower",
     "MIN_ENCRYPTED_PARTIES": "veil.federated._flower",
     "Domain": "veil.federated._data",
-    "partition": "veil.federated.simulate",
-    "simulate": "veil.federated.simulate",
+    "partition": "veil.federated.simulation",
+    "simulate": "veil.federated.simulation",
 }
 
 
