@@ -63,3 +63,11 @@ def test_the_lists_read_back_equal_the_lists_built(folder: Path) -> None:
     assert _stored("first_names", vocabulary._build_first_names) == built
     assert _stored("first_names", list) == built  # read, not built again
     assert len(built) > 10_000
+
+
+def test_without_a_home_folder_the_list_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory")
+
+    monkeypatch.setattr(vocabulary, "cache_folder", no_home)
+    assert _stored("names", lambda: ["wanjiku"]) == {"wanjiku"}

@@ -455,7 +455,10 @@ def _stored(name: str, build: Callable[[], Iterable[str]]) -> frozenset[str]:
     JSON list; importing Faker's providers of every locale and normalizing 200,000 words takes
     longer than a scan of a small table), else built and kept there, written atomically. A
     folder that cannot be read or written is passed over: the list is built."""
-    path = cache_folder() / f"words-{name}-{_inputs_digest()}.json"
+    try:
+        path = cache_folder() / f"words-{name}-{_inputs_digest()}.json"
+    except (OSError, RuntimeError):  # no home folder, or the sources cannot be read: built
+        return frozenset(build())
     with contextlib.suppress(OSError, ValueError):
         words = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(words, list) and all(isinstance(w, str) for w in words):
