@@ -6,7 +6,7 @@ export FLWR_TELEMETRY_ENABLED := 0
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast lint typecheck unit clean bench bench-hostile bench-io bench-pseudonyms bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
+.PHONY: demo test test-fast lint typecheck unit clean bench bench-hostile bench-io bench-pseudonyms bench-redact bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "veil needs Python >= 3.11; set PYTHON=python3.11")'
@@ -111,6 +111,9 @@ bench-io: $(VENV)/.installed
 bench-pseudonyms: $(VENV)/.installed
 	$(BIN)/python bench/bench_pseudonyms.py
 
+bench-redact: $(VENV)/.installed
+	$(BIN)/python bench/bench_redact.py
+
 bench-scan: $(VENV)/.installed $(PRESIDIO)/.installed
 	$(BIN)/python bench/bench_scan.py --presidio-python $(PRESIDIO)/bin/python
 
@@ -167,7 +170,7 @@ $(DUCKDB)/.installed:
 bench-scale: $(VENV)/.installed-test $(DUCKDB)/.installed
 	$(BIN)/python bench/bench_scale.py --csv
 
-bench: bench-io bench-pseudonyms bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
+bench: bench-io bench-pseudonyms bench-redact bench-scan bench-accuracy bench-synth bench-federated bench-rights bench-latent bench-privacy bench-dp bench-report bench-load bench-startup bench-hostile bench-scale
 
 clean:
 	rm -rf $(VENV) $(PRESIDIO) $(PYCANON) $(PHE) $(YDATA) $(ANONYMETER) $(DUCKDB) $(POSTGRES) veil-demo build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -6,7 +6,7 @@ import hmac
 import os
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,9 @@ from veil.transforms._base import (
     rebuild,
     rng_from,
 )
+
+if TYPE_CHECKING:
+    from veil.scan.text import Span
 
 #: A fake of each entity's kind (``replace="fake"``); another entity gets its placeholder.
 _FAKES: dict[str, Callable[[Faker], str]] = {
@@ -133,7 +136,7 @@ class Redact(ColumnTransform):
                 )
 
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
-        from veil.scan.text import find_all
+        from veil.scan.text import find_all_cells
 
         key = (
             load_key(key_env=self.key_env, key_file=self.key_file)
@@ -157,10 +160,7 @@ class Redact(ColumnTransform):
                 return fakes[entity, found]
             return _placeholder(entity)
 
-        def redact(value: object) -> tuple[object, dict[str, int]]:
-            if not isinstance(value, str):
-                return value, {}
-            spans = find_all(value, wanted)
+        def redact(value: str, spans: list[Span]) -> tuple[object, dict[str, int]]:
             kinds: dict[str, int] = {}
             out, last = [], 0
             for span in spans:
@@ -173,7 +173,10 @@ class Redact(ColumnTransform):
         for name in self.columns_:
             series = frame[name]
             codes, uniques = pd.factorize(series, use_na_sentinel=True)
-            results = [redact(v) for v in np.asarray(uniques, dtype=object)]  # once per text
+            values = np.asarray(uniques, dtype=object)  # each text searched once
+            texts = {i: v for i, v in enumerate(values) if isinstance(v, str)}
+            found = dict(zip(texts, find_all_cells(list(texts.values()), wanted), strict=True))
+            results = [redact(v, found[i]) if i in found else (v, {}) for i, v in enumerate(values)]
             rows_per_code = np.bincount(codes[codes >= 0], minlength=len(results))
             for (_, kinds), n in zip(results, rows_per_code, strict=True):
                 for entity, k in kinds.items():
