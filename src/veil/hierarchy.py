@@ -121,9 +121,14 @@ class Hierarchy:
     def encode(self, values: pd.Series) -> np.ndarray:
         """The leaf index of every value; raises listing the values the hierarchy misses."""
         index = {leaf: i for i, leaf in enumerate(self.leaves)}
-        texts = values.astype(str).where(values.notna(), "NULL")
-        uniques = texts.unique()
-        missing = [u for u in uniques if u not in index]
+        # each distinct value written as text once (as ``values.astype(str)`` writes it), a
+        # missing value as "NULL"; then every row's leaf through its value's code
+        codes, distinct = pd.factorize(values, use_na_sentinel=True)
+        texts = [str(t) for t in pd.Index(distinct, dtype=values.dtype).astype(str)]
+        if (codes < 0).any():
+            codes = np.where(codes < 0, len(texts), codes)
+            texts.append("NULL")
+        missing = [u for u in dict.fromkeys(texts) if u not in index]
         if missing:
             shown = ", ".join(map(repr, sorted(missing)[:10]))
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
@@ -131,8 +136,7 @@ class Hierarchy:
                 f"hierarchy of {self.name!r} does not cover {len(missing)} value(s) in the data: "
                 f"{shown}{more}; add a row for each to the hierarchy"
             )
-        codes, uniq = pd.factorize(texts)
-        lookup = np.array([index[u] for u in uniq], dtype=np.int64)
+        lookup = np.array([index[u] for u in texts], dtype=np.int64)
         return lookup[codes]
 
     @property

@@ -37,9 +37,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from veil.exceptions import CheckFailedError, PolicyError, VeilError
-from veil.frequency import COUNT, CodedFrequencies, Frequencies, class_sizes, sensitive_codes
+from veil.frequency import (
+    COUNT,
+    CodedFrequencies,
+    Frequencies,
+    class_sizes,
+    mixed_radix,
+    sensitive_codes,
+)
 from veil.hierarchy import Hierarchy
 from veil.privacy._plan import (
     Plan,
@@ -646,10 +654,8 @@ class _Generalize:
     failing: np.ndarray
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        if not hasattr(self, "_entries"):
-            self._entries = pd.MultiIndex.from_arrays(list(self.leaves.T))
         leaves = [h.encode(batch[q]) for q, h in zip(self.quasi, self.hierarchies, strict=True)]
-        entry = self._entries.get_indexer(pd.MultiIndex.from_arrays(leaves))
+        entry = self._entry(leaves)
         if (entry < 0).any():  # the first pass counted every row: the input changed since
             raise CheckFailedError(
                 "a row of the second reading was not in the first: the "
@@ -659,16 +665,41 @@ class _Generalize:
         for column, h, level, codes in zip(
             self.quasi, self.hierarchies, self.levels, leaves, strict=True
         ):
-            labels = np.asarray(h.labels[level], dtype=object)
-            out[column] = pd.Series(
-                labels[h.maps[level][codes]].tolist(), index=batch.index, name=column
-            )
+            # the released texts taken from the level's few labels in Arrow, not made one by
+            # one in Python: the same strings, the same dtype
+            if not len(codes):  # an empty batch's column, as pandas makes it
+                out[column] = pd.Series([], index=batch.index, name=column)
+                continue
+            texts = pa.array(h.labels[level], type=pa.string()).take(h.maps[level][codes])
+            out[column] = pd.Series(texts, index=batch.index, name=column, dtype=_TEXT)
         return out.loc[~self.failing[entry]]
+
+    def _entry(self, leaves: list[np.ndarray]) -> np.ndarray:
+        """Each row's entry of the first pass's table (-1 for a row it did not count): one
+        integer per combination of leaf codes, found in the entries' sorted keys."""
+        radix = [h.domain_size for h in self.hierarchies]
+        if float(np.prod(np.asarray(radix, dtype=float))) >= 2**62:  # keys would be re-coded
+            if not hasattr(self, "_entries"):
+                self._entries = pd.MultiIndex.from_arrays(list(self.leaves.T))
+            return np.asarray(self._entries.get_indexer(pd.MultiIndex.from_arrays(leaves)))
+        if not hasattr(self, "_keys"):
+            keys = mixed_radix(list(self.leaves.T), radix)[0]
+            self._order = np.argsort(keys, kind="stable")
+            self._keys = keys[self._order]
+        keys = mixed_radix(leaves, radix)[0]
+        at = np.minimum(np.searchsorted(self._keys, keys), max(len(self._keys) - 1, 0))
+        found = (self._keys[at] == keys) if len(self._keys) else np.zeros(len(keys), bool)
+        return np.where(found, self._order[at] if len(self._keys) else -1, -1)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("_entries", None)  # rebuilt where it runs
+        for built in ("_entries", "_keys", "_order"):  # rebuilt where it runs
+            state.pop(built, None)
         return state
+
+
+#: pandas' text dtype, as it infers it for a column of Python strings.
+_TEXT = pd.Series(["text"]).dtype
 
 
 #: The chance of a pseudonym collision across batches above which the certificate says it.

@@ -98,6 +98,8 @@ def scrub_quasi(
     if not before.index.is_unique:  # rows cannot be paired: leftover_quasi refuses instead
         return after, counts
     columns = text_columns(after, quasi)
+    if not columns:  # no text to hold a value
+        return after, counts
     out = after
     for name in quasi:
         if name not in before.columns or name not in after.columns or not _is_text(before[name]):
@@ -146,6 +148,9 @@ def leftover_quasi(before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[st
     """Refuse, in one line, a release whose text columns still hold an original value of a
     released row's quasi-identifier that the release generalized (in no released row kept as
     it was)."""
+    columns = text_columns(after, quasi)
+    if not columns:  # no text to hold a value
+        return
     for name in quasi:
         if name not in before.columns or name not in after.columns or not _is_text(before[name]):
             continue
@@ -157,7 +162,7 @@ def leftover_quasi(before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[st
         if not gone:
             continue
         pattern = _pattern(gone)
-        for column in text_columns(after, quasi):
+        for column in columns:
             cells = after[column].dropna().astype(str)
             found = cells[_hits(cells, gone, pattern)]
             if len(found):

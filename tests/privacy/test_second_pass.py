@@ -1,0 +1,50 @@
+"""The second pass finds each row's entry of the first pass's table by integer keys, and falls
+back to pandas' MultiIndex where the keys would overflow: both give pandas' own answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.hierarchy import Hierarchy
+from veil.privacy._passes import _Generalize
+
+
+def hierarchy(name: str, size: int) -> Hierarchy:
+    return Hierarchy(name, [[str(i), "*"] for i in range(size)])
+
+
+@pytest.mark.parametrize("size", [7, 100_000])  # 7**4 keys, and 10**20: past 2**62
+def test_entries_are_found_as_pandas_finds_them(size: int) -> None:
+    rng = np.random.default_rng(size)
+    quasi = ["a", "b", "c", "d"]
+    leaves = np.unique(rng.integers(0, size, (500, 4)), axis=0)
+    step = _Generalize(
+        quasi,
+        [hierarchy(q, size) for q in quasi],
+        (0, 0, 0, 0),
+        leaves,
+        np.zeros(len(leaves), bool),
+    )
+    rows = np.vstack([leaves[rng.integers(0, len(leaves), 2_000)], rng.integers(0, size, (50, 4))])
+    oracle = pd.MultiIndex.from_arrays(list(leaves.T)).get_indexer(
+        pd.MultiIndex.from_arrays(list(rows.T))
+    )
+    found = step._entry(list(rows.T))
+    assert found.tolist() == oracle.tolist()
+    assert (found[:2_000] >= 0).all()
+
+
+def test_a_batch_is_released_with_the_labels_and_dtype_pandas_gives() -> None:
+    quasi = ["a"]
+    h = Hierarchy("a", [["x", "A"], ["y", "A"], ["z", "B"]])
+    leaves = np.array([[0], [1], [2]])
+    step = _Generalize(quasi, [h], (1,), leaves, np.array([False, True, False]))
+    batch = pd.DataFrame({"a": ["z", "y", "x", "z"], "n": range(4)}, index=[10, 11, 12, 13])
+    out = step(batch)
+    assert out["a"].tolist() == ["B", "A", "B"]  # y's class fails: its row is out
+    assert out.index.tolist() == [10, 12, 13]
+    assert out["a"].dtype == pd.Series(["B"]).dtype
+    empty = step(batch.iloc[:0])
+    assert len(empty) == 0
