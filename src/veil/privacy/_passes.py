@@ -676,25 +676,21 @@ class _Generalize:
 
     def _entry(self, leaves: list[np.ndarray]) -> np.ndarray:
         """Each row's entry of the first pass's table (-1 for a row it did not count): one
-        integer per combination of leaf codes, found in the entries' sorted keys."""
-        radix = [h.domain_size for h in self.hierarchies]
-        if float(np.prod(np.asarray(radix, dtype=float))) >= 2**62:  # keys would be re-coded
-            if not hasattr(self, "_entries"):
+        integer per combination of leaf codes, looked up in a hash index of the entries'."""
+        if not hasattr(self, "_entries"):
+            radix = [h.domain_size for h in self.hierarchies]
+            if float(np.prod(np.asarray(radix, dtype=float))) < 2**62:
+                self._entries = pd.Index(mixed_radix(list(self.leaves.T), radix)[0])
+            else:  # the keys would be re-coded: pandas' MultiIndex instead
                 self._entries = pd.MultiIndex.from_arrays(list(self.leaves.T))
+        if isinstance(self._entries, pd.MultiIndex):
             return np.asarray(self._entries.get_indexer(pd.MultiIndex.from_arrays(leaves)))
-        if not hasattr(self, "_keys"):
-            keys = mixed_radix(list(self.leaves.T), radix)[0]
-            self._order = np.argsort(keys, kind="stable")
-            self._keys = keys[self._order]
-        keys = mixed_radix(leaves, radix)[0]
-        at = np.minimum(np.searchsorted(self._keys, keys), max(len(self._keys) - 1, 0))
-        found = (self._keys[at] == keys) if len(self._keys) else np.zeros(len(keys), bool)
-        return np.where(found, self._order[at] if len(self._keys) else -1, -1)
+        radix = [h.domain_size for h in self.hierarchies]
+        return np.asarray(self._entries.get_indexer(mixed_radix(leaves, radix)[0]))
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for built in ("_entries", "_keys", "_order"):  # rebuilt where it runs
-            state.pop(built, None)
+        state.pop("_entries", None)  # rebuilt where it runs
         return state
 
 

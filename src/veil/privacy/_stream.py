@@ -196,9 +196,15 @@ class _FilePasses(Passes):
             try:
                 for out in batches:
                     chosen = rng.integers(0, buckets, len(out))
-                    for b in np.unique(chosen):
+                    # the rows in bucket order, each bucket's in their order (one take per
+                    # column, not one per bucket); each bucket then a slice of them
+                    order = np.argsort(chosen, kind="stable")
+                    ordered = out.iloc[order]
+                    ends = np.cumsum(np.bincount(chosen, minlength=buckets))
+                    for b in np.flatnonzero(np.bincount(chosen, minlength=buckets)):
+                        start = ends[b - 1] if b else 0
                         pickle.dump(
-                            out.iloc[np.flatnonzero(chosen == b)],
+                            ordered.iloc[start : ends[b]],
                             handles[b],
                             protocol=pickle.HIGHEST_PROTOCOL,
                         )
