@@ -165,7 +165,7 @@ bench-hostile: $(VENV)/.installed
 DUCKDB := .venv-duckdb
 
 $(DUCKDB)/.installed:
-	$(call peer_venv,"duckdb==1.*")
+	$(call peer_venv,"duckdb==1.*" "polars==1.*")
 
 bench-scale: $(VENV)/.installed-test $(DUCKDB)/.installed
 	$(BIN)/python bench/bench_scale.py --csv

@@ -3,8 +3,10 @@ suppression, the 8 adult quasi-identifiers) in memory, streaming, and on Dask (a
 1 and of 2 worker processes, from Parquet), and ``veil scan`` the same ways (its JSON compared
 with the first way's), each a process of its own, printing wall time, rows/s, peak memory
 (RSS) and, for the streamed runs, the time of each pass (what bounds it: parsing/typing,
-counting, search, apply, shuffle-write). Beside them, in the same run: pandas' and DuckDB's
-group-by k check on the same file (DuckDB in its own environment, .venv-duckdb).
+counting, search, apply, shuffle-write). Beside them, in the same run: pandas', DuckDB's and
+Polars' group-by k check on the same file (the columnar engines in their own environment,
+.venv-duckdb): the floor the counting is compared with, and the measurement that chose
+between the two engines.
 
 Targets (issue 21, this 2-core, 24 GB machine kind): 10M rows anonymized end to end in <= 60 s
 with peak RSS <= 4 GB; 100M rows complete streaming with peak RSS <= 8 GB; Dask within 1.5x of
@@ -242,14 +244,23 @@ def main() -> int:
                     f"k {k}, {int(classes):,} classes; group-by alone {float(groupby):.1f} s",
                 )
             if Path(args.duckdb_python).exists():
-                seconds, rss, log, code = measured(
-                    [args.duckdb_python, str(ROOT / "bench" / "duckdb_runner.py"), name, QUASI],
-                    DATA,
-                )
-                if code == 0:
+                for engine, extra in (("DuckDB", []), ("Polars", ["polars"])):
+                    seconds, rss, log, code = measured(
+                        [
+                            args.duckdb_python,
+                            str(ROOT / "bench" / "duckdb_runner.py"),
+                            name,
+                            QUASI,
+                            *extra,
+                        ],
+                        DATA,
+                    )
+                    if code != 0:
+                        print(f"  {engine} failed ({code}): {log.strip().splitlines()[-1:]}")
+                        continue
                     got = json.loads(log.strip().splitlines()[-1])
                     line(
-                        "DuckDB group-by k (peer)",
+                        f"{engine} group-by k (peer)",
                         rows,
                         seconds,
                         rss,
