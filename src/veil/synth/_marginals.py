@@ -36,6 +36,39 @@ FIT_ROWS = 5_000
 _EPS = 1e-9
 
 
+def _ppf(dist: Any, q: np.ndarray, params: tuple[float, ...]) -> np.ndarray:
+    """``dist.ppf(q, *params)``. Where scipy has no quantile function for the family
+    (``exponnorm``) it finds each quantile by its own root search, one value at a time (1.5 s
+    for a table); here all of them are found at once, by bisection on the CDF to scipy's own
+    tolerance (the two agree to the CDF's resolution: within 1e-8 of a value, in the far
+    tails where the CDF is flat to the last digit)."""
+    if type(dist)._ppf is not stats.rv_continuous._ppf:  # a quantile function of its own
+        return np.asarray(dist.ppf(q, *params), dtype=float)
+    frozen = dist(*params)
+    spread = float(frozen.std())
+    step = np.full(len(q), spread if np.isfinite(spread) and spread > 0 else 1.0)
+    centre = float(frozen.median())
+    low = np.full(len(q), centre if np.isfinite(centre) else 0.0) - step
+    high = low + 2 * step
+    for _ in range(2048):  # widen each bracket until it holds its quantile
+        below, above = frozen.cdf(low) > q, frozen.cdf(high) < q
+        if not (below.any() or above.any()):
+            break
+        low, high = low - below * step, high + above * step
+        step = np.where(below | above, 2 * step, step)
+    for _ in range(2048):
+        middle = (low + high) / 2
+        short = frozen.cdf(middle) < q
+        low, high = np.where(short, middle, low), np.where(short, high, middle)
+        if np.all(high - low <= _XTOL + 4 * np.finfo(float).eps * np.abs(middle)):
+            break
+    return (low + high) / 2
+
+
+#: scipy's tolerance for the quantiles it finds by a root search (``rv_continuous.xtol``).
+_XTOL = 1e-14
+
+
 @dataclass
 class ColumnModel:
     """One column's fitted model."""
@@ -76,8 +109,7 @@ class ColumnModel:
         if self._table is None:
             tail = np.logspace(-9, -2, 64)
             grid = np.unique(np.concatenate([tail, np.linspace(0.01, 0.99, 1961), 1 - tail]))
-            dist = getattr(stats, str(self.distribution))
-            quantiles = dist.ppf(grid, *self.params)
+            quantiles = _ppf(getattr(stats, str(self.distribution)), grid, self.params)
             quantiles = np.where(np.isfinite(quantiles), quantiles, np.nan)
             quantiles = pd.Series(quantiles).ffill().bfill().to_numpy()
             quantiles = np.clip(np.maximum.accumulate(quantiles), self.low, self.high)
