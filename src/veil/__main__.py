@@ -2,6 +2,6 @@
 
 import sys
 
-from veil.cli import main
+from veil.cli import run
 
-sys.exit(main())
+sys.exit(run())

@@ -42,7 +42,7 @@ from veil.cli._errors import (
 )
 from veil.exceptions import VeilError, one_line
 
-__all__ = ["GROUPS", "Terminated", "app", "main"]
+__all__ = ["GROUPS", "Terminated", "app", "main", "run"]
 
 app = typer.Typer(
     name="veil",
@@ -82,6 +82,14 @@ def _root(
 
 for _group in GROUPS:
     _group.register(app)
+
+
+def run() -> int:
+    """The ``veil`` command: ``main`` in a process tuned for one job (``veil._memory``)."""
+    from veil._memory import tune_for_one_job
+
+    tune_for_one_job()
+    return main()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -661,18 +661,24 @@ class _Generalize:
                 "a row of the second reading was not in the first: the "
                 "input changed while it was released; run again"
             )
-        out = batch.copy(deep=False)
+        # the rows of failing classes out first: the other columns filtered once, the
+        # quasi-identifiers made only for the rows kept
+        keep = ~self.failing[entry]
+        whole = bool(keep.all())
+        others = [c for c in batch.columns if c not in set(self.quasi)]
+        out = batch[others] if whole else batch.loc[keep, others]
         for column, h, level, codes in zip(
             self.quasi, self.hierarchies, self.levels, leaves, strict=True
         ):
             # the released texts taken from the level's few labels in Arrow, not made one by
             # one in Python: the same strings, the same dtype
             if not len(codes):  # an empty batch's column, as pandas makes it
-                out[column] = pd.Series([], index=batch.index, name=column)
+                out[column] = pd.Series([], index=out.index, name=column)
                 continue
-            texts = pa.array(h.labels[level], type=pa.string()).take(h.maps[level][codes])
-            out[column] = pd.Series(texts, index=batch.index, name=column, dtype=_TEXT)
-        return out.loc[~self.failing[entry]]
+            kept = h.maps[level][codes if whole else codes[keep]]
+            texts = pa.array(h.labels[level], type=pa.string()).take(kept)
+            out[column] = pd.Series(texts, index=out.index, name=column, dtype=_TEXT)
+        return out[list(batch.columns)]
 
     def _entry(self, leaves: list[np.ndarray]) -> np.ndarray:
         """Each row's entry of the first pass's table (-1 for a row it did not count): one

@@ -1,0 +1,56 @@
+"""The veil command's process keeps freed memory for its next arrays (veil._memory): Arrow
+allocates through the C library and glibc neither maps each large block afresh nor trims its
+heap; VEIL_MALLOC=default leaves both alone; a library user's process is never changed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+PROBE = (
+    "import sys; {before}from veil._memory import tune_for_one_job; tuned = tune_for_one_job(); "
+    "import pyarrow as pa; print(tuned, pa.default_memory_pool().backend_name)"
+)
+
+
+def probe(before: str = "", **env: str) -> list[str]:
+    clean = {
+        k: v for k, v in os.environ.items() if k not in {"ARROW_DEFAULT_MEMORY_POOL", "VEIL_MALLOC"}
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(before=before)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**clean, **env},
+    )
+    return out.stdout.split()
+
+
+def test_the_command_s_process_is_tuned() -> None:
+    glibc = str(sys.platform.startswith("linux"))  # elsewhere only Arrow's pool is set
+    assert probe() == [glibc, "system"]
+    # pyarrow already loaded when the command starts: its pool is set all the same
+    assert probe(before="import pyarrow; ") == [glibc, "system"]
+
+
+def test_veil_malloc_default_leaves_the_process_alone() -> None:
+    tuned, pool = probe(VEIL_MALLOC="default")
+    assert tuned == "False"
+    assert pool != "system"  # Arrow's own default (mimalloc or jemalloc)
+
+
+def test_importing_veil_changes_nothing() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import veil, veil.cli, pyarrow as pa; print(pa.default_memory_pool().backend_name)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"},
+    )
+    assert out.stdout.strip() != "system"
