@@ -200,11 +200,12 @@ class _FilePasses(Passes):
                     # column, not one per bucket); each bucket then a slice of them
                     order = np.argsort(chosen, kind="stable")
                     ordered = out.iloc[order]
-                    ends = np.cumsum(np.bincount(chosen, minlength=buckets))
-                    for b in np.flatnonzero(np.bincount(chosen, minlength=buckets)):
-                        start = ends[b - 1] if b else 0
+                    sizes = np.bincount(chosen, minlength=buckets)
+                    ends = np.cumsum(sizes)
+                    for b in np.flatnonzero(sizes).tolist():
+                        start = int(ends[b - 1]) if b else 0
                         pickle.dump(
-                            ordered.iloc[start : ends[b]],
+                            ordered.iloc[start : int(ends[b])],
                             handles[b],
                             protocol=pickle.HIGHEST_PROTOCOL,
                         )
