@@ -665,7 +665,8 @@ class _Generalize:
         # quasi-identifiers made only for the rows kept
         keep = ~self.failing[entry]
         whole = bool(keep.all())
-        others = [c for c in batch.columns if c not in set(self.quasi)]
+        quasi = set(self.quasi)
+        others = [c for c in batch.columns if c not in quasi]
         out = batch[others] if whole else batch.loc[keep, others]
         for column, h, level, codes in zip(
             self.quasi, self.hierarchies, self.levels, leaves, strict=True
