@@ -30,6 +30,7 @@ LAYERS = [
         "veil.progress",
         "veil.keys",
         "veil.plotting",
+        "veil.memory",
     },
     {
         "veil.io",

@@ -1,4 +1,4 @@
-"""The veil command's process keeps freed memory for its next arrays (veil._memory): Arrow
+"""The veil command's process keeps freed memory for its next arrays (veil.memory): Arrow
 allocates through the C library and glibc neither maps each large block afresh nor trims its
 heap; VEIL_MALLOC=default leaves both alone; a library user's process is never changed."""
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 PROBE = (
-    "import sys; {before}from veil._memory import tune_for_one_job; tuned = tune_for_one_job(); "
+    "import sys; {before}from veil.memory import tune_for_one_job; tuned = tune_for_one_job(); "
     "import pyarrow as pa; print(tuned, pa.default_memory_pool().backend_name)"
 )
 

@@ -85,8 +85,8 @@ for _group in GROUPS:
 
 
 def run() -> int:
-    """The ``veil`` command: ``main`` in a process tuned for one job (``veil._memory``)."""
-    from veil._memory import tune_for_one_job
+    """The ``veil`` command: ``main`` in a process tuned for one job (``veil.memory``)."""
+    from veil.memory import tune_for_one_job
 
     tune_for_one_job()
     return main()
