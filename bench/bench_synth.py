@@ -141,16 +141,9 @@ def whole_processes(adult: pd.DataFrame) -> None:
     """``veil synth`` of all of adult as a whole process (reading, fitting, sampling, writing),
     plain and as the income x 8-cluster mixture, beside the floor: pandas reading the same
     file in a process of its own (issue 38's targets: 3 s and 6 s)."""
-    import resource
     import sys
 
-    def run(command: list[str]) -> tuple[float, float]:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-        return time.perf_counter() - start, cpu
+    from bench_io import whole_process  # bench/
 
     with tempfile.TemporaryDirectory() as tmp:
         data, out = Path(tmp) / "adult.csv", str(Path(tmp) / "synthetic.csv")
@@ -169,7 +162,7 @@ def whole_processes(adult: pd.DataFrame) -> None:
         }
         print(f"\nwhole processes on all {len(adult):,} rows{'':<14}wall      CPU   target")
         for what, (command, target) in ways.items():
-            wall, cpu = min((run(command) for _ in range(2)), key=lambda t: t[0])
+            wall, cpu = min((whole_process(command) for _ in range(2)), key=lambda t: t[0])
             shown = (
                 ""
                 if target is None

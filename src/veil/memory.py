@@ -4,7 +4,7 @@ A release of 10M rows allocates and frees arrays of tens to hundreds of megabyte
 again (a column's codes, its texts, a permutation). By default Arrow allocates through
 mimalloc, which gives freed pages back to the system at once, and the C library serves every
 block over 32 MB by a fresh mapping, unmapped when freed: each new array's pages then come back
-from the kernel, zeroed one by one. On adult grown to 10M rows that zeroing was 13 of the 30
+from the kernel, zeroed one by one. On adult grown to 10M rows that zeroing was 13 of the 29
 seconds of ``veil anonymize --in-memory``. So the command's process, and only it:
 
 - lets Arrow allocate through the C library (``ARROW_DEFAULT_MEMORY_POOL=system``);
