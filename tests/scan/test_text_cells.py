@@ -136,3 +136,34 @@ def test_a_search_runs_only_where_arrow_says_it_may_find_something(
     assert [s.entity for s in found[-1]] == ["PHONE"]
     assert all(text == texts[-1] for _, text in searched)  # no digit: no number searched
     assert len(searched) < len(search._searchers())
+
+
+def _resolved_plainly(spans: list[search.Span]) -> list[search.Span]:
+    """Presidio's rule as written: each span, surest and longest first, kept unless it
+    overlaps one already kept (quadratic: the oracle, not the search)."""
+    kept: list[search.Span] = []
+    for span in sorted(spans, key=lambda s: (-s.score, -(s.end - s.start), s.start)):
+        if all(span.end <= k.start or span.start >= k.end for k in kept):
+            kept.append(span)
+    return sorted(kept, key=lambda s: s.start)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 60), st.integers(1, 12), st.sampled_from([0.7, 0.75, 0.8, 0.95])),
+        max_size=40,
+    )
+)
+def test_overlaps_are_resolved_as_the_plain_rule_resolves_them(
+    raw: list[tuple[int, int, float]],
+) -> None:
+    spans = [search.Span("X", start, start + width, score) for start, width, score in raw]
+    assert search._resolve(spans) == _resolved_plainly(spans)
+
+
+def test_a_cell_of_many_places_has_every_place_found() -> None:
+    cell = "Nairobi " * 20_000  # one span a word: resolving them was quadratic
+    found = find_all_cells([cell])[0]
+    assert len(found) == 20_000
+    assert all(cell[s.start : s.end] == "Nairobi" for s in found)
