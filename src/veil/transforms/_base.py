@@ -8,26 +8,17 @@ through unchanged; ``get_feature_names_out`` makes ``Pipeline`` and
 
 from __future__ import annotations
 
-import re
+import inspect
 import secrets
 from collections.abc import Sequence
-from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import (  # scikit-learn's own parameter checks
-    Interval,
-    InvalidParameterError,
-    StrOptions,
-    validate_parameter_constraints,
-)
-from sklearn.utils.validation import check_is_fitted
 
 from veil.exceptions import ParameterError
 from veil.schema import require_columns
+from veil.transforms._constraints import Integral, Interval, Real, StrOptions, unmet
 
 __all__ = ["COLUMNS", "ColumnTransform", "Columns", "Integral", "Interval", "Real", "StrOptions"]
 
@@ -63,11 +54,145 @@ def rng_from(random_state: Any) -> np.random.Generator:
         return np.random.default_rng(secrets.randbits(128))
     if isinstance(random_state, np.random.Generator):
         return random_state
-    legacy = check_random_state(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        legacy = random_state
+    elif isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
+        legacy = np.random.RandomState(int(random_state))  # as scikit-learn's check_random_state
+    else:
+        raise ParameterError(
+            f"random_state must be an int, a numpy Generator or RandomState, or None; "
+            f"got {random_state!r}"
+        )
     return np.random.default_rng(legacy.randint(0, 2**31 - 1))
 
 
-class ColumnTransform(TransformerMixin, BaseEstimator):
+def _not_fitted(transform: object) -> Exception:
+    """scikit-learn's own ``NotFittedError`` (imported only on this path: code that catches it
+    keeps working, and a transform needs no scikit-learn import otherwise)."""
+    from sklearn.exceptions import NotFittedError
+
+    return NotFittedError(
+        f"This {type(transform).__name__} instance is not fitted yet. Call 'fit' with "
+        "appropriate arguments before using this estimator."
+    )
+
+
+class Estimator:
+    """scikit-learn's estimator protocol without importing scikit-learn (it loads SciPy: most
+    of a second in every command with a step): ``get_params``/``set_params`` from
+    ``__init__``'s signature (what ``clone``, grid searches and ``Pipeline`` use),
+    ``fit_transform``, ``set_output`` and the tags a ``Pipeline`` or ``ColumnTransformer``
+    asks for. The contract tests run the transforms through scikit-learn's ``clone``,
+    ``Pipeline`` and ``ColumnTransformer``."""
+
+    _sklearn_output_config: dict[str, Any]
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = inspect.signature(init).parameters.values()
+        names = []
+        for p in params:
+            if p.kind == p.VAR_POSITIONAL:
+                raise TypeError(f"{cls.__name__}.__init__ must not take *args (scikit-learn)")
+            if p.name != "self" and p.kind != p.VAR_KEYWORD:
+                names.append(p.name)
+        return sorted(names)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The parameters given to ``__init__`` (``deep``: those of nested estimators too, as
+        ``name__parameter``)."""
+        out: dict[str, Any] = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{name}__{k}", v) for k, v in value.get_params().items())
+            out[name] = value
+        return out
+
+    def set_params(self, **params: Any) -> Any:
+        """Set parameters (``name__parameter`` for a nested estimator's); returns self."""
+        valid = self.get_params(deep=True)
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, _, sub = key.partition("__")
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {self}. Valid parameters "
+                    f"are: {self._get_param_names()!r}."
+                )
+            if sub:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+                valid[name] = value
+        for name, subs in nested.items():
+            valid[name].set_params(**subs)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            p.name: p.default
+            for p in inspect.signature(type(self).__init__).parameters.values()
+            if p.default is not p.empty
+        }
+        changed = []
+        for name, value in self.get_params(deep=False).items():
+            default = defaults.get(name, inspect.Parameter.empty)
+            same = value is default
+            if not same and type(value) is type(default):
+                try:
+                    same = bool(value == default)
+                except (TypeError, ValueError):  # arrays and the like: shown
+                    same = False
+            if not same:
+                changed.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def fit(self, X: Any, y: Any = None) -> Any:
+        raise NotImplementedError
+
+    def transform(self, X: Any) -> Any:
+        raise NotImplementedError
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """``fit`` then ``transform`` on the same rows."""
+        return self.fit(X, y, **fit_params).transform(X)
+
+    def set_output(self, *, transform: str | None = None) -> Any:
+        """scikit-learn's output setting: a veil transform returns a DataFrame already, so
+        "default" and "pandas" keep it; "polars" converts it (polars must be installed)."""
+        if transform is not None:
+            if transform not in ("default", "pandas", "polars"):
+                raise ParameterError(
+                    f"set_output(transform=...) takes 'default', 'pandas' or 'polars', got "
+                    f"{transform!r}"
+                )
+            self._sklearn_output_config = {"transform": transform}
+        return self
+
+    def _output(self, out: Any) -> Any:
+        config = getattr(self, "_sklearn_output_config", {})
+        if config.get("transform") == "polars":
+            import polars  # only when asked for
+
+            return polars.from_pandas(out)
+        return out
+
+    def __sklearn_tags__(self) -> Any:
+        """A transformer's tags (asked only by scikit-learn, so imported from it then)."""
+        from sklearn.utils import Tags, TargetTags, TransformerTags
+
+        return Tags(
+            estimator_type=None,
+            target_tags=TargetTags(required=False),
+            transformer_tags=TransformerTags(),
+        )
+
+
+class ColumnTransform(Estimator):
     """Base of veil transforms: works on ``columns`` of a DataFrame, passes the rest through.
 
     Subclasses set ``columns`` in ``__init__`` and implement ``_fit`` (optional) and
@@ -140,7 +265,7 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
                     )
         return names
 
-    def fit(self, X: Any, y: Any = None) -> ColumnTransform:
+    def fit(self, X: Any, y: Any = None) -> Self:
         """Check the parameters, select ``columns`` in ``X`` and learn what the transform needs."""
         frame = as_frame(X)
         self.columns_ = self._select(frame)
@@ -154,16 +279,18 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
         """``X`` with the fitted columns transformed and the others passed through (the index
         kept; ``X`` itself never changed).
         """
-        check_is_fitted(self, "columns_")
+        if not hasattr(self, "columns_"):
+            raise _not_fitted(self)
         frame = as_frame(X)
         require_columns(frame, self.columns_, where=type(self).__name__)
         # A shallow copy is enough: we only ever assign whole columns, never write into one.
         out = frame.copy(deep=False)
-        return self._transform(out)
+        return self._output(self._transform(out))
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """The output columns' names (scikit-learn's ``Pipeline`` and ``set_output`` use them)."""
-        check_is_fitted(self, "columns_")
+        if not hasattr(self, "columns_"):
+            raise _not_fitted(self)
         names = list(self.feature_names_in_) if input_features is None else list(input_features)
         return np.asarray(self._names_out(names), dtype=object)
 
@@ -188,10 +315,9 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
                 and ("boolean" not in allowed)
             ):
                 raise ParameterError(f"{name} must not be true or false, got {value!r}")
-        try:
-            validate_parameter_constraints(constraints, params, caller_name=type(self).__name__)
-        except InvalidParameterError as err:
-            raise ParameterError(_plain(str(err))) from err
+        refused = unmet(constraints, params)
+        if refused is not None:
+            raise ParameterError(refused)
         self._validate()
 
     # hooks --------------------------------------------------------------------------------
@@ -233,21 +359,6 @@ class ColumnTransform(TransformerMixin, BaseEstimator):
 
 def _is_numeric(series: pd.Series) -> bool:
     return bool(pd.api.types.is_numeric_dtype(series)) and not pd.api.types.is_bool_dtype(series)
-
-
-_SKLEARN_MESSAGE = re.compile(
-    r"The '(?P<name>\w+)' parameter of \w+ must be (?P<rule>.*)\. Got (?P<got>.*) instead\.$",
-    re.DOTALL,
-)
-
-
-def _plain(message: str) -> str:
-    """scikit-learn's "The 'k' parameter of Microaggregate must be ... Got 1 instead." in
-    veil's words: "k must be ..., got 1" (the policy says which step it is)."""
-    found = _SKLEARN_MESSAGE.match(message.strip())
-    if found is None:
-        return message
-    return f"{found['name']} must be {found['rule']}, got {found['got']}"
 
 
 def numeric_values(frame: pd.DataFrame, column: str) -> np.ndarray:

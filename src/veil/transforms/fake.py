@@ -6,17 +6,18 @@ import datetime
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from faker import Faker
-from faker.exceptions import UniquenessException
 
 from veil.exceptions import ParameterError
 from veil.scan.recognizers.vocabulary import name_titles
 from veil.schema import require_columns
 from veil.transforms._base import COLUMNS, Columns, ColumnTransform, rng_from
+
+if TYPE_CHECKING:  # Faker loads its providers: only a step that fakes imports it
+    from faker import Faker
 
 _FEMALE = {"f", "female", "woman", "women", "girl", "w", "kike", "mwanamke", "mke"}
 _MALE = {"m", "male", "man", "men", "boy", "kiume", "mwanaume", "mume"}
@@ -147,6 +148,8 @@ class Fake(ColumnTransform):
 
     def _faker(self, seed: int) -> Faker:
         try:
+            from faker import Faker
+
             faker = Faker(self.locale)
         except AttributeError as err:
             raise ParameterError(
@@ -195,6 +198,8 @@ class Fake(ColumnTransform):
             else [None] * n
         )
         names = frame[self.name_column].to_numpy()[rows] if self.name_column is not None else None
+        from faker.exceptions import UniquenessException
+
         out: list[Any] = []
         seen: dict[str, int] = {}
         try:

@@ -6,8 +6,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.decomposition import PCA
-from sklearn.preprocessing import StandardScaler
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
@@ -77,6 +75,9 @@ class PCAMask(ColumnTransform):
         if len(self.columns_) == 0:
             raise ParameterError("PCAMask needs at least one numeric column, got none")
         matrix = self._matrix(frame)
+        from sklearn.decomposition import PCA  # only a PCA step loads scikit-learn
+        from sklearn.preprocessing import StandardScaler
+
         self.scaler_ = StandardScaler(with_std=self.standardize).fit(matrix)
         self.pca_ = PCA(n_components=self.n_components, random_state=self.random_state)
         self.pca_.fit(self.scaler_.transform(matrix))

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from faker import Faker
 
 from veil.exceptions import ParameterError
 from veil.keys import DEFAULT_KEY_ENV, load_key
@@ -24,6 +23,8 @@ from veil.transforms._base import (
 )
 
 if TYPE_CHECKING:
+    from faker import Faker  # loads its providers: imported only by a step that fakes
+
     from veil.scan.text import Span
 
 #: A fake of each entity's kind (``replace="fake"``); another entity gets its placeholder.
@@ -143,6 +144,8 @@ class Redact(ColumnTransform):
             if self.replace == "pseudonym"
             else b""
         )
+        from faker import Faker
+
         faker = Faker(self.locale)
         faker.seed_instance(int(rng_from(self.random_state).integers(0, 2**31 - 1)))
         fakes: dict[tuple[str, str], str] = {}

@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from veil.exceptions import ParameterError
 from veil.transforms._base import (
@@ -69,6 +68,8 @@ def fit_distributions(
     """Every candidate (scipy.stats names) fitted to ``values`` (finite; a sample of at most
     ``max_rows``), best first by ``criterion`` (``"ks"`` statistic or ``"aic"``): each
     with its parameters, KS statistic and p-value, and AIC."""
+    from scipy import stats  # only a step that fits distributions loads SciPy
+
     sample = values if len(values) <= max_rows else rng.choice(values, max_rows, replace=False)
     report: list[dict[str, Any]] = []
     for candidate in candidates:
@@ -139,6 +140,8 @@ class ResampleContinuous(ColumnTransform):
         self.random_state = random_state
 
     def _validate(self) -> None:
+        from scipy import stats
+
         unknown = [
             c
             for c in self.candidates
@@ -171,6 +174,8 @@ class ResampleContinuous(ColumnTransform):
             self._params[name] = report[0]["params"]
 
     def _transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        from scipy import stats
+
         rng = rng_from(self.random_state)
         for name in self.columns_:
             series = frame[name]
