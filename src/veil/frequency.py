@@ -30,6 +30,7 @@ __all__ = [
     "CodedColumns",
     "CodedFrequencies",
     "Frequencies",
+    "FrequencySum",
     "Groups",
     "class_histograms",
     "class_sizes",
@@ -218,22 +219,32 @@ class Frequencies:
         sensitive: str | None = None,
     ) -> Frequencies:
         """One table from many batches (chunks of a file, partitions of a cluster)."""
-        total: Frequencies | None = None
+        summed = FrequencySum()
         for batch in batches:
-            part = cls.of(batch, quasi_identifiers, sensitive)
-            total = part if total is None else total.merge(part)
+            summed.add(cls.of(batch, quasi_identifiers, sensitive))
+        total = summed.total()
         if total is None:
             raise ValueError("no batches: a frequency table needs at least one")
         return total
 
     def merge(self, other: Frequencies) -> Frequencies:
         """The table of both tables' records together."""
-        if (self.quasi_identifiers, self.sensitive) != (other.quasi_identifiers, other.sensitive):
+        return Frequencies.merge_all([self, other])
+
+    @staticmethod
+    def merge_all(tables: Sequence[Frequencies]) -> Frequencies:
+        """The table of all ``tables``' records together: one group-by of them all, with the
+        combinations in the order ``merge`` one after another gives (first seen first)."""
+        first = tables[0]
+        columns = (first.quasi_identifiers, first.sensitive)
+        if any((t.quasi_identifiers, t.sensitive) != columns for t in tables[1:]):
             raise ValueError("only tables over the same columns merge")
-        keys = [c for c in self.counts.columns if c not in (COUNT, WEIGHT)]
-        both = pd.concat([self.counts, other.counts], ignore_index=True)
-        merged = both.groupby(keys, dropna=False, sort=False, observed=True).sum().reset_index()
-        return Frequencies(self.quasi_identifiers, self.sensitive, merged)
+        if len(tables) == 1:
+            return first
+        keys = [c for c in first.counts.columns if c not in (COUNT, WEIGHT)]
+        every = pd.concat([t.counts for t in tables], ignore_index=True)
+        merged = every.groupby(keys, dropna=False, sort=False, observed=True).sum().reset_index()
+        return Frequencies(first.quasi_identifiers, first.sensitive, merged)
 
     def project(self, quasi_identifiers: Sequence[str]) -> Frequencies:
         """The table over fewer quasi-identifiers (and no sensitive column): the counts of the
@@ -281,6 +292,42 @@ class Frequencies:
             weights=self.counts[COUNT].to_numpy(),
         )
         return counted, [str(v) for v in values]
+
+
+#: Rows of batch tables ``FrequencySum`` holds before it merges them (when they also outnumber
+#: the merged table's).
+SUM_ROWS = 1_000_000
+
+
+class FrequencySum:
+    """Frequencies added batch by batch (a stream's, a cluster's partitions'), merged in bulk:
+    each merge regroups every row of the table so far, so merging at every batch regrouped the
+    growing table once per batch (a second of 17 at 10M rows); the parts wait until their rows
+    outnumber the merged table's and ``SUM_ROWS``, so each row is regrouped a few times at
+    most. ``total()`` equals merging the parts one after another."""
+
+    def __init__(self) -> None:
+        self._merged: Frequencies | None = None
+        self._parts: list[Frequencies] = []
+        self._rows = 0
+
+    def add(self, part: Frequencies | None) -> FrequencySum:
+        """Count ``part``'s records too (None: nothing); returns self, to fold with."""
+        if part is not None:
+            self._parts.append(part)
+            self._rows += len(part.counts)
+            merged = 0 if self._merged is None else len(self._merged.counts)
+            if self._rows > max(SUM_ROWS, merged):
+                self.total()
+        return self
+
+    def total(self) -> Frequencies | None:
+        """Every record added, as one table (None when nothing was)."""
+        if self._parts:
+            tables = [self._merged, *self._parts] if self._merged is not None else self._parts
+            self._merged = Frequencies.merge_all(tables)
+            self._parts, self._rows = [], 0
+        return self._merged
 
 
 #: A sensitive column's histograms hold at most this many cells (classes x values).

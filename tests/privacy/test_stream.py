@@ -442,3 +442,60 @@ def test_batch_rows_under_one_is_refused_in_one_line_by_every_command(
     assert main([a.replace("out.csv", str(tmp_path / "out.csv")) for a in args]) == 2
     assert capsys.readouterr().err.strip() == "veil: error: --batch-rows must be at least 1, got 0"
     assert not (tmp_path / "out.csv").exists()
+
+
+def _spilled_batches(rng: np.random.Generator, objects: bool) -> list[pd.DataFrame]:
+    """Batches of every kind of column a release holds: text of few values (a generalized
+    quasi-identifier) and of many, numbers with gaps, booleans, dates, and columns Arrow cannot
+    give back as they were (mixed objects, categories); one batch where the few-valued text
+    has many values, and one that holds mixed objects (kept as DataFrames)."""
+    batches = []
+    for i, rows in enumerate([700, 1, 0, 650, 900]):
+        few = rng.choice(["[30-39]", "[40-49]", "*"], rows)
+        batch = pd.DataFrame(
+            {
+                "age": pd.array(few if i != 3 else [f"v{j}" for j in range(rows)], dtype="str"),
+                "note": pd.array([f"note {j} {i}" for j in range(rows)], dtype="str"),
+                "salary": np.where(rng.random(rows) < 0.1, np.nan, rng.normal(size=rows)),
+                "count": rng.integers(0, 5, rows),
+                "flag": rng.random(rows) < 0.5,
+                "day": pd.to_datetime("2024-01-01")
+                + pd.to_timedelta(rng.integers(0, 9, rows), "D"),
+            }
+        )
+        if i == 4 and objects:
+            batch["count"] = batch["count"].astype(object).where(batch["count"] > 0, "none")
+        batches.append(batch)
+    return batches
+
+
+@pytest.mark.parametrize("objects", [False, True])
+def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(tmp_path: Path, objects: bool) -> None:
+    """The shuffle's buckets on disk (Arrow pieces, text of few values coded, DataFrames where
+    Arrow would change a column) give, bucket by bucket, the rows and dtypes of the plain
+    DataFrame shuffle: each batch's rows sorted into buckets, each bucket's pieces joined in
+    batch order and permuted."""
+    from veil.privacy._stream import _Spill
+
+    buckets = 4
+    batches = _spilled_batches(np.random.default_rng(1), objects)
+    rng, oracle = np.random.default_rng(5), np.random.default_rng(5)
+    spill, expected = _Spill(tmp_path, buckets), [[] for _ in range(buckets)]
+    for batch in batches:
+        chosen = rng.integers(0, buckets, len(batch))
+        assert (oracle.integers(0, buckets, len(batch)) == chosen).all()
+        spill.add(batch, np.argsort(chosen, kind="stable"), chosen)
+        for b in range(buckets):
+            expected[b].append(batch[chosen == b])
+    spill.close()
+    for b in range(buckets):
+        bucket = spill.bucket(b)
+        assert bucket is not None
+        permutation = rng.permutation(bucket.rows)
+        want = pd.concat(expected[b]).iloc[oracle.permutation(bucket.rows)]
+        assert bucket.arrow is not objects  # Arrow unless a piece had to stay a DataFrame
+        got = bucket.permuted(permutation)
+        pd.testing.assert_frame_equal(
+            got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True
+        )
+    assert not list(tmp_path.iterdir())  # each bucket's file removed once read

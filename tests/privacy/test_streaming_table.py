@@ -40,3 +40,41 @@ def test_batches_build_the_same_table(batch: int) -> None:
     ]
     assert found[0].levels == found[1].levels
     assert found[0].loss == found[1].loss
+
+
+@pytest.mark.parametrize("bulk", [1, 50, 10**9])
+def test_summed_batches_equal_merging_one_after_another(
+    bulk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FrequencySum`` (merging in bulk, whenever its parts outnumber ``SUM_ROWS`` and the
+    merged table) gives what merging each batch's table in turn gave: the same combinations,
+    in the same order, with the same counts and weights, missing values included."""
+    import veil.frequency as frequency
+
+    monkeypatch.setattr(frequency, "SUM_ROWS", bulk)
+    rng = np.random.default_rng(3)
+    n = 4_000
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(17, 30, n),
+            "county": rng.choice(["Nairobi", "Kisumu", "Nyeri", None], n),
+            "diagnosis": rng.choice(["flu", "Flu ", "malaria", "HIV"], n),
+        }
+    )
+    weights = rng.uniform(1, 50, n)
+    one_after_another: frequency.Frequencies | None = None
+    summed = frequency.FrequencySum()
+    for start in range(0, n, 333):
+        part = frequency.Frequencies.of(
+            frame.iloc[start : start + 333],
+            ["age", "county"],
+            "diagnosis",
+            weights=weights[start : start + 333],
+        )
+        one_after_another = part if one_after_another is None else one_after_another.merge(part)
+        summed.add(part).add(None)
+    total = summed.total()
+    assert total is not None and one_after_another is not None
+    pd.testing.assert_frame_equal(total.counts, one_after_another.counts)
+    assert total.rows == n
+    assert frequency.FrequencySum().total() is None

@@ -13,7 +13,14 @@ import pandas as pd
 
 from veil._html import Shown
 from veil.exceptions import ParameterError
-from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
+from veil.frequency import (
+    COUNT,
+    Frequencies,
+    FrequencySum,
+    class_sizes,
+    histograms,
+    sensitive_codes,
+)
 from veil.hierarchy import Hierarchy
 from veil.io import TableStream, fold_batches
 from veil.privacy.criteria import (
@@ -457,14 +464,14 @@ def check_folded(
     qis = list(quasi_identifiers)
     wanted = [*qis, *([sensitive] if sensitive else [])]
     require_columns(pd.DataFrame(columns=list(columns)), wanted, where="check")
-    folded = fold(
+    summed, numeric = fold(
         f"counting the classes of {', '.join(qis)}",
         _Classes(wanted, sensitive),
         _merge_classes,
-        None,
+        (FrequencySum(), False),
     )
-    counts = pd.DataFrame(columns=[*wanted, COUNT]) if folded is None else folded[0].counts
-    numeric = folded is not None and folded[1]
+    total = summed.total()
+    counts = pd.DataFrame(columns=[*wanted, COUNT]) if total is None else total.counts
     return check_counts(
         counts, qis, count=COUNT, sensitive=sensitive, numeric_sensitive=numeric, **goals
     )
@@ -486,8 +493,6 @@ class _Classes:
 
 
 def _merge_classes(
-    total: tuple[Frequencies, bool] | None, part: tuple[Frequencies, bool]
-) -> tuple[Frequencies, bool]:
-    if total is None:
-        return part
-    return total[0].merge(part[0]), total[1] or part[1]
+    total: tuple[FrequencySum, bool], part: tuple[Frequencies, bool]
+) -> tuple[FrequencySum, bool]:
+    return total[0].add(part[0]), total[1] or part[1]

@@ -31,14 +31,14 @@ import pandas as pd
 
 from veil._html import Shown
 from veil.exceptions import OutputError
-from veil.frequency import Frequencies
+from veil.frequency import Frequencies, FrequencySum
 from veil.hierarchy import Hierarchy
 from veil.io import ContentHash, Partitions, cluster, dask_frame, dask_modules, parts_sha256
 from veil.io._folds import WAVE
 from veil.policy import Policy
 from veil.privacy import _passes as engine
 from veil.privacy._check import CheckResult, check_folded
-from veil.privacy._passes import Passes, Written, merged_counts, release_in_passes, row_hashes
+from veil.privacy._passes import Passes, Written, release_in_passes, row_hashes
 from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
 from veil.schema import require_columns
@@ -132,14 +132,14 @@ class _DaskPasses(Passes):
             (stage,) = self.dask.persist(delayed(scatter, pure=True))
         tallies: list[list[Any]] = []
         parts: list[tuple[int, str, int]] = []  # (number, content hash, rows) of each part
-        counts: Frequencies | None = None
+        counts = FrequencySum()
         for first in range(0, len(partitions), WAVE):  # a wave at a time: counts merged
             wave = range(first, min(first + WAVE, len(partitions)))
             for tally, part in self.dask.compute(*[stage(partitions[i], i) for i in wave]):
                 tallies.append(tally)
                 if part is not None:
                     parts.append(part[:3])
-                    counts = merged_counts(counts, part[3])
+                    counts.add(part[3])
         if buckets:
             self.report.step("joining the buckets in a random order (third pass)")
             gather = _Gather(self.folder, schema, names, measured)
@@ -147,11 +147,11 @@ class _DaskPasses(Passes):
                 wave = range(first, min(first + WAVE, buckets))
                 for part in self.dask.compute(*[delayed(gather, pure=True)(b) for b in wave]):
                     parts.append(part[:3])
-                    counts = merged_counts(counts, part[3])
+                    counts.add(part[3])
             shutil.rmtree(self.folder / _PIECES, ignore_errors=True)
         written = Written(
             parts_sha256([d for _, d, _ in parts]),
-            counts,
+            counts.total(),
             sum(n for _, _, n in parts),
             names,
             parts=len(parts),

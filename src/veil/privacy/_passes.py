@@ -44,6 +44,7 @@ from veil.frequency import (
     COUNT,
     CodedFrequencies,
     Frequencies,
+    FrequencySum,
     class_sizes,
     mixed_radix,
     sensitive_codes,
@@ -333,10 +334,12 @@ def _count_whole_table(passes: Passes, steps: Steps, seconds: dict[str, float]) 
                 f"counting the combinations policy {step.where} withholds when rare (a pass of "
                 "its own)",
                 _CountAfter(steps.steps[:i], step.transform.columns_),
-                merged_counts,
-                None,
-            )
-            step.transform.use_counts(whole.counts, COUNT)
+                summed_counts,
+                FrequencySum(),
+            ).total()
+            columns = list(step.transform.columns_)
+            table = whole if whole is not None else _no_counts(columns, 0)  # no row
+            step.transform.use_counts(table.counts, COUNT)
             seconds[f"counting {step.where}"] = time.perf_counter() - clock
 
 
@@ -354,7 +357,7 @@ def _first_pass(passes: Passes, plan: Plan, steps: Steps, searching: bool) -> _S
     )
     first: _Summary = passes.fold(
         "counting the quasi-identifiers' combinations (first pass)", summarize, _summed, _Summary()
-    )
+    ).settle()
     if derived and first.counts is not None:
         first.before = first.counts.project(steps.quasi)
     return first
@@ -503,10 +506,9 @@ def _unchanged(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def merged_counts(total: Frequencies | None, part: Frequencies | None) -> Frequencies | None:
-    if part is None:
-        return total
-    return part if total is None else total.merge(part)
+def summed_counts(total: FrequencySum, part: Frequencies | None) -> FrequencySum:
+    """A fold's merge of counts: ``part`` added to ``total`` (merged in bulk)."""
+    return total.add(part)
 
 
 @dataclass
@@ -518,6 +520,13 @@ class _Summary:
     digest: Any = field(default_factory=hashlib.sha256)
     before: Frequencies | None = None
     counts: Frequencies | None = None
+    before_sum: FrequencySum = field(default_factory=FrequencySum)
+    counts_sum: FrequencySum = field(default_factory=FrequencySum)
+
+    def settle(self) -> _Summary:
+        """``before`` and ``counts`` of every batch folded in."""
+        self.before, self.counts = self.before_sum.total(), self.counts_sum.total()
+        return self
 
     def fingerprint(self, columns: list[str]) -> str:
         digest = self.digest.copy()
@@ -528,8 +537,8 @@ class _Summary:
 def _summed(total: _Summary, part: _Part) -> _Summary:
     total.rows += part.rows
     total.digest.update(part.hashed)
-    total.before = merged_counts(total.before, part.before)
-    total.counts = merged_counts(total.counts, part.counts)
+    total.before_sum.add(part.before)
+    total.counts_sum.add(part.counts)
     return total
 
 

@@ -22,14 +22,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from veil._html import Shown
 from veil.exceptions import OutputError, ParameterError
-from veil.frequency import Frequencies
+from veil.frequency import Frequencies, FrequencySum
 from veil.hierarchy import Hierarchy
 from veil.io import DEFAULT_BATCH_ROWS, BatchWriter, ContentHash, TableStream, fold_batches
 from veil.privacy import _passes as engine
-from veil.privacy._passes import Passes, Written, merged_counts, release_in_passes, row_hashes
+from veil.privacy._passes import Passes, Written, release_in_passes, row_hashes
 from veil.privacy._plan import PolicyLike
 from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
@@ -162,7 +163,7 @@ class _FilePasses(Passes):
                 yield out
 
         digest: ContentHash | None = None
-        counts: Frequencies | None = None
+        counts = FrequencySum()
         for batch in self._shuffled(produced(), seed):
             batch = writer.prepared(batch)
             if digest is None:
@@ -171,11 +172,11 @@ class _FilePasses(Passes):
             digest.update(batch)
             writer.write(batch)
             if measured:
-                counts = merged_counts(counts, Frequencies.of(batch, measured))
+                counts.add(Frequencies.of(batch, measured))
         if digest is None:  # every row withheld
             digest = ContentHash(columns)
         writer.close(columns)
-        written = Written(digest.hexdigest(), counts, writer.rows, columns, writer.escaped)
+        written = Written(digest.hexdigest(), counts.total(), writer.rows, columns, writer.escaped)
         return written, tallies
 
     def _shuffled(
@@ -192,43 +193,167 @@ class _FilePasses(Passes):
             tempfile.mkdtemp(prefix=f".{self.output.name}.veil-shuffle-", dir=self.output.parent)
         )
         try:
-            handles = [open(folder / f"{b}.pickle", "wb") for b in range(buckets)]  # noqa: SIM115
+            spill = _Spill(folder, buckets)
             try:
                 for out in batches:
                     chosen = rng.integers(0, buckets, len(out))
                     # the rows in bucket order, each bucket's in their order (one take per
                     # column, not one per bucket); each bucket then a slice of them
-                    order = np.argsort(chosen, kind="stable")
-                    ordered = out.iloc[order]
-                    sizes = np.bincount(chosen, minlength=buckets)
-                    ends = np.cumsum(sizes)
-                    for b in np.flatnonzero(sizes).tolist():
-                        start = int(ends[b - 1]) if b else 0
-                        pickle.dump(
-                            ordered.iloc[start : int(ends[b])],
-                            handles[b],
-                            protocol=pickle.HIGHEST_PROTOCOL,
-                        )
+                    spill.add(out, np.argsort(chosen, kind="stable"), chosen)
             finally:
-                for handle in handles:
-                    handle.close()
+                spill.close()
             self.report.step("writing the release in a random order (third pass)")
             for b in range(buckets):
-                parts = list(_pickled(folder / f"{b}.pickle"))
-                (folder / f"{b}.pickle").unlink()
-                if not parts:
-                    continue
-                bucket = pd.concat(parts) if len(parts) > 1 else parts[0]
-                yield bucket.iloc[rng.permutation(len(bucket))]
+                bucket = spill.bucket(b)
+                if bucket is not None:
+                    yield bucket.permuted(rng.permutation(bucket.rows))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _pickled(path: Path) -> Iterator[pd.DataFrame]:
-    """The frames ``_released_batches`` appended to its own private bucket file."""
-    with open(path, "rb") as handle:
-        while True:
-            try:
-                yield pickle.load(handle)  # veil's own temporary file
-            except EOFError:
-                return
+#: dtype kinds whose columns go through Arrow and back unchanged (numbers, booleans, naive
+#: datetimes; pandas' text columns are checked apart).
+_ARROW_KINDS = frozenset("biufM")
+
+
+def _arrow_piece(frame: pd.DataFrame) -> Any:
+    """``frame`` as an Arrow table when every column comes back from Arrow with its dtype and
+    values (numbers, booleans, naive datetimes, pandas' text), else None (kept as pandas)."""
+    names = list(frame.columns)
+    if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
+        return None
+    for dtype in frame.dtypes:
+        text = isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+        if not text and getattr(dtype, "kind", "O") not in _ARROW_KINDS:
+            return None
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+
+
+def _encoded(table: Any) -> Any:
+    """``table`` with each text column of few distinct values dictionary-encoded (at most one
+    distinct value in four rows: a generalized quasi-identifier, a category): the shuffle's
+    takes are then of integers, and its pieces on disk a fraction of the text's size."""
+    import pyarrow.compute as pc
+
+    columns = []
+    for column in table.columns:
+        if pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
+            coded = pc.dictionary_encode(column.combine_chunks())
+            if len(coded.dictionary) * 4 <= len(coded):
+                column = coded
+        columns.append(column)
+    return _with_columns(table, columns)
+
+
+def _with_columns(table: Any, columns: list[Any]) -> Any:
+    """``columns`` under ``table``'s names and metadata (its DataFrame's dtypes)."""
+    made = pa.Table.from_arrays(columns, names=table.column_names)
+    return made.replace_schema_metadata(table.schema.metadata)
+
+
+def _decoded(table: Any) -> Any:
+    """``table`` with ``_encoded``'s columns back to text (and its DataFrame's dtypes)."""
+    if not any(pa.types.is_dictionary(t) for t in table.schema.types):
+        return table
+    columns = [
+        c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns
+    ]
+    return _with_columns(table, columns)
+
+
+def _text_schema(schema: Any) -> Any:
+    """``schema`` with ``_encoded``'s columns as the text they hold."""
+    fields = [
+        f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema
+    ]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+class _Spill:
+    """The shuffle's buckets on disk, one file each: the pieces each batch sends it, in batch
+    order. A piece is an Arrow IPC stream when its columns go through Arrow unchanged (the
+    usual case: a slice is written without copying the batch, and read back as one table),
+    else a pickled DataFrame. Every piece costs little: at 100M rows each of 200 batches sends
+    a piece of ~2,500 rows to each of 200 buckets."""
+
+    _ARROW, _PANDAS = b"A", b"P"
+
+    def __init__(self, folder: Path, buckets: int) -> None:
+        self.folder, self.buckets = folder, buckets
+        self._handles = [open(self._path(b), "wb") for b in range(buckets)]  # noqa: SIM115
+
+    def _path(self, bucket: int) -> Path:
+        return self.folder / f"{bucket}.pieces"
+
+    def add(self, frame: pd.DataFrame, order: np.ndarray, chosen: np.ndarray) -> None:
+        """Send each row of ``frame`` to its ``chosen`` bucket (``order``: the rows sorted by
+        bucket, stably)."""
+        sizes = np.bincount(chosen, minlength=self.buckets)
+        ends = np.cumsum(sizes)
+        table = _arrow_piece(frame)
+        arrow = None if table is None else _encoded(table).take(pa.array(order))
+        rows = frame.iloc[order] if arrow is None else None
+        for b in np.flatnonzero(sizes).tolist():
+            start, stop = (int(ends[b - 1]) if b else 0), int(ends[b])
+            if arrow is not None:
+                sink = pa.BufferOutputStream()
+                piece = arrow.slice(start, stop - start)
+                with pa.ipc.new_stream(sink, piece.schema) as writer:
+                    writer.write_table(piece)
+                self._write(b, self._ARROW, sink.getvalue())
+            else:
+                assert rows is not None
+                blob = pickle.dumps(rows.iloc[start:stop], protocol=pickle.HIGHEST_PROTOCOL)
+                self._write(b, self._PANDAS, blob)
+
+    def _write(self, bucket: int, kind: bytes, payload: Any) -> None:
+        handle = self._handles[bucket]
+        handle.write(kind + len(payload).to_bytes(8, "little"))
+        handle.write(payload)
+
+    def close(self) -> None:
+        for handle in self._handles:
+            handle.close()
+
+    def bucket(self, bucket: int) -> _Bucket | None:
+        """The rows sent to ``bucket`` (its file then removed), or None when none were."""
+        path = self._path(bucket)
+        pieces: list[Any] = []
+        with open(path, "rb") as handle:  # veil's own temporary file
+            while header := handle.read(9):
+                payload = handle.read(int.from_bytes(header[1:], "little"))
+                if header[:1] == self._ARROW:
+                    pieces.append(pa.ipc.open_stream(payload).read_all())
+                else:
+                    pieces.append(pickle.loads(payload))  # veil's own temporary file
+        path.unlink()
+        return _Bucket(pieces) if pieces else None
+
+
+class _Bucket:
+    """One bucket's pieces, in order: Arrow tables of one schema are joined and permuted in
+    Arrow, anything else as DataFrames (the same rows, the same dtypes)."""
+
+    def __init__(self, pieces: list[Any]) -> None:
+        self.pieces = pieces
+        self.rows = sum(len(p) if isinstance(p, pd.DataFrame) else p.num_rows for p in pieces)
+        self.arrow = all(isinstance(p, pa.Table) for p in pieces) and all(
+            _text_schema(p.schema).equals(_text_schema(pieces[0].schema), check_metadata=True)
+            for p in pieces
+        )
+
+    def permuted(self, permutation: np.ndarray) -> pd.DataFrame:
+        if self.arrow:
+            pieces = self.pieces
+            if not all(p.schema.equals(pieces[0].schema) for p in pieces):  # coded in some
+                pieces = [_decoded(p) for p in pieces]
+            joined = pa.concat_tables(pieces).combine_chunks()
+            return _decoded(joined.take(pa.array(permutation))).to_pandas()
+        frames = [
+            p if isinstance(p, pd.DataFrame) else _decoded(p).to_pandas() for p in self.pieces
+        ]
+        bucket = pd.concat(frames) if len(frames) > 1 else frames[0]
+        return bucket.iloc[permutation]

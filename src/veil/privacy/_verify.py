@@ -17,7 +17,14 @@ from pydantic import ValidationError
 
 from veil._html import Shown
 from veil.exceptions import InputError, one_line
-from veil.frequency import COUNT, Frequencies, class_sizes, histograms, sensitive_codes
+from veil.frequency import (
+    COUNT,
+    Frequencies,
+    FrequencySum,
+    class_sizes,
+    histograms,
+    sensitive_codes,
+)
 from veil.hierarchy import Hierarchy
 from veil.io import ContentHash, TableStream, content_sha256, parts_sha256
 from veil.policy import PrivacySettings
@@ -285,7 +292,7 @@ def verify_files(
     measured = [c for c in [*quasi, *settings_sensitive] if c in source.columns]
     _require_quasi(certificate, source.columns)
     parts = certificate.get("release_parts")
-    counts: Frequencies | None = None
+    summed = FrequencySum()
     digests: list[str] = []
     whole = ContentHash(list(source.columns))
     files = [TableStream(str(p)) for p in source.paths] if parts else [source]
@@ -293,9 +300,9 @@ def verify_files(
         digest = ContentHash(list(part.columns))
         for batch in part.batches(batch_rows):
             (digest if parts else whole).update(batch)
-            piece = Frequencies.of(batch, measured)
-            counts = piece if counts is None else counts.merge(piece)
+            summed.add(Frequencies.of(batch, measured))
         digests.append(digest.hexdigest())
+    counts = summed.total()
     content = parts_sha256(digests) if parts else whole.hexdigest()
     if parts and len(digests) != int(parts):
         content = f"{len(digests)} files, not the {parts} parts certified"
