@@ -285,8 +285,9 @@ def test_the_counting_check_can_fail() -> None:
 
 def test_one_definition_of_the_frequency_table() -> None:
     """The frequency table (``Frequencies``: values, counts, weights, histograms; built,
-    merged) and its coded view for the lattice (``CodedFrequencies``, with the classes at a node,
-    ``Groups``) are defined in ``veil/frequency.py`` and nowhere else."""
+    merged, summed batch by batch with ``FrequencySum``) and its coded view for the lattice
+    (``CodedFrequencies``, with the classes at a node, ``Groups``) are defined in
+    ``veil/frequency.py`` and nowhere else."""
     defined: dict[str, list[str]] = defaultdict(list)
     for path, tree in _trees(SRC / "veil"):
         for node in tree.body:
@@ -294,7 +295,13 @@ def test_one_definition_of_the_frequency_table() -> None:
                 "frequenc" in node.name.lower() or node.name in {"Groups", "CodedColumns"}
             ):
                 defined[node.name].append(str(path.relative_to(SRC)))
-    assert set(defined) == {"Frequencies", "CodedFrequencies", "CodedColumns", "Groups"}
+    assert set(defined) == {
+        "Frequencies",
+        "FrequencySum",
+        "CodedFrequencies",
+        "CodedColumns",
+        "Groups",
+    }
     assert all(paths == ["veil/frequency.py"] for paths in defined.values()), defined
 
 

@@ -74,7 +74,8 @@ def test_summed_batches_equal_merging_one_after_another(
         one_after_another = part if one_after_another is None else one_after_another.merge(part)
         summed.add(part).add(None)
     total = summed.total()
-    assert total is not None and one_after_another is not None
+    assert total is not None
+    assert one_after_another is not None
     pd.testing.assert_frame_equal(total.counts, one_after_another.counts)
     assert total.rows == n
     assert frequency.FrequencySum().total() is None

@@ -34,6 +34,7 @@ from veil.exceptions import OutputError
 from veil.frequency import Frequencies, FrequencySum
 from veil.hierarchy import Hierarchy
 from veil.io import ContentHash, Partitions, cluster, dask_frame, dask_modules, parts_sha256
+from veil.io import _pieces as pieces
 from veil.io._folds import WAVE
 from veil.policy import Policy
 from veil.privacy import _passes as engine
@@ -206,7 +207,6 @@ class _Scatter:
 
     def __call__(self, part: pd.DataFrame, index: int) -> tuple[list[Any], Any]:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         out, tallies = self.produce(part)
         if not self.buckets:
@@ -217,15 +217,17 @@ class _Scatter:
         chosen = rng.integers(0, self.buckets, len(out))
         keys = rng.integers(0, 2**63, len(out), dtype=np.uint64)
         keyed = self.schema.append(pa.field(_KEY, pa.uint64()))
-        for bucket in np.unique(chosen):
-            rows = np.flatnonzero(chosen == bucket)
-            piece = out.iloc[rows][self.columns].assign(**{_KEY: keys[rows]})
+        rows = out[self.columns].assign(**{_KEY: keys})
+        table = pa.Table.from_pandas(rows, schema=keyed, preserve_index=False)
+        # the rows in bucket order (one take), each bucket's piece a slice of them
+        ordered = pieces.coded(table).take(pa.array(np.argsort(chosen, kind="stable")))
+        ends = np.cumsum(np.bincount(chosen, minlength=self.buckets))
+        for bucket in np.unique(chosen).tolist():
+            start = int(ends[bucket - 1]) if bucket else 0
             folder = self.folder / _PIECES / f"{bucket:06d}"
             folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{index:06d}.parquet"
-            tmp = path.with_name(f".{path.name}.tmp")
-            pq.write_table(pa.Table.from_pandas(piece, schema=keyed, preserve_index=False), tmp)
-            os.replace(tmp, path)
+            piece = ordered.slice(start, int(ends[bucket]) - start)
+            pieces.write_piece(piece, folder / f"{index:06d}.arrow")
         return tallies, None
 
 
@@ -240,13 +242,20 @@ class _Gather:
     measured: list[str]
 
     def __call__(self, bucket: int) -> tuple[int, str, int, Any]:
-        import pyarrow.parquet as pq
+        import pyarrow.compute as pc
 
         folder = self.folder / _PIECES / f"{bucket:06d}"
-        pieces = sorted(folder.glob("*.parquet")) if folder.exists() else []
-        if pieces:
-            frame = pd.concat([pq.read_table(p).to_pandas() for p in pieces], ignore_index=True)
-            frame = frame.sort_values(_KEY, kind="stable").drop(columns=_KEY)
+        paths = sorted(folder.glob("*.arrow")) if folder.exists() else []
+        if paths:
+            tables = [pieces.read_piece(p) for p in paths]
+            table = pieces.joined(tables)
+            if table is not None:
+                order = pc.sort_indices(table, sort_keys=[(_KEY, "ascending")])  # stable
+                frame = pieces.plain(table.take(order).drop_columns([_KEY])).to_pandas()
+            else:  # partitions whose DataFrames differed in a dtype: joined as DataFrames
+                frames = [pieces.plain(t).to_pandas() for t in tables]
+                frame = pd.concat(frames, ignore_index=True)
+                frame = frame.sort_values(_KEY, kind="stable").drop(columns=_KEY)
         else:
             frame = self.schema.empty_table().to_pandas()
         return _written_part(frame, self.folder, bucket, self.schema, self.columns, self.measured)

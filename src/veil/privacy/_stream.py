@@ -29,6 +29,7 @@ from veil.exceptions import OutputError, ParameterError
 from veil.frequency import Frequencies, FrequencySum
 from veil.hierarchy import Hierarchy
 from veil.io import DEFAULT_BATCH_ROWS, BatchWriter, ContentHash, TableStream, fold_batches
+from veil.io import _pieces as pieces
 from veil.privacy import _passes as engine
 from veil.privacy._passes import Passes, Written, release_in_passes, row_hashes
 from veil.privacy._plan import PolicyLike
@@ -211,67 +212,6 @@ class _FilePasses(Passes):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-#: dtype kinds whose columns go through Arrow and back unchanged (numbers, booleans, naive
-#: datetimes; pandas' text columns are checked apart).
-_ARROW_KINDS = frozenset("biufM")
-
-
-def _arrow_piece(frame: pd.DataFrame) -> Any:
-    """``frame`` as an Arrow table when every column comes back from Arrow with its dtype and
-    values (numbers, booleans, naive datetimes, pandas' text), else None (kept as pandas)."""
-    names = list(frame.columns)
-    if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
-        return None
-    for dtype in frame.dtypes:
-        text = isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
-        if not text and getattr(dtype, "kind", "O") not in _ARROW_KINDS:
-            return None
-    try:
-        return pa.Table.from_pandas(frame, preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
-
-
-def _encoded(table: Any) -> Any:
-    """``table`` with each text column of few distinct values dictionary-encoded (at most one
-    distinct value in four rows: a generalized quasi-identifier, a category): the shuffle's
-    takes are then of integers, and its pieces on disk a fraction of the text's size."""
-    import pyarrow.compute as pc
-
-    columns = []
-    for column in table.columns:
-        if pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
-            coded = pc.dictionary_encode(column.combine_chunks())
-            if len(coded.dictionary) * 4 <= len(coded):
-                column = coded
-        columns.append(column)
-    return _with_columns(table, columns)
-
-
-def _with_columns(table: Any, columns: list[Any]) -> Any:
-    """``columns`` under ``table``'s names and metadata (its DataFrame's dtypes)."""
-    made = pa.Table.from_arrays(columns, names=table.column_names)
-    return made.replace_schema_metadata(table.schema.metadata)
-
-
-def _decoded(table: Any) -> Any:
-    """``table`` with ``_encoded``'s columns back to text (and its DataFrame's dtypes)."""
-    if not any(pa.types.is_dictionary(t) for t in table.schema.types):
-        return table
-    columns = [
-        c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns
-    ]
-    return _with_columns(table, columns)
-
-
-def _text_schema(schema: Any) -> Any:
-    """``schema`` with ``_encoded``'s columns as the text they hold."""
-    fields = [
-        f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema
-    ]
-    return pa.schema(fields, metadata=schema.metadata)
-
-
 class _Spill:
     """The shuffle's buckets on disk, one file each: the pieces each batch sends it, in batch
     order. A piece is an Arrow IPC stream when its columns go through Arrow unchanged (the
@@ -293,17 +233,13 @@ class _Spill:
         bucket, stably)."""
         sizes = np.bincount(chosen, minlength=self.buckets)
         ends = np.cumsum(sizes)
-        table = _arrow_piece(frame)
-        arrow = None if table is None else _encoded(table).take(pa.array(order))
+        table = pieces.as_arrow(frame)
+        arrow = None if table is None else pieces.coded(table).take(pa.array(order))
         rows = frame.iloc[order] if arrow is None else None
         for b in np.flatnonzero(sizes).tolist():
             start, stop = (int(ends[b - 1]) if b else 0), int(ends[b])
             if arrow is not None:
-                sink = pa.BufferOutputStream()
-                piece = arrow.slice(start, stop - start)
-                with pa.ipc.new_stream(sink, piece.schema) as writer:
-                    writer.write_table(piece)
-                self._write(b, self._ARROW, sink.getvalue())
+                self._write(b, self._ARROW, pieces.to_bytes(arrow.slice(start, stop - start)))
             else:
                 assert rows is not None
                 blob = pickle.dumps(rows.iloc[start:stop], protocol=pickle.HIGHEST_PROTOCOL)
@@ -321,39 +257,34 @@ class _Spill:
     def bucket(self, bucket: int) -> _Bucket | None:
         """The rows sent to ``bucket`` (its file then removed), or None when none were."""
         path = self._path(bucket)
-        pieces: list[Any] = []
+        found: list[Any] = []
         with open(path, "rb") as handle:  # veil's own temporary file
             while header := handle.read(9):
                 payload = handle.read(int.from_bytes(header[1:], "little"))
                 if header[:1] == self._ARROW:
-                    pieces.append(pa.ipc.open_stream(payload).read_all())
+                    found.append(pieces.from_bytes(payload))
                 else:
-                    pieces.append(pickle.loads(payload))  # veil's own temporary file
+                    found.append(pickle.loads(payload))  # veil's own temporary file
         path.unlink()
-        return _Bucket(pieces) if pieces else None
+        return _Bucket(found) if found else None
 
 
 class _Bucket:
-    """One bucket's pieces, in order: Arrow tables of one schema are joined and permuted in
-    Arrow, anything else as DataFrames (the same rows, the same dtypes)."""
+    """One bucket's pieces, in order: Arrow tables of the same columns are joined and permuted
+    in Arrow, anything else as DataFrames (the same rows, the same dtypes)."""
 
-    def __init__(self, pieces: list[Any]) -> None:
-        self.pieces = pieces
-        self.rows = sum(len(p) if isinstance(p, pd.DataFrame) else p.num_rows for p in pieces)
-        self.arrow = all(isinstance(p, pa.Table) for p in pieces) and all(
-            _text_schema(p.schema).equals(_text_schema(pieces[0].schema), check_metadata=True)
-            for p in pieces
-        )
+    def __init__(self, found: list[Any]) -> None:
+        self.pieces = found
+        self.rows = sum(len(p) if isinstance(p, pd.DataFrame) else p.num_rows for p in found)
+        tables = all(isinstance(p, pa.Table) for p in found)
+        self.table = pieces.joined(found) if tables else None
+        self.arrow = self.table is not None
 
     def permuted(self, permutation: np.ndarray) -> pd.DataFrame:
-        if self.arrow:
-            pieces = self.pieces
-            if not all(p.schema.equals(pieces[0].schema) for p in pieces):  # coded in some
-                pieces = [_decoded(p) for p in pieces]
-            joined = pa.concat_tables(pieces).combine_chunks()
-            return _decoded(joined.take(pa.array(permutation))).to_pandas()
+        if self.table is not None:
+            return pieces.plain(self.table.take(pa.array(permutation))).to_pandas()
         frames = [
-            p if isinstance(p, pd.DataFrame) else _decoded(p).to_pandas() for p in self.pieces
+            p if isinstance(p, pd.DataFrame) else pieces.plain(p).to_pandas() for p in self.pieces
         ]
         bucket = pd.concat(frames) if len(frames) > 1 else frames[0]
         return bucket.iloc[permutation]
