@@ -257,6 +257,7 @@ def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterato
     of a LocalCluster of ``workers`` worker processes (one thread each; default: one per
     core), closed on leaving."""
     from veil.io._folds import dask_modules
+    from veil.memory import tune_for_one_job
 
     dask_modules()
     from distributed import Client, LocalCluster
@@ -276,4 +277,6 @@ def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterato
         ) as local,
         Client(local) as client,
     ):
+        # its workers are processes of this one job: they allocate as the command does
+        client.run(tune_for_one_job)
         yield client
