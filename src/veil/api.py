@@ -407,6 +407,8 @@ def check(
     columns = [str(c) for c in quasi_identifiers]
     only = {"--weights": weights, "--person-id": person, "exclude": exclude is not None}
     chosen = src.engine(engine, memory_only=only)
+    if engine == "auto" and chosen == "memory" and _parquet_files(src, only):
+        chosen = "stream"  # DuckDB counts the classes reading the files itself: the same result
     if chosen == "memory":
         return _check_frame(
             src.frame(),
@@ -434,6 +436,19 @@ def check(
     return check_dask(
         frame, columns, sensitive=sensitive, progress=progress, hierarchies=trees, **goals
     )
+
+
+def _parquet_files(src: Source, only: Mapping[str, Any]) -> bool:
+    """Whether ``src`` is Parquet files read as they are (no reading option, nothing only a
+    table in memory honours): what ``check_stream`` counts by DuckDB."""
+    from veil.io._batches import is_streamable
+
+    if src.kind != "files" or any(only.values()) or any(src.whole_read_options().values()):
+        return False
+    try:
+        return is_streamable(src.data) and src.stream().kind == "parquet"
+    except (InputError, OSError):  # read in memory, which says what is wrong
+        return False
 
 
 def _trees(given: Hierarchies) -> dict[str, Hierarchy] | None:

@@ -443,11 +443,43 @@ def check_stream(
     ``goals`` as ``check_counts`` takes them."""
     report = as_progress(progress)
     wanted = [*quasi_identifiers, *([sensitive] if sensitive else [])]
+    if source.kind == "parquet" and set(wanted) <= set(source.columns):
+        counted = _counted_by_duckdb(source, wanted, sensitive, report)
+        if counted is not None:
+            counts, numeric = counted
+            return check_counts(
+                counts,
+                list(quasi_identifiers),
+                count=COUNT,
+                sensitive=sensitive,
+                numeric_sensitive=numeric,
+                **goals,
+            )
 
     def fold(label: str, fn: Any, merge: Any, start: Any) -> Any:
         return fold_batches(source, batch_rows, report, label, fn, merge, start, wanted)
 
     return check_folded(fold, source.columns, quasi_identifiers, sensitive=sensitive, **goals)
+
+
+def _counted_by_duckdb(
+    source: TableStream, wanted: list[str], sensitive: str | None, report: Progress
+) -> tuple[pd.DataFrame, bool] | None:
+    """The counts ``check_folded`` makes of Parquet files, made by DuckDB reading them (see
+    ``veil.io._columnar``), and whether ``sensitive`` holds numbers; None when DuckDB cannot
+    read the files (the batches then count them). DuckDB keeps NULL and NaN apart; both are
+    missing to pandas, and ``check_counts`` takes them as one value, as a DataFrame does."""
+    import duckdb
+
+    from veil.io._columnar import parquet_counts
+
+    report.step(f"counting the classes of {', '.join(wanted)} (DuckDB, from the Parquet files)")
+    try:
+        raw = parquet_counts(source.paths, wanted, COUNT)
+    except duckdb.Error:
+        return None
+    numeric = sensitive is not None and pd.api.types.is_numeric_dtype(source.head(1)[sensitive])
+    return raw, numeric
 
 
 def check_folded(
