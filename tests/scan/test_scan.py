@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.scan.faker_tables import LOCALES, make_table, role_accuracy
 from veil.demo import demo_data
@@ -172,3 +176,42 @@ def test_opaque_names(name: str, opaque: bool) -> None:
     from veil.scan.hints import is_opaque
 
     assert is_opaque(name) is opaque
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", None]),
+            st.integers(0, 3),
+            st.sampled_from([0.5, float("nan"), 2.0]),
+            st.sampled_from(["x", "y"]),
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_the_most_identifying_combinations_are_counted_on_every_row(rows: list[Any]) -> None:
+    """The smaller combinations' classes, rolled up from the classes on all the
+    quasi-identifiers, are those counted on every row of the table."""
+    from itertools import combinations
+
+    from veil.frequency import class_sizes
+
+    frame = pd.DataFrame(rows, columns=["p", "q", "r", "s"])
+    qis = list(frame.columns)
+    measured = assess(frame, qis, top=100)
+    counted = []
+    for size in (1, 2, 3):
+        for columns in combinations(qis, size):
+            _, sizes = class_sizes(frame, list(columns))
+            counted.append(
+                {
+                    "columns": list(columns),
+                    "unique_rows": int((sizes == 1).sum()),
+                    "uniqueness": int((sizes == 1).sum()) / len(frame),
+                    "k": int(sizes.min()),
+                }
+            )
+    counted.sort(key=lambda c: (-c["unique_rows"], len(c["columns"])))
+    assert [dict(c) for c in measured.most_identifying] == counted
