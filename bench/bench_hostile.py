@@ -34,7 +34,7 @@ REDACTED = {
     "dates and phones": "2024-01-05 0712345678 ",
 }
 REDACT_POLICY = """columns:
-  id: {role: insensitive}
+  id: {steps: [drop: {}]}
   age: {role: insensitive}
   note: {role: insensitive, steps: [redact: {}]}
 """
