@@ -97,3 +97,27 @@ def test_a_check_of_parquet_counts_with_duckdb_unless_told_to_read_it(tmp_path: 
     )
     assert not any("DuckDB" in s for s in steps)
     assert auto.to_dict() == memory.to_dict()
+
+
+def test_files_duckdb_cannot_read_are_counted_by_veils_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where DuckDB refuses the files, veil's own batches count them: the same result."""
+    import duckdb
+
+    import veil.io._columnar as columnar
+
+    path = tmp_path / "adult.parquet"
+    pd.read_csv(ADULT, sep=";").to_parquet(path)
+    source = TableStream(str(path))
+    quasi = ["sex", "race", "education"]
+    counted = check_stream(source, quasi, sensitive="occupation", k=5, l=2)
+
+    def refused(*_: Any, **__: Any) -> pd.DataFrame:
+        raise duckdb.IOException("cannot read")
+
+    monkeypatch.setattr(columnar, "parquet_counts", refused)
+    steps: list[str] = []
+    fallen = check_stream(source, quasi, sensitive="occupation", k=5, l=2, progress=steps.append)
+    assert steps[-1] == "counting the classes of sex, race, education"  # veil's batches
+    assert fallen.to_dict() == counted.to_dict()
