@@ -322,3 +322,46 @@ def test_generalized_values_leave_the_free_text_on_the_cluster_too(client: Any) 
         assert not notes.str.contains(rf"\b{re.escape(county)}\b").any(), county
     counted = {s.name: s.counts for s in release.certificate.steps}
     assert counted["scrub_text"]["county"] == len(notes)
+
+
+@pytest.mark.parametrize("alike", [True, False])
+def test_a_bucket_s_pieces_join_in_the_order_of_their_keys(tmp_path: Path, alike: bool) -> None:
+    """A bucket's pieces from several partitions (Arrow, text coded in some and not in others;
+    or, ``alike`` False, partitions whose DataFrames differed in a dtype) are joined in the
+    order of their random keys: the part holds the rows the DataFrames sorted by key hold."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from veil.io import ContentHash
+    from veil.io import _pieces as pieces
+    from veil.privacy._dask import _KEY, _PIECES, _Gather
+
+    rng = np.random.default_rng(4)
+    frames = []
+    for i, rows in enumerate([300, 40, 200]):
+        frame = pd.DataFrame(
+            {
+                "county": pd.array(rng.choice(["Kisumu", "Nyeri"], rows), dtype="str"),
+                "visits": rng.integers(0, 9, rows),
+                _KEY: rng.integers(0, 2**63, rows, dtype=np.uint64),
+            }
+        )
+        if i == 1:
+            frame["county"] = pd.array([f"c{j}" for j in range(rows)], dtype="str")  # many
+            if not alike:
+                frame["visits"] = frame["visits"].astype("Int64")
+        frames.append(frame)
+    schema = pa.Table.from_pandas(frames[0].drop(columns=_KEY), preserve_index=False).schema
+    keyed = schema.append(pa.field(_KEY, pa.uint64()))
+    folder = tmp_path / _PIECES / f"{0:06d}"
+    folder.mkdir(parents=True)
+    for i, frame in enumerate(frames):
+        table = pa.Table.from_pandas(frame, schema=keyed, preserve_index=False)
+        pieces.write_piece(pieces.coded(table), folder / f"{i:06d}.arrow")
+    joined = pieces.joined([pieces.read_piece(p) for p in sorted(folder.iterdir())])
+    assert (joined is not None) is alike  # the DataFrame path is the one taken otherwise
+    columns = ["county", "visits"]
+    _, digest, rows, _ = _Gather(tmp_path, schema, columns, [])(0)
+    want = pd.concat(frames, ignore_index=True).sort_values(_KEY, kind="stable")[columns]
+    assert rows == len(want)
+    assert digest == ContentHash(columns).update(want).hexdigest()
