@@ -441,10 +441,16 @@ def check(
 def _parquet_files(src: Source, only: Mapping[str, Any]) -> bool:
     """Whether ``src`` is Parquet files read as they are (no reading option, nothing only a
     table in memory honours): what ``check_stream`` counts by DuckDB."""
+    from glob import has_magic
+
     from veil.io._batches import is_streamable
+    from veil.io._files import PARQUET_SUFFIXES
 
     if src.kind != "files" or any(only.values()) or any(src.whole_read_options().values()):
         return False
+    path = Path(str(src.data))
+    if path.suffix.lower() not in PARQUET_SUFFIXES and not (path.is_dir() or has_magic(str(path))):
+        return False  # a CSV: not opened here a second time
     try:
         return is_streamable(src.data) and src.stream().kind == "parquet"
     except (InputError, OSError):  # read in memory, which says what is wrong
