@@ -215,8 +215,8 @@ class _FilePasses(Passes):
 class _Spill:
     """The shuffle's buckets on disk, one file each: the pieces each batch sends it, in batch
     order. A piece is an Arrow IPC stream when its columns go through Arrow unchanged (the
-    usual case: a slice is written without copying the batch, and read back as one table),
-    else a pickled DataFrame. Every piece costs little: at 100M rows each of 200 batches sends
+    usual case: the batch is taken into bucket order once, each piece is a slice of it, and a
+    bucket's pieces are read back as one table), else a pickled DataFrame. Every piece costs little: at 100M rows each of 200 batches sends
     a piece of ~2,500 rows to each of 200 buckets."""
 
     _ARROW, _PANDAS = b"A", b"P"
