@@ -216,8 +216,9 @@ class _Spill:
     """The shuffle's buckets on disk, one file each: the pieces each batch sends it, in batch
     order. A piece is an Arrow IPC stream when its columns go through Arrow unchanged (the
     usual case: the batch is taken into bucket order once, each piece is a slice of it, and a
-    bucket's pieces are read back as one table), else a pickled DataFrame. Every piece costs little: at 100M rows each of 200 batches sends
-    a piece of ~2,500 rows to each of 200 buckets."""
+    bucket's pieces are read back as one table), else a pickled DataFrame. Every piece costs
+    little: at 100M rows each of 200 batches sends a piece of ~2,500 rows to each of 200
+    buckets."""
 
     _ARROW, _PANDAS = b"A", b"P"
 
