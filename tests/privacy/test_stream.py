@@ -484,7 +484,7 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(tmp_path: Path, obj
     for batch in batches:
         chosen = rng.integers(0, buckets, len(batch))
         assert (oracle.integers(0, buckets, len(batch)) == chosen).all()
-        spill.add(batch, np.argsort(chosen, kind="stable"), chosen)
+        spill.add((batch, np.argsort(chosen, kind="stable"), chosen))
         for b in range(buckets):
             expected[b].append(batch[chosen == b])
     spill.close()

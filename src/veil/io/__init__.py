@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from veil._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from veil.io._ahead import Behind, ahead, beside
     from veil.io._batches import DEFAULT_BATCH_ROWS, BatchWriter, TableStream, is_streamable
     from veil.io._content import ContentHash, content_sha256, fingerprint, parts_sha256
     from veil.io._files import TEXT_FORMATS
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 #: Where each public name lives: loaded on first use, so that writing a file atomically or
 #: reading a SQL row does not load pandas and pyarrow with the table readers.
 _LAZY = {
+    **dict.fromkeys(("Behind", "ahead", "beside"), "veil.io._ahead"),
     **dict.fromkeys(
         ("DEFAULT_BATCH_ROWS", "BatchWriter", "TableStream", "is_streamable"), "veil.io._batches"
     ),
@@ -110,6 +112,7 @@ __all__ = [
     "SUPPORTED_OUTPUTS",
     "TEXT_FORMATS",
     "BatchWriter",
+    "Behind",
     "ContentHash",
     "Engine",
     "OutputFormat",
@@ -118,8 +121,10 @@ __all__ = [
     "Readable",
     "Source",
     "TableStream",
+    "ahead",
     "atomic_open",
     "atomic_path",
+    "beside",
     "check_cells",
     "check_output",
     "check_writable",

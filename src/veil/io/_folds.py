@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, MissingExtraError
+from veil.io._ahead import ahead
 from veil.io._batches import TableStream
 from veil.progress import Progress
 
@@ -37,11 +38,11 @@ def fold_batches(
 ) -> Any:
     """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)`` over the
     batches of ``source`` (only ``columns``, if given), with a progress bar labelled
-    ``label``."""
+    ``label``. The next batch is read while ``fn`` works on this one (``ahead``)."""
     report.step(label)
     report.expect(int(source.rows or 0))
     total, first = start, 0
-    for batch in source.batches(batch_rows, columns=columns):
+    for batch in ahead(source.batches(batch_rows, columns=columns)):
         total = merge(total, fn(batch, first))
         first += len(batch)
         report.advance(len(batch))

@@ -50,6 +50,7 @@ from veil.frequency import (
     sensitive_codes,
 )
 from veil.hierarchy import Hierarchy
+from veil.io import beside
 from veil.privacy._plan import (
     Plan,
     PolicyLike,
@@ -553,12 +554,13 @@ class _Summarize:
     wanted: list[str]
 
     def __call__(self, batch: pd.DataFrame, first_row: int) -> _Part:
+        hashed = beside(self.hashed, batch)  # the rows' hashes on the other core meanwhile
         _confirm(batch, self.judged, first_row)
         before = Frequencies.of(batch, self.quasi) if self.quasi else None
         counts = None
         if self.steps is not None:
             counts = Frequencies.of(self.steps(batch), self.wanted)
-        return _Part(len(batch), self.hashed(batch), before, counts)
+        return _Part(len(batch), hashed.result(), before, counts)
 
 
 @dataclass

@@ -28,7 +28,15 @@ from veil._html import Shown
 from veil.exceptions import OutputError, ParameterError
 from veil.frequency import Frequencies, FrequencySum
 from veil.hierarchy import Hierarchy
-from veil.io import DEFAULT_BATCH_ROWS, BatchWriter, ContentHash, TableStream, fold_batches
+from veil.io import (
+    DEFAULT_BATCH_ROWS,
+    BatchWriter,
+    Behind,
+    ContentHash,
+    TableStream,
+    ahead,
+    fold_batches,
+)
 from veil.io import _pieces as pieces
 from veil.privacy import _passes as engine
 from veil.privacy._passes import Passes, Written, release_in_passes, row_hashes
@@ -153,32 +161,27 @@ class _FilePasses(Passes):
     ) -> engine.Released:
         self.report.step("applying the release (second pass)")
         self.report.expect(self.rows)
-        writer = BatchWriter(self.output, self.fmt, formats=self.source.formats, escape=self.escape)
+        writer = _Writer(
+            BatchWriter(self.output, self.fmt, formats=self.source.formats, escape=self.escape),
+            measured,
+        )
         tallies: list[list[Any]] = []
 
         def produced() -> Iterator[pd.DataFrame]:
-            for batch in self.source.batches(self.batch_rows):
+            for batch in ahead(self.source.batches(self.batch_rows)):
                 out, counted = produce(batch)
                 tallies.append(counted)
                 self.report.advance(len(batch))
                 yield out
 
-        digest: ContentHash | None = None
-        counts = FrequencySum()
-        for batch in self._shuffled(produced(), seed):
-            batch = writer.prepared(batch)
-            if digest is None:
-                columns = list(batch.columns)
-                digest = ContentHash(columns)
-            digest.update(batch)
-            writer.write(batch)
-            if measured:
-                counts.add(Frequencies.of(batch, measured))
-        if digest is None:  # every row withheld
-            digest = ContentHash(columns)
-        writer.close(columns)
-        written = Written(digest.hexdigest(), counts.total(), writer.rows, columns, writer.escaped)
-        return written, tallies
+        # each batch escaped and counted here, hashed and written on threads of their own (in
+        # order) while the next one is made
+        with Behind(writer.hash) as hashing, Behind(writer.write) as writing:
+            for batch in self._shuffled(produced(), seed):
+                batch = writer.counted(batch)
+                hashing.submit(batch)
+                writing.submit(batch)
+        return writer.written(columns), tallies
 
     def _shuffled(
         self, batches: Iterator[pd.DataFrame], seed: int | bool | None
@@ -196,11 +199,13 @@ class _FilePasses(Passes):
         try:
             spill = _Spill(folder, buckets)
             try:
-                for out in batches:
-                    chosen = rng.integers(0, buckets, len(out))
-                    # the rows in bucket order, each bucket's in their order (one take per
-                    # column, not one per bucket); each bucket then a slice of them
-                    spill.add(out, np.argsort(chosen, kind="stable"), chosen)
+                # the rows in bucket order, each bucket's in their order (one take per column,
+                # not one per bucket), each bucket then a slice of them: on a thread of its own
+                # while the next batch is made
+                with Behind(spill.add) as spilling:
+                    for out in batches:
+                        chosen = rng.integers(0, buckets, len(out))
+                        spilling.submit((out, np.argsort(chosen, kind="stable"), chosen))
             finally:
                 spill.close()
             self.report.step("writing the release in a random order (third pass)")
@@ -210,6 +215,42 @@ class _FilePasses(Passes):
                     yield bucket.permuted(rng.permutation(bucket.rows))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Writer:
+    """The release's batches, each as it is written (formula cells escaped in a CSV), hashed,
+    written and counted (``measured``), in order."""
+
+    def __init__(self, writer: BatchWriter, measured: list[str]) -> None:
+        self.writer, self.measured = writer, measured
+        self.digest: ContentHash | None = None
+        self.counts = FrequencySum()
+
+    def counted(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """``batch`` as it will be written (formula cells escaped in a CSV), counted."""
+        batch = self.writer.prepared(batch)
+        if self.digest is None:
+            self.digest = ContentHash(list(batch.columns))
+        if self.measured:
+            self.counts.add(Frequencies.of(batch, self.measured))
+        return batch
+
+    def hash(self, batch: pd.DataFrame) -> None:
+        assert self.digest is not None
+        self.digest.update(batch)
+
+    def write(self, batch: pd.DataFrame) -> None:
+        self.writer.write(batch)
+
+    def written(self, columns: list[str]) -> Written:
+        """The file finished (``columns``: its header when every row was withheld)."""
+        if self.digest is not None:
+            columns = list(self.digest.columns)
+        digest = self.digest or ContentHash(columns)
+        self.writer.close(columns)
+        return Written(
+            digest.hexdigest(), self.counts.total(), self.writer.rows, columns, self.writer.escaped
+        )
 
 
 class _Spill:
@@ -229,9 +270,10 @@ class _Spill:
     def _path(self, bucket: int) -> Path:
         return self.folder / f"{bucket}.pieces"
 
-    def add(self, frame: pd.DataFrame, order: np.ndarray, chosen: np.ndarray) -> None:
-        """Send each row of ``frame`` to its ``chosen`` bucket (``order``: the rows sorted by
-        bucket, stably)."""
+    def add(self, sent: tuple[pd.DataFrame, np.ndarray, np.ndarray]) -> None:
+        """Send each row of a frame to its chosen bucket (``sent``: the frame, its rows sorted
+        by bucket stably, and each row's bucket)."""
+        frame, order, chosen = sent
         sizes = np.bincount(chosen, minlength=self.buckets)
         ends = np.cumsum(sizes)
         table = pieces.as_arrow(frame)

@@ -1,0 +1,97 @@
+"""Two cores in a pipeline: the next batch read while this one is worked on (``ahead``), a
+finished batch written while the next one is made (``Behind``), and two parts of one batch's
+work side by side (``beside``).
+
+Reading Parquet or CSV, writing Parquet, and hashing large buffers run in C with the GIL
+released, so a second thread doing them overlaps the main thread's work. Each helper uses one
+thread, in order: the batches, the writes, and whatever state a batch's work keeps (a step's
+random draws, a running hash) happen in the same order as without it, so the output is the
+same byte for byte. Memory: ``depth`` batches more than one at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+__all__ = ["Behind", "ahead", "beside"]
+
+T = TypeVar("T")
+_END = object()
+
+
+def ahead(items: Iterator[T], depth: int = 1) -> Iterator[T]:
+    """``items`` in order, the next ``depth`` made on a thread of their own while the caller
+    works on this one. An exception making an item is raised where that item is taken; when
+    the caller stops early, ``items`` is closed once the item being made is done."""
+    source = iter(items)
+    with ThreadPoolExecutor(1, thread_name_prefix="veil-ahead") as pool:
+        pending: deque[Future[Any]] = deque(pool.submit(next, source, _END) for _ in range(depth))
+        try:
+            while True:
+                item = pending.popleft().result()
+                if item is _END:
+                    return
+                pending.append(pool.submit(next, source, _END))
+                yield item
+        finally:
+            for future in pending:  # the items being made are dropped (the thread is idle after)
+                future.cancel()
+            pool.shutdown(wait=True)
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+
+
+class Behind:
+    """A function run on a thread of its own, on each item in the order given, while the caller
+    makes the next: ``submit`` waits only when ``depth`` items are already waiting, and raises
+    the first exception the function raised. Use it as a context manager: leaving it waits for
+    every item (and raises what the function raised); leaving on an exception drops the items
+    still waiting."""
+
+    def __init__(self, fn: Callable[[Any], None], depth: int = 1) -> None:
+        self.fn, self.depth = fn, depth
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="veil-behind")
+        self._pending: deque[Future[None]] = deque()
+
+    def submit(self, item: Any) -> None:
+        while len(self._pending) >= self.depth:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(self.fn, item))
+
+    def finish(self) -> None:
+        """Wait for every item submitted (raising what the function raised)."""
+        while self._pending:
+            self._pending.popleft().result()
+
+    def __enter__(self) -> Behind:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            if kind is None:
+                self.finish()
+        finally:
+            for future in self._pending:
+                future.cancel()
+            self._pool.shutdown(wait=True)
+
+
+def beside(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """``fn(*args)`` started on a thread of its own while the caller does something else;
+    ``result()`` waits for it and returns (or raises) what it did. The arguments must not be
+    changed meanwhile."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(fn(*args))
+        except BaseException as err:  # handed to whoever waits for the result
+            future.set_exception(err)
+
+    threading.Thread(target=run, name="veil-beside", daemon=True).start()
+    return future

@@ -1,0 +1,170 @@
+"""The pipeline's threads (``veil.io._ahead``): the same items in the same order, the work on
+another thread, at most ``depth`` items made ahead, an error raised where its item is taken,
+and nothing left running when the caller stops early."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from veil.io import Behind, ahead, beside
+
+
+class Made:
+    """A source that records which thread made each item and how far ahead of the taker it
+    ran."""
+
+    def __init__(self, n: int, fail_at: int | None = None) -> None:
+        self.n, self.fail_at = n, fail_at
+        self.threads: set[str] = set()
+        self.made = 0
+        self.taken = 0
+        self.most_ahead = 0
+        self.closed = False
+
+    def __iter__(self) -> Iterator[int]:
+        try:
+            for i in range(self.n):
+                if i == self.fail_at:
+                    raise ValueError(f"item {i} cannot be made")
+                time.sleep(0.002)
+                self.threads.add(threading.current_thread().name)
+                self.made += 1
+                self.most_ahead = max(self.most_ahead, self.made - self.taken)
+                yield i
+        finally:
+            self.closed = True
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_ahead_gives_every_item_in_order_made_on_its_own_thread(depth: int) -> None:
+    source = Made(40)
+    got = []
+    for item in ahead(iter(source), depth=depth):
+        source.taken += 1
+        got.append(item)
+    assert got == list(range(40))
+    assert source.threads == {t for t in source.threads if t.startswith("veil-ahead")}
+    assert threading.current_thread().name not in source.threads
+    # one being taken, at most depth more made
+    assert 1 <= source.most_ahead <= depth + 1
+    assert source.closed
+
+
+def test_ahead_raises_where_the_failing_item_is_taken() -> None:
+    source = Made(10, fail_at=4)
+    got: list[int] = []
+
+    def take_all() -> None:
+        for item in ahead(iter(source)):
+            got.append(item)
+
+    with pytest.raises(ValueError, match="item 4 cannot be made"):
+        take_all()
+    assert got == [0, 1, 2, 3]  # every item before the failing one was handed over
+
+
+def test_ahead_stopped_early_closes_its_source_and_leaves_no_thread() -> None:
+    before = {t.name for t in threading.enumerate()}
+    source = Made(1000)
+    taken = ahead(iter(source), depth=2)
+    assert [next(taken), next(taken)] == [0, 1]
+    taken.close()  # the caller stops: e.g. ``head`` returns after its first batch
+    assert source.closed
+    assert source.made <= 5  # it did not go on making the other 995
+    time.sleep(0.05)
+    left = {t.name for t in threading.enumerate()} - before
+    assert not [name for name in left if name.startswith("veil-ahead")]
+
+
+def test_ahead_of_nothing() -> None:
+    assert list(ahead(iter([]))) == []
+
+
+def test_behind_runs_in_the_order_submitted_on_its_own_thread() -> None:
+    seen: list[tuple[int, str]] = []
+
+    def work(item: int) -> None:
+        time.sleep(0.001 * (item % 3))  # uneven work: the order must not depend on it
+        seen.append((item, threading.current_thread().name))
+
+    with Behind(work, depth=2) as behind:
+        for i in range(30):
+            behind.submit(i)
+    assert [i for i, _ in seen] == list(range(30))
+    assert {name.split("_")[0] for _, name in seen} == {"veil-behind"}
+
+
+def test_behind_waits_when_depth_items_are_waiting() -> None:
+    started = threading.Event()
+    release = threading.Event()
+    done: list[int] = []
+
+    def work(item: int) -> None:
+        started.set()
+        release.wait(5)
+        done.append(item)
+
+    behind = Behind(work, depth=1)
+    behind.submit(0)
+    started.wait(5)
+    submitted = threading.Event()
+
+    def second() -> None:
+        behind.submit(1)  # item 0 is still being worked on: this waits for it
+        submitted.set()
+
+    threading.Thread(target=second).start()
+    assert not submitted.wait(0.2)
+    release.set()
+    assert submitted.wait(5)
+    behind.finish()
+    behind.__exit__(None, None, None)
+    assert done == [0, 1]
+
+
+def test_behind_raises_what_its_function_raised() -> None:
+    def work(item: int) -> None:
+        if item == 3:
+            raise OSError("disk full at item 3")
+
+    def submit_all() -> None:
+        with Behind(work) as behind:
+            for i in range(10):
+                behind.submit(i)
+
+    with pytest.raises(OSError, match="disk full at item 3"):
+        submit_all()
+
+
+def test_behind_left_on_an_error_drops_what_waits() -> None:
+    done: list[int] = []
+
+    def work(item: int) -> None:
+        time.sleep(0.01)
+        done.append(item)
+
+    def fail_midway() -> None:
+        with Behind(work, depth=5) as behind:
+            for i in range(5):
+                behind.submit(i)
+            raise KeyError("the caller failed")
+
+    with pytest.raises(KeyError):
+        fail_midway()
+    assert len(done) < 5  # the ones not started were cancelled
+
+
+def test_beside_returns_and_raises() -> None:
+    assert beside(lambda a, b: a + b, 2, 3).result() == 5
+    names = beside(lambda: threading.current_thread().name).result()
+    assert names == "veil-beside"
+
+    def fail() -> None:
+        raise RuntimeError("broke beside")
+
+    with pytest.raises(RuntimeError, match="broke beside"):
+        beside(fail).result()
