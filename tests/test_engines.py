@@ -167,6 +167,31 @@ def test_auto_streams_a_file_over_a_tenth_of_memory(adult_parquet: Path, monkeyp
     assert Source.of("sqlite:///x.db", table="t").engine() == "memory"
 
 
+def test_auto_counts_a_parquet_file_by_its_cells_not_its_compressed_size(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A Parquet file of repeated values is small on disk and large in memory (adult grown to
+    10M rows: 34 MB on disk, 6.2 GB through a release in memory): ``"auto"`` weighs its cells,
+    a CSV its size on disk."""
+    from veil.io import _source
+
+    frame = pd.DataFrame({"county": ["Nairobi"] * 20_000, "age": [34] * 20_000})
+    frame.to_parquet(tmp_path / "t.parquet")
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    on_disk = (tmp_path / "t.parquet").stat().st_size
+    assert on_disk < 20_000  # dictionaries and compression: under a byte a cell
+    held = Source.of(tmp_path / "t.parquet").size()
+    assert held == 20_000 * 2 * _source.CELL_BYTES
+    # a machine where a tenth of memory holds the file on disk, and the CSV, not the cells
+    memory = 10 * max(on_disk, (tmp_path / "t.csv").stat().st_size) + 1
+    assert memory * _source.STREAMING_SHARE < held
+    monkeypatch.setattr(_source, "memory_bytes", lambda: memory)
+    assert Source.of(tmp_path / "t.parquet").engine() == "stream"
+    assert Source.of(tmp_path / "t.csv").engine() == "memory"
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
+    assert Source.of(tmp_path / "bad.parquet").size() == len(b"PAR1 not really")
+
+
 def test_the_policy_read_section_applies_from_python(tmp_path: Path) -> None:
     """The policy's ``read:`` options read the source when veil reads it (the command line
     did this alone before)."""

@@ -134,7 +134,7 @@ def anonymize(
         What to do (default: the scan decides, identifiers are treated).
     engine : {"auto", "memory", "stream", "dask"}
         Where the passes run (``veil.io.Source.engine``): ``"auto"`` streams files over a tenth
-        of this machine's memory and runs a Dask DataFrame on Dask.
+        of this machine's memory (Parquet weighed by its cells) and runs a Dask DataFrame on Dask.
     hierarchies : mapping or folder, optional
         Generalization hierarchies by column, or a folder of ``<stem>_hierarchy_<column>.csv``
         files (ARX's form).

@@ -251,7 +251,8 @@ Streaming = Annotated[
     typer.Option(
         "--streaming/--in-memory",
         help="Read the table in batches (larger than memory) or whole; by default in "
-        "batches when the file is over a tenth of this machine's memory.",
+        "batches when the file is over a tenth of this machine's memory (Parquet: its cells "
+        "x 64 bytes).",
     ),
 ]
 BatchRows = Annotated[int, typer.Option("--batch-rows", help="Rows per batch when streaming.")]
@@ -278,7 +279,8 @@ EngineChoice = Annotated[
     typer.Option(
         "--engine",
         help="auto, memory, stream (in batches, larger than memory) or dask (a cluster); auto "
-        "streams a file over a tenth of this machine's memory.",
+        "streams a file over a tenth of this machine's memory (Parquet: its cells x 64 "
+        "bytes).",
     ),
 ]
 
