@@ -656,6 +656,7 @@ def synthesize(
     rows: int | None = None,
     random_state: int | None = None,
     options: Mapping[str, Any] | None = None,
+    target: str | None = None,
     force: bool = False,
     escape_formulas: bool = True,
     progress: Told = None,
@@ -687,7 +688,11 @@ def synthesize(
         Seed of the fitting and the sampling (``mst``: only the rows' order; its noise is
         never seeded).
     options : mapping, optional
-        The synthesizer's own options (``condition_on``, ``clusters``...).
+        The synthesizer's own options (``condition_on``, ``clusters``...). The copula's
+        ``clusters`` is ``"auto"`` unless given (``None``: no split).
+    target : str, optional
+        The column a model will predict from the rows: the copula is conditioned on it (one
+        copula per value, before ``condition_on``'s columns).
     force : bool
         Replace an existing output (never an input).
     escape_formulas : bool
@@ -721,7 +726,7 @@ def synthesize(
             check_writable(output_format(output), output, rows=rows)
     said = as_progress(progress)
     frame = src.frame()
-    given = dict(options or {})
+    given = _synth_options(method, options, target, frame)
     if private:
         given.update(
             epsilon=epsilon,
@@ -743,6 +748,29 @@ def synthesize(
     if output is not None:
         write(synthetic, output, force=force, inputs=inputs, escape_formulas=escape_formulas)
     return Synthesized(synthetic, method, epsilon if private else None, _said(model, synthetic))
+
+
+def _synth_options(
+    method: str, options: Mapping[str, Any] | None, target: str | None, frame: pd.DataFrame
+) -> dict[str, Any]:
+    """The synthesizer's options: the copula's clusters chosen by the data unless given, and
+    conditioned on ``target`` first."""
+    from veil.schema import require_columns
+
+    given = dict(options or {})
+    if method not in {"copula", "gaussian_copula"}:
+        if target is not None:
+            raise ParameterError(
+                f"--target applies to --method copula, not {method}; drop it, or use the copula"
+            )
+        return given
+    given.setdefault("clusters", "auto")
+    if target is not None:
+        require_columns(frame, [target], where="--target")
+        on = given.get("condition_on") or []
+        others = [on] if isinstance(on, str) else list(on)
+        given["condition_on"] = [target, *[c for c in others if c != target]]
+    return given
 
 
 def _said(model: Any, synthetic: pd.DataFrame) -> list[str]:

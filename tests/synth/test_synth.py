@@ -150,10 +150,12 @@ def test_cli_synth_methods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code = main(["synth", str(source), "-o", str(tmp_path / "y.csv"), "--method", "mst"])
     assert code != 0
     assert "pass --epsilon" in capsys.readouterr().err
-    code = main(["synth", str(source), "-o", str(tmp_path / "z.csv")])  # no method: no guess
-    assert code != 0
-    assert "choose how: --method copula or marginals" in capsys.readouterr().err
-    assert not (tmp_path / "z.csv").exists()
+    code = main(["synth", str(source), "-o", str(tmp_path / "z.csv"), "--seed", "4"])
+    printed = capsys.readouterr().out
+    assert code == 0, printed  # no method: the copula, and it says so
+    assert "method: copula, the default" in printed
+    assert "chosen by the BIC of a Gaussian mixture" in printed
+    assert len(pd.read_csv(tmp_path / "z.csv")) == len(demo_data())
     mixed = tmp_path / "mixed.csv"
     code = main(
         [
@@ -194,17 +196,21 @@ def test_cli_synth_methods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_a_copula_per_value_of_the_condition_keeps_how_columns_depend_on_it() -> None:
     rng = np.random.default_rng(5)
     n = 3000
-    group = rng.choice(["low", "high", "rare"], n, p=[0.6, 0.37, 0.03])
+    group = rng.choice(["low", "high", "rare", "tiny"], n, p=[0.6, 0.36, 0.03, 0.01])
     x = np.where(group == "high", rng.normal(30, 3, n), rng.normal(10, 3, n))
+    x = np.where(group == "rare", rng.normal(50, 3, n), x)
     frame = pd.DataFrame({"id": [f"K{i:06d}" for i in range(n)], "x": x, "group": group})
     model = GaussianCopula(condition_on="group").fit(frame)
-    assert sorted(model.parts_) == [("high",), ("low",)]  # 'rare': < 200 rows, whole table's
+    # 'rare' (~90 rows) has at least MIN_TARGET_GROUP: its own; 'tiny' (~30): the whole table's
+    assert sorted(model.parts_) == [("high",), ("low",), ("rare",)]
     synthetic = model.sample(4000, random_state=1)
     means = synthetic.groupby("group")["x"].mean()
     assert means["high"] == pytest.approx(30, abs=1)
     assert means["low"] == pytest.approx(10, abs=1)
+    assert means["rare"] == pytest.approx(50, abs=1.5)
     shares = synthetic["group"].value_counts(normalize=True)
     assert shares["rare"] == pytest.approx(0.03, abs=0.01)
+    assert shares["tiny"] == pytest.approx(0.01, abs=0.005)
     assert synthetic["id"].is_unique
     assert not set(synthetic["id"]) & set(frame["id"])
     pooled = GaussianCopula(identifiers=["id"]).fit(frame).sample(4000, random_state=1)
@@ -278,8 +284,9 @@ def test_clusters_keep_dependence_that_differs_between_groups_of_rows() -> None:
     assert two[0] == pytest.approx(real_right, abs=0.05)
     assert two[1] == pytest.approx(real_left, abs=0.05)
     assert "2 k-means clusters of rows" in mixed.describe()[-1]
-    with pytest.raises(ParameterError, match="clusters must be a whole number of at least 2"):
-        GaussianCopula(clusters=1)
+    for wrong in (1, 2.5, "three", True):
+        with pytest.raises(ParameterError, match="clusters must be a whole number of at least 2"):
+            GaussianCopula(clusters=wrong)
 
 
 def test_categories_are_ordered_so_the_copula_sees_their_dependence() -> None:

@@ -38,8 +38,17 @@ Method = Annotated[
     str | None,
     typer.Option(
         "--method",
-        help="marginals, copula (Gaussian copula), tvae (a variational autoencoder; the ml "
-        "extra) or mst (differentially private, needs --epsilon).",
+        help="copula (a Gaussian copula, split into clusters of rows the data support: the "
+        "default), marginals, tvae (a variational autoencoder; the ml extra) or mst "
+        "(differentially private, needs --epsilon; --epsilon alone means mst).",
+    ),
+]
+Target = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        help="The column a model will predict from the rows: the copula is conditioned on it "
+        "(one copula per value), so how the other columns depend on it is kept.",
     ),
 ]
 Rows = Annotated[
@@ -79,11 +88,12 @@ class CopulaFlags:
         ),
     ] = None
     clusters: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--clusters",
-            help="copula: also split the rows into this many k-means clusters, a copula for "
-            "each (a mixture: dependence that differs between groups of rows is kept).",
+            help="copula: split the rows into this many k-means clusters, a copula for each (a "
+            "mixture: dependence that differs between groups of rows is kept); auto (the "
+            "default) chooses by BIC, 1 keeps one copula.",
         ),
     ] = None
 
@@ -96,7 +106,24 @@ class CopulaFlags:
                 raise ParameterError(f"{flag} applies to --method copula, not {method}")
         if self.condition_on:
             given["condition_on"] = [c.strip() for c in self.condition_on.split(",")]
+        if self.clusters is not None:
+            given["clusters"] = _clusters(self.clusters)
+            return {k: v for k, v in given.items() if v is not None or k == "clusters"}
         return {k: v for k, v in given.items() if v is not None}
+
+
+def _clusters(text: str) -> str | int | None:
+    """``--clusters``: auto, 1 (no split: None) or a whole number of at least 2."""
+    word = text.strip().lower()
+    if word == "auto":
+        return "auto"
+    try:
+        number = int(word)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise ParameterError(f"--clusters takes auto or a whole number of at least 1, got {text!r}")
+    return None if number == 1 else number
 
 
 @dataclass
@@ -113,10 +140,7 @@ class MstFlags:
     def method(self, asked: str | None) -> str:
         """The method asked for, checked against --dp and --epsilon."""
         if asked is None and not self.dp_flag and self.epsilon is None:
-            raise ParameterError(
-                "choose how: --method copula or marginals (not differentially private: measure "
-                "the result with veil evaluate), or --method mst --epsilon E"
-            )
+            return "copula"
         chosen = asked or "mst"
         if self.dp_flag and chosen != "mst":
             raise ParameterError(f"--dp means --method mst, not {chosen}: pass one of them")
@@ -136,12 +160,14 @@ def synth_command(
     seed: Seed = None,
     schema: Schema = None,
     copula: CopulaFlags = GROUP,
+    target: Target = None,
     force: Force = False,
     escape_formulas: EscapeFormulas = True,
     sep: Sep = None,
 ) -> None:
-    """Synthetic data: column marginals, a Gaussian copula, a variational autoencoder, or DP
-    MST (charged to the budget)."""
+    """Synthetic data: a Gaussian copula by default (split into the clusters of rows the data
+    support; --target conditions it on the column a model will predict), column marginals, a
+    variational autoencoder, or DP MST (charged to the budget)."""
     from veil.api import synthesize
 
     if (data is None) == (schema is None):
@@ -170,10 +196,16 @@ def synth_command(
             columns=[c.strip() for c in columns.split(",")] if columns else None,
             bounds=_parse_bounds(private.bounds or []),
             options=copula.options(chosen),
+            target=target,
             force=force,
             escape_formulas=escape_formulas,
             progress=say,
             sep=sep,
+        )
+    if method is None and chosen == "copula":
+        out.print(
+            "method: copula, the default (--method marginals, tvae, or mst --epsilon E for "
+            "differential privacy)" + (f"; conditioned on {target} (--target)" if target else "")
         )
     _said(made, output)
 

@@ -59,6 +59,8 @@ class Behind:
         self._pending: deque[Future[None]] = deque()
 
     def submit(self, item: Any) -> None:
+        """Run the function on ``item`` after the items before it (waiting while ``depth``
+        wait already; raising what the function raised on an earlier one)."""
         while len(self._pending) >= self.depth:
             self._pending.popleft().result()
         self._pending.append(self._pool.submit(self.fn, item))
