@@ -13,6 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,7 @@ from veil.dp.stats import opendp
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
 from veil.schema import require_columns
 from veil.synth._base import Synthesizer
+from veil.synth._bins import HISTOGRAM_SHARE, private_bins
 from veil.synth._mst_split import safe_mst
 
 
@@ -75,8 +77,9 @@ def _plan(
     bins: int,
     *,
     strict: bool,
-) -> tuple[list[str], dict[str, list[str]], dict[str, list[float]], list[str], list[str]]:
+) -> _Plan:
     chosen, categories, cuts, left_out, leaked = [], {}, {}, [], []
+    ranges: dict[str, tuple[float, float]] = {}
     names = list(frame.columns) if columns is None else list(columns)
     require_columns(frame, names, where="synth columns")
     for name in names:
@@ -89,6 +92,7 @@ def _plan(
             if name not in bounds:
                 leaked.append(f"the range of {name!r}")
             cuts[name] = np.linspace(low, high, bins + 1)[1:-1].tolist()
+            ranges[name] = (float(low), float(high))
         elif series.nunique(
             dropna=True
         ) <= _MAX_CATEGORIES and not pd.api.types.is_datetime64_any_dtype(series):
@@ -103,7 +107,20 @@ def _plan(
             left_out.append(name)
             continue
         chosen.append(name)
-    return chosen, categories, cuts, left_out, leaked
+    return _Plan(chosen, categories, cuts, ranges, left_out, leaked)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The columns MST synthesizes: categories (keys), numeric bin cuts and ranges, the
+    columns left out, and what was read from the data (leaked)."""
+
+    chosen: list[str]
+    categories: dict[str, list[str]]
+    cuts: dict[str, list[float]]
+    ranges: dict[str, tuple[float, float]]
+    left_out: list[str]
+    leaked: list[str]
 
 
 class MST(Synthesizer):
@@ -167,18 +184,11 @@ class MST(Synthesizer):
                 f"DP synthetic data needs OpenDP's mbi extra (no module {err.name!r}): "
                 "pip install 'veil[dp]'"
             ) from err
-        columns, identifiers, by_name = self.columns, self.identifiers, False
-        dropped: list[str] = []
-        if columns is None:
-            if identifiers is None:  # the names are public; the rows are not read to choose
-                identifiers = [str(c) for c in frame.columns if named_identifier(str(c))]
-                by_name = True
-            dropped = [str(c) for c in frame.columns if c in set(identifiers)]
-            columns = [c for c in frame.columns if str(c) not in dropped]
+        columns, dropped, by_name = self._columns(frame)
         strict = self.columns is not None  # columns the user named must all be synthesized
-        chosen, categories, cuts, left_out, leaked = _plan(
-            frame, columns, self.keys, self.bounds, self.bins, strict=strict
-        )
+        plan = _plan(frame, columns, self.keys, self.bounds, self.bins, strict=strict)
+        chosen, categories, cuts = plan.chosen, plan.categories, plan.cuts
+        left_out, leaked = plan.left_out, plan.leaked
         if not chosen:
             raise ParameterError("no column can be synthesized: give columns with keys or bounds")
         # a column has missing values in its domain when it has them (with the categories or
@@ -203,6 +213,9 @@ class MST(Synthesizer):
                 for name in chosen
             }
         )
+        integers = {n for n in cuts if pd.api.types.is_integer_dtype(frame[n])}
+        # a share of the budget bins the numeric columns at their private quantiles
+        share = HISTOGRAM_SHARE if cuts else 0.0
         self.progress("fitting MST marginals")
         with self.accountant.spend(
             self.epsilon,
@@ -210,10 +223,21 @@ class MST(Synthesizer):
             what=f"synthesize MST ({len(chosen)} columns)",
             dataset=dataset_id(frame),
         ):
+            self.bins_ = {
+                name: private_bins(
+                    data[name].to_numpy(dtype=float),
+                    *plan.ranges[name],
+                    name in integers,
+                    self.bins,
+                    self.epsilon * share / len(cuts),
+                )
+                for name in cuts
+            }
+            cuts = {name: self.bins_[name].cuts for name in cuts}
             context = dp.Context.compositor(
                 data=pl.LazyFrame(data),
                 privacy_unit=dp.unit_of(contributions=1),
-                privacy_loss=dp.loss_of(epsilon=self.epsilon),
+                privacy_loss=dp.loss_of(epsilon=self.epsilon * (1 - share)),
                 split_evenly_over=1,
             )
             query = context.query().contingency_table(
@@ -221,23 +245,48 @@ class MST(Synthesizer):
             )
             self.table_ = query.release()
         self.chosen_, self.cuts_ = chosen, cuts
-        self.integers_ = [n for n in cuts if pd.api.types.is_integer_dtype(frame[n])]
+        self.integers_ = [n for n in cuts if n in integers]
         self.dropped_, self.left_out_, self.by_name_ = dropped, left_out, by_name
+
+    def _columns(self, frame: pd.DataFrame) -> tuple[list[Any], list[str], bool]:
+        """The columns to synthesize, the direct identifiers left out, and whether they were
+        known by their names (public; the rows are not read to choose)."""
+        if self.columns is not None:
+            return list(self.columns), [], False
+        identifiers, by_name = self.identifiers, False
+        if identifiers is None:
+            identifiers = [str(c) for c in frame.columns if named_identifier(str(c))]
+            by_name = True
+        dropped = [str(c) for c in frame.columns if c in set(identifiers)]
+        return [c for c in frame.columns if str(c) not in dropped], dropped, by_name
 
     def _sample(self, n: int | None, random_state: int | None) -> pd.DataFrame:
         if not hasattr(self, "table_"):
             raise ParameterError("call fit(frame) before sample(): this mst is empty")
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise ParameterError(f"rows must be a whole number >= 1 (or None), got {n!r}")
-        # None: the model's total, estimated from the noisy marginals (post-processing)
-        synthetic = self.table_.synthesize(n)
-        # the table synthesizes sorted rows: shuffle them (post-processing, no privacy cost)
-        out = synthetic.sample(fraction=1.0, shuffle=True, seed=random_state).to_pandas()
+        # None: the model's total, estimated from the noisy marginals (post-processing); the
+        # model synthesizes sorted rows: shuffled (post-processing, no privacy cost)
+        rng = np.random.default_rng(random_state)
+        indices = self.table_.model.synthetic_data(n).df
+        indices = indices.iloc[rng.permutation(len(indices))].reset_index(drop=True)
+        out = pd.DataFrame(
+            {name: self._decoded(name, indices[name].to_numpy(), rng) for name in self.chosen_}
+        )
         self.redrawn_ = _redraw_blanks(out, self.chosen_, self.nullable_)
         for name in self.integers_:
             out[name] = out[name].round().astype("Int64")
         self.rows_from_ = "dp" if n is None else "public"
         return out[self.chosen_]
+
+    def _decoded(self, name: str, index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A column's values from the model's indices: a category, or a number drawn inside
+        its bin from the column's private histogram (``veil.synth._bins``; OpenDP's own
+        decoding draws the lowest bin within 1 of its upper cut: every capital gain of 0 on
+        adult came out as 9,999)."""
+        if name not in self.cuts_:
+            return np.asarray(self.table_.keys[name].to_list(), dtype=object)[index]
+        return self.bins_[name].draw(index, rng)
 
     def describe(self) -> list[str]:
         """What was made and left out, and how many rows, as notes."""

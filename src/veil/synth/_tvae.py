@@ -71,8 +71,11 @@ class TVAE(Marginals):
         with seeded(int(rng.integers(2**31))), torch.no_grad():
             logits, numbers = self.network_.decode(torch.randn(rows, self.dim))
         codes = []
-        for block in logits:
+        for name, block in zip(self.codec_.categorical, logits, strict=True):
             probabilities = torch.softmax(block, dim=1).numpy().astype(float)
+            if name not in self.codec_.blanks:  # code 0, missing: never where none was
+                probabilities[:, 0] = 0.0
+                probabilities[:, 1:] += 1e-12  # a row whose every other code underflowed
             cumulative = probabilities.cumsum(axis=1)
             draws = rng.random((rows, 1)) * cumulative[:, -1:]
             codes.append((cumulative < draws).sum(axis=1).clip(0, block.shape[1] - 1))
