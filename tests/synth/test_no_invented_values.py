@@ -86,7 +86,7 @@ def test_tvae_invents_nothing(frame: pd.DataFrame) -> None:
     held(frame, model.sample(len(frame), random_state=2), {})
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.sampled_from([0.5, 5.0]))
 def test_dp_mst_invents_nothing(frame: pd.DataFrame, epsilon: float) -> None:
     bounds = {"wage": (0.0, 90_000.0), "score": (0.0, float(np.nanmax(frame["score"])))}
