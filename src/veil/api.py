@@ -673,26 +673,27 @@ def synthesize(
         file, never an input).
     method : str
         A synthesizer of ``veil.synth.METHODS``: ``copula``, ``marginals``, ``tvae``, or
-        ``mst`` (differentially private: needs ``epsilon`` and ``accountant``).
+        ``mst`` and ``aim`` (differentially private: need ``epsilon`` and ``accountant``).
     epsilon : float, optional
-        For ``mst``: the budget the fit spends.
+        For ``mst`` and ``aim``: the budget the fit spends.
     accountant : Accountant, optional
-        For ``mst``: the ledger charged.
+        For ``mst`` and ``aim``: the ledger charged.
     columns : list of str, optional
         Only these columns.
     bounds, bins
-        For ``mst``: public numeric ranges and bins per numeric column.
+        For ``mst`` and ``aim``: public numeric ranges and bins per numeric column.
     rows : int, optional
-        Rows to make (default: as many as the source; for ``mst``, the DP estimate).
+        Rows to make (default: as many as the source; for ``mst`` and ``aim``, the DP
+        estimate).
     random_state : int, optional
-        Seed of the fitting and the sampling (``mst``: only the rows' order; its noise is
-        never seeded).
+        Seed of the fitting and the sampling (``mst`` and ``aim``: only the sampling; their
+        noise is never seeded).
     options : mapping, optional
         The synthesizer's own options (``condition_on``, ``clusters``...). The copula's
         ``clusters`` is ``"auto"`` unless given (``None``: no split).
     target : str, optional
         The column a model will predict from the rows: the copula is conditioned on it (one
-        copula per value, before ``condition_on``'s columns).
+        copula per value, before ``condition_on``'s columns); AIM weighs its pairs more.
     force : bool
         Replace an existing output (never an input).
     escape_formulas : bool
@@ -709,15 +710,15 @@ def synthesize(
     """
     from veil.io import check_output, check_writable, output_format, write
     from veil.schema import require_columns
-    from veil.synth import make
+    from veil.synth import METHODS, make
 
     src = Source.of(source, **reading)
-    private = method == "mst"
+    private = method in METHODS and METHODS[method].differentially_private
     if private and (epsilon is None or accountant is None):
-        raise ParameterError("--method mst is differentially private: pass --epsilon E")
+        raise ParameterError(f"--method {method} is differentially private: pass --epsilon E")
     if not private and epsilon is not None:
         raise ParameterError(
-            f"--epsilon applies to --method mst only; {method} is not differentially private"
+            f"--epsilon applies to --method mst or aim only; {method} is not differentially private"
         )
     inputs = [str(src.data)] if src.kind in {"files", "sql"} else []
     if output is not None:
@@ -740,7 +741,7 @@ def synthesize(
         frame = frame[list(columns)]
     model = make(method, **given)
     model.progress = said
-    # MST's rows' order is seeded 0 unless told (its noise never is)
+    # DP synthesis' sampling is seeded 0 unless told (its noise never is)
     seed = 0 if private and random_state is None else random_state
     model.fit(frame, random_state=seed)
     said(f"sampling {rows or len(frame):,} rows" if not private else "synthesizing")
@@ -754,14 +755,18 @@ def _synth_options(
     method: str, options: Mapping[str, Any] | None, target: str | None, frame: pd.DataFrame
 ) -> dict[str, Any]:
     """The synthesizer's options: the copula's clusters chosen by the data unless given, and
-    conditioned on ``target`` first."""
+    conditioned on ``target`` first; AIM's workload weighing ``target``'s pairs."""
     from veil.schema import require_columns
 
     given = dict(options or {})
+    if target is not None and method == "aim":
+        require_columns(frame, [target], where="--target")
+        return {**given, "target": target}
     if method not in {"copula", "gaussian_copula"}:
         if target is not None:
             raise ParameterError(
-                f"--target applies to --method copula, not {method}; drop it, or use the copula"
+                f"--target applies to --method copula or aim, not {method}; drop it, or use "
+                "one of them"
             )
         return given
     given.setdefault("clusters", "auto")

@@ -99,7 +99,7 @@ def test_synth_defaults_from_the_command_line(tmp_path: Path, capsys) -> None:
     marginals = ["--method", "marginals", "--target", "Attrition"]
     code = main(["synth", str(source), "-o", str(tmp_path / "z.csv"), *marginals])
     assert code != 0
-    assert "--target applies to --method copula, not marginals" in capsys.readouterr().err
+    assert "--target applies to --method copula or aim, not marginals" in capsys.readouterr().err
     assert not any((tmp_path / n).exists() for n in ("x.csv", "y.csv", "z.csv"))
 
 

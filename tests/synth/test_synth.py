@@ -146,7 +146,7 @@ def test_cli_synth_methods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         ]
     )
     assert code != 0
-    assert "--epsilon applies to --method mst only" in capsys.readouterr().err
+    assert "--epsilon applies to --method mst or aim only" in capsys.readouterr().err
     code = main(["synth", str(source), "-o", str(tmp_path / "y.csv"), "--method", "mst"])
     assert code != 0
     assert "pass --epsilon" in capsys.readouterr().err

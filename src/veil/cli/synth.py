@@ -1,6 +1,6 @@
 """``veil synth``: synthetic data learnt from a table (a copula, marginals, a variational
-autoencoder, or differentially private MST charged to the budget), or test data from a
-schema alone."""
+autoencoder, or differentially private MST or AIM charged to the budget), or test data from
+a schema alone."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ from veil.cli._common import (
 )
 from veil.exceptions import ParameterError
 
+#: The differentially private methods (--dp, --epsilon, the ledger)
+PRIVATE = ("mst", "aim")
+
 Output = Annotated[Path, output_option("Synthetic table (.csv/.parquet).")]
 Learnt = Annotated[
     str | None,
@@ -39,8 +42,10 @@ Method = Annotated[
     typer.Option(
         "--method",
         help="copula (a Gaussian copula, split into clusters of rows the data support: the "
-        "default), marginals, tvae (a variational autoencoder; the ml extra) or mst "
-        "(differentially private, needs --epsilon; --epsilon alone means mst).",
+        "default), marginals, tvae (a variational autoencoder; the ml extra), mst "
+        "(differentially private, needs --epsilon; --epsilon alone means mst) or aim "
+        "(differentially private as mst, its marginals chosen round by round: slower, "
+        "better rows).",
     ),
 ]
 Target = Annotated[
@@ -48,20 +53,23 @@ Target = Annotated[
     typer.Option(
         "--target",
         help="The column a model will predict from the rows: the copula is conditioned on it "
-        "(one copula per value), so how the other columns depend on it is kept.",
+        "(one copula per value), so how the other columns depend on it is kept; aim weighs "
+        "its pairs with the other columns more.",
     ),
 ]
 Rows = Annotated[
     int | None,
     typer.Option(
-        "--rows", help="Rows to make (default: as many as DATA; for mst, the DP estimate).", min=1
+        "--rows",
+        help="Rows to make (default: as many as DATA; for mst and aim, the DP estimate).",
+        min=1,
     ),
 ]
 Seed = Annotated[
     int | None,
     seed_option(
-        "Seed of the sampling: same seed, same rows (mst: only the row order; its DP "
-        "noise is never seeded)."
+        "Seed of the sampling: same seed, same rows (mst and aim: only the sampling; their "
+        "DP noise is never seeded)."
     ),
 ]
 Schema = Annotated[
@@ -128,7 +136,7 @@ def _clusters(text: str) -> str | int | None:
 
 @dataclass
 class MstFlags:
-    """Differentially private synthesis (MST)."""
+    """Differentially private synthesis (MST, AIM)."""
 
     dp_flag: Annotated[bool, typer.Option("--dp", help="Same as --method mst.")] = False
     epsilon: Annotated[float | None, epsilon_option("Epsilon to spend.")] = None
@@ -142,8 +150,8 @@ class MstFlags:
         if asked is None and not self.dp_flag and self.epsilon is None:
             return "copula"
         chosen = asked or "mst"
-        if self.dp_flag and chosen != "mst":
-            raise ParameterError(f"--dp means --method mst, not {chosen}: pass one of them")
+        if self.dp_flag and chosen not in PRIVATE:
+            raise ParameterError(f"--dp means --method mst (or aim), not {chosen}")
         return chosen
 
 
@@ -167,7 +175,7 @@ def synth_command(
 ) -> None:
     """Synthetic data: a Gaussian copula by default (split into the clusters of rows the data
     support; --target conditions it on the column a model will predict), column marginals, a
-    variational autoencoder, or DP MST (charged to the budget)."""
+    variational autoencoder, or DP MST or AIM (charged to the budget)."""
     from veil.api import synthesize
 
     if (data is None) == (schema is None):
@@ -179,7 +187,7 @@ def synth_command(
         return
     chosen = private.method(method)
     accountant = None
-    if chosen == "mst" and private.epsilon is not None:
+    if chosen in PRIVATE and private.epsilon is not None:
         from veil.dp import Accountant
 
         accountant = Accountant(_ledger(private.ledger), other_dataset=private.other_dataset)
@@ -204,7 +212,7 @@ def synth_command(
         )
     if method is None and chosen == "copula":
         out.print(
-            "method: copula, the default (--method marginals, tvae, or mst --epsilon E for "
+            "method: copula, the default (--method marginals, tvae, or mst/aim --epsilon E for "
             "differential privacy)" + (f"; conditioned on {target} (--target)" if target else "")
         )
     _said(made, output)

@@ -8,6 +8,8 @@
   prior; needs the ``ml`` extra (torch).
 - ``MST``: differentially private (McKenna et al., through OpenDP), charged to the
   privacy-budget ledger when fitted; ``synthesize_mst`` fits and samples it once.
+- ``AIM``: differentially private as MST, its marginals chosen round by round where the model
+  is worst (McKenna et al. 2022); slower, better rows.
 - ``from_schema``: test data from a schema alone (Faker, distributions, scikit-learn's
   ``make_classification`` / ``make_blobs``), no real rows.
 
@@ -27,6 +29,7 @@ from typing import Any
 
 from veil.exceptions import ParameterError
 from veil.registry import Registry
+from veil.synth._aim import AIM
 from veil.synth._base import Synthesizer
 from veil.synth._copula import GaussianCopula
 from veil.synth._marginals import ColumnModel, Marginals
@@ -36,6 +39,7 @@ from veil.synth._schema import from_schema, load_schema
 from veil.synth._tvae import TVAE
 
 __all__ = [
+    "AIM",
     "METHODS",
     "MST",
     "TVAE",
@@ -51,17 +55,19 @@ __all__ = [
     "synthesize_mst",
 ]
 
-#: The synthesizers by their command-line name (``mst`` needs ``epsilon`` and ``accountant``).
+#: The synthesizers by their command-line name (``mst`` and ``aim`` need ``epsilon`` and
+#: ``accountant``).
 METHODS: Registry[type[Synthesizer]] = Registry("synthesizer")
 METHODS.add("marginals", Marginals)
 METHODS.add("copula", GaussianCopula, aliases=("gaussian_copula",))
 METHODS.add("tvae", TVAE)
 METHODS.add("mst", MST)
+METHODS.add("aim", AIM)
 
 
 def make(method: str, **options: Any) -> Synthesizer:
-    """The synthesizer called ``method`` (``marginals``, ``copula``, ``tvae`` or ``mst``) with
-    ``options``."""
+    """The synthesizer called ``method`` (``marginals``, ``copula``, ``tvae``, ``mst`` or
+    ``aim``) with ``options``."""
     if method not in METHODS:
         close = METHODS.suggest(method)
         raise ParameterError(

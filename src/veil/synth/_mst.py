@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,11 +217,12 @@ class MST(Synthesizer):
         integers = {n for n in cuts if pd.api.types.is_integer_dtype(frame[n])}
         # a share of the budget bins the numeric columns at their private quantiles
         share = HISTOGRAM_SHARE if cuts else 0.0
-        self.progress("fitting MST marginals")
+        algorithm = self._algorithm(chosen)  # its parameters checked before any charge
+        self.progress(f"fitting {self.method.upper()} marginals")
         with self.accountant.spend(
             self.epsilon,
             0.0,
-            what=f"synthesize MST ({len(chosen)} columns)",
+            what=f"synthesize {self.method.upper()} ({len(chosen)} columns)",
             dataset=dataset_id(frame),
         ):
             self.bins_ = {
@@ -242,12 +243,21 @@ class MST(Synthesizer):
                 split_evenly_over=1,
             )
             query = context.query().contingency_table(
-                keys=categories, cuts=cuts, algorithm=safe_mst()
+                keys=categories, cuts=cuts, algorithm=algorithm
             )
-            self.table_ = query.release()
+            with self._releasing():
+                self.table_ = query.release()
         self.chosen_, self.cuts_ = chosen, cuts
         self.integers_ = [n for n in cuts if n in integers]
         self.dropped_, self.left_out_, self.by_name_ = dropped, left_out, by_name
+
+    def _releasing(self) -> AbstractContextManager[None]:
+        """The context the release runs in (none for MST)."""
+        return nullcontext()
+
+    def _algorithm(self, chosen: list[str]) -> Any:
+        """OpenDP's algorithm measuring the marginals of the ``chosen`` columns."""
+        return safe_mst()
 
     def _columns(self, frame: pd.DataFrame) -> tuple[list[Any], list[str], bool]:
         """The columns to synthesize, the direct identifiers left out, and whether they were
@@ -300,7 +310,7 @@ class MST(Synthesizer):
     def describe(self) -> list[str]:
         """What was made and left out, and how many rows, as notes."""
         if not hasattr(self, "rows_from_"):
-            return [f"MST at epsilon {self.epsilon:g}: not sampled yet"]
+            return [f"{self.method.upper()} at epsilon {self.epsilon:g}: not sampled yet"]
         notes = []
         if self.dropped_:
             how = (
