@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from veil.dp import Accountant
 from veil.dp.budget import Budget, dataset_id
-from veil.synth import MST, TVAE, GaussianCopula, Marginals
+from veil.synth import AIM, MST, TVAE, GaussianCopula, Marginals
 
 CATEGORIES = ["Nairobi", "Mombasa", "Kisumu", "Nakuru", "Eldoret"]
 
@@ -89,6 +89,17 @@ def test_tvae_invents_nothing(frame: pd.DataFrame) -> None:
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.sampled_from([0.5, 5.0]))
 def test_dp_mst_invents_nothing(frame: pd.DataFrame, epsilon: float) -> None:
+    _dp_invents_nothing(MST, frame, epsilon)
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.sampled_from([0.5, 5.0]))
+def test_dp_aim_invents_nothing(frame: pd.DataFrame, epsilon: float) -> None:
+    _dp_invents_nothing(AIM, frame, epsilon)
+
+
+def _dp_invents_nothing(method: type[MST], frame: pd.DataFrame, epsilon: float) -> None:
+    """``method`` on the public domains: nothing invented, the ledger charged exactly."""
     bounds = {"wage": (0.0, 90_000.0), "score": (0.0, float(np.nanmax(frame["score"])))}
     keys = {"county": CATEGORIES, "target": ["yes", "no"]}
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
@@ -96,7 +107,7 @@ def test_dp_mst_invents_nothing(frame: pd.DataFrame, epsilon: float) -> None:
         accountant = Accountant.create(
             Path(tmp) / "ledger.db", Budget(epsilon), dataset=dataset_id(frame)
         )
-        model = MST(epsilon=epsilon, accountant=accountant, keys=keys, bounds=bounds, bins=6)
+        model = method(epsilon=epsilon, accountant=accountant, keys=keys, bounds=bounds, bins=6)
         synthetic = model.fit(frame).sample(len(frame), random_state=3)
         assert accountant.spent().epsilon == pytest.approx(epsilon)  # charged exactly epsilon
     # the public keys list every county: a county absent from the rows may appear (noise)
