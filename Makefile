@@ -62,6 +62,13 @@ ANONYMETER := .venv-anonymeter
 $(ANONYMETER)/.installed:
 	$(call peer_venv,"anonymeter==1.1.0")
 
+# SDV (BUSL-1.1: never a veil dependency), the peer of veil's synthesizers in bench-synth: its
+# own environment, torch pinned to the CPU wheel (a bare torch pulls a multi-GB CUDA build).
+SDV := .venv-sdv
+
+$(SDV)/.installed:
+	$(call peer_venv,"torch==2.13.0" "sdv==2.0.0")
+
 # The report tests open the demo report in Debian's Chromium, driven by Playwright (which
 # downloads no browser of its own). Installed here, as root or through sudo; failing that,
 # make test stops with apt-get's error instead of skipping the browser tests.
@@ -120,10 +127,12 @@ bench-scan: $(VENV)/.installed $(PRESIDIO)/.installed
 bench-accuracy: $(VENV)/.installed
 	$(BIN)/python bench/scan_accuracy.py
 
-# synthetic data on adult (../shared/datasets): TSTR vs TRTR, MST at two epsilons, speed, and
-# the three attacks against Anonymeter (its environment is made above, for the tests)
-bench-synth: $(VENV)/.installed-test $(ANONYMETER)/.installed
+# synthetic data on adult (../shared/datasets): TSTR vs TRTR, MST and AIM at two epsilons,
+# speed, and the three attacks against Anonymeter (its environment is made above, for the
+# tests); then every synthesizer beside SDV's on adult and the insurance cross-sell table
+bench-synth: $(VENV)/.installed-test $(ANONYMETER)/.installed $(SDV)/.installed
 	$(BIN)/python bench/bench_synth.py --anonymeter-python $(ANONYMETER)/bin/python
+	$(BIN)/python bench/bench_synth_peers.py --sdv-python $(SDV)/bin/python
 
 bench-federated: $(VENV)/.installed-test $(PHE)/.installed
 	$(BIN)/python bench/bench_federated.py --phe-python $(PHE)/bin/python
