@@ -246,6 +246,8 @@ SLOW = (
     "learn/",
     "synth/test_tvae.py",
     "synth/test_mst.py",
+    "synth/test_aim.py",
+    "synth/test_no_invented_values.py",
     "test_notebook.py",
     "test_first_try.py",
     "test_makefile.py",

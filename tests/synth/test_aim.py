@@ -148,13 +148,8 @@ def test_cli_aim_with_target(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     ledger = tmp_path / "ledger.db"
     assert main(["budget", "init", str(data), "--epsilon", "3", "--ledger", str(ledger)]) == 0
     out = tmp_path / "s.csv"
-    code = main(
-        [
-            "synth", str(data), "-o", str(out), "--method", "aim", "--epsilon", "1",
-            "--target", "union", "--ledger", str(ledger),
-            "--bounds", "wage=0:50", "--bounds", "age=18:64",
-        ]
-    )  # fmt: skip
+    flags = "--method aim --epsilon 1 --target union --bounds wage=0:50 --bounds age=18:64"
+    code = main(["synth", str(data), "-o", str(out), "--ledger", str(ledger), *flags.split()])
     said = capsys.readouterr()
     assert code == 0, said.err
     assert "epsilon 1 spent" in said.out
@@ -163,12 +158,8 @@ def test_cli_aim_with_target(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert list(synthetic.columns) == ["wage", "age", "gender", "union", "occupation"]
     assert Accountant(ledger).spent().epsilon == pytest.approx(1.0)
     # --target with MST, which has no workload, is refused before anything is charged
-    code = main(
-        [
-            "synth", str(data), "-o", str(tmp_path / "m.csv"), "--method", "mst",
-            "--epsilon", "1", "--target", "union", "--ledger", str(ledger),
-        ]
-    )  # fmt: skip
+    refused = ["synth", str(data), "-o", str(tmp_path / "m.csv"), "--ledger", str(ledger)]
+    code = main([*refused, "--method", "mst", "--epsilon", "1", "--target", "union"])
     assert code != 0
     assert error_lines(capsys.readouterr().err) == [
         "veil: error: --target applies to --method copula or aim, not mst; drop it, or use one of "
