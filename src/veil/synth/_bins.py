@@ -65,9 +65,8 @@ class PrivateBins:
             first = np.where(fine == 0, np.ceil(lower), np.floor(lower) + 1)
             last = np.maximum(np.floor(upper), first)
             return np.floor(first + rng.random(len(fine)) * (last - first + 1)).clip(first, last)
-        point = fine == 0  # the first fine bin of a continuous column is the low end alone
-        drawn = lower + rng.random(len(fine)) * (upper - lower)
-        return np.where(point & (self.edges[0] == self.low), self.low, drawn)
+        # the first fine bin of a continuous column is [low, low]: the low end alone
+        return lower + rng.random(len(fine)) * (upper - lower)
 
 
 def fine_edges(low: float, high: float, integer: bool) -> np.ndarray:
