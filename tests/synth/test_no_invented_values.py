@@ -1,7 +1,8 @@
 """No synthesizer invents values: a column with no missing value gets none, a category comes
 only from the column's domain, a number stays inside its range (the public bounds for DP MST),
-and an integer column stays whole numbers. Tables drawn by hypothesis, each method run on
-each; a wage survey's MST output once had 135 missing cells where the input had none."""
+and an integer column (or a float one holding whole numbers) stays whole numbers. Tables drawn
+by hypothesis, each method run on each; a wage survey's MST output once had 135 missing cells
+where the input had none."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ CATEGORIES = ["Nairobi", "Mombasa", "Kisumu", "Nakuru", "Eldoret"]
 @st.composite
 def tables(draw: st.DrawFn) -> pd.DataFrame:
     """400-900 rows: a county (some counties rare or absent), a whole-number wage with a point
-    mass, a skewed float, a yes/no target; missing values only in ``score``, if any."""
+    mass, a skewed float, a yes/no target, a code of whole numbers stored as floats; missing
+    values only in ``score``, if any."""
     seed = draw(st.integers(0, 2**31 - 1))
     rng = np.random.default_rng(seed)
     n = draw(st.integers(400, 900))
@@ -37,7 +39,9 @@ def tables(draw: st.DrawFn) -> pd.DataFrame:
     missing = draw(st.floats(0.0, 0.2))
     score[rng.random(n) < missing] = np.nan
     target = np.where(wage > 40_000, "yes", rng.choice(["yes", "no"], n, p=[0.2, 0.8]))
-    return pd.DataFrame({"county": county, "wage": wage, "score": score, "target": target})
+    code = rng.integers(1, 160, n).astype(float)  # a sales channel's code stored as 26.0
+    frame = {"county": county, "wage": wage, "score": score, "target": target, "code": code}
+    return pd.DataFrame(frame)
 
 
 def held(
@@ -54,13 +58,14 @@ def held(
     for name in ("county", "target"):
         domain = set((keys or {}).get(name) or frame[name].dropna())
         assert set(synthetic[name].dropna()) <= domain, name
-    for name in ("wage", "score"):
+    for name in ("wage", "score", "code"):
         low, high = bounds.get(name) or (frame[name].min(), frame[name].max())
         values = pd.to_numeric(synthetic[name]).dropna()
         assert values.min() >= low - 1e-9, name
         assert values.max() <= high + 1e-9, name
-    wages = pd.to_numeric(synthetic["wage"]).dropna()
-    assert (wages == np.floor(wages)).all()
+    for name in ("wage", "code"):  # whole numbers stay whole, floats that held them too
+        values = pd.to_numeric(synthetic[name]).dropna()
+        assert (values == np.floor(values)).all(), name
 
 
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -101,6 +106,7 @@ def test_dp_aim_invents_nothing(frame: pd.DataFrame, epsilon: float) -> None:
 def _dp_invents_nothing(method: type[MST], frame: pd.DataFrame, epsilon: float) -> None:
     """``method`` on the public domains: nothing invented, the ledger charged exactly."""
     bounds = {"wage": (0.0, 90_000.0), "score": (0.0, float(np.nanmax(frame["score"])))}
+    bounds["code"] = (1.0, 160.0)
     keys = {"county": CATEGORIES, "target": ["yes", "no"]}
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -79,7 +79,7 @@ def _plan(
     *,
     strict: bool,
 ) -> _Plan:
-    chosen, categories, cuts, left_out, leaked = [], {}, {}, [], []
+    chosen, categories, cuts, left_out, leaked, integers = [], {}, {}, [], [], []
     ranges: dict[str, tuple[float, float]] = {}
     names = list(frame.columns) if columns is None else list(columns)
     require_columns(frame, names, where="synth columns")
@@ -94,6 +94,11 @@ def _plan(
                 leaked.append(f"the range of {name!r}")
             cuts[name] = np.linspace(low, high, bins + 1)[1:-1].tolist()
             ranges[name] = (float(low), float(high))
+            if pd.api.types.is_integer_dtype(series):
+                integers.append(name)
+            elif numeric and _whole_numbers(series):  # codes stored as floats: 28.0
+                integers.append(name)
+                leaked.append(f"that {name!r} holds whole numbers")
         elif series.nunique(
             dropna=True
         ) <= _MAX_CATEGORIES and not pd.api.types.is_datetime64_any_dtype(series):
@@ -108,13 +113,20 @@ def _plan(
             left_out.append(name)
             continue
         chosen.append(name)
-    return _Plan(chosen, categories, cuts, ranges, left_out, leaked)
+    return _Plan(chosen, categories, cuts, ranges, left_out, leaked, integers)
+
+
+def _whole_numbers(series: pd.Series) -> bool:
+    """Whether every value present is a whole number."""
+    values = pd.to_numeric(series, errors="coerce").dropna().to_numpy(dtype=float)
+    return bool(len(values)) and bool(np.all(values == np.round(values)))
 
 
 @dataclass(frozen=True)
 class _Plan:
     """The columns MST synthesizes: categories (keys), numeric bin cuts and ranges, the
-    columns left out, and what was read from the data (leaked)."""
+    columns left out, what was read from the data (leaked), and the numeric columns drawn as
+    whole numbers (an integer dtype, or floats that all are)."""
 
     chosen: list[str]
     categories: dict[str, list[str]]
@@ -122,6 +134,7 @@ class _Plan:
     ranges: dict[str, tuple[float, float]]
     left_out: list[str]
     leaked: list[str]
+    integers: list[str]
 
 
 class MST(Synthesizer):
@@ -214,7 +227,7 @@ class MST(Synthesizer):
                 for name in chosen
             }
         )
-        integers = {n for n in cuts if pd.api.types.is_integer_dtype(frame[n])}
+        integers = set(plan.integers)
         # a share of the budget bins the numeric columns at their private quantiles
         share = HISTOGRAM_SHARE if cuts else 0.0
         algorithm = self._algorithm(chosen)  # its parameters checked before any charge

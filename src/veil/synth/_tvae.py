@@ -56,9 +56,13 @@ class TVAE(Marginals):
     ) -> ColumnModel:
         """The network models the values: a column needs only its missing rate here (no
         distributions fitted), and the refusal of columns that would copy real values."""
-        if not is_continuous(series.dropna()):
-            refuse_copies(series, series.dropna().value_counts())
-        return ColumnModel(str(series.name), "network", missing)
+        present = series.dropna()
+        if not is_continuous(present):
+            refuse_copies(series, present.value_counts())
+        # whole numbers (an integer dtype, or codes stored as floats: 28.0) are drawn whole
+        whole = pd.api.types.is_numeric_dtype(present) and not pd.api.types.is_bool_dtype(present)
+        whole = whole and len(present) > 0 and bool(np.all(present == np.round(present)))
+        return ColumnModel(str(series.name), "network", missing, integer=whole)
 
     def _sample(self, n: int | None, seed: int | None) -> pd.DataFrame:
         """``n`` rows decoded from the prior; same seed, same rows."""
@@ -90,6 +94,7 @@ class TVAE(Marginals):
                 out[name] = self._fresh(model, rows, rng, blank).reset_index(drop=True)
             elif name in self.codec_.numeric:
                 column = pd.Series(decoded[name]).mask(blank)
+                column = column.round() if model.integer else column
                 out[name] = in_dtype(column, self.dtypes_[name]).reset_index(drop=True)
             else:  # missing is one of its categories, drawn with the rest
                 out[name] = in_dtype(pd.Series(decoded[name]), self.dtypes_[name])
