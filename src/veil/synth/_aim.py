@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from veil.dp.budget import Accountant
 from veil.exceptions import ParameterError
@@ -123,22 +124,22 @@ class AIM(MST):
             oneway_split=ONEWAY_SHARE,
         )
 
-    def _fit(self, frame: Any, random_state: int | None) -> None:
+    def _fit(self, frame: pd.DataFrame, random_state: int | None) -> None:
         import dataclasses
 
         from mbi.estimation import mirror_descent
 
         super()._fit(frame, random_state)
-        if FINAL_ITERATIONS:
-            self.progress(f"fitting the last model to all {self.rounds_} rounds' marginals")
-            table = self.table_
-            model = mirror_descent(
-                table.model.domain,
-                table.marginals.flatten(),
-                potentials=table.model.potentials,
-                iters=FINAL_ITERATIONS,
-            )
-            self.table_ = dataclasses.replace(table, model=model)
+        # post-processing: the released marginals only
+        self.progress(f"fitting the last model to all {self.rounds_} rounds' marginals")
+        table = self.table_
+        model = mirror_descent(
+            table.model.domain,
+            table.marginals.flatten(),
+            potentials=table.model.potentials,
+            iters=FINAL_ITERATIONS,
+        )
+        self.table_ = dataclasses.replace(table, model=model)
 
     @contextmanager
     def _releasing(self) -> Iterator[None]:
