@@ -63,29 +63,28 @@ def _ledger(tmp_path: Path, frame: pd.DataFrame, total: float = 10.0) -> Account
 
 def test_aim_on_a_wage_survey_keeps_numbers_and_charges_epsilon(tmp_path: Path) -> None:
     """CPS 1985 (534 workers, not a table AIM was developed on): epsilon 2 is charged once and
-    exactly; wage (a float) and age and experience (whole numbers) come back with more
+    exactly; wage (a float) and age and education (whole numbers) come back with more
     distinct values than bins, whole numbers whole, inside their ranges; no missing cell and
     no category outside the column's."""
     frame = pd.read_csv(DATA / "surveys" / "CPS1985.csv.gz")
-    frame = frame[["wage", "education", "experience", "age", "gender", "occupation", "union"]]
+    frame = frame[["wage", "education", "age", "occupation", "union"]]
     accountant = _ledger(tmp_path, frame)
-    bounds = {"wage": (0.0, 50.0), "age": (18.0, 64.0), "experience": (0.0, 55.0)}
-    bounds |= {"education": (2.0, 18.0)}
+    bounds = {"wage": (0.0, 50.0), "age": (18.0, 64.0), "education": (2.0, 18.0)}
     model = AIM(epsilon=2.0, accountant=accountant, bounds=bounds, bins=8, target="union")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the categories are read from the data: said, not here
         synthetic = model.fit(frame).sample(None, random_state=1)
     assert accountant.spent().epsilon == pytest.approx(2.0)
-    assert [e.what for e in accountant.entries()] == ["synthesize AIM (7 columns)"]
+    assert [e.what for e in accountant.entries()] == ["synthesize AIM (5 columns)"]
     assert model.rounds_ >= 2
     assert not synthetic.isna().any().any()
     for name, (low, high) in bounds.items():
         values = pd.to_numeric(synthetic[name])
         assert values.between(low, high).all(), name
         assert values.nunique() > 8, name  # drawn inside the bins, not one value a bin
-    for name in ("age", "experience", "education"):
+    for name in ("age", "education"):
         assert (synthetic[name] == synthetic[name].round()).all(), name
-    for name in ("gender", "occupation", "union"):
+    for name in ("occupation", "union"):
         assert set(synthetic[name]) <= set(frame[name]), name
     # the same fit, the same seed: the same rows
     assert model.sample(None, random_state=1).equals(synthetic)
@@ -144,7 +143,7 @@ def test_aim_ends_its_rounds_on_the_last_sliver_of_budget(
 def test_cli_aim_with_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "cps.csv"
     frame = pd.read_csv(DATA / "surveys" / "CPS1985.csv.gz").drop(columns="rownames")
-    frame[["wage", "age", "gender", "union", "occupation"]].to_csv(data, index=False)
+    frame[["wage", "age", "union"]].to_csv(data, index=False)
     ledger = tmp_path / "ledger.db"
     assert main(["budget", "init", str(data), "--epsilon", "3", "--ledger", str(ledger)]) == 0
     out = tmp_path / "s.csv"
@@ -155,7 +154,7 @@ def test_cli_aim_with_target(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "epsilon 1 spent" in said.out
     assert re.search(r"AIM: \d+ rounds, .* every pair of columns, union's weighing 4x", said.out)
     synthetic = pd.read_csv(out)
-    assert list(synthetic.columns) == ["wage", "age", "gender", "union", "occupation"]
+    assert list(synthetic.columns) == ["wage", "age", "union"]
     assert Accountant(ledger).spent().epsilon == pytest.approx(1.0)
     # --target with MST, which has no workload, is refused before anything is charged
     refused = ["synth", str(data), "-o", str(tmp_path / "m.csv"), "--ledger", str(ledger)]
