@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +65,22 @@ def load() -> pd.DataFrame:
     return pd.read_csv(ADULT, header=None, names=COLUMNS, skipinitialspace=True)
 
 
-def private(train: pd.DataFrame, method: str, epsilon: float, seed: int) -> pd.DataFrame:
-    """DP synthesis (``mst`` or ``aim``, AIM's workload weighing income's pairs) at
-    ``epsilon``, the numeric bounds taken from the rows (a bench, not a release), as many rows
-    as the training table (public)."""
+#: adult's numeric columns of more than 50 values (MST's and AIM's bins); the rest: categories
+NUMERIC = ("age", "fnlwgt", "capital_gain", "capital_loss", "hours_per_week")
+
+
+def private(
+    train: pd.DataFrame,
+    method: str,
+    epsilon: float,
+    seed: int,
+    *,
+    target: str = "income",
+    numeric: Sequence[str] = NUMERIC,
+) -> pd.DataFrame:
+    """DP synthesis (``mst`` or ``aim``, AIM's workload weighing ``target``'s pairs) at
+    ``epsilon``, the bounds of the ``numeric`` columns taken from the rows (a bench, not a
+    release), as many rows as the training table (public)."""
     from veil.dp import Accountant
     from veil.dp.budget import Budget, dataset_id
 
@@ -76,7 +89,6 @@ def private(train: pd.DataFrame, method: str, epsilon: float, seed: int) -> pd.D
         accountant = Accountant.create(
             Path(tmp) / "ledger.db", Budget(epsilon), dataset=dataset_id(train)
         )
-        numeric = ("age", "fnlwgt", "capital_gain", "capital_loss", "hours_per_week")
         bounds = {c: (float(train[c].min()), float(train[c].max())) for c in numeric}
         made = synthesize(
             train,
@@ -86,7 +98,7 @@ def private(train: pd.DataFrame, method: str, epsilon: float, seed: int) -> pd.D
             bounds=bounds,
             rows=len(train),
             random_state=seed,
-            target="income" if method == "aim" else None,
+            target=target if method == "aim" else None,
         )
     return made.data
 

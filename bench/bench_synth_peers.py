@@ -23,7 +23,6 @@ import json
 import subprocess
 import tempfile
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from bench_synth import load as load_adult
+from bench_synth import private as dp_synthesis
 
 from veil.api import synthesize
 from veil.evaluate import evaluate_release
@@ -58,28 +58,9 @@ def load(name: str) -> pd.DataFrame:
 
 
 def private(train: pd.DataFrame, method: str, epsilon: float, target: str) -> pd.DataFrame:
-    """DP synthesis at ``epsilon``, numeric bounds from the rows (a bench, not a release)."""
-    from veil.dp import Accountant
-    from veil.dp.budget import Budget, dataset_id
-
-    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        accountant = Accountant.create(
-            Path(tmp) / "ledger.db", Budget(epsilon), dataset=dataset_id(train)
-        )
-        numeric = [c for c in train if pd.api.types.is_numeric_dtype(train[c])]
-        bounds = {c: (float(train[c].min()), float(train[c].max())) for c in numeric}
-        made = synthesize(
-            train,
-            method=method,
-            epsilon=epsilon,
-            accountant=accountant,
-            bounds=bounds,
-            rows=len(train),
-            random_state=1,
-            target=target if method == "aim" else None,
-        )
-    return made.data
+    """DP synthesis at ``epsilon``, every numeric column's bounds from the rows."""
+    numeric = [c for c in train if pd.api.types.is_numeric_dtype(train[c])]
+    return dp_synthesis(train, method, epsilon, 1, target=target, numeric=numeric)
 
 
 def sdv(python: str, train: pd.DataFrame, seed: int) -> dict[str, tuple[pd.DataFrame, list[float]]]:
