@@ -13,18 +13,19 @@ from typing import TYPE_CHECKING
 from veil._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from veil.privacy._anonymize import anonymize
+    from veil.privacy._anonymize import anonymize, explore
     from veil.privacy._check import CheckResult, check, check_counts, check_stream
     from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
     from veil.privacy._stream import DEFAULT_BATCH_ROWS, StreamedRelease, anonymize_stream
     from veil.privacy._verify import Verification, verify, verify_counts, verify_files
     from veil.privacy.certificate import Certificate, Release, StepRecord
     from veil.privacy.classes import ClassStats, class_stats
+    from veil.privacy.space import Node, SolutionSpace
     from veil.privacy.suggest import suggest_policy, suggest_policy_yaml
 
 #: Where each public name lives.
 _LAZY = {
-    "anonymize": "veil.privacy._anonymize",
+    **dict.fromkeys(("anonymize", "explore"), "veil.privacy._anonymize"),
     **dict.fromkeys(
         ("CheckResult", "check", "check_counts", "check_stream"), "veil.privacy._check"
     ),
@@ -37,6 +38,7 @@ _LAZY = {
     ),
     **dict.fromkeys(("Certificate", "Release", "StepRecord"), "veil.privacy.certificate"),
     **dict.fromkeys(("ClassStats", "class_stats"), "veil.privacy.classes"),
+    **dict.fromkeys(("Node", "SolutionSpace"), "veil.privacy.space"),
     **dict.fromkeys(("suggest_policy", "suggest_policy_yaml"), "veil.privacy.suggest"),
 }
 
@@ -47,7 +49,9 @@ __all__ = [
     "CheckResult",
     "ClassStats",
     "DaskRelease",
+    "Node",
     "Release",
+    "SolutionSpace",
     "StepRecord",
     "StreamedRelease",
     "Verification",
@@ -59,6 +63,7 @@ __all__ = [
     "check_dask",
     "check_stream",
     "class_stats",
+    "explore",
     "suggest_policy",
     "suggest_policy_yaml",
     "verify",

@@ -13,9 +13,10 @@ from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
 from veil.io import beside, content_sha256
 from veil.privacy import _passes as engine
-from veil.privacy._passes import Passes, Written, release_in_passes, row_hashes
+from veil.privacy._passes import Passes, Written, release_in_passes, row_hashes, solution_space
 from veil.privacy._plan import PolicyLike, shuffle_rows
 from veil.privacy.certificate import Release
+from veil.privacy.space import MAX_NODES, SolutionSpace
 from veil.progress import Progress, as_progress
 
 
@@ -100,3 +101,46 @@ def anonymize(
     assert written is not None
     assert written.data is not None
     return Release(written.data, certificate)
+
+
+def explore(
+    data: pd.DataFrame,
+    policy: PolicyLike | None = None,
+    *,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    limit: int = MAX_NODES,
+    progress: Callable[[str], None] | Progress | None = None,
+) -> SolutionSpace:
+    """The solution space of ``policy``'s search on ``data`` (ARX's explore view): every
+    generalization of the quasi-identifiers with its loss, the records it suppresses and
+    whether it meets the goals, and the node ``anonymize`` would choose.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The table, in memory (never modified).
+    policy : Policy, mapping, str or path, optional
+        The policy, with privacy goals; none: the scan's roles, which set no goal.
+    hierarchies : mapping of str to Hierarchy, optional
+        Generalization hierarchies by column, over the policy's.
+    limit : int
+        Nodes evaluated at most, lowest total level first (``SolutionSpace.complete`` says
+        whether that was the whole lattice).
+    progress : callable or Progress, optional
+        Where the steps are reported.
+
+    Returns
+    -------
+    SolutionSpace
+        Every node, and the chosen one. To release another minimal node, set the policy's
+        ``privacy.max_levels`` to its levels (``SolutionSpace.levels_of``).
+
+    Raises
+    ------
+    PolicyError
+        When the policy does not fit the data or sets no goal to search for.
+    CheckFailedError
+        When no node meets the goals.
+    """
+    passes = FramePasses(data, as_progress(progress))
+    return solution_space(passes, policy, hierarchies=hierarchies, progress=progress, limit=limit)

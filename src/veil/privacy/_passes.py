@@ -30,6 +30,7 @@ at a time; never the table.
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -71,6 +72,8 @@ from veil.privacy._verify import verify, verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.classes import ClassStats
 from veil.privacy.lattice import check as check_groups
+from veil.privacy.metrics import make_metric
+from veil.privacy.space import MAX_NODES, SolutionSpace, lattice_nodes
 from veil.progress import Progress, as_progress
 
 #: Rows the policy is checked against and the scan decides roles on when the table is read in
@@ -394,18 +397,14 @@ def _search(
     assert privacy is not None
     quasi = steps.quasi
     report.step(f"searching generalizations of {', '.join(quasi)}")
-    counts = counted.counts
-    stepped = steps.output  # the rows after the steps, when the table is in memory
-    basis, weights = (stepped, None) if stepped is not None else (counts, counts[COUNT].to_numpy())
-    used, models, checked, target = search_setup(
-        plan, basis, quasi, steps.sensitive, weights=weights
-    )
-    _reachable(counts, checked, target, rows_in=rows_in)
+    used, models, checked, target = _setup(plan, steps, counted, rows_in)
     if privacy.method == "mondrian":
+        stepped = steps.output
         assert stepped is not None  # refused before unless the table is in memory
         released, info, record = mondrian_release(stepped, quasi, used, checked, target)
         info["rows_in"] = len(stepped)
         return _Found(_Partitioned(stepped, released), info, record, models)
+    counts = counted.counts
     table = CodedFrequencies.from_counts(counts, quasi, used, sensitive=target, count=COUNT)
     result = searched(table, checked, privacy, quasi, progress)
     levels = result.levels
@@ -419,6 +418,77 @@ def _search(
     info["rows_in"] = table.rows
     apply = _Generalize(quasi, used, levels, table.bottom.leaves, failing)
     return _Found(apply, info, record, models)
+
+
+def _setup(
+    plan: Plan, steps: Steps, counted: Frequencies, rows_in: int
+) -> tuple[list[Hierarchy], list[Any], list[Any], str | None]:
+    """The search's hierarchies, the policy's models, the models it checks and the column
+    their histograms count, on the first pass's counts; goals no node can reach stop here."""
+    counts = counted.counts
+    stepped = steps.output  # the rows after the steps, when the table is in memory
+    basis, weights = (stepped, None) if stepped is not None else (counts, counts[COUNT].to_numpy())
+    used, models, checked, target = search_setup(
+        plan, basis, steps.quasi, steps.sensitive, weights=weights
+    )
+    _reachable(counts, checked, target, rows_in=rows_in)
+    return used, models, checked, target
+
+
+def solution_space(
+    passes: Passes,
+    policy: PolicyLike | None,
+    *,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    progress: Callable[[str], None] | Progress | None = None,
+    limit: int = MAX_NODES,
+) -> SolutionSpace:
+    """The lattice the policy's search runs over, every node checked and measured as the
+    search does (``veil.privacy.space``), and the node the search chooses: the same plan,
+    steps and first pass as the release, without a second pass."""
+    report = as_progress(progress)
+    sample = passes.sample(min(SAMPLE_ROWS, max(passes.rows, 1)))
+    plan = plan_release(sample, policy, hierarchies=hierarchies, progress=progress)
+    privacy = plan.policy.privacy
+    if privacy is None:
+        raise PolicyError(
+            "the policy sets no privacy goal, so there is no search to explore; add one "
+            "(privacy: {k: 5})"
+        )
+    if privacy.method == "mondrian":
+        raise PolicyError(
+            "method mondrian recodes each class on its own: it has no lattice of "
+            "generalizations to explore; use method optimal"
+        )
+    if not passes.whole:
+        _refuse_partitioning(privacy)
+    steps = fit_steps(plan, sample, report, whole=passes.whole)
+    if not passes.whole:
+        _count_whole_table(passes, steps, {})
+    first = _first_pass(passes, plan, steps, True)
+    if first.counts is None or not first.counts.counts[COUNT].sum():
+        raise withheld_everything(steps.leaving_none())
+    used, _, checked, target = _setup(plan, steps, first.counts, first.rows)
+    table = CodedFrequencies.from_counts(
+        first.counts.counts, steps.quasi, used, sensitive=target, count=COUNT
+    )
+    result = searched(table, checked, privacy, steps.quasi, progress)
+    assert result.levels is not None  # searched raises otherwise
+    report.step(f"measuring the lattice of {', '.join(steps.quasi)}")
+    max_outliers = math.floor(privacy.max_suppression * table.rows)
+    nodes, complete = lattice_nodes(
+        table, checked, make_metric(privacy.metric), max_outliers=max_outliers, limit=limit
+    )
+    return SolutionSpace(
+        quasi=tuple(steps.quasi),
+        heights=tuple(table.heights),
+        rows=table.rows,
+        metric=privacy.metric,
+        max_suppression=privacy.max_suppression,
+        chosen=tuple(result.levels),
+        nodes=tuple(nodes),
+        complete=complete,
+    )
 
 
 def _certificate(
