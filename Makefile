@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,dp,federated,ml,rights,scale]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dp,federated,ml,rights,scale,ui]'
 	@touch $@ $(VENV)/.installed
 
 # DEMO_FLAGS=--force replaces an earlier demo's files (its budget ledger is kept)

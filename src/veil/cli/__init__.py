@@ -2,8 +2,9 @@
 
 One module per command group registers its commands on ``app``: ``scan`` (scan, hierarchy),
 ``release`` (anonymize, report), ``evaluate``, ``check`` (check, verify), ``dp`` (budget, dp),
-``synth``, ``federated`` (fl), ``latent`` (mask-latent), ``rights``, ``tools`` (demo, keygen,
-transforms...). A new group is one more module in ``GROUPS``. Exit codes: see ``veil.cli._errors``.
+``synth``, ``federated`` (fl), ``latent`` (mask-latent), ``rights``, ``ui`` (the workbench),
+``tools`` (demo, keygen, transforms...). A new group is one more module in ``GROUPS``. Exit
+codes: see ``veil.cli._errors``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from veil.cli import (
     scan,
     synth,
     tools,
+    ui,
 )
 from veil.cli._common import out
 from veil.cli._errors import (
@@ -55,7 +57,7 @@ app = typer.Typer(
 )
 
 #: The command groups, in the order ``veil --help`` lists them.
-GROUPS = (scan, release, evaluate, check, dp, synth, federated, latent, rights, tools)
+GROUPS = (scan, release, evaluate, check, dp, synth, federated, latent, rights, ui, tools)
 
 
 def _print_version(value: bool) -> None:
