@@ -230,6 +230,7 @@ def start_postgres() -> Iterator[str]:
 TIERS = {
     "rights/": "postgres",
     "report/test_browser.py": "browser",
+    "ui/test_browser.py": "browser",
     "privacy/test_dask.py": "cluster",
     "federated/": "federated",
     "test_makefile.py": "postgres",

@@ -60,9 +60,9 @@ def ui(
     served = create_app(
         roots, data=data, rights_map=rights_map, workspace=workspace, host=host, port=port
     )
-    roots = ", ".join(map(str, served.workbench.workspace.folders.roots))
+    shown = ", ".join(map(str, served.workbench.workspace.folders.roots))
     out.print(f"veil ui: open {served.url}", markup=False, highlight=False, soft_wrap=True)
-    out.print(f"serving {roots} (writes in {served.workbench.workspace.folder}); Ctrl-C stops it")
+    out.print(f"serving {shown} (writes in {served.workbench.workspace.folder}); Ctrl-C stops it")
     if not no_browser:
         import webbrowser
 

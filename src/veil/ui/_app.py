@@ -90,8 +90,7 @@ class Workbench:
                 return PlainTextResponse(str(err), err.status)
             except (VeilError, KeyError, ValueError, OSError) as err:
                 self.say(request, one_line(str(err).strip("'\"")) or type(err).__name__)
-                back = request.headers.get("referer") or "/data"
-                return RedirectResponse(_local(back), 303)
+                return RedirectResponse(_page_of(request.url.path), 303)
 
         return call
 
@@ -137,13 +136,17 @@ class Workbench:
         return RedirectResponse(f"/jobs/{ident}/page", 303)
 
 
-def _local(url: str) -> str:
-    """``url``'s path and query only: a redirect never leaves this server."""
-    from urllib.parse import urlsplit
+#: The page a form's error is shown on, by the form's path.
+_FORMS = {"/policy": "/scan", "/goals": "/search"}
 
-    parts = urlsplit(url)
-    path = parts.path if parts.path.startswith("/") and not parts.path.startswith("//") else "/data"
-    return path + (f"?{parts.query}" if parts.query else "")
+
+def _page_of(path: str) -> str:
+    """The page that holds the form posted to ``path`` (found from the path, not from a
+    referrer header a browser may leave out)."""
+    if path in _FORMS:
+        return _FORMS[path]
+    first = "/" + path.strip("/").split("/", 1)[0]
+    return first if first in {f"/{slug}" for slug, _ in PAGES} else "/data"
 
 
 def png_uri(png: bytes) -> str:

@@ -1,8 +1,8 @@
 """The local server's defences, as Jupyter's: a random token in the first URL, exchanged for a
 session cookie (HttpOnly, SameSite=Strict) and dropped from the address bar; a CSRF token in
 every form that changes anything; the Host header checked (no DNS rebinding); and on every
-response a strict Content-Security-Policy (no inline script, no other origin), no referrer (the
-token never leaves in one), no framing and no caching."""
+response a strict Content-Security-Policy (no inline script, no other origin), no referrer to
+another site, no framing and no caching."""
 
 from __future__ import annotations
 
@@ -93,7 +93,9 @@ class Guard:
 def _hardened(response: Response, *, report: bool = False) -> Response:
     response.headers["Content-Security-Policy"] = REPORT_CSP if report else CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    # the URL's token is dropped at the first request; same-origin keeps the Origin header
+    # of this app's own forms (no-referrer would make Chromium send "Origin: null")
+    response.headers["Referrer-Policy"] = "same-origin"
     response.headers["X-Frame-Options"] = "SAMEORIGIN" if report else "DENY"
     response.headers["Cache-Control"] = "no-store"
     response.headers["Cross-Origin-Opener-Policy"] = "same-origin"
