@@ -44,7 +44,7 @@ LAYERS = [
     {"veil.privacy", "veil.learn", "veil.synth", "veil.evaluate", "veil.federated", "veil.rights"},
     {"veil.report"},
     {"veil.api"},
-    {"veil.demo"},
+    {"veil.demo", "veil.ui"},
     {"veil.cli", "veil.__main__"},
 ]
 

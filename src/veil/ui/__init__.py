@@ -67,6 +67,7 @@ def create_app(
     try:
         from veil.ui._app import Workbench
         from veil.ui._guard import Guard
+        from veil.ui._pages import ROUTES
     except ImportError as err:
         raise MissingExtraError("veil ui needs the ui extra: pip install 'veil[ui]'") from err
     from veil.ui._folders import Folders
@@ -89,7 +90,7 @@ def create_app(
     guard = Guard(hosts, token)
     workbench = Workbench(ws, guard)
     url = f"http://{host}:{port}/data?token={guard.token}"
-    return Served(workbench.app(), url, workbench)
+    return Served(workbench.app(ROUTES), url, workbench)
 
 
 def serve(served: Served, *, host: str, port: int) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ PAGES = (
     ("requests", "Requests"),
 )
 Handler = Callable[[Request], Awaitable[Response]]
+Page = Callable[["Workbench", Request], Awaitable[Response]]
 
 
 class RefusedError(Exception):
@@ -69,20 +70,17 @@ class Workbench:
         )
 
     # -- plumbing ------------------------------------------------------------------------
-    def app(self) -> Starlette:
-        """The ASGI app."""
-        from veil.ui import _pages
-
+    def app(self, pages: Sequence[tuple[str, str, Page]]) -> Starlette:
+        """The ASGI app serving ``pages`` (method, path, handler) and the static files."""
         routes: list[Route | Mount] = [
-            Route(path, self._wrap(handler), methods=[method])
-            for method, path, handler in _pages.ROUTES
+            Route(path, self._wrap(handler), methods=[method]) for method, path, handler in pages
         ]
         routes.append(Mount("/static", StaticFiles(directory=HERE / "static"), name="static"))
         return Starlette(
             routes=routes, middleware=[Middleware(BaseHTTPMiddleware, dispatch=self.guard)]
         )
 
-    def _wrap(self, handler: Callable[[Workbench, Request], Awaitable[Response]]) -> Handler:
+    def _wrap(self, handler: Page) -> Handler:
         async def call(request: Request) -> Response:
             try:
                 return await handler(self, request)
