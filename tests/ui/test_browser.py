@@ -89,12 +89,11 @@ def test_the_whole_flow_in_a_browser(browser, serve, folder: Path, tmp_path: Pat
     assert "1001 rows" in page.inner_text("h2")
     _shot(page, "1-data")
     _submit(page, page.locator("#scan"), "/scan")
-    row = page.locator("form.role", has=page.locator("input[value='Date_of_entry']"))
-    row.locator("select[name=role]").select_option("insensitive")
-    _submit(page, row.get_by_role("button", name="Set"), "/scan")
-    row = page.locator("form.role", has=page.locator("input[value='No_of_dependents']"))
-    row.locator("select[name=role]").select_option("insensitive")
-    _submit(page, row.get_by_role("button", name="Set"), "/scan")
+    for column in ("Date_of_entry", "No_of_dependents"):  # one click each: saved on change
+        row = page.locator("form.role", has=page.locator(f"input[value='{column}']"))
+        with page.expect_navigation():
+            row.locator("select[name=role]").select_option("insensitive")
+        assert "is now insensitive" in page.inner_text(".flash")
     page.locator("#policy").press_sequentially("x: [")  # typed: validated by the script
     page.locator("#policy-status.bad").wait_for()  # (a wait_for_function would need eval)
     _shot(page, "2-scan")
@@ -104,6 +103,17 @@ def test_the_whole_flow_in_a_browser(browser, serve, folder: Path, tmp_path: Pat
     age.locator("textarea[name=parameter]").fill("10, 20, 40")
     _submit(page, age.get_by_role("button", name="Rebuild and save"), "/hierarchies")
     assert "[30, 40)" in page.content()
+    marital = page.locator("form.wizard", has=page.locator("input[value='Marital_status']"))
+    pool, buckets = marital.locator(".pool .chip"), marital.locator(".buckets .bucket")
+    for _ in range(pool.count() // 2):  # half the statuses into one group, the rest another
+        pool.first.drag_to(buckets.nth(0))
+    marital.locator(".add-group").click()
+    while pool.count():
+        pool.first.drag_to(buckets.nth(1))
+    rule = marital.locator("textarea[name=parameter]").input_value()
+    assert [line.split(":")[0] for line in rule.splitlines()] == ["group 1", "group 2"]
+    _submit(page, marital.get_by_role("button", name="Rebuild and save"), "/hierarchies")
+    assert "6 → 2 → 1 distinct" in page.inner_text("section:has(input[value='Marital_status'])")
     _shot(page, "3-hierarchies")
     page.goto(served.url.split("/data")[0] + "/search")
     page.fill("#k", "5")

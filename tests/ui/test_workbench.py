@@ -208,3 +208,26 @@ def test_veil_ui_refuses_a_folder_that_does_not_exist(tmp_path: Path, capsys) ->
     code = main(["ui", "--folder", str(tmp_path / "nowhere"), "--no-browser"])
     assert code != 0
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_the_attacks_are_measured_against_holdout_rows(client, folder: Path) -> None:
+    """Compare's attacks: ``veil evaluate`` of the release against rows it was not made from,
+    its report (singling out, linkability, inference with intervals) shown in the page."""
+    table = pd.read_csv(folder / "kenya_insurance.csv", dtype=str)
+    table.head(200).to_csv(folder / "train.csv", index=False)
+    table.iloc[200:300].to_csv(folder / "holdout.csv", index=False)
+    c = client(data=str(folder / "train.csv"))
+    c.post("/scan/run")
+    c.post("/goals", k="3", max_suppression="0.1", method="optimal")
+    c.post("/search/run")
+    c.post("/compare/attack", holdout="train.csv")  # the release's own rows: refused
+    assert "other rows than the table" in c.http.get("/compare").text
+    c.post("/compare/attack", holdout="holdout.csv")
+    page = c.http.get("/compare").text
+    assert 'id="evaluation"' in page
+    report = Path(c.served.workbench.workspace.evaluated or "").read_text()
+    for attack in ("Singling out", "Linkability", "Inference"):
+        assert attack.lower() in report.lower(), attack
+    answer = c.http.get("/report", params={"path": c.served.workbench.workspace.evaluated})
+    assert "sandbox" in answer.headers["Content-Security-Policy"]
+    assert "script-src" not in answer.headers["Content-Security-Policy"]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from veil.exceptions import one_line
+from veil.exceptions import ParameterError, one_line
 
 __all__ = ["Job", "Jobs"]
 
@@ -48,7 +48,11 @@ class Jobs:
         self._jobs: dict[str, Job] = {}
 
     def start(self, title: str, after: str, work: Callable[[Callable[[str], None]], Any]) -> str:
-        """Run ``work(progress)`` in a thread; the job's id."""
+        """Run ``work(progress)`` in a thread; the job's id. One job at a time: they all read
+        and write the one workspace, so a second waits for the first to end."""
+        running = next((j for j in self._jobs.values() if not j.done), None)
+        if running is not None:
+            raise ParameterError(f"the {running.title} is still running: wait for it to end")
         job = Job(title, after)
         ident = secrets.token_urlsafe(12)
         self._jobs[ident] = job

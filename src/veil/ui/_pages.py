@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pandas.api.types import is_datetime64_any_dtype, is_numeric_dtype
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
@@ -16,6 +17,7 @@ from veil.ui._workspace import ROLES, TABLES, TREATMENTS, check_export_name
 __all__ = ["ROUTES"]
 
 PREVIEW_ROWS = 20
+MAX_CHIPS = 80  # categories shown as chips to group by drag and drop
 
 
 def _back(path: str) -> Response:
@@ -117,7 +119,12 @@ async def hierarchies(wb: Workbench, request: Request) -> Response:
     built = []
     for column in ws.quasi() if ws.policy_path.exists() and ws.frame is not None else []:
         h = ws.hierarchy(column)
-        built.append((column, h.height, h.domain_size, h.table[:40], [len(lv) for lv in h.labels]))
+        values = ws.data()[column]
+        # categories to group by drag and drop (numbers and dates have their own rules)
+        categorical = not (is_numeric_dtype(values) or is_datetime64_any_dtype(values))
+        chips = h.leaves if categorical and h.domain_size <= MAX_CHIPS else []
+        sizes = [len(level) for level in h.labels]
+        built.append((column, h.height, h.domain_size, h.table[:40], sizes, chips))
     spec = (
         (ws.policy().get("privacy") or {}).get("hierarchies") if ws.policy_path.exists() else None
     )
@@ -282,12 +289,24 @@ async def compare(wb: Workbench, request: Request) -> Response:
         columns=columns,
         summary=release.certificate.summary() if release is not None else [],
         report=ws.exported.get("report"),
+        evaluated=ws.evaluated,
+        files=ws.folders.listing(TABLES),
     )
 
 
 def _top(values: Any) -> str:
     counts = values.astype(str).value_counts().head(3)
     return ", ".join(f"{k} ({v})" for k, v in counts.items())
+
+
+async def compare_attack(wb: Workbench, request: Request) -> Response:
+    """Measure the release against real holdout rows (``veil evaluate``)."""
+    form = await wb.form(request)
+    holdout, target = form.get("holdout", "").strip(), form.get("target", "").strip() or None
+    wb.workspace.holdout(holdout)
+    return wb.start(
+        "evaluation", "/compare", lambda say: wb.workspace.attack(holdout, target, progress=say)
+    )
 
 
 async def export(wb: Workbench, request: Request) -> Response:
@@ -377,6 +396,7 @@ ROUTES = [
     ("POST", "/search/run", search_run),
     ("POST", "/search/pick", search_pick),
     ("GET", "/compare", compare),
+    ("POST", "/compare/attack", compare_attack),
     ("GET", "/export", export),
     ("POST", "/export/run", export_run),
     ("GET", "/download", download),

@@ -53,6 +53,7 @@ class Workspace:
         self.release: Release | None = None
         self.exported: dict[str, str] = {}
         self.requests: dict[str, Any] = {}  # the requests page's last answer
+        self.evaluated: str | None = None  # the evaluation's report, once measured
 
     # -- data ----------------------------------------------------------------------------
     @property
@@ -82,6 +83,7 @@ class Workspace:
             self.source, self.table, self.frame = given, table, frame
             self.scan = self.space = self.release = None
             self.exported = {}
+            self.evaluated = None
 
     def data(self) -> pd.DataFrame:
         """The open table; a clear error when none is."""
@@ -152,7 +154,7 @@ class Workspace:
     def _write(self, text: str) -> None:
         with atomic_open(self.policy_path, force=True) as handle:
             handle.write(text)
-        self.space = self.release = None
+        self.space = self.release = self.evaluated = None
 
     def _change(self, policy: dict[str, Any]) -> None:
         self.set_policy_text(yaml.safe_dump(policy, sort_keys=False, allow_unicode=True))
@@ -293,6 +295,40 @@ class Workspace:
         with self.lock:
             self.release = release
         return release
+
+    def holdout(self, given: str) -> Path:
+        """The holdout file ``given`` names: in an allowed folder, not the table itself."""
+        rows = self.folders.file(given)
+        if self.source is not None and "://" not in self.source and rows == Path(self.source):
+            raise ParameterError(
+                "the holdout must be other rows than the table the release was made from"
+            )
+        return rows
+
+    def attack(self, holdout: str, target: str | None = None, progress: Any = None) -> str:
+        """Measure the release as ``veil evaluate`` does (fidelity, utility with ``target``, and
+        against real ``holdout`` rows the release was not made from: DCR, membership, singling
+        out, linkability and inference, with their intervals); the report's path."""
+        from veil.api import evaluate
+
+        release = self.release
+        if release is None:
+            raise ParameterError("run the search first (Search): it makes the release")
+        rows = self.holdout(holdout)
+        report = self.folder / "evaluation" / "report.html"
+        report.parent.mkdir(parents=True, exist_ok=True)
+        evaluate(
+            self.data(),
+            release.data,
+            holdout=str(rows),
+            target=target or None,
+            report=report,
+            force=True,
+            progress=progress,
+        )
+        with self.lock:
+            self.evaluated = str(report)
+        return str(report)
 
     # -- export --------------------------------------------------------------------------
     def export(self, name: str, target: str | None = None, progress: Any = None) -> dict[str, str]:

@@ -50,7 +50,59 @@ function validatePolicy(area) {
   });
 }
 
+// A role or treatment chosen in the scan's table is saved at once (one click).
+function saveOnChange(form) {
+  form.querySelectorAll("select").forEach((select) => {
+    select.addEventListener("change", () => form.requestSubmit());
+  });
+}
+
+// The hierarchy wizard's drag and drop: values dragged into named groups write the
+// "group: value, value" lines of the rule, which the form posts as typed ones would be.
+function grouping(box) {
+  const form = box.closest("form");
+  const rule = form.querySelector("textarea[name=parameter]");
+  const kind = form.querySelector("select[name=kind]");
+  let dragged = null;
+  const write = () => {
+    const lines = [];
+    box.querySelectorAll(".buckets .bucket").forEach((bucket) => {
+      const name = bucket.querySelector("input").value.trim();
+      const values = Array.from(bucket.querySelectorAll(".chip")).map((c) => c.textContent);
+      if (name && values.length) lines.push(name + ": " + values.join(", "));
+    });
+    rule.value = lines.join("\n");
+    kind.value = "groups";
+  };
+  const accept = (bucket) => {
+    bucket.addEventListener("dragover", (e) => e.preventDefault());
+    bucket.addEventListener("drop", (e) => {
+      e.preventDefault();
+      if (dragged) { bucket.appendChild(dragged); write(); }
+    });
+  };
+  box.querySelectorAll(".chip").forEach((chip) => {
+    chip.addEventListener("dragstart", () => { dragged = chip; });
+  });
+  accept(box.querySelector(".pool"));
+  const add = () => {
+    const bucket = document.createElement("div");
+    bucket.className = "bucket";
+    const name = document.createElement("input");
+    name.value = "group " + (box.querySelectorAll(".buckets .bucket").length + 1);
+    name.setAttribute("aria-label", "group name");
+    name.addEventListener("input", write);
+    bucket.appendChild(name);
+    box.querySelector(".buckets").appendChild(bucket);
+    accept(bucket);
+  };
+  box.querySelector(".add-group").addEventListener("click", add);
+  add();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll(".grouping").forEach(grouping);
+  document.querySelectorAll("form.role").forEach(saveOnChange);
   const box = document.getElementById("job");
   if (box) followJob(box);
   const area = document.getElementById("policy");
