@@ -28,6 +28,7 @@ def _flow(c, pick_from: int = -1) -> dict:
         c.post("/scan/role", column=column, role="insensitive")
     c.post("/goals", k="5", l="2", max_suppression="0.05", method="optimal")
     c.post("/hierarchies", column="Age", kind="intervals", parameter="10, 20, 40")
+    c.post("/hierarchies", column="Age", kind="levels", parameter="1, 3")  # 20 years: gone
     c.post("/search/run")
     page = c.http.get("/search").text
     candidates = re.findall(r'name="levels" value="([0-9,]+)"', page)
@@ -51,8 +52,8 @@ def test_the_flow_writes_what_the_cli_makes(folder: Path, client, tmp_path: Path
     assert [certificate["search"]["levels"][q] for q in quasi] == chosen["picked"]
     # Age's hierarchy, rebuilt by the wizard, saved in ARX's form and read by the search
     age = load_hierarchy(Path(exported["policy"]).parent / policy["privacy"]["hierarchies"]["Age"])
-    assert age.height == 5  # the ages, widths 10, 20 and 40, and '*'
-    assert [age.table[0][level] for level in range(1, 4)] == ["[30, 40)", "[20, 40)", "[0, 40)"]
+    assert age.height == 4  # the ages, widths 10 and 40 (20 left out), and '*'
+    assert age.table[0] == ["30", "[30, 40)", "[0, 40)", "*"]
     cli = tmp_path / "cli.csv"
     data = folder / "kenya_insurance.csv"
     assert main(["anonymize", str(data), "--policy", exported["policy"], "-o", str(cli)]) == 0
@@ -231,3 +232,12 @@ def test_the_attacks_are_measured_against_holdout_rows(client, folder: Path) -> 
     answer = c.http.get("/report", params={"path": c.served.workbench.workspace.evaluated})
     assert "sandbox" in answer.headers["Content-Security-Policy"]
     assert "script-src" not in answer.headers["Content-Security-Policy"]
+
+
+def test_a_sql_table_opens_from_a_database_in_the_folders(client, insurer, folder: Path) -> None:
+    c = client()
+    c.post("/data/open", path=f"sqlite:///{folder / 'insurer.db'}", table="clients")
+    page = c.http.get("/data").text
+    assert c.served.workbench.workspace.table == "clients"
+    assert "national_id" in page
+    assert "kra_pin" in page

@@ -218,17 +218,21 @@ class Workspace:
 
     def set_hierarchy(self, column: str, kind: str, parameter: str) -> Hierarchy:
         """Build ``column``'s hierarchy by the wizard's rule (``intervals`` widths, ``groups``
-        lines ``group: value, value``, ``dates``, ``mask``, ``auto``), save it in ARX's CSV
-        form in the workspace and point the policy at it."""
+        lines ``group: value, value``, ``dates``, ``mask``, ``auto``, or ``levels``: the
+        current hierarchy with only the levels listed, e.g. a date's month and year), save it
+        in ARX's CSV form in the workspace and point the policy at it."""
         from veil.hierarchy import hierarchy_from_spec
         from veil.scan.hierarchies import build_hierarchy
 
         if column not in self.quasi():
             raise ParameterError(f"{column!r} is not a quasi-identifier of the policy")
-        spec = _wizard_spec(kind, parameter)
-        built = hierarchy_from_spec(
-            column, spec, self.data()[column], auto=lambda n, v: build_hierarchy(n, v)
-        )
+        if kind == "levels":
+            built = _kept_levels(self.hierarchy(column), parameter)
+        else:
+            spec = _wizard_spec(kind, parameter)
+            built = hierarchy_from_spec(
+                column, spec, self.data()[column], auto=lambda n, v: build_hierarchy(n, v)
+            )
         name = f"hierarchies/{_file_name(column)}.csv"
         (self.folder / "hierarchies").mkdir(parents=True, exist_ok=True)
         with self.lock:
@@ -370,6 +374,23 @@ def check_export_name(name: str) -> None:
     """An export's folder is one plain name inside the workspace: no path, nothing hidden."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name or "") or ".." in name:
         raise ParameterError("name the export with letters, digits, '.', '_' or '-'")
+
+
+def _kept_levels(hierarchy: Hierarchy, parameter: str) -> Hierarchy:
+    """``hierarchy`` with the values, the levels listed in ``parameter`` and its top: coarser
+    levels are functions of finer ones, so any subset still nests."""
+    from veil.hierarchy import Hierarchy
+
+    top = hierarchy.height - 1
+    try:
+        kept = sorted({int(v) for v in re.split(r"[,\s]+", parameter.strip()) if v})
+    except ValueError as err:
+        raise ParameterError(f"list the levels to keep as numbers, e.g. 1, 3 ({err})") from err
+    wrong = [level for level in kept if not 0 < level < top]
+    if not kept or wrong:
+        raise ParameterError(f"keep levels between 1 and {top - 1} (0 and {top} always stay)")
+    rows = [[row[0], *(row[level] for level in kept), row[top]] for row in hierarchy.table]
+    return Hierarchy(hierarchy.name, rows)
 
 
 def _wizard_spec(kind: str, parameter: str) -> Any:
