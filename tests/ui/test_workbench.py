@@ -67,6 +67,8 @@ def test_the_flow_writes_what_the_cli_makes(folder: Path, client, tmp_path: Path
         .equals(theirs.sort_values(columns).reset_index(drop=True))
     )
     assert Path(exported["report"]).read_text().startswith("<!doctype html>")
+    compared = c.http.get("/compare", params={"column": "Age"}).text
+    assert 'id="distribution" src="data:image/png;base64,' in compared
     _key_never_shown(c)
 
 

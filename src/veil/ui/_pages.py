@@ -282,9 +282,21 @@ async def compare(wb: Workbench, request: Request) -> Response:
                     _top(after[column]) if kept else "(not released)",
                 )
             )
+    figure = None
+    shown = request.query_params.get("column")
+    if release is not None and shown is not None:
+        from veil.report.figures import distribution_figure
+
+        frame = ws.data()
+        if shown not in frame.columns:
+            raise ParameterError(f"{shown!r}: no such column")
+        released = release.data[shown] if shown in release.data.columns else None
+        figure = png_uri(distribution_figure(shown, frame[shown], released).png)
     return wb.page(
         request,
         "compare",
+        figure=figure,
+        shown=shown,
         release=release,
         columns=columns,
         summary=release.certificate.summary() if release is not None else [],
