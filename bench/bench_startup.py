@@ -129,6 +129,7 @@ def main() -> None:
         ("veil --version", [python, "-m", "veil", "--version"], 0.3),
         ("veil --help", [python, "-m", "veil", "--help"], 0.3),
         ("veil scan --help", [python, "-m", "veil", "scan", "--help"], 0.3),
+        ("veil ui --help", [python, "-m", "veil", "ui", "--help"], 0.3),
     ]
     print(f"{'':<36}{'median':>9}{'target':>9}")
     for name, command, target in cases:

@@ -68,7 +68,7 @@ def held(
         assert (values == np.floor(values)).all(), name
 
 
-SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -91,7 +91,8 @@ def test_tvae_invents_nothing(frame: pd.DataFrame) -> None:
     held(frame, model.sample(len(frame), random_state=2), {})
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# each DP fit compiles its model in JAX (~13 s): two tables a run, new ones each run
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.sampled_from([0.5, 5.0]))
 def test_dp_mst_invents_nothing(frame: pd.DataFrame, epsilon: float) -> None:
     _dp_invents_nothing(MST, frame, epsilon)

@@ -104,13 +104,11 @@ class Workspace:
         """Scan the table and write the suggested policy (``veil scan --suggest-policy``), its
         pseudonyms keyed by a key file in the workspace that only its owner can read."""
         from veil.keys import ensure_key_file
-        from veil.privacy.suggest import scan_and_suggest
+        from veil.privacy.suggest import scan_and_suggest, suggest_policy_yaml
 
         frame = self.data()
         self.folder.mkdir(parents=True, exist_ok=True)
         found = scan_and_suggest(frame, progress=progress)
-        from veil.privacy.suggest import suggest_policy_yaml
-
         name = Path(self.source or "table").name
         text = suggest_policy_yaml(found.scan, frame, source=name, key_file=KEY_FILE)
         if f"key_file: {KEY_FILE}" in text:
