@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -280,3 +281,36 @@ def stopped_at(process: subprocess.Popen[Any]) -> bool:
         return True
     process.returncode = os.waitstatus_to_exitcode(status)
     return False
+
+
+# -- Chromium, for the browser tests (the report's, the workbench's) -----------------------
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "build" / "test-artifacts"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+def chromium() -> str:
+    found = os.environ.get("VEIL_CHROMIUM") or shutil.which("chromium")
+    if found is None:
+        pytest.fail(
+            "Chromium is not installed: `make test` installs it (apt-get install chromium); "
+            "or set VEIL_CHROMIUM to a Chromium binary"
+        )
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium(), args=FLAGS)
+        yield launched
+        launched.close()

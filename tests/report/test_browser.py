@@ -7,30 +7,18 @@ they never skip. The screenshot is kept in build/test-artifacts/ for a person to
 from __future__ import annotations
 
 import io
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pytest
 from matplotlib import image
 
+from tests.conftest import ARTIFACTS
 from veil import anonymize
 from veil.demo import DemoResult
 from veil.report import build_report
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 HEADINGS = [
     "In plain words",
     "What is personal: the scan",
@@ -59,26 +47,6 @@ MEASURE_FIGURES = """
           ink: ink / (px.length / (4 * 7)), colours: colours.size};
 })
 """
-
-
-def chromium() -> str:
-    found = os.environ.get("VEIL_CHROMIUM") or shutil.which("chromium")
-    if found is None:
-        pytest.fail(
-            "Chromium is not installed: `make test` installs it (apt-get install chromium); "
-            "or set VEIL_CHROMIUM to a Chromium binary"
-        )
-    return found
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium(), args=FLAGS)
-        yield launched
-        launched.close()
 
 
 class Visit:

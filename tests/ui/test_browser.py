@@ -19,20 +19,10 @@ import pytest
 import uvicorn
 import yaml
 
-from tests.report.test_browser import ARTIFACTS, FLAGS, chromium
+from tests.conftest import ARTIFACTS
 from veil.cli import main
 from veil.rights import access, open_audit
 from veil.ui import create_app
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium(), args=FLAGS)
-        yield launched
-        launched.close()
 
 
 def _free_port() -> int:
