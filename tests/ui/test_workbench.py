@@ -111,7 +111,7 @@ def test_every_change_needs_the_csrf_token(client, folder: Path) -> None:
     changing = [path for method, path, _ in _pages.ROUTES if method == "POST"]
     assert len(changing) >= 10
     for path in changing:
-        for form in ({}, {"csrf": "0" * 64}):
+        for form in ({}, {"csrf": "0" * 64}, {"csrf": "é" * 64}):
             answer = c.http.post(path, data={**form, "path": "kenya_insurance.csv"})
             assert answer.status_code == 403, (path, form)
     answer = c.http.post("/policy/validate", content=b"version: 1")

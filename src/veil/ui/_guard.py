@@ -49,7 +49,10 @@ class Guard:
     def checked(self, request: Request, given: str | None) -> bool:
         """Whether ``given`` is the CSRF token of the request's session."""
         session = self.session(request)
-        return bool(session and given and hmac.compare_digest(self.csrf(session), given))
+        if not session or not given:
+            return False
+        # as bytes: a hostile non-ASCII token is refused, not an error
+        return hmac.compare_digest(self.csrf(session).encode(), given.encode())
 
     async def __call__(
         self, request: Request, call_next: Callable[[Request], Awaitable[Response]]
