@@ -147,6 +147,7 @@ def test_markup_in_a_column_name_or_a_cell_is_shown_as_text(client, folder: Path
             "age": list(range(20, 50)),
         }
     )
+    hostile["note"] = ["x" * 10_000_000] + ["short"] * 29  # a 10 MB cell
     hostile.to_csv(folder / "hostile.csv", index=False)
     c = client()
     c.post("/data/open", path="hostile.csv")
@@ -157,6 +158,7 @@ def test_markup_in_a_column_name_or_a_cell_is_shown_as_text(client, folder: Path
         assert "<script>alert" not in page.text, path
         assert "<img src=x" not in page.text, path
     data = c.http.get("/data").text
+    assert len(data) < 100_000  # the 10 MB cell is cut in the preview
     assert "&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;" in data
     assert "&lt;img src=x onerror=alert(1)&gt;" in data
 

@@ -17,7 +17,14 @@ from veil.ui._workspace import ROLES, TABLES, TREATMENTS, check_export_name
 __all__ = ["ROUTES"]
 
 PREVIEW_ROWS = 20
+CELL_CHARS = 300  # characters of a cell a preview shows
 MAX_CHIPS = 80  # categories shown as chips to group by drag and drop
+
+
+def _preview(frame: Any) -> list[list[str]]:
+    """The first rows as text, each cell cut at ``CELL_CHARS`` (a 10 MB cell stays a line)."""
+    rows = frame.head(PREVIEW_ROWS).astype(str).values.tolist()
+    return [[c if len(c) <= CELL_CHARS else c[:CELL_CHARS] + "…" for c in row] for row in rows]
 
 
 def _back(path: str) -> Response:
@@ -39,7 +46,7 @@ async def data(wb: Workbench, request: Request) -> Response:
         files=ws.folders.listing(TABLES),
         folders=[str(f) for f in ws.folders.roots],
         types=ws.types() if frame is not None else [],
-        rows=frame.head(PREVIEW_ROWS).astype(str).values.tolist() if frame is not None else [],
+        rows=_preview(frame) if frame is not None else [],
         columns=[str(c) for c in frame.columns] if frame is not None else [],
         total=len(frame) if frame is not None else 0,
     )
@@ -163,9 +170,7 @@ async def search(wb: Workbench, request: Request) -> Response:
         plot=png_uri(_space_plot(space, picked)) if space is not None else None,
         labels=_labels(ws, space, picked),
         release=release,
-        preview=release.data.head(PREVIEW_ROWS).astype(str).values.tolist()
-        if release is not None
-        else [],
+        preview=_preview(release.data) if release is not None else [],
         released_columns=[str(c) for c in release.data.columns] if release is not None else [],
     )
 
