@@ -24,7 +24,8 @@ MAX_CHIPS = 80  # categories shown as chips to group by drag and drop
 def _preview(frame: Any) -> list[list[str]]:
     """The first rows as text, each cell cut at ``CELL_CHARS`` (a 10 MB cell stays a line)."""
     rows = frame.head(PREVIEW_ROWS).astype(str).values.tolist()
-    return [[c if len(c) <= CELL_CHARS else c[:CELL_CHARS] + "…" for c in row] for row in rows]
+    cells = [[str(c) for c in row] for row in rows]  # a missing value stays NaN in astype(str)
+    return [[c if len(c) <= CELL_CHARS else c[:CELL_CHARS] + "…" for c in row] for row in cells]
 
 
 def _back(path: str) -> Response:
