@@ -5,6 +5,8 @@ the vectorized FF3-1 equals the ``ff3`` package (the external oracle), and the a
 
 from __future__ import annotations
 
+import hmac
+
 import numpy as np
 import pytest
 from ff3 import FF3Cipher
@@ -12,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veil.transforms._fpe import Permutations, bit_reverse, ff3_1_bits
-from veil.transforms.pseudonymize import _hex_prefixes, _messages
+from veil.transforms.pseudonymize import _hex_prefixes, _hmac_states, _messages
 
 
 @settings(max_examples=60, deadline=None)
@@ -69,7 +71,27 @@ def test_the_hex_helpers_match_their_value_by_value_forms() -> None:
     digests = np.random.default_rng(0).integers(0, 256, (5, 32), dtype=np.uint8)
     for length in (8, 9, 16, 64):
         expected = [bytes(row).hex()[:length] for row in digests]
-        assert _hex_prefixes(digests[:, : (length + 1) // 2], length) == expected
+        hexed = _hex_prefixes(digests[:, : (length + 1) // 2], length)
+        assert [token.decode() for token in hexed] == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    key=st.one_of(st.binary(max_size=200), st.binary(min_size=63, max_size=65)),
+    prefix=st.binary(max_size=80),
+    messages=st.lists(st.binary(max_size=130), max_size=4),
+)
+def test_hmac_written_out_equals_the_standard_library(
+    key: bytes, prefix: bytes, messages: list[bytes]
+) -> None:
+    """The hex tokens' HMAC (two precomputed SHA-256 states) is ``hmac.digest``: keys shorter
+    than, as long as and longer than SHA-256's block (hashed first), any prefix and message."""
+    inner, outer = _hmac_states(key, prefix)
+    for message in messages:
+        state, last = inner.copy(), outer.copy()
+        state.update(message)
+        last.update(state.digest())
+        assert last.digest() == hmac.digest(key, prefix + message, "sha256")
 
 
 @settings(max_examples=80, deadline=None)

@@ -103,6 +103,29 @@ def test_pseudonym_is_the_documented_hmac(key_env: str) -> None:
     assert token == expected
 
 
+@pytest.mark.parametrize("length", [64, 15, 8])
+def test_every_row_is_the_documented_hmac_and_missing_stays_missing(
+    key_env: str, length: int
+) -> None:
+    """Row by row against ``hmac`` (the whole-column path builds the column in Arrow): repeated
+    values, case and space variants, integers, missing cells; the column's type is the one
+    pandas gives a list of strings with gaps."""
+    import hashlib
+    import hmac
+
+    def token(text: str) -> str:
+        return hmac.new(TEST_KEY.encode(), f"\x1f{text}\x1f0".encode(), hashlib.sha256).hexdigest()
+
+    names = ["Jane", None, " jane ", "Ödön", "Ann", np.nan, "ann"]
+    out = Pseudonymize("id", length=length).fit_transform(pd.DataFrame({"id": names}))["id"]
+    expected = [None if pd.isna(n) else token(n.strip().casefold())[:length] for n in names]
+    assert [None if pd.isna(t) else t for t in out] == expected
+    assert out.dtype == pd.Series(["x", None]).dtype
+    numbers = pd.Series([12, 7, 12], dtype="Int64")
+    tokens = Pseudonymize("id").fit_transform(pd.DataFrame({"id": numbers}))["id"].tolist()
+    assert tokens == [token("12")[:16], token("7")[:16], token("12")[:16]]
+
+
 def test_integer_ids_stay_integers_of_the_same_width(key_env: str) -> None:
     frame = pd.DataFrame({"id": [38074758, 19503833, 5985350]})
     out = Pseudonymize("id", format="preserve").fit_transform(frame)["id"]
