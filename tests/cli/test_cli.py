@@ -278,6 +278,30 @@ def test_transforms_lists_every_policy_name(capsys) -> None:
         assert name in stdout
 
 
+def test_each_command_is_built_from_the_group_that_registers_it(capsys) -> None:
+    """``veil CMD`` builds CMD's group alone: the table naming each command's group is what
+    the groups register, and the whole app lists every command in it."""
+    import typer
+    from typer.main import get_command_name
+
+    import veil.cli as cli
+
+    registered = {}
+    for name, module in zip(cli.GROUP_NAMES, cli.GROUPS, strict=True):
+        app = typer.Typer()
+        module.register(app)
+        for info in app.registered_commands:
+            registered[info.name or get_command_name(info.callback.__name__)] = name
+        for group in app.registered_groups:
+            registered[group.name or group.typer_instance.info.name] = name
+    assert registered == cli.COMMANDS
+    assert main(["--help"]) == 0
+    listing = capsys.readouterr().out
+    assert all(f" {command} " in listing for command in cli.COMMANDS)
+    assert main(["--debug", "keygen", "--help"]) == 0  # a root option before the command
+    assert "Usage: veil keygen" in capsys.readouterr().out
+
+
 def test_version(capsys) -> None:
     from veil import __version__
 

@@ -6,7 +6,6 @@ import ipaddress
 import re
 from functools import lru_cache
 
-import phonenumbers
 from stdnum import iban, luhn
 
 from veil.scan.recognizers import vocabulary
@@ -29,7 +28,11 @@ PHONE_REGIONS = ("KE", "US", "GB", "DE", "FR", "IN", "UG", "TZ", "NG", "ZA")
 def valid_phone(text: str) -> bool | None:
     """True for a number phonenumbers calls valid, None if only possible, False otherwise.
     Remembered for the last 65,536 texts: parsing costs ~25 µs a region, and a column or a
-    note repeats its numbers (a hotline; a hostile cell of one number 400,000 times)."""
+    note repeats its numbers (a hotline; a hostile cell of one number 400,000 times).
+    phonenumbers is imported here, by the first text shaped like a number (its import is 15 ms
+    of a command's start-up that a table without such text does not need)."""
+    import phonenumbers
+
     possible = False
     regions: tuple[str | None, ...] = (None,) if text.lstrip().startswith("+") else PHONE_REGIONS
     for region in regions:
@@ -102,6 +105,8 @@ PHONE = PatternRecognizer(
 def valid_international(text: str) -> bool:
     """Whether digits stored as a number (``254715688985``: a spreadsheet or a database kept
     ``+254 715 688985`` as an integer) are a valid number once the ``+`` is put back."""
+    import phonenumbers
+
     try:
         return phonenumbers.is_valid_number(phonenumbers.parse("+" + text.strip(), None))
     except phonenumbers.NumberParseException:

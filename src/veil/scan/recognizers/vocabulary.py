@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
-import json
 import os
 import tempfile
 import unicodedata
@@ -457,25 +456,27 @@ def _inputs_digest() -> str:
 
 
 def _stored(name: str, build: Callable[[], Iterable[str]]) -> frozenset[str]:
-    """The word list ``name``: read from the cache folder when the same inputs made it (a
-    JSON list; importing Faker's providers of every locale and normalizing 200,000 words takes
-    longer than a scan of a small table), else built and kept there, written atomically. A
-    folder that cannot be read or written is passed over: the list is built."""
+    """The word list ``name``: read from the cache folder when the same inputs made it (one
+    word a line: importing Faker's providers of every locale and normalizing 200,000 words
+    takes longer than a scan of a small table), else built and kept there, written
+    atomically. A folder that cannot be read or written is passed over: the list is built."""
     try:
-        path = cache_folder() / f"words-{name}-{_inputs_digest()}.json"
+        path = cache_folder() / f"words-{name}-{_inputs_digest()}.txt"
     except (OSError, RuntimeError):  # no home folder, or the sources cannot be read: built
         return frozenset(build())
-    with contextlib.suppress(OSError, ValueError):
-        words = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(words, list) and all(isinstance(w, str) for w in words):
-            return frozenset(words)
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = path.read_text(encoding="utf-8")
+        if text.endswith("\n"):  # (a list cut short by a full disk has no last newline)
+            return frozenset(text[:-1].split("\n")) - {""}
     built = frozenset(build())
+    if any("\n" in word for word in built):  # not one word a line: built each time
+        return built
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(sorted(built), out)
+                out.write("".join(f"{word}\n" for word in sorted(built)))
             os.replace(temporary, path)
         finally:
             with contextlib.suppress(FileNotFoundError):
