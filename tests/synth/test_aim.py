@@ -19,7 +19,8 @@ from veil.dp import Accountant, Budget
 from veil.dp.budget import dataset_id
 from veil.exceptions import ParameterError, PrivacyLeakWarning
 from veil.synth import AIM, METHODS, make
-from veil.synth._aim import TARGET_WEIGHT, projecting, workload
+from veil.synth._aim import TARGET_WEIGHT, workload
+from veil.synth._project import projecting
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -39,12 +39,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from veil.dp._calibrate import calibrating
 from veil.dp.budget import Accountant
 from veil.exceptions import ParameterError
 from veil.synth._mst import MST
+from veil.synth._project import projecting
 
 __all__ = ["AIM", "ITERATIONS", "TARGET_WEIGHT"]
 
@@ -57,8 +58,6 @@ FINAL_ITERATIONS = 1_000
 ONEWAY_SHARE = 0.2
 #: How much more a pair with the target weighs in the workload than another pair
 TARGET_WEIGHT = 4.0
-#: numpy's einsum names at most 52 axes: a model over more columns projects through mbi
-_EINSUM_AXES = 52
 
 
 class AIM(MST):
@@ -166,7 +165,8 @@ class AIM(MST):
 
         _aim._make_aim_select = select
         try:
-            yield
+            with calibrating():
+                yield
         finally:
             _aim._make_aim_select = original
 
@@ -206,52 +206,3 @@ def workload(columns: Sequence[str], target: str | None) -> list[Any]:
         Count(pair, TARGET_WEIGHT if target in pair else 1.0)
         for pair in itertools.combinations(columns, 2)
     ]
-
-
-def projecting(model: Any) -> Any:
-    """``model`` whose marginals outside its cliques are summed out with numpy's einsum."""
-    if len(model.potentials.domain.attributes) > _EINSUM_AXES:
-        return model
-    return _einsum_model()(
-        potentials=model.potentials, marginals=model.marginals, total=model.total
-    )
-
-
-_EINSUM_MODEL: list[type] = []
-
-
-def _einsum_model() -> type:
-    """mbi's ``MarkovRandomField`` with ``project`` by einsum (made once, on first use: mbi is
-    an optional dependency)."""
-    if _EINSUM_MODEL:
-        return _EINSUM_MODEL[0]
-    import chex
-    from mbi import MarkovRandomField
-    from mbi.factor import Factor
-
-    @chex.dataclass(frozen=True, kw_only=False)
-    class EinsumModel(MarkovRandomField):
-        """The marginal on ``attrs``: held, or the product of the potentials summed over the
-        other columns (each potential exponentiated less its maximum, so nothing overflows;
-        the result is scaled to the model's total)."""
-
-        def project(self, attrs: str | Sequence[str]) -> Any:
-            attrs = (attrs,) if isinstance(attrs, str) else tuple(attrs)
-            if self.marginals.supports(attrs):
-                return self.marginals.project(attrs)
-            domain = self.potentials.domain
-            axis = {name: i for i, name in enumerate(domain.attributes)}
-            operands: list[Any] = []
-            for factor in self.potentials.arrays.values():
-                values = np.asarray(factor.values, dtype=float)
-                operands += [
-                    np.exp(values - values.max()),
-                    [axis[a] for a in factor.domain.attributes],
-                ]
-            for name in attrs:  # a column no potential holds is uniform
-                operands += [np.ones(domain[name]), [axis[name]]]
-            summed = np.einsum(*operands, [axis[a] for a in attrs], optimize="greedy")
-            return Factor(domain.project(attrs), summed * (float(self.total) / summed.sum()))
-
-    _EINSUM_MODEL.append(EinsumModel)
-    return EinsumModel

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from veil._html import Shown
+from veil.dp._calibrate import calibrating
 from veil.dp.budget import Accountant, check_epsilon_delta, dataset_id
 from veil.dp.stats import opendp
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
@@ -255,18 +256,19 @@ class MST(Synthesizer):
                 privacy_loss=dp.loss_of(epsilon=self.epsilon * (1 - share)),
                 split_evenly_over=1,
             )
-            query = context.query().contingency_table(
-                keys=categories, cuts=cuts, algorithm=algorithm
-            )
-            with self._releasing():
+            with self._releasing():  # (the query's construction calibrates the one-ways)
+                query = context.query().contingency_table(
+                    keys=categories, cuts=cuts, algorithm=algorithm
+                )
                 self.table_ = query.release()
         self.chosen_, self.cuts_ = chosen, cuts
         self.integers_ = [n for n in cuts if n in integers]
         self.dropped_, self.left_out_, self.by_name_ = dropped, left_out, by_name
 
     def _releasing(self) -> AbstractContextManager[None]:
-        """The context the release runs in (none for MST)."""
-        return nullcontext()
+        """The context the release runs in: OpenDP's noise scales found in a few checks
+        (``veil.dp._calibrate``; its own search takes ~70 a scale)."""
+        return calibrating()
 
     def _algorithm(self, chosen: list[str]) -> Any:
         """OpenDP's algorithm measuring the marginals of the ``chosen`` columns."""

@@ -18,7 +18,9 @@ SPLIT_MARGIN = 1e-9
 
 
 def safe_mst() -> Any:
-    """An ``opendp.extras.mbi.MST`` whose selection budget cannot overshoot by rounding."""
+    """An ``opendp.extras.mbi.MST`` whose selection budget cannot overshoot by rounding, its
+    measurement's noise calibrated by ``veil.dp._calibrate``, its models projecting by einsum
+    (``veil.synth._project``: the spanning tree's candidate pairs are scored on them)."""
     from opendp._internal import _new_pure_function
     from opendp.combinators import then_adaptive_composition
     from opendp.extras.mbi import MST
@@ -29,7 +31,9 @@ def safe_mst() -> Any:
         make_stable_marginals,
         prior,
     )
-    from opendp.mod import binary_search_chain
+
+    from veil.dp._calibrate import calibrated_chain
+    from veil.synth._project import estimate
 
     class SafeMST(MST):
         def make_marginals(  # OpenDP's body, but for the one line marked below
@@ -65,7 +69,7 @@ def safe_mst() -> Any:
                     num_selections=self.num_selections,
                 )
                 selected = qbl(m_select)
-                m_measure = binary_search_chain(
+                m_measure = calibrated_chain(
                     lambda s: make_noise_marginals(
                         *t_marginals.output_space, output_measure, selected, scale=s
                     ),
@@ -89,4 +93,4 @@ def safe_mst() -> Any:
                 >> _new_pure_function(function)
             )
 
-    return SafeMST()
+    return SafeMST(estimator=estimate)
