@@ -35,30 +35,6 @@ def test_the_command_s_process_is_tuned() -> None:
     assert probe(before="import pyarrow; ") == [glibc, "system"]
 
 
-def test_xla_compiles_quickly_and_a_level_the_user_set_is_kept() -> None:
-    show = "from veil.memory import tune_for_one_job; import os; tune_for_one_job(); "
-    show += "print(os.environ['XLA_FLAGS'])"
-
-    def flags(**env: str) -> str:
-        clean = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-        done = subprocess.run(
-            [sys.executable, "-c", show],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={**clean, **env},
-        )
-        return done.stdout.strip()
-
-    assert flags() == "--xla_backend_optimization_level=0"
-    assert flags(XLA_FLAGS="--xla_dump_to=/tmp/x") == (
-        "--xla_dump_to=/tmp/x --xla_backend_optimization_level=0"
-    )
-    assert flags(XLA_FLAGS="--xla_backend_optimization_level=2") == (
-        "--xla_backend_optimization_level=2"
-    )
-
-
 def test_veil_malloc_default_leaves_the_process_alone() -> None:
     tuned, pool = probe(VEIL_MALLOC="default")
     assert tuned == "False"

@@ -15,11 +15,6 @@ seconds of ``veil anonymize --in-memory``. So the command's process, and only it
 ``VEIL_MALLOC=default`` keeps both as they are (e.g. to compare). Elsewhere than glibc (macOS,
 musl) only Arrow's pool is set.
 
-One more setting is the command's alone: XLA, which compiles DP synthesis's graphical models
-(mbi, in JAX), compiles them without LLVM's optimization passes
-(``--xla_backend_optimization_level=0`` added to ``XLA_FLAGS`` unless they name a level). AIM
-compiles a new model every round and runs it 50 steps, so compiling is most of its time; MST on
-adult took 14.2 s instead of 17.6 (16.3 CPU seconds instead of 22).
 """
 
 from __future__ import annotations
@@ -35,15 +30,9 @@ _M_MMAP_MAX = -4
 #: glibc's M_TRIM_THRESHOLD value that turns trimming off (freed memory stays in the heap).
 _NEVER = -1
 
-#: XLA's flag that compiles without LLVM's optimization passes.
-_XLA_QUICK = "--xla_backend_optimization_level=0"
-
 
 def tune_for_one_job() -> bool:
     """Set the process's allocation as the module says; True when glibc took the setting."""
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_backend_optimization_level" not in flags:
-        os.environ["XLA_FLAGS"] = f"{flags} {_XLA_QUICK}".strip()
     if os.environ.get("VEIL_MALLOC", "").strip().lower() == "default":
         return False
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
