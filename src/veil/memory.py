@@ -14,7 +14,6 @@ seconds of ``veil anonymize --in-memory``. So the command's process, and only it
 
 ``VEIL_MALLOC=default`` keeps both as they are (e.g. to compare). Elsewhere than glibc (macOS,
 musl) only Arrow's pool is set.
-
 """
 
 from __future__ import annotations

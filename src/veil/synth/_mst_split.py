@@ -5,7 +5,10 @@ them with upward rounding; for many (epsilon, n) the sum exceeds ``d_select`` by
 the release stops with "insufficient budget for query: 0.04999999999999998 >
 0.049999999999999975" (epsilon 1 on the 13 usable columns of the Kenyan sample). Here the
 selections share ``d_select`` shrunk by a relative 1e-9, so their sum stays below it whatever
-the rounding; everything else is OpenDP's own code path. Drop this when OpenDP fixes the split.
+the rounding. Two more departures, neither in the privacy analysis: the measurement's noise
+scale is found by ``veil.dp._calibrate`` (within 2^-20 of OpenDP's search, in a few of its
+checks), and the estimator returns models that project by einsum (``veil.synth._project``).
+Everything else is OpenDP's own code path. Drop the split when OpenDP fixes it.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def safe_mst() -> Any:
     from veil.synth._project import estimate
 
     class SafeMST(MST):
-        def make_marginals(  # OpenDP's body, but for the one line marked below
+        def make_marginals(  # OpenDP's body, but for the lines marked veil below
             self,
             input_domain: Any,
             input_metric: Any,
@@ -69,7 +72,7 @@ def safe_mst() -> Any:
                     num_selections=self.num_selections,
                 )
                 selected = qbl(m_select)
-                m_measure = calibrated_chain(
+                m_measure = calibrated_chain(  # veil: OpenDP's answer in a few checks
                     lambda s: make_noise_marginals(
                         *t_marginals.output_space, output_measure, selected, scale=s
                     ),
