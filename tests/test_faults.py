@@ -90,6 +90,7 @@ def veil(
 _AS_NOBODY = """
 import importlib, os, pkgutil, sys
 import veil.cli
+veil.cli.GROUPS  # the command groups, which veil.cli imports on first use
 # every module a release may load, imported while the clone can still be read (veil loads its
 # engines on first use; nobody may not be able to reach a clone in a root-only folder)
 for package in ("veil.io", "veil.privacy", "veil.rights", "veil.risk", "veil.scan",
