@@ -95,6 +95,32 @@ def test_calibrating_swaps_opendp_s_searches_and_puts_them_back() -> None:
     assert _table.binary_search_param is before[0]
 
 
+def test_a_release_in_another_thread_waits_for_the_swap_to_end() -> None:
+    """Two releases at once in one process: the second enters only after the first has left
+    (and put OpenDP's searches back), so neither sees the other's swap undone mid-release."""
+    import threading
+
+    from opendp.extras.mbi import _table
+
+    original = _table.binary_search_param
+    inside, events = threading.Event(), []
+
+    def second() -> None:
+        inside.wait()
+        with calibrating():
+            events.append(("second in", _table.binary_search_param is calibrated_param))
+
+    worker = threading.Thread(target=second)
+    worker.start()
+    with calibrating():
+        inside.set()
+        worker.join(timeout=0.5)  # it must still be waiting
+        events.append(("first still in", worker.is_alive()))
+    worker.join(timeout=10)
+    assert events == [("first still in", True), ("second in", True)]
+    assert _table.binary_search_param is original
+
+
 def test_a_contingency_table_s_noise_is_opendp_s() -> None:
     """MST on a small table, released with OpenDP's searches and with veil's: every
     measurement's standard deviation (one-way and pair marginals) agrees to the tolerance."""

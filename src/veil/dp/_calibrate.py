@@ -50,15 +50,9 @@ def calibrated_param(
     return binary_search_param(make_chain, d_in, d_out, bounds, T) if found is None else found
 
 
-def calibrated_chain(
-    make_chain: Callable[[Any], Any],
-    d_in: Any,
-    d_out: Any,
-    bounds: tuple[Any, Any] | None = (None, None),
-    T: Any = None,
-) -> Any:
-    """``opendp.mod.binary_search_chain`` by ``calibrated_param``."""
-    return make_chain(calibrated_param(make_chain, d_in, d_out, bounds, T))
+def calibrated_chain(make_chain: Callable[[Any], Any], *search: Any, **named: Any) -> Any:
+    """``opendp.mod.binary_search_chain`` by ``calibrated_param`` (the same arguments)."""
+    return make_chain(calibrated_param(make_chain, *search, **named))
 
 
 def _plain(d_out: Any, bounds: Any, kind: Any) -> bool:
