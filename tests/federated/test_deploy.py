@@ -135,18 +135,28 @@ def test_server_keyholder_and_three_clients_over_tls_with_node_authentication(
     )
     (rogue / "parties" / "rogue" / "ca.pem").write_bytes((fed / "ca.pem").read_bytes())
     started: list[subprocess.Popen[str]] = []
+    logs: list[Path] = []
 
     def start(*args: str) -> subprocess.Popen[str]:
+        """The server's lines are read as they come; each node's go to a file, read when
+        it ends and shown when the run fails."""
+        log = None
+        if args[0] != "server":
+            logs.append(tmp_path / f"node{len(logs)}.log")
+            log = logs[-1].open("w")
         process = subprocess.Popen(
             [*VEIL, "fl", *args],
             env=env,
             text=True,
-            stdout=subprocess.PIPE,
+            stdout=log or subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         started.append(process)
         return process
+
+    def nodes_said() -> str:
+        return "\n".join(f"{log.name}: {log.read_text()}" for log in logs)
 
     try:
         server = start(
@@ -227,13 +237,13 @@ def test_server_keyholder_and_three_clients_over_tls_with_node_authentication(
                 assert not any(found.values()), commands
                 assert _holds(holder.pid, patterns)  # the search finds them where they are
                 searched = True
-        assert server.wait(timeout=300) == 0, "\n".join(lines)
+        assert server.wait(timeout=300) == 0, "\n".join(lines) + "\n" + nodes_said()
         assert searched, "\n".join(lines)
-        # the node whose key was not enrolled was refused by the SuperLink
+        # the node whose key was not enrolled was refused by the SuperLink, and says so
         assert intruder.wait(timeout=60) == 2
-        assert intruder.stdout is not None
-        refused = intruder.stdout.read()
-        assert "the Flower SuperNode exited with code" in refused, refused
+        refused = logs[-1].read_text()
+        assert "the Flower SuperNode exited with code 1: " in refused, refused
+        assert "Failed to activate SuperNode" in refused, refused  # Flower's own words
     finally:
         for process in started:
             if process.poll() is None:

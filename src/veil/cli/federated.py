@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -313,7 +312,7 @@ def client_command(
     ] = None,
 ) -> None:
     """Run one party: a Flower SuperNode with veil's ClientApp, until stopped."""
-    from veil.federated.deploy import NodeTls, supernode
+    from veil.federated.deploy import NodeTls
     from veil.federated.nodes import party_settings
 
     folder = _transport(certs, insecure, ("node.key", "signing.key"))
@@ -326,8 +325,8 @@ def client_command(
         seed=seed,
     )
     tls = NodeTls.of(folder) if folder is not None else None
-    started = f"party {settings['party']} connected to {server}"
-    _run_node(supernode(server, settings, tls=tls), started)
+    started = f"party {settings['party']} connecting to {server}"
+    _run_node(server, settings, tls, started)
 
 
 @fl_app.command("keyholder")
@@ -356,7 +355,7 @@ def keyholder_command(
 ) -> None:
     """Run the key holder: it makes (or reads) the key pair and decrypts only sums of at least
     --min-parties enrolled parties' signed contributions of the round, as a Flower SuperNode."""
-    from veil.federated.deploy import NodeTls, supernode
+    from veil.federated.deploy import NodeTls
     from veil.federated.nodes import keyholder_settings
     from veil.federated.paillier import check_key_bits
 
@@ -373,20 +372,14 @@ def keyholder_command(
         say=out.print,
     )
     tls = NodeTls.of(folder) if folder is not None else None
-    _run_node(supernode(server, settings, tls=tls), f"key holder connected to {server}")
+    _run_node(server, settings, tls, f"key holder connecting to {server}")
 
 
-def _run_node(process: subprocess.Popen[bytes], started: str) -> None:
-    """Wait for a SuperNode until it ends or the user stops it."""
-    out.print(f"{started} (Ctrl-C to stop)")
-    try:
-        code = process.wait()
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=10)
-    if code not in (0, -15):
-        raise InputError(f"the Flower SuperNode exited with code {code}")
+def _run_node(server: str, settings: dict[str, Any], tls: Any, started: str) -> None:
+    """Run a SuperNode until it ends or the user stops it."""
+    from veil.federated.deploy import run_node
+
+    run_node(server, settings, tls=tls, started=lambda: out.print(f"{started} (Ctrl-C to stop)"))
 
 
 def register(app: typer.Typer) -> None:

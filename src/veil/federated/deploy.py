@@ -154,6 +154,69 @@ def supernode(
     )
 
 
+#: how often a SuperNode is started again when the port it was given was taken meanwhile
+NODE_ATTEMPTS = 3
+
+
+def run_node(
+    server: str,
+    settings: dict[str, Any],
+    *,
+    tls: NodeTls | None,
+    started: Callable[[], None] = lambda: None,
+) -> None:
+    """Run a SuperNode (see :func:`supernode`) until it ends or the caller is interrupted.
+
+    Its log is kept in its own owner-only folder (removed on the way out) so that a node that
+    fails says why in one line. The port it serves its ClientApps on is free when chosen but
+    may be taken before the SuperNode binds it (by another program, or an outgoing
+    connection's ephemeral port): then it starts again on another, at most
+    :data:`NODE_ATTEMPTS` times."""
+    import shutil
+
+    home = Path(tempfile.mkdtemp(prefix="veil-flower-node-"))
+    try:
+        for attempt in range(1, NODE_ATTEMPTS + 1):
+            log_path = home / "supernode.log"
+            with open(log_path, "wb") as log:
+                process = supernode(server, settings, tls=tls, home=home, log=log)
+                if attempt == 1:
+                    started()
+                try:
+                    code = process.wait()
+                finally:
+                    if process.poll() is None:
+                        process.terminate()
+                        process.wait(timeout=10)
+            if code in (0, -15):
+                return
+            text = log_path.read_text(errors="replace")
+            if "address already in use" in text and attempt < NODE_ATTEMPTS:
+                continue
+            raise InputError(f"the Flower SuperNode exited with code {code}: {_reason(text)}")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _reason(log: str) -> str:
+    """What a Flower process's log says about why it ended: its last error with the lines
+    that go with it (Flower's exit message: code, cause, help), else its last line."""
+    import re
+
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).rstrip() for line in log.splitlines()]
+    errors = [i for i, line in enumerate(lines) if line.startswith(("ERROR", "CRITICAL"))]
+    if not errors:
+        said = [line.strip() for line in lines if line.strip()]
+        return said[-1] if said else "it wrote nothing"
+    first = errors[-1]
+    told = [re.sub(r"^(ERROR|CRITICAL)\s*:\s*", "", lines[first]).strip()]
+    for line in lines[first + 1 :]:
+        if not line.strip() or line.startswith(("For more information", "INFO", "WARNING")):
+            break
+        told.append(line.strip())
+    return " ".join(told)
+
+
 APP = """[build-system]
 requires = ["hatchling"]
 build-backend = "hatchling.build"
