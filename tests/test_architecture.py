@@ -25,6 +25,7 @@ LAYERS = [
         "veil._pause",
         "veil._deprecated",
         "veil._lazy",
+        "veil._codes",
         "veil.registry",
         "veil.exceptions",
         "veil.progress",
@@ -43,7 +44,7 @@ LAYERS = [
     {"veil.scan", "veil.risk", "veil.transforms", "veil.dp", "veil.policy", "veil.suggest"},
     {"veil.privacy", "veil.learn", "veil.synth", "veil.evaluate", "veil.federated", "veil.rights"},
     {"veil.report"},
-    {"veil.api"},
+    {"veil.api", "veil.checking"},
     {"veil.demo", "veil.ui"},
     {"veil.cli", "veil.__main__"},
 ]

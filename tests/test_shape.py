@@ -169,7 +169,7 @@ RESULTS = [
     "veil.federated.result.FederatedResult",
     "veil.learn.latent._release.LatentRelease",
     "veil.learn.utility.ModelComparison",
-    "veil.privacy._check.CheckResult",
+    "veil.privacy._measures.CheckResult",
     "veil.privacy._dask.DaskRelease",
     "veil.privacy._stream.StreamedRelease",
     "veil.privacy._verify.Verification",

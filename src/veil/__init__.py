@@ -30,7 +30,8 @@ from veil.exceptions import (
 
 if TYPE_CHECKING:  # the names below are imported on first use (import veil stays fast)
     from veil import scan, transforms
-    from veil.api import anonymize, check, verify
+    from veil.api import anonymize, verify
+    from veil.checking import check
     from veil.io import Source, read, write
     from veil.policy import Policy, load_policy
     from veil.privacy import Certificate, Release
@@ -49,7 +50,7 @@ _LAZY = {
     "Certificate": "veil.privacy",
     "Release": "veil.privacy",
     "anonymize": "veil.api",
-    "check": "veil.api",
+    "check": "veil.checking",
     "verify": "veil.api",
     "Source": "veil.io",
     "Report": "veil.report",

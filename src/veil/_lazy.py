@@ -29,3 +29,16 @@ def lazy_names(
         return listed
 
     return attribute, listing
+
+
+def is_frame(data: object) -> bool:
+    """Whether ``data`` is a pandas DataFrame, without importing pandas (a program that has
+    not imported it holds none)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.DataFrame)
+
+
+def is_dask(data: object) -> bool:
+    """Whether ``data`` is a Dask DataFrame (``veil[scale]``), without importing Dask when it
+    is not."""
+    return type(data).__module__.startswith("dask.") and hasattr(data, "npartitions")

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 
+from veil.checking import Hierarchies, check, hierarchy_trees
 from veil.exceptions import InputError, ParameterError
-from veil.hierarchy import Hierarchy, load_hierarchies, load_hierarchy_dir
+from veil.hierarchy import Hierarchy, load_hierarchies
 from veil.io import (
     DEFAULT_BATCH_ROWS,
     SPREADSHEETS,
@@ -32,8 +33,6 @@ from veil.io import (
     write_table,
 )
 from veil.policy import Policy
-from veil.privacy._check import CheckResult, check_stream
-from veil.privacy._check import check as _check_frame
 from veil.progress import Progress, as_progress
 
 if TYPE_CHECKING:  # the engines load with the call that runs one
@@ -57,7 +56,6 @@ __all__ = [
 ]
 
 PolicyLike = Policy | Mapping[str, Any] | str | os.PathLike[str] | None
-Hierarchies = Mapping[str, Hierarchy] | str | os.PathLike[str] | None
 Told = Callable[[str], None] | Progress | None
 PathLike = str | os.PathLike[str]
 
@@ -350,123 +348,6 @@ def _hierarchies(given: Hierarchies, src: Source) -> dict[str, Hierarchy] | None
     return dict(given)
 
 
-def check(
-    source: Any,
-    quasi_identifiers: Sequence[str],
-    *,
-    engine: str = "auto",
-    sensitive: str | None = None,
-    hierarchies: Hierarchies = None,
-    weights: str | None = None,
-    person: str | None = None,
-    exclude: pd.Series | None = None,
-    batch_rows: int = DEFAULT_BATCH_ROWS,
-    progress: Told = None,
-    sep: str | None = None,
-    encoding: str | None = None,
-    sheet: str | int | None = None,
-    table: str | None = None,
-    query: str | None = None,
-    **goals: Any,
-) -> CheckResult:
-    """Measure k, l, t and the re-identification risk of ``source`` on ``quasi_identifiers``.
-
-    Parameters
-    ----------
-    source : DataFrame, Dask DataFrame, str, path or Source
-        The table (``veil.io.Source``; ``sep`` ... ``query`` its reading).
-    quasi_identifiers : list of str
-        The columns whose combinations form the equivalence classes.
-    engine : {"auto", "memory", "stream", "dask"}
-        Where the classes are counted (``veil.io.Source.engine``).
-    sensitive : str, optional
-        The sensitive column, for l-diversity and t-closeness.
-    hierarchies : mapping or folder, optional
-        The sensitive column's hierarchy, for hierarchical t-closeness.
-    weights, person, exclude : optional
-        Sampling weights (a column), a column naming each row's person, rows to leave out:
-        counted in memory only.
-    batch_rows : int
-        Rows per batch when streaming.
-    progress : callable or Progress, optional
-        Told of each step.
-    sep, encoding, sheet, table, query : optional
-        How the source is read.
-    **goals
-        ``k``, ``l``, ``t``, ``t_distance``, ``models``, ``risk_threshold``, ``population``,
-        ``sampling_fraction`` (see ``veil.privacy.check_counts``).
-
-    Returns
-    -------
-    CheckResult
-        What was measured; ``failed`` lists the thresholds given that do not hold.
-    """
-
-    src = Source.of(source, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
-    trees = _trees(hierarchies)
-    columns = [str(c) for c in quasi_identifiers]
-    only = {"--weights": weights, "--person-id": person, "exclude": exclude is not None}
-    chosen = src.engine(engine, memory_only=only)
-    if engine == "auto" and chosen == "memory" and _parquet_files(src, only):
-        chosen = "stream"  # DuckDB counts the classes reading the files itself: the same result
-    if chosen == "memory":
-        return _check_frame(
-            src.frame(),
-            columns,
-            sensitive=sensitive,
-            weights=weights,
-            person=person,
-            exclude=exclude,
-            hierarchies=trees,
-            **goals,
-        )
-    if chosen == "stream":
-        return check_stream(
-            src.stream(),
-            columns,
-            sensitive=sensitive,
-            batch_rows=batch_rows,
-            progress=progress,
-            hierarchies=trees,
-            **goals,
-        )
-    frame = src.dask(columns=[*columns, *([sensitive] if sensitive else [])])
-    from veil.privacy._dask import check_dask
-
-    return check_dask(
-        frame, columns, sensitive=sensitive, progress=progress, hierarchies=trees, **goals
-    )
-
-
-def _parquet_files(src: Source, only: Mapping[str, Any]) -> bool:
-    """Whether ``src`` is Parquet files read as they are (no reading option, nothing only a
-    table in memory honours): what ``check_stream`` counts by DuckDB."""
-    from glob import has_magic
-
-    from veil.io._batches import is_streamable
-    from veil.io._files import PARQUET_SUFFIXES
-
-    if src.kind != "files" or any(only.values()) or any(src.whole_read_options().values()):
-        return False
-    path = Path(str(src.data))
-    if path.suffix.lower() not in PARQUET_SUFFIXES and not (path.is_dir() or has_magic(str(path))):
-        return False  # a CSV: not opened here a second time
-    try:
-        return is_streamable(src.data) and src.stream().kind == "parquet"
-    except (InputError, OSError):  # read in memory, which says what is wrong
-        return False
-
-
-def _trees(given: Hierarchies) -> dict[str, Hierarchy] | None:
-    """Hierarchies by column: given, or every one in a folder (``<stem>_hierarchy_<column>.csv``
-    or ``<column>.csv``)."""
-    if given is None:
-        return None
-    if isinstance(given, str | os.PathLike):
-        return dict(load_hierarchy_dir(given))
-    return dict(given)
-
-
 def verify(
     release: Any,
     certificate: Certificate | Mapping[str, Any] | PathLike,
@@ -508,7 +389,7 @@ def verify(
 
     claims = _claims(certificate)
     src = Source.of(release, sep=sep)
-    trees = _trees(hierarchies)
+    trees = hierarchy_trees(hierarchies)
     if engine == "dask":
         raise ParameterError("verify reads the release's files: use engine 'memory' or 'stream'")
     if claims.get("release_parts") or src.engine(engine) == "stream":  # parts: file by file

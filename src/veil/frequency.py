@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from veil import _codes
 from veil.exceptions import InputError, ParameterError
 from veil.hierarchy import Hierarchy
 from veil.schema import require_columns
@@ -47,18 +48,12 @@ def mixed_radix(codes: Sequence[np.ndarray], radix: Sequence[int]) -> tuple[np.n
     """One int64 per row for the combination of its codes (``codes[j]`` of column j, in
     ``0..radix[j]-1``), and the size of the key space; re-coded (factorized) whenever the space
     would pass 2**62, so it never overflows."""
-    n = len(codes[0]) if len(codes) else 0
-    key = np.zeros(n, dtype=np.int64)
-    space = 1
-    for column, r in zip(codes, radix, strict=True):
-        r = max(int(r), 1)
-        if space * r >= 2**62:  # re-code to keep the radix small
-            key, uniques = pd.factorize(key)
-            key = key.astype(np.int64)
-            space = max(len(uniques), 1)
-        key = key * r + column
-        space *= r
-    return key, space
+    return _codes.mixed_radix(codes, radix, recode=_factorize)
+
+
+def _factorize(key: np.ndarray) -> tuple[np.ndarray, int]:
+    codes, uniques = pd.factorize(key)
+    return codes.astype(np.int64), len(uniques)
 
 
 def class_histograms(
@@ -144,7 +139,9 @@ def sensitive_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
     """A code per row and a label per code for a sensitive column, spelling variants merged
     (``sensitive_key``); a label is the variant met first. Used by the search, Mondrian and the
     verifier alike, so that they count l and t the same way."""
-    raw_codes, raw = pd.factorize(series.astype(str))
+    # missing is a value of its own ("nan", as the text pandas 2 made of it), never the -1
+    # code that would count it as the last value found
+    raw_codes, raw = pd.factorize(series.astype(str), use_na_sentinel=False)
     keys = [sensitive_key(str(v)) for v in raw]
     merged, _ = pd.factorize(pd.Index(keys))
     labels: dict[int, str] = {}
@@ -202,8 +199,8 @@ class Frequencies:
         require_columns(frame, columns, where="frequencies")
         data = frame[list(quasi_identifiers)].copy()
         if sensitive is not None:  # spelling variants are one value, as everywhere
-            values = frame[sensitive].astype(str)
-            data[sensitive] = values.map(sensitive_key)
+            values = frame[sensitive].astype(str)  # pandas 3 keeps a missing value missing
+            data[sensitive] = values.map(sensitive_key, na_action="ignore")
         keys = list(data.columns)
         data[COUNT] = 1
         if weights is not None:
@@ -283,7 +280,7 @@ class Frequencies:
         if self.sensitive is None:
             raise ValueError("no sensitive column: give one to Frequencies.of")
         klass, classes = self._classes()
-        codes, values = pd.factorize(self.counts[self.sensitive])
+        codes, values = pd.factorize(self.counts[self.sensitive], use_na_sentinel=False)
         counted = class_histograms(
             klass,
             codes.astype(np.int64),

@@ -157,9 +157,3 @@ def require_columns(frame: pd.DataFrame, columns: Iterable[object], *, where: st
     for name in columns:
         if name not in present:
             raise UnknownColumnError(name, [str(c) for c in frame.columns], where=where)
-
-
-def is_dask(data: object) -> bool:
-    """Whether ``data`` is a Dask DataFrame (``veil[scale]``), without importing Dask when it
-    is not."""
-    return type(data).__module__.startswith("dask.") and hasattr(data, "npartitions")

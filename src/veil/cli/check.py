@@ -58,7 +58,7 @@ def check_command(
     engines: EngineFlags = GROUP,
 ) -> None:
     """Measure k, l, t and re-identification risk of DATA; exit 1 if a threshold fails."""
-    from veil.api import check
+    from veil.checking import check
 
     _check_format(fmt)
     columns = [c.strip() for c in quasi_identifiers.split(",") if c.strip()]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from veil._lazy import is_dask
 from veil.dp._mechanisms import (
     FIXED_POINT_BITS,
     DPResult,
@@ -34,7 +35,7 @@ from veil.dp._mechanisms import (
 )
 from veil.dp.budget import NEIGHBOURS, Accountant
 from veil.exceptions import AccuracyWarning, ParameterError, PrivacyLeakWarning
-from veil.schema import is_dask, require_columns
+from veil.schema import require_columns
 
 __all__ = [
     "FIXED_POINT_BITS",

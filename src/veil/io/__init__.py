@@ -13,9 +13,9 @@ from veil._lazy import lazy_names
 
 if TYPE_CHECKING:
     from veil.io._ahead import Behind, ahead, beside
-    from veil.io._batches import DEFAULT_BATCH_ROWS, BatchWriter, TableStream, is_streamable
+    from veil.io._batches import BatchWriter, TableStream
     from veil.io._content import ContentHash, content_sha256, fingerprint, parts_sha256
-    from veil.io._files import TEXT_FORMATS
+    from veil.io._files import TEXT_FORMATS, is_streamable
     from veil.io._folds import (
         Partitions,
         dask_frame,
@@ -34,7 +34,15 @@ if TYPE_CHECKING:
         remove_stale_temps,
     )
     from veil.io._read import Readable, check_cells, read
-    from veil.io._source import ENGINES, STREAMING_SHARE, Engine, Source, cluster, memory_bytes
+    from veil.io._source import (
+        DEFAULT_BATCH_ROWS,
+        ENGINES,
+        STREAMING_SHARE,
+        Engine,
+        Source,
+        cluster,
+        memory_bytes,
+    )
     from veil.io._sql import display_source
     from veil.io._write import (
         EXCEL_CELL_CHARS,
@@ -53,13 +61,11 @@ if TYPE_CHECKING:
 #: reading a SQL row does not load pandas and pyarrow with the table readers.
 _LAZY = {
     **dict.fromkeys(("Behind", "ahead", "beside"), "veil.io._ahead"),
-    **dict.fromkeys(
-        ("DEFAULT_BATCH_ROWS", "BatchWriter", "TableStream", "is_streamable"), "veil.io._batches"
-    ),
+    **dict.fromkeys(("BatchWriter", "TableStream"), "veil.io._batches"),
     **dict.fromkeys(
         ("ContentHash", "content_sha256", "fingerprint", "parts_sha256"), "veil.io._content"
     ),
-    "TEXT_FORMATS": "veil.io._files",
+    **dict.fromkeys(("TEXT_FORMATS", "is_streamable"), "veil.io._files"),
     **dict.fromkeys(
         ("Partitions", "dask_frame", "dask_modules", "each_partition", "fold_batches"),
         "veil.io._folds",
@@ -79,7 +85,15 @@ _LAZY = {
     ),
     **dict.fromkeys(("Readable", "check_cells", "read"), "veil.io._read"),
     **dict.fromkeys(
-        ("ENGINES", "STREAMING_SHARE", "Engine", "Source", "cluster", "memory_bytes"),
+        (
+            "DEFAULT_BATCH_ROWS",
+            "ENGINES",
+            "STREAMING_SHARE",
+            "Engine",
+            "Source",
+            "cluster",
+            "memory_bytes",
+        ),
         "veil.io._source",
     ),
     "display_source": "veil.io._sql",

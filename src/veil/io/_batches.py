@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from veil.io._files import (
     check_header,
     check_readable,
     csv_dialect,
+    is_streamable,
     not_plain_number,
 )
 from veil.io._formulas import escape_formulas
@@ -40,22 +40,10 @@ from veil.io._write import _as_written
 
 __all__ = ["BatchWriter", "TableStream", "is_streamable"]
 
-#: Rows per batch when a table is read in batches, unless told: a few hundred MB of a wide table.
-DEFAULT_BATCH_ROWS = 500_000
 #: Bytes of a CSV file read to detect its encoding and delimiter.
 _HEAD_BYTES = 1 << 24
 #: Arrow's block: rows are parsed this many bytes at a time (a row longer than it is refused).
 _BLOCK_BYTES = 1 << 24
-
-
-def is_streamable(source: object) -> bool:
-    """Whether ``source`` names files veil can read a batch at a time (CSV, Parquet)."""
-    if not isinstance(source, str | os.PathLike) or "://" in str(source):
-        return False
-    text = str(source)
-    if glob.has_magic(text) or Path(text).is_dir():
-        return True
-    return Path(text).suffix.lower() in {*PARQUET_SUFFIXES, ".csv", ".txt", ".tsv", ""}
 
 
 @dataclass

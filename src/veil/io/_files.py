@@ -6,15 +6,17 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
+import glob
 import io
+import os
 import re
 import warnings
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -26,7 +28,10 @@ from veil.exceptions import (
     one_line,
     shown,
 )
-from veil.io._dates import DateNotice, parse_dates_column
+
+if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: Arrow alone reads and types
+    import numpy as np
+    import pandas as pd
 
 EXCEL_SUFFIXES = {".xlsx", ".xlsm", ".xls"}
 PARQUET_SUFFIXES = {".parquet", ".pq"}
@@ -54,6 +59,16 @@ _ISO_FORMS = (
 # --------------------------------------------------------------------------------------- read
 
 
+def is_streamable(source: object) -> bool:
+    """Whether ``source`` names files veil can read a batch at a time (CSV, Parquet)."""
+    if not isinstance(source, str | os.PathLike) or "://" in str(source):
+        return False
+    text = str(source)
+    if glob.has_magic(text) or Path(text).is_dir():
+        return True
+    return Path(text).suffix.lower() in {*PARQUET_SUFFIXES, ".csv", ".txt", ".tsv", ""}
+
+
 def check_readable(path: Path) -> None:
     """Refuse a path that is missing, a folder or empty, saying which and what to do."""
     if not path.exists():
@@ -77,6 +92,8 @@ def read_parquet(path: Path) -> pd.DataFrame:
                 f"{path}: nested column(s) {', '.join(nested)}; veil reads tables of plain "
                 "values: flatten them into columns first, or drop them"
             )
+        import pandas as pd
+
         return pd.read_parquet(path)
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({one_line(str(err))})") from err
@@ -84,6 +101,8 @@ def read_parquet(path: Path) -> pd.DataFrame:
 
 def read_excel(path: Path, *, sheet: str | int | None) -> pd.DataFrame:
     """A sheet of an Excel workbook (the first unless ``sheet``) as a DataFrame."""
+    import pandas as pd
+
     try:
         # dtype=object: a text cell "0712345678" must stay text, as in CSV; the numbers in
         # numeric cells are already numbers and infer_objects gives them their dtype.
@@ -212,6 +231,21 @@ def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFra
     read as text and then typed (integers, floats, ISO dates; leading-zero numbers stay text),
     and each column's text form recorded in ``frame.attrs[TEXT_FORMATS]``.
     """
+    import pandas as pd
+
+    columns, formats = {}, {}
+    for name, column in read_csv_typed(path, sep=sep, encoding=encoding).items():
+        columns[name], form = column.to_pandas()
+        if form is not None:
+            formats[name] = form
+    frame = pd.DataFrame(columns)
+    frame.attrs[TEXT_FORMATS] = formats
+    return frame
+
+
+def read_csv_typed(path: Path, *, sep: str | None, encoding: str | None) -> dict[str, Typed]:
+    """A CSV file's columns read and typed by Arrow (``read_csv`` without pandas): each
+    column's kind and values, by name in the header's order."""
     data = path.read_bytes()
     encoding, sep, header = csv_dialect(path, data, sep=sep, encoding=encoding)
 
@@ -222,14 +256,7 @@ def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFra
     table = table.rename_columns(header)
     if table.num_rows == 0:
         raise InputError(f"{path}: has a header but no data rows")
-    columns, formats = {}, {}
-    for name in header:
-        columns[name], form = _infer_column(table.column(name))
-        if form is not None:
-            formats[name] = form
-    frame = pd.DataFrame(columns)
-    frame.attrs[TEXT_FORMATS] = formats
-    return frame
+    return {name: typed_column(table.column(name)) for name in header}
 
 
 def _decimals_form(col: pa.ChunkedArray) -> str | None:
@@ -330,7 +357,29 @@ def _explain_parse_error(
     )
 
 
-def _infer_column(col: pa.ChunkedArray) -> tuple[pd.Series | np.ndarray, str | None]:
+@dataclass(frozen=True)
+class Typed:
+    """A CSV column as read typed (``typed_column``): its kind, its values in Arrow (int64,
+    float64, or the text itself for dates and text) and the form that writes it back as it was
+    read where the default writer would not (``TEXT_FORMATS``)."""
+
+    kind: Literal["empty", "int", "float", "date", "text"]
+    values: pa.ChunkedArray
+    form: str | None = None
+
+    def to_pandas(self) -> tuple[pd.Series | np.ndarray, str | None]:
+        """The column as pandas holds it (ints with gaps as float64, as pandas does; ISO
+        dates as datetimes, or text when pandas cannot parse them), and its form."""
+        if self.kind == "date":
+            import pandas as pd
+
+            with contextlib.suppress(ValueError):
+                return pd.to_datetime(self.values.to_pandas(), format="ISO8601"), self.form
+            return self.values.to_pandas(), None
+        return self.values.to_pandas(), self.form
+
+
+def typed_column(col: pa.ChunkedArray) -> Typed:
     """Pick int, float, ISO datetime or text for a column read as text, and the form that
     writes it back as it was read where the default writer would not (``TEXT_FORMATS``).
 
@@ -340,27 +389,26 @@ def _infer_column(col: pa.ChunkedArray) -> tuple[pd.Series | np.ndarray, str | N
     columns cost little.
     """
     if col.null_count == len(col):
-        return col.to_pandas(), None
+        return Typed("empty", col)
     with contextlib.suppress(pa.ArrowInvalid):
         ints = pc.cast(col, pa.int64())
         if pc.any(not_plain_number(col)).as_py():
-            return col.to_pandas(), None
+            return Typed("text", col)
         # nulls make it float64, as pandas does: written back as whole numbers
-        return ints.to_pandas(), "%d" if col.null_count else None
+        return Typed("int", ints, "%d" if col.null_count else None)
     with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
         floats = pc.cast(col, pa.float64())
         if pc.any(not_plain_number(col)).as_py():
-            return col.to_pandas(), None
-        return floats.to_pandas(), _decimals_form(col)
+            return Typed("text", col)
+        return Typed("float", floats, _decimals_form(col))
     valid = col.drop_null()
     sample = valid.slice(0, 1000)
     if (
         pc.all(pc.match_substring_regex(sample, _ISO_DATE_RE)).as_py()
         and pc.all(pc.match_substring_regex(valid, _ISO_DATE_RE)).as_py()
     ):
-        with contextlib.suppress(ValueError):
-            return pd.to_datetime(col.to_pandas(), format="ISO8601"), _date_form(valid)
-    return col.to_pandas(), None
+        return Typed("date", col, _date_form(valid))
+    return Typed("text", col)
 
 
 #: A number written so that reading it as one would change it: a leading ``+`` (a country
@@ -386,6 +434,8 @@ def parse_dates(
     """``frame`` with the columns ``dates`` parsed as dates (``_dates.parse_dates_column``:
     the order detected unless ``dayfirst`` or ``date_format`` say it); what reading decided
     (mixed orders, values read as missing) is a ``DateNotice`` warning."""
+    from veil.io._dates import DateNotice, parse_dates_column
+
     out = frame.copy()
     for name in dates:
         if name not in out.columns:

@@ -23,17 +23,21 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
-
+from veil._lazy import is_dask, is_frame
 from veil.exceptions import InputError, ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ENGINES", "STREAMING_SHARE", "Engine", "Source", "cluster", "memory_bytes"]
 
 Engine = Literal["auto", "memory", "stream", "dask"]
 ENGINES: tuple[str, ...] = ("auto", "memory", "stream", "dask")
 
+#: Rows per batch when a table is read in batches, unless told: a few hundred MB of a wide table.
+DEFAULT_BATCH_ROWS = 500_000
 #: A file larger than this share of the machine's memory is read in batches by ``"auto"``: a
 #: CSV takes several times its size as a DataFrame (README, "Tables larger than memory").
 STREAMING_SHARE = 0.1
@@ -115,9 +119,7 @@ class Source:
     @property
     def kind(self) -> Literal["frame", "dask", "sql", "files"]:
         """What the table is: a DataFrame, a Dask DataFrame, a SQL URL, or files."""
-        from veil.schema import is_dask
-
-        if isinstance(self.data, pd.DataFrame):
+        if is_frame(self.data):
             return "frame"
         if is_dask(self.data):
             return "dask"
@@ -219,7 +221,7 @@ class Source:
                     f"a {'Dask ' if kind == 'dask' else ''}DataFrame is not read"
                     " in batches: use engine 'memory' or 'dask'"
                 )
-            from veil.io._batches import is_streamable
+            from veil.io._files import is_streamable
 
             if not is_streamable(self.data):
                 raise ParameterError(
@@ -232,7 +234,7 @@ class Source:
         return asked
 
     def _auto(self, only_whole: Mapping[str, Any]) -> str:
-        from veil.io._batches import is_streamable
+        from veil.io._files import is_streamable
 
         if self.kind == "dask":
             return "dask"
@@ -269,9 +271,7 @@ def _refuse_given(options: Mapping[str, Any], where: str) -> None:
 
 
 def _is_table(data: Any) -> bool:
-    from veil.schema import is_dask
-
-    return isinstance(data, pd.DataFrame) or is_dask(data)
+    return is_frame(data) or is_dask(data)
 
 
 @contextlib.contextmanager

@@ -14,8 +14,9 @@ from veil._lazy import lazy_names
 
 if TYPE_CHECKING:
     from veil.privacy._anonymize import anonymize, explore
-    from veil.privacy._check import CheckResult, check, check_counts, check_stream
+    from veil.privacy._check import check, check_counts, check_stream
     from veil.privacy._dask import DaskRelease, anonymize_dask, check_dask
+    from veil.privacy._measures import CheckResult
     from veil.privacy._stream import DEFAULT_BATCH_ROWS, StreamedRelease, anonymize_stream
     from veil.privacy._verify import Verification, verify, verify_counts, verify_files
     from veil.privacy.certificate import Certificate, Release, StepRecord
@@ -26,9 +27,8 @@ if TYPE_CHECKING:
 #: Where each public name lives.
 _LAZY = {
     **dict.fromkeys(("anonymize", "explore"), "veil.privacy._anonymize"),
-    **dict.fromkeys(
-        ("CheckResult", "check", "check_counts", "check_stream"), "veil.privacy._check"
-    ),
+    **dict.fromkeys(("check", "check_counts", "check_stream"), "veil.privacy._check"),
+    "CheckResult": "veil.privacy._measures",
     **dict.fromkeys(("DaskRelease", "anonymize_dask", "check_dask"), "veil.privacy._dask"),
     **dict.fromkeys(
         ("DEFAULT_BATCH_ROWS", "StreamedRelease", "anonymize_stream"), "veil.privacy._stream"

@@ -3,16 +3,13 @@ straight from its rows, independently of the search that may have produced it.""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from veil._html import Shown
-from veil.exceptions import ParameterError
 from veil.frequency import (
     COUNT,
     Frequencies,
@@ -23,89 +20,14 @@ from veil.frequency import (
 )
 from veil.hierarchy import Hierarchy
 from veil.io import TableStream, fold_batches
-from veil.privacy.criteria import (
-    Criterion,
-    DistinctLDiversity,
-    EntropyLDiversity,
-    KAnonymity,
-    RecursiveCLDiversity,
-    TCloseness,
-    build,
-)
+from veil.privacy._measures import CheckResult, asked_goals, measures
+from veil.privacy.criteria import Criterion
 from veil.progress import Progress, as_progress
-from veil.risk.population import PopulationRisk, beyond, population_risk
-from veil.risk.reidentification import PersonRisk, Risk, person_risk, risk
+from veil.risk.population import beyond
+from veil.risk.reidentification import person_risk
 from veil.schema import require_columns
 
-
-@dataclass(frozen=True)
-class CheckResult(Shown):
-    """What ``check`` measured on a table: its classes, k, l, t, the re-identification risk and,
-    with a person column or a population, per person and beyond the sample; ``failed`` lists
-    the thresholds given that do not hold."""
-
-    rows: int
-    quasi_identifiers: tuple[str, ...]
-    sensitive: str | None
-    classes: int
-    k: int
-    risk: Risk
-    l_distinct: int | None = None
-    l_entropy: int | None = None
-    l_recursive_c: float | None = None  # the least c for which recursive (c, l) holds
-    t: float | None = None
-    t_distance: str | None = None
-    failed: tuple[str, ...] = field(default_factory=tuple)  # thresholds asked for, not met
-    population: PopulationRisk | None = None  # with a population size, fraction or weights
-    persons: PersonRisk | None = None  # with a person id: classes and risk count people
-    person: str | None = None  # the column naming each row's person
-
-    def lines(self) -> list[str]:
-        """The measures as ``veil check`` prints them."""
-        r = self.risk
-        on = ", ".join(self.quasi_identifiers)
-        said = [f"{self.rows:,} rows, {self.classes:,} classes on {on}", f"  k = {self.k}"]
-        if self.l_distinct is not None:
-            said.append(f"  l = {self.l_distinct} (distinct), {self.l_entropy} (entropy)")
-            said.append(f"  t = {self.t:.4f} ({self.t_distance} distance)")
-        said.append(
-            f"  prosecutor risk: average {r.prosecutor_average:.4f}, "
-            f"highest {r.prosecutor_max:.4f}; {r.records_at_risk:.2%} of records above "
-            f"{r.threshold}; {r.sample_uniques:.2%} unique"
-        )
-        if self.persons is not None:
-            pr = self.persons
-            said.append(
-                f"  per person ({pr.people:,} people in {self.person}): k = {pr.k}; prosecutor "
-                f"risk average {pr.prosecutor_average:.4f}, highest {pr.prosecutor_max:.4f}; "
-                "household risk (any of their rows) average "
-                f"{pr.household_average:.4f}, highest {pr.household_max:.4f}"
-            )
-        population = self.population.lines() if self.population is not None else []
-        return said + [f"  {line}" for line in population]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The measures as JSON values: what ``veil check --format json`` prints."""
-        data: dict[str, Any] = {
-            "rows": self.rows,
-            "quasi_identifiers": list(self.quasi_identifiers),
-            "sensitive": self.sensitive,
-            "classes": self.classes,
-            "k": self.k,
-            "l_distinct": self.l_distinct,
-            "l_entropy": self.l_entropy,
-            "t": self.t,
-            "t_distance": self.t_distance,
-            "risk": {
-                **self.risk.to_dict(),
-                **(self.population.to_dict() if self.population is not None else {}),
-            },
-            **({"persons": self.persons.to_dict()} if self.persons is not None else {}),
-            "failed": list(self.failed),
-        }
-        if self.l_recursive_c is not None:
-            data["l_recursive_c"] = self.l_recursive_c
-        return data
+__all__ = ["CheckResult", "check", "check_counts", "check_folded", "check_stream"]
 
 
 def check(
@@ -176,7 +98,7 @@ def check(
     ...       models=[{"model": "recursive_cl_diversity", "c": 3, "l": 2}]).failed
     ()
     """
-    asked, t_index, tree = _asked(
+    goals = asked_goals(
         sensitive,
         k=k,
         l=l,
@@ -214,7 +136,7 @@ def check(
         weights=weights,
         threshold=risk_threshold,
     )
-    measured = _measured(
+    result = measures(
         len(data),
         qis,
         sensitive,
@@ -222,16 +144,14 @@ def check(
         hist,
         values,
         numeric,
-        asked,
-        t_index,
-        t_distance,
-        tree,
-        l,
-        risk_threshold,
-        people,
-        estimates,
+        goals,
+        t_distance=t_distance,
+        l=l,
+        risk_threshold=risk_threshold,
+        people=people,
+        estimates=estimates,
     )
-    return replace(measured, person=person) if person is not None else measured
+    return replace(result, person=person) if person is not None else result
 
 
 def check_counts(
@@ -255,7 +175,7 @@ def check_counts(
     quasi-identifiers (and the sensitive value) with how many rows hold it, in the column
     ``count`` (a table read in batches, a cluster's group-by-count). ``numeric_sensitive``:
     the sensitive column holds numbers (t is then measured ordered unless ``t_distance``)."""
-    asked, t_index, tree = _asked(
+    goals = asked_goals(
         sensitive,
         k=k,
         l=l,
@@ -282,15 +202,7 @@ def check_counts(
             klass * len(values) + codes, weights=weights, minlength=len(sizes) * len(values)
         )
         hist = flat.astype(np.int64).reshape(len(sizes), len(values))
-    estimates = None
-    if population is not None or sampling_fraction is not None:
-        estimates = population_risk(
-            sizes,
-            population=population,
-            sampling_fraction=sampling_fraction,
-            threshold=risk_threshold,
-        )
-    return _measured(
+    return measures(
         rows,
         qis,
         sensitive,
@@ -298,134 +210,12 @@ def check_counts(
         hist,
         values,
         numeric_sensitive,
-        asked,
-        t_index,
-        t_distance,
-        tree,
-        l,
-        risk_threshold,
-        None,
-        estimates,
-    )
-
-
-def _asked(
-    sensitive: str | None,
-    *,
-    k: int | None,
-    l: int | None,  # noqa: E741
-    t: float | None,
-    t_distance: str | None,
-    risk_threshold: float,
-    models: Sequence[Criterion | Mapping[str, Any]],
-    hierarchies: Mapping[str, Hierarchy] | None,
-) -> tuple[list[Criterion], int, Hierarchy | None]:
-    """The goals asked for (checked), where the shorthand t sits among them, and the
-    sensitive column's hierarchy."""
-    if (
-        not isinstance(risk_threshold, int | float)
-        or isinstance(risk_threshold, bool)
-        or not (
-            0 <= risk_threshold <= 1  # NaN fails too
-        )
-    ):
-        raise ParameterError(f"risk_threshold must be in [0, 1], got {risk_threshold!r}")
-    if t_distance not in {None, "equal", "ordered", "hierarchical"}:
-        raise ParameterError(
-            f"t_distance must be equal, ordered or hierarchical, got {t_distance!r}"
-        )
-    tree = (hierarchies or {}).get(sensitive or "")
-    if t_distance == "hierarchical" and tree is None:
-        raise ParameterError(
-            f"hierarchical t-closeness needs the sensitive column's hierarchy: give a folder "
-            f"with {sensitive or 'the sensitive column'!r}'s (--hierarchies DIR)"
-        )
-    shorthand: list[tuple[str, dict[str, Any]]] = [
-        ("k_anonymity", {"k": k}),
-        ("distinct_l_diversity", {"l": l}),
-        ("t_closeness", {"t": t, "distance": t_distance or "equal"}),
-    ]
-    asked: list[Criterion] = []
-    t_index = -1  # the t given as t=, whose distance follows the sensitive column's kind
-    for name, params in shorthand:
-        key, value = next(iter(params.items()))
-        if value is not None:
-            t_index = len(asked) if key == "t" else t_index
-            asked.append(build({"model": name, **params}, where=key))
-    asked += [build(m) for m in models]
-    needing = [m.name for m in asked if m.needs_sensitive]
-    if sensitive is None and needing:
-        raise ParameterError(
-            f"{needing[0]} is measured on a sensitive column: name it (--sensitive COLUMN)"
-        )
-    return asked, t_index, tree
-
-
-def _measured(
-    rows: int,
-    qis: list[str],
-    sensitive: str | None,
-    sizes: np.ndarray,
-    hist: np.ndarray | None,
-    values: list[str],
-    numeric: bool,
-    asked: list[Criterion],
-    t_index: int,
-    t_distance: str | None,
-    tree: Hierarchy | None,
-    l: int | None,  # noqa: E741
-    risk_threshold: float,
-    people: PersonRisk | None,
-    estimates: PopulationRisk | None,
-) -> CheckResult:
-    """The measures of classes ``sizes`` (and their sensitive ``hist`` over ``values``)."""
-    result: dict[str, Any] = {}
-    if hist is not None:
-        distance = t_distance or ("ordered" if numeric else "equal")
-        closeness = build({"model": "t_closeness", "t": 1.0, "distance": distance})
-        asked = [  # t without a distance: the one measured (ordered for numbers)
-            m.model_copy(update={"distance": distance})
-            if i == t_index and t_distance is None
-            else m
-            for i, m in enumerate(asked)
-        ]
-        for model in [closeness, *asked]:
-            if isinstance(model, TCloseness) and model.distance == "hierarchical":
-                if tree is None:
-                    raise ParameterError(
-                        f"{model.name} needs the sensitive column's hierarchy (--hierarchies DIR)"
-                    )
-                model.use_hierarchy(tree)
-            model.prepare(values)
-        effective = EntropyLDiversity(l=1).measure(sizes, hist) or 0.0  # exp(least entropy)
-        result = {
-            "l_distinct": DistinctLDiversity(l=1).measure(sizes, hist),
-            "l_entropy": math.floor(effective + 1e-9),
-            "t": closeness.measure(sizes, hist),
-            "t_distance": distance,
-        }
-        if l is not None:
-            result["l_recursive_c"] = RecursiveCLDiversity(c=1, l=l).measure(sizes, hist)
-    # a goal is met only when measured: with no record left, l and t are not
-    counted = sizes if people is None else people.class_people  # k counts people when given
-
-    def measured(model: Criterion) -> Any:
-        if model.needs_sensitive and hist is None:
-            return None
-        return model.measure(counted if isinstance(model, KAnonymity) else sizes, hist)
-
-    failed = [m.goal for m in asked if not m.met(measured(m))]
-    return CheckResult(
-        rows=rows,
-        quasi_identifiers=tuple(qis),
-        sensitive=sensitive,
-        classes=len(sizes),
-        k=KAnonymity(k=1).measure(counted, None),
-        risk=risk(sizes, threshold=risk_threshold),
-        failed=tuple(failed),
-        population=estimates,
-        persons=people,
-        **result,
+        goals,
+        t_distance=t_distance,
+        l=l,
+        risk_threshold=risk_threshold,
+        population=population,
+        sampling_fraction=sampling_fraction,
     )
 
 

@@ -1,0 +1,314 @@
+"""``veil.check``: measure a table wherever it is (k, l, t, re-identification risk).
+
+The table is a ``veil.io.Source``, and its engine decides where the classes are counted: a
+DataFrame in memory, batches of a file too large for it, a Dask cluster. A CSV file read in
+memory for no more than its classes (no weights, person column or rows left out) is read,
+typed and counted by Arrow alone, its classes by Arrow's group-by, as ``read`` would type it
+and the DataFrame's count would find them: the same measures without building the DataFrame,
+and without loading pandas unless a sensitive column is measured.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from veil.io._source import DEFAULT_BATCH_ROWS, Source
+from veil.progress import Progress
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    from veil.hierarchy import Hierarchy
+    from veil.io._files import Typed
+    from veil.privacy._measures import CheckResult
+
+__all__ = ["Hierarchies", "check", "hierarchy_trees"]
+
+#: Hierarchies as the entry points take them: by column, or a folder of them.
+Hierarchies = Mapping[str, "Hierarchy"] | str | os.PathLike[str] | None
+Told = Callable[[str], None] | Progress | None
+#: the largest key space counted by ``bincount`` (as ``veil.frequency``'s); beyond, np.unique
+_MAX_DENSE = 50_000_000
+
+
+def check(
+    source: Any,
+    quasi_identifiers: Sequence[str],
+    *,
+    engine: str = "auto",
+    sensitive: str | None = None,
+    hierarchies: Hierarchies = None,
+    weights: str | None = None,
+    person: str | None = None,
+    exclude: pd.Series | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: Told = None,
+    sep: str | None = None,
+    encoding: str | None = None,
+    sheet: str | int | None = None,
+    table: str | None = None,
+    query: str | None = None,
+    **goals: Any,
+) -> CheckResult:
+    """Measure k, l, t and the re-identification risk of ``source`` on ``quasi_identifiers``.
+
+    Parameters
+    ----------
+    source : DataFrame, Dask DataFrame, str, path or Source
+        The table (``veil.io.Source``; ``sep`` ... ``query`` its reading).
+    quasi_identifiers : list of str
+        The columns whose combinations form the equivalence classes.
+    engine : {"auto", "memory", "stream", "dask"}
+        Where the classes are counted (``veil.io.Source.engine``).
+    sensitive : str, optional
+        The sensitive column, for l-diversity and t-closeness.
+    hierarchies : mapping or folder, optional
+        The sensitive column's hierarchy, for hierarchical t-closeness.
+    weights, person, exclude : optional
+        Sampling weights (a column), a column naming each row's person, rows to leave out:
+        counted in memory only.
+    batch_rows : int
+        Rows per batch when streaming.
+    progress : callable or Progress, optional
+        Told of each step.
+    sep, encoding, sheet, table, query : optional
+        How the source is read.
+    **goals
+        ``k``, ``l``, ``t``, ``t_distance``, ``models``, ``risk_threshold``, ``population``,
+        ``sampling_fraction`` (see ``veil.privacy.check_counts``).
+
+    Returns
+    -------
+    CheckResult
+        What was measured; ``failed`` lists the thresholds given that do not hold.
+    """
+    src = Source.of(source, sep=sep, encoding=encoding, sheet=sheet, table=table, query=query)
+    trees = hierarchy_trees(hierarchies)
+    columns = [str(c) for c in quasi_identifiers]
+    only = {"--weights": weights, "--person-id": person, "exclude": exclude is not None}
+    chosen = src.engine(engine, memory_only=only)
+    if engine == "auto" and chosen == "memory" and _parquet_files(src, only):
+        chosen = "stream"  # DuckDB counts the classes reading the files itself: the same result
+    if chosen == "memory":
+        if columns and not any(only.values()) and _one_csv(src):
+            counted = _check_csv(src, columns, sensitive=sensitive, hierarchies=trees, **goals)
+            if counted is not None:
+                return counted
+        from veil.privacy._check import check as check_frame
+
+        return check_frame(
+            src.frame(),
+            columns,
+            sensitive=sensitive,
+            weights=weights,
+            person=person,
+            exclude=exclude,
+            hierarchies=trees,
+            **goals,
+        )
+    if chosen == "stream":
+        from veil.privacy._check import check_stream
+
+        return check_stream(
+            src.stream(),
+            columns,
+            sensitive=sensitive,
+            batch_rows=batch_rows,
+            progress=progress,
+            hierarchies=trees,
+            **goals,
+        )
+    frame = src.dask(columns=[*columns, *([sensitive] if sensitive else [])])
+    from veil.privacy._dask import check_dask
+
+    return check_dask(
+        frame, columns, sensitive=sensitive, progress=progress, hierarchies=trees, **goals
+    )
+
+
+def hierarchy_trees(given: Hierarchies) -> dict[str, Hierarchy] | None:
+    """Hierarchies by column: given, or every one in a folder (``<stem>_hierarchy_<column>.csv``
+    or ``<column>.csv``)."""
+    if given is None:
+        return None
+    if isinstance(given, str | os.PathLike):
+        from veil.hierarchy import load_hierarchy_dir
+
+        return dict(load_hierarchy_dir(given))
+    return dict(given)
+
+
+def _parquet_files(src: Source, only: Mapping[str, Any]) -> bool:
+    """Whether ``src`` is Parquet files read as they are (no reading option, nothing only a
+    table in memory honours): what ``check_stream`` counts by DuckDB."""
+    from glob import has_magic
+
+    from veil.exceptions import InputError
+    from veil.io._files import PARQUET_SUFFIXES, is_streamable
+
+    if src.kind != "files" or any(only.values()) or any(src.whole_read_options().values()):
+        return False
+    path = Path(str(src.data))
+    if path.suffix.lower() not in PARQUET_SUFFIXES and not (path.is_dir() or has_magic(str(path))):
+        return False  # a CSV: not opened here a second time
+    try:
+        return is_streamable(src.data) and src.stream().kind == "parquet"
+    except (InputError, OSError):  # read in memory, which says what is wrong
+        return False
+
+
+def _one_csv(src: Source) -> bool:
+    """Whether ``src`` is one CSV file read with no option but its delimiter and encoding
+    (what ``read`` reads with ``read_csv``)."""
+    from glob import has_magic
+
+    from veil.io._files import EXCEL_SUFFIXES, PARQUET_SUFFIXES
+
+    if src.kind != "files" or any(src.whole_read_options().values()):
+        return False
+    text = str(src.data)
+    suffix = Path(text).suffix.lower()
+    return not has_magic(text) and suffix not in PARQUET_SUFFIXES | EXCEL_SUFFIXES
+
+
+def _check_csv(
+    src: Source,
+    columns: list[str],
+    *,
+    sensitive: str | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    **goals: Any,
+) -> CheckResult | None:
+    """``check`` of a CSV file whose classes Arrow counts; None where a column would be typed
+    by pandas in a way Arrow does not repeat (an ISO date pandas parses and Arrow does not),
+    for the DataFrame to measure. With a sensitive column, its combinations with the classes
+    are counted here and measured as a stream's counts are (``check_counts``)."""
+    from veil.io._files import check_readable, read_csv_typed
+
+    path = Path(str(src.data))
+    check_readable(path)
+    typed = read_csv_typed(path, sep=src.sep, encoding=src.encoding)
+    wanted = [*columns, *([sensitive] if sensitive else [])]
+    missing = next((name for name in wanted if name not in typed), None)
+    if missing is not None:
+        from veil.exceptions import UnknownColumnError
+
+        raise UnknownColumnError(missing, list(typed), where="check")
+    counted = _arrow_counts(
+        {name: typed[name] for name in dict.fromkeys(wanted)}, representatives=bool(sensitive)
+    )
+    if counted is None:
+        return None
+    sizes, rows_of = counted
+    if sensitive is None or rows_of is None:
+        return _measured_sizes(sizes, columns, hierarchies=hierarchies, **goals)
+    from veil.frequency import COUNT
+    from veil.privacy._check import check_counts
+
+    frame = _frame(rows_of, {name: typed[name] for name in rows_of.column_names})
+    frame[COUNT] = sizes
+    return check_counts(
+        frame,
+        columns,
+        count=COUNT,
+        sensitive=sensitive,
+        numeric_sensitive=typed[sensitive].kind in {"int", "float"},
+        hierarchies=hierarchies,
+        **goals,
+    )
+
+
+def _measured_sizes(
+    sizes: np.ndarray,
+    columns: list[str],
+    *,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    population: float | None = None,
+    sampling_fraction: float | None = None,
+    **goals: Any,
+) -> CheckResult:
+    """The measures of classes of ``sizes`` with no sensitive column (``check_counts``'s
+    goals), without pandas."""
+    from veil.privacy._measures import asked_goals, measures
+
+    return measures(
+        int(sizes.sum()),
+        columns,
+        None,
+        sizes,
+        None,
+        [],
+        False,
+        asked_goals(None, hierarchies=hierarchies, **goals),
+        t_distance=goals.get("t_distance"),
+        l=goals.get("l"),
+        risk_threshold=goals.get("risk_threshold", 0.2),
+        population=population,
+        sampling_fraction=sampling_fraction,
+    )
+
+
+def _arrow_counts(
+    columns: Mapping[str, Typed], representatives: bool
+) -> tuple[np.ndarray, pa.Table | None] | None:
+    """How many rows hold each combination of ``columns``, and with ``representatives`` a
+    row of each combination (a table of them, in the order of the counts).
+
+    The values are compared as pandas compares them: a float's -0.0 is 0.0 and NaN is
+    missing (pandas counts both as one value), an ISO date is its instant. Each column is
+    dictionary-encoded by Arrow (missing values one code) and the combinations counted on
+    the mixed-radix codes, as ``veil.frequency`` counts a DataFrame's; Arrow's own group-by
+    would load pandas (through its dataset module). None when Arrow cannot parse an ISO date
+    column pandas may: the DataFrame then decides."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from veil._codes import dense_radix
+
+    codes, radix, kept = [], [], {}
+    for name, column in columns.items():
+        values = column.values
+        if column.kind == "float":
+            values = pc.if_else(pc.is_nan(values), pa.scalar(None, pa.float64()), values)
+            values = pc.add(values, 0.0)  # -0.0 + 0.0 is 0.0
+        elif column.kind == "date":
+            try:
+                values = pc.cast(values, pa.timestamp("ns"))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return None
+        encoded = pc.dictionary_encode(values.combine_chunks(), null_encoding="encode")
+        indices = encoded.indices  # no nulls (encoded): its values buffer is the codes
+        width = np.dtype(f"int{indices.type.bit_width}")
+        found = np.frombuffer(
+            indices.buffers()[1], width, len(indices), indices.offset * width.itemsize
+        )
+        codes.append(found)  # Array.to_numpy would load pandas
+        radix.append(len(encoded.dictionary))
+        kept[name] = column.values
+    key, space = dense_radix(codes, radix, _MAX_DENSE)
+    if not representatives and space <= _MAX_DENSE:
+        counts = np.bincount(key, minlength=space)
+        return counts[counts > 0], None
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return counts, pa.table(kept).take(first) if representatives else None
+
+
+def _frame(rows: pa.Table, typed: Mapping[str, Typed]) -> pd.DataFrame:
+    """Rows of a CSV's columns as ``read`` makes them a DataFrame (ints with gaps as
+    floats, ISO dates parsed)."""
+    import pandas as pd
+
+    from veil.io._files import Typed
+
+    return pd.DataFrame(
+        {
+            name: Typed(typed[name].kind, rows.column(name)).to_pandas()[0]
+            for name in rows.column_names
+        }
+    )
