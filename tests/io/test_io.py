@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import veil
 from veil import io
 from veil.exceptions import InputError, OutputError, ParameterError, UnknownColumnError
 
@@ -327,3 +328,16 @@ def test_the_content_hash_is_the_same_for_any_split_of_the_rows() -> None:
     moved = frame.copy()
     moved["t"] = ["a" + (v or "") if i == 0 else v for i, v in enumerate(moved["t"])]
     assert io.content_sha256(moved) != whole
+
+
+def test_an_encoding_is_judged_on_the_whole_file_when_its_start_is_plain(tmp_path: Path) -> None:
+    """The first MB decides an encoding to detect and Arrow checks the rest: a cp1252 letter
+    past the first MB still makes the whole file cp1252, for the table and for its check."""
+    plain = "".join(f"Nyeri,{i % 90}\n" for i in range(130_000))  # > 1 MB of ASCII
+    text = "town,age\n" + plain + "Mûranga,34\nRenée,34\n"
+    path = write_bytes(tmp_path, "late.csv", text.encode("cp1252"))
+    assert path.stat().st_size > 1 << 20
+    frame = io.read(path)
+    assert frame["town"].iloc[-2:].tolist() == ["Mûranga", "Renée"]
+    assert veil.check(path, ["town"]).k == 1  # Renée alone: read as the table reads it
+    assert veil.check(path, ["town", "age"]).classes == 92

@@ -37,6 +37,8 @@ EXCEL_SUFFIXES = {".xlsx", ".xlsm", ".xls"}
 PARQUET_SUFFIXES = {".parquet", ".pq"}
 _DELIMITERS = ",;\t|"
 _SAMPLE_BYTES = 1 << 16
+#: The start of a CSV file whose UTF-8 decides its encoding (Arrow checks the rest as it parses)
+_UTF8_HEAD = 1 << 20
 _PREFERRED_ENCODINGS = ("cp1252", "latin_1", "iso8859_15")
 _ISO_DATE_RE = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
 
@@ -246,17 +248,52 @@ def read_csv(path: Path, *, sep: str | None, encoding: str | None) -> pd.DataFra
 def read_csv_typed(path: Path, *, sep: str | None, encoding: str | None) -> dict[str, Typed]:
     """A CSV file's columns read and typed by Arrow (``read_csv`` without pandas): each
     column's kind and values, by name in the header's order."""
-    data = path.read_bytes()
-    encoding, sep, header = csv_dialect(path, data, sep=sep, encoding=encoding)
+    header, table = read_csv_text(path, sep=sep, encoding=encoding)
+    return {name: typed_column(table.column(name)) for name in header}
 
+
+def read_csv_text(
+    path: Path,
+    *,
+    sep: str | None,
+    encoding: str | None,
+    columns: Sequence[str] | None = None,
+    where: str = "",
+    dictionary: bool = False,
+) -> tuple[list[str], pa.Table]:
+    """A CSV file's header and its columns as text, as ``read_csv`` reads them before typing
+    them: only ``columns`` when given (one the header lacks is an ``UnknownColumnError``
+    naming ``where`` it was asked for); with ``dictionary``, each column dictionary-encoded
+    as it is parsed (its chunks' dictionaries unified), for a caller that counts values."""
+    data = path.read_bytes()
+    # an encoding to detect is judged on the file's first MB: UTF-8 there, Arrow's parser
+    # checks the rest (a file that is no UTF-8 further on is then judged whole, as before)
+    head = len(data) > _UTF8_HEAD and encoding is None
+    given = encoding
+    encoding, sep, header = csv_dialect(
+        path, data[:_UTF8_HEAD] if head else data, sep=sep, encoding=encoding, complete=not head
+    )
+    missing = [name for name in columns or () if name not in header]
+    if missing:
+        raise UnknownColumnError(missing[0], header, where=where)
     try:
-        table = _parse_csv(data, encoding, sep, header)
+        table = _parse_csv(data, encoding, sep, header, columns, dictionary)
     except pa.ArrowInvalid as err:
+        if head and encoding == "utf-8" and "UTF8" in str(err):
+            whole = csv_dialect(path, data, sep=sep, encoding=given)[0]
+            if whole != "utf-8":
+                return read_csv_text(
+                    path,
+                    sep=sep,
+                    encoding=whole,
+                    columns=columns,
+                    where=where,
+                    dictionary=dictionary,
+                )
         raise _explain_parse_error(path, data, encoding, sep, len(header), err) from err
-    table = table.rename_columns(header)
     if table.num_rows == 0:
         raise InputError(f"{path}: has a header but no data rows")
-    return {name: typed_column(table.column(name)) for name in header}
+    return header, table.unify_dictionaries() if dictionary else table
 
 
 def _decimals_form(col: pa.ChunkedArray) -> str | None:
@@ -284,9 +321,18 @@ def _date_form(valid: pa.ChunkedArray) -> str | None:
     return None
 
 
-def _parse_csv(data: bytes, encoding: str, sep: str, header: list[str]) -> pa.Table:
-    """Arrow's parser, every column as text. A row longer than Arrow's block (1 MB by
-    default: a cell holding a document) is read again with blocks large enough for it."""
+def _parse_csv(
+    data: bytes,
+    encoding: str,
+    sep: str,
+    header: list[str],
+    columns: Sequence[str] | None = None,
+    dictionary: bool = False,
+) -> pa.Table:
+    """Arrow's parser, every column as text (only ``columns`` when given; dictionary-encoded
+    text with ``dictionary``). A row longer than Arrow's block (1 MB by default: a cell
+    holding a document) is read again with blocks large enough for it."""
+    text = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
     block = 1 << 20
     while True:
         try:
@@ -303,8 +349,9 @@ def _parse_csv(data: bytes, encoding: str, sep: str, header: list[str]) -> pa.Ta
                 ),
                 parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
                 convert_options=pacsv.ConvertOptions(
-                    column_types=dict.fromkeys(header, pa.string()),
+                    column_types=dict.fromkeys(header, text),
                     strings_can_be_null=True,
+                    include_columns=list(columns) if columns is not None else None,
                 ),
             )
         except pa.ArrowInvalid as err:
@@ -357,13 +404,17 @@ def _explain_parse_error(
     )
 
 
+#: What ``typed_column`` makes of a column read as text.
+Kind = Literal["empty", "int", "float", "date", "text"]
+
+
 @dataclass(frozen=True)
 class Typed:
     """A CSV column as read typed (``typed_column``): its kind, its values in Arrow (int64,
     float64, or the text itself for dates and text) and the form that writes it back as it was
     read where the default writer would not (``TEXT_FORMATS``)."""
 
-    kind: Literal["empty", "int", "float", "date", "text"]
+    kind: Kind
     values: pa.ChunkedArray
     form: str | None = None
 
@@ -409,6 +460,17 @@ def typed_column(col: pa.ChunkedArray) -> Typed:
     ):
         return Typed("date", col, _date_form(valid))
     return Typed("text", col)
+
+
+def as_kind(kind: Kind, col: pa.ChunkedArray | pa.Array) -> Typed:
+    """Text of a column whose kind ``typed_column`` decided (on these values or on more), as
+    that kind holds it."""
+    chunked = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
+    if kind == "int":
+        return Typed("int", pc.cast(chunked, pa.int64()))
+    if kind == "float":
+        return Typed("float", pc.cast(chunked, pa.float64()))
+    return Typed(kind, chunked)
 
 
 #: A number written so that reading it as one would change it: a leading ``+`` (a country
