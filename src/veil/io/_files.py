@@ -265,32 +265,34 @@ def read_csv_text(
     them: only ``columns`` when given (one the header lacks is an ``UnknownColumnError``
     naming ``where`` it was asked for); with ``dictionary``, each column dictionary-encoded
     as it is parsed (its chunks' dictionaries unified), for a caller that counts values."""
-    data = path.read_bytes()
+    size = path.stat().st_size
+    large = size > _UTF8_HEAD  # parsed from the file mapped in memory, not a copy of it
+    with open(path, "rb") as file:
+        data = file.read(_UTF8_HEAD) if large else file.read()
     # an encoding to detect is judged on the file's first MB: UTF-8 there, Arrow's parser
     # checks the rest (a file that is no UTF-8 further on is then judged whole, as before)
-    head = len(data) > _UTF8_HEAD and encoding is None
+    head = large and encoding is None
     given = encoding
-    encoding, sep, header = csv_dialect(
-        path, data[:_UTF8_HEAD] if head else data, sep=sep, encoding=encoding, complete=not head
-    )
+    encoding, sep, header = csv_dialect(path, data, sep=sep, encoding=encoding, complete=not large)
     missing = [name for name in columns or () if name not in header]
     if missing:
         raise UnknownColumnError(missing[0], header, where=where)
     try:
-        table = _parse_csv(data, encoding, sep, header, columns, dictionary)
+        table = _parse_csv(path if large else data, encoding, sep, header, columns, dictionary)
     except pa.ArrowInvalid as err:
+        whole = path.read_bytes() if large else data
         if head and encoding == "utf-8" and "UTF8" in str(err):
-            whole = csv_dialect(path, data, sep=sep, encoding=given)[0]
-            if whole != "utf-8":
+            detected = csv_dialect(path, whole, sep=sep, encoding=given)[0]
+            if detected != "utf-8":
                 return read_csv_text(
                     path,
                     sep=sep,
-                    encoding=whole,
+                    encoding=detected,
                     columns=columns,
                     where=where,
                     dictionary=dictionary,
                 )
-        raise _explain_parse_error(path, data, encoding, sep, len(header), err) from err
+        raise _explain_parse_error(path, whole, encoding, sep, len(header), err) from err
     if table.num_rows == 0:
         raise InputError(f"{path}: has a header but no data rows")
     return header, table.unify_dictionaries() if dictionary else table
@@ -322,7 +324,7 @@ def _date_form(valid: pa.ChunkedArray) -> str | None:
 
 
 def _parse_csv(
-    data: bytes,
+    data: bytes | Path,
     encoding: str,
     sep: str,
     header: list[str],
@@ -335,29 +337,33 @@ def _parse_csv(
     text = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
     block = 1 << 20
     while True:
+        # a large file is read by Arrow from the file itself (no copy of it in memory first)
+        source = io.BytesIO(data) if isinstance(data, bytes) else pa.OSFile(str(data))
         try:
-            return pacsv.read_csv(
-                io.BytesIO(data),
-                # the header's names as veil reads them (spaces trimmed: " State-gov"), so
-                # every column is read as text whatever its header holds
-                read_options=pacsv.ReadOptions(
-                    encoding=encoding,
-                    use_threads=True,
-                    block_size=block,
-                    skip_rows=1,
-                    column_names=header,
-                ),
-                parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=dict.fromkeys(header, text),
-                    strings_can_be_null=True,
-                    include_columns=list(columns) if columns is not None else None,
-                ),
-            )
+            with source:
+                return pacsv.read_csv(
+                    source,
+                    # the header's names as veil reads them (spaces trimmed: " State-gov"), so
+                    # every column is read as text whatever its header holds
+                    read_options=pacsv.ReadOptions(
+                        encoding=encoding,
+                        use_threads=True,
+                        block_size=block,
+                        skip_rows=1,
+                        column_names=header,
+                    ),
+                    parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+                    convert_options=pacsv.ConvertOptions(
+                        column_types=dict.fromkeys(header, text),
+                        strings_can_be_null=True,
+                        include_columns=list(columns) if columns is not None else None,
+                    ),
+                )
         except pa.ArrowInvalid as err:
-            if "straddling" not in str(err) or block >= len(data):
+            size = len(data) if isinstance(data, bytes) else data.stat().st_size
+            if "straddling" not in str(err) or block >= size:
                 raise
-            block = min(block * 8, len(data) + 1)
+            block = min(block * 8, size + 1)
 
 
 def _check_separator(path: Path, header: list[str], sep: str) -> None:
