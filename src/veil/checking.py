@@ -3,9 +3,10 @@
 The table is a ``veil.io.Source``, and its engine decides where the classes are counted: a
 DataFrame in memory, batches of a file too large for it, a Dask cluster. A CSV file read in
 memory for no more than its classes (no weights, person column or rows left out) is read,
-typed and counted by Arrow alone, its classes by Arrow's group-by, as ``read`` would type it
-and the DataFrame's count would find them: the same measures without building the DataFrame,
-and without loading pandas unless a sensitive column is measured.
+typed and counted without pandas: Arrow parses only the columns measured, dictionary-encoded,
+each column's distinct texts are typed as ``read`` types the column, and the classes are
+counted on the codes as ``veil.frequency`` counts a DataFrame's: the same measures without
+building the DataFrame, and without loading pandas unless a sensitive column is measured.
 """
 
 from __future__ import annotations
