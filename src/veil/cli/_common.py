@@ -200,6 +200,8 @@ def _check_format(fmt: str) -> str:
 
 def _model_specs(values: list[str] | None) -> list[dict[str, Any]]:
     """The ``--model`` options as mappings, each checked (a bad one names its parameter)."""
+    if not values:
+        return []  # (YAML is not loaded for nothing)
     import yaml
 
     from veil.privacy.criteria import build
