@@ -153,7 +153,7 @@ def test_cli_aim_with_target(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     said = capsys.readouterr()
     assert code == 0, said.err
     assert "epsilon 1 spent" in said.out
-    assert re.search(r"AIM: \d+ rounds, .* every pair of columns, union's weighing 4x", said.out)
+    assert re.search(r"AIM: \d+ rounds, .* every pair of columns, union's weighing 16x", said.out)
     synthetic = pd.read_csv(out)
     assert list(synthetic.columns) == ["wage", "age", "union"]
     assert Accountant(ledger).spent().epsilon == pytest.approx(1.0)
