@@ -266,7 +266,7 @@ def read_csv_text(
     naming ``where`` it was asked for); with ``dictionary``, each column dictionary-encoded
     as it is parsed (its chunks' dictionaries unified), for a caller that counts values."""
     size = path.stat().st_size
-    large = size > _UTF8_HEAD  # parsed from the file mapped in memory, not a copy of it
+    large = size > _UTF8_HEAD  # parsed by Arrow from the file itself, not from a copy of it
     with open(path, "rb") as file:
         data = file.read(_UTF8_HEAD) if large else file.read()
     # an encoding to detect is judged on the file's first MB: UTF-8 there, Arrow's parser
