@@ -98,6 +98,8 @@ def main() -> None:
 
 
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "arx" / "adult" / "adult.csv"
+#: pycanon's own environment (made by `make test`): the peer of `veil check`
+PYCANON = Path(__file__).resolve().parents[1] / ".venv-pycanon" / "bin" / "python"
 
 
 def whole_process(command: list[str]) -> tuple[float, float]:
@@ -136,6 +138,19 @@ def check_beside_arrow(rows: int) -> None:
         print(f"  {'veil check -k 5':<40}{ours[0]:>8.2f}s{ours[1]:>8.2f}s")
         print(f"  {'pyarrow read_csv (start-up and read)':<40}{floor[0]:>8.2f}s{floor[1]:>8.2f}s")
         print(f"  ratio {ours[0] / floor[0]:.2f}x (target: at most 2x)")
+        pycanon = PYCANON if PYCANON.exists() else None
+        if pycanon is None:
+            print(f"  (no {PYCANON}: `make test` builds pycanon's environment)")
+            return
+        program = (
+            "import sys, pandas as pd; from pycanon import anonymity; "
+            f"df = pd.read_csv({str(path)!r}); print(anonymity.k_anonymity(df, list(df.columns)))"
+        )
+        peer = min(
+            (whole_process([str(pycanon), "-c", program]) for _ in range(3)), key=lambda t: t[0]
+        )
+        print(f"  {'pycanon (pandas read, k)':<40}{peer[0]:>8.2f}s{peer[1]:>8.2f}s")
+        print(f"  veil {peer[0] / ours[0]:.1f}x faster than pycanon (target: at least 5x)")
 
 
 if __name__ == "__main__":
