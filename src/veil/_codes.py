@@ -19,41 +19,30 @@ def unique_recode(key: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def mixed_radix(
-    codes: Sequence[np.ndarray], radix: Sequence[int], recode: Recode = unique_recode
+    codes: Sequence[np.ndarray],
+    radix: Sequence[int],
+    recode: Recode = unique_recode,
+    dense: int | None = None,
 ) -> tuple[np.ndarray, int]:
     """One int64 per row for the combination of its codes (``codes[j]`` of column j, in
     ``0..radix[j]-1``), and the size of the key space; re-coded (``recode``) whenever the space
-    would pass 2**62, so it never overflows."""
+    would pass 2**62, so it never overflows.
+
+    With ``dense``, the space stays at most ``dense`` where it can: before a column would take
+    it past ``dense``, the key is compacted to the combinations present (a ``bincount`` and a
+    lookup, no sort); only where the combinations present times a column's values pass
+    ``dense`` does the space grow past it."""
     n = len(codes[0]) if len(codes) else 0
     key = np.zeros(n, dtype=np.int64)
     space = 1
     for column, r in zip(codes, radix, strict=True):
         r = max(int(r), 1)
+        if dense is not None and space * r > dense and space <= dense:
+            present = np.bincount(key, minlength=space) > 0
+            key, space = (np.cumsum(present) - 1)[key], int(present.sum())
         if space * r >= 2**62:  # re-code to keep the radix small
             key, space = recode(key)
-            space = max(space, 1)
-        key = key * r + column
-        space *= r
-    return key, space
-
-
-def dense_radix(
-    codes: Sequence[np.ndarray], radix: Sequence[int], dense: int
-) -> tuple[np.ndarray, int]:
-    """``mixed_radix`` whose key space stays at most ``dense`` where it can: before a column
-    would take it past ``dense``, the key is compacted to the combinations present (a
-    ``bincount`` and a lookup, no sort). Only where the combinations present times a column's
-    values pass ``dense`` does the space grow past it (re-coded by a sort near 2**62)."""
-    n = len(codes[0]) if len(codes) else 0
-    key = np.zeros(n, dtype=np.int64)
-    space = 1
-    for column, r in zip(codes, radix, strict=True):
-        r = max(int(r), 1)
-        if space * r > dense and space <= dense:
-            present = np.bincount(key, minlength=space) > 0
-            key, space = (np.cumsum(present) - 1)[key], max(int(present.sum()), 1)
-        if space * r >= 2**62:
-            key, space = unique_recode(key)
+        space = max(space, 1)
         key = key * r + column
         space *= r
     return key, space
