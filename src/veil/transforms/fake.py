@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import ParameterError
-from veil.scan.recognizers.vocabulary import name_titles
 from veil.schema import require_columns
 from veil.transforms._base import COLUMNS, Columns, ColumnTransform, rng_from
 
@@ -244,6 +243,9 @@ def _email_from(name: object, source: Any, faker: Faker, seen: dict[str, int]) -
         return str(source.email())
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     ascii_name = re.sub(r"['\u2019]", "", ascii_name)  # Ng'ang'a -> nganga, O'Neil -> oneil
+    # the scan's word lists load with the first e-mail made, not with every policy
+    from veil.scan.recognizers.vocabulary import name_titles
+
     titles = name_titles()  # "Fr Stephen Nganga": stephen.nganga, not fr.nganga
     parts = [p for p in re.split(r"[^a-z0-9]+", ascii_name) if p and p not in titles]
     local = ".".join(parts[:1] + parts[-1:]) if len(parts) > 1 else (parts[0] if parts else "user")
