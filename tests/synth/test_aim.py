@@ -154,6 +154,13 @@ def test_cli_aim_with_target(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert code == 0, said.err
     assert "epsilon 1 spent" in said.out
     assert re.search(r"AIM: \d+ rounds, .* every pair of columns, union's weighing 16x", said.out)
+    # what AIM chose is said (534 rows at epsilon 1: some runs measure no pair at all)
+    listed = re.search(r"pairs measured, in AIM's order: (.*)", said.out)
+    if listed is None:
+        assert "no pair measured: the rows follow the one-way marginals alone" in said.out
+    else:
+        pairs = [set(pair.split(" x ")) for pair in listed.group(1).split(", ")]
+        assert all(len(pair) == 2 and pair <= {"wage", "age", "union"} for pair in pairs)
     synthetic = pd.read_csv(out)
     assert list(synthetic.columns) == ["wage", "age", "union"]
     assert Accountant(ledger).spent().epsilon == pytest.approx(1.0)

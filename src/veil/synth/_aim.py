@@ -136,6 +136,8 @@ class AIM(MST):
         # post-processing: the released marginals only
         self.progress(f"fitting the last model to all {self.rounds_} rounds' marginals")
         table = self.table_
+        measured = [tuple(m.clique) for m in table.marginals.flatten() if len(m.clique) > 1]
+        self.measured_ = list(dict.fromkeys(measured))  # AIM's choices: released with its rows
         model = mirror_descent(
             table.model.domain,
             table.marginals.flatten(),
@@ -179,9 +181,14 @@ class AIM(MST):
         if not hasattr(self, "rounds_"):
             return super().describe()
         weighed = f", {self.target}'s weighing {TARGET_WEIGHT:g}x" if self.target else ""
+        pairs = ", ".join(" x ".join(map(str, clique)) for clique in getattr(self, "measured_", []))
         return [
             f"AIM: {self.rounds_} rounds, each measuring the marginal its model estimated "
             f"worst among every pair of columns{weighed}",
+            f"  pairs measured, in AIM's order: {pairs}"
+            if pairs
+            else "  no pair measured: the rows follow the one-way marginals alone, every column "
+            "drawn independently of the others",
             *super().describe(),
         ]
 
