@@ -11,8 +11,8 @@ unless named. A missing value appears only in a column whose domain has one.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from veil.schema import require_columns
 from veil.synth._base import Synthesizer
 from veil.synth._bins import HISTOGRAM_SHARE, private_bins
 from veil.synth._mst_split import safe_mst
+from veil.synth._project import sample_rows
 
 
 def named_identifier(name: str) -> bool:
@@ -294,16 +295,17 @@ class MST(Synthesizer):
         # None: the model's total, estimated from the noisy marginals (post-processing); the
         # model synthesizes sorted rows: shuffled (post-processing, no privacy cost)
         rng = np.random.default_rng(random_state)
-        # each row drawn from the model ("sample"), not mbi's default "round", which rounds the
+        # each row drawn from the model, not as mbi's default "round", which rounds the
         # counts of each group of parent values: with many small groups it gives their modes,
         # so on adult every Wife came out earning >50K (real: 48%), a model trained on the rows
         # reached ROC-AUC 0.63-0.78 and more budget did worse; drawn: 0.86 at epsilon 1, 0.84-0.88
-        # at 5, detection AUC 0.999 -> 0.73-0.82. mbi draws from numpy's global generator:
-        # seeded from random_state for these draws and put back after (post-processing of
-        # the released model, not the DP noise, which OpenDP drew in the fit)
-        with _global_numpy_seed(int(rng.integers(2**32))):
-            indices = self.table_.model.synthetic_data(n, "sample").df
-        indices = indices.iloc[rng.permutation(len(indices))].reset_index(drop=True)
+        # at 5, detection AUC 0.999 -> 0.73-0.82. Drawn by veil's ``sample_rows`` rather than
+        # mbi's "sample", which conditions on the wrong columns where AIM's pairs close a cycle
+        # (post-processing of the released model, not the DP noise, which OpenDP drew in the fit)
+        table = self.table_.model
+        total = max(1, int(n if n is not None else table.total))
+        drawn = sample_rows(table, total, rng)
+        indices = pd.DataFrame(drawn).iloc[rng.permutation(total)].reset_index(drop=True)
         out = pd.DataFrame(
             {name: self._decoded(name, indices[name].to_numpy(), rng) for name in self.chosen_}
         )
@@ -343,17 +345,6 @@ class MST(Synthesizer):
                 f"left out (too many distinct values: text, dates): {', '.join(self.left_out_)}"
             )
         return notes
-
-
-@contextmanager
-def _global_numpy_seed(seed: int) -> Iterator[None]:
-    """numpy's global generator seeded for a block, and its state put back after."""
-    state = np.random.get_state()
-    np.random.seed(seed)
-    try:
-        yield
-    finally:
-        np.random.set_state(state)
 
 
 def _redraw_blanks(out: pd.DataFrame, chosen: list[str], nullable: dict[str, bool]) -> int:

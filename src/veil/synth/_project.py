@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["estimate", "projecting"]
+__all__ = ["estimate", "projecting", "sample_rows"]
 
 #: numpy's einsum names at most 52 axes: a model over more columns projects through mbi
 _EINSUM_AXES = 52
@@ -92,3 +92,57 @@ def _einsum_model() -> type:
 
     _EINSUM_MODEL.append(EinsumModel)
     return EinsumModel
+
+
+def sample_rows(model: Any, rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """``rows`` rows drawn from ``model`` (mbi's ``MarkovRandomField``), each column's index
+    of its value: the columns in the reverse of the junction tree's elimination order, each
+    drawn given the columns drawn before it that share a clique *of the junction tree* with
+    it.
+
+    mbi 1.1's ``synthetic_data`` (the one OpenDP 0.16 pins) conditions each column on the
+    columns drawn before it that share one of the model's *measured* cliques with it, which is
+    exact for a tree (MST's) but not where the measured pairs close a cycle and the junction
+    tree joins them: on adult, AIM measured education x income, education x education_num and
+    education_num x occupation x ... x income's other pairs; education_num was drawn, then
+    income without it, then education given both, and both education columns came out
+    independent of income in a third of the runs at epsilon 5 (TSTR F1 0.60-0.62 against
+    0.65-0.66). Later mbi releases condition on the junction tree's cliques, as here."""
+    from mbi import junction_tree, marginal_oracles
+
+    domain = model.domain
+    tree, elimination = junction_tree.make_junction_tree(
+        domain, [tuple(clique) for clique in model.cliques]
+    )
+    cliques = [set(clique) for clique in tree.nodes]
+    marginals = marginal_oracles.message_passing_stable(model.potentials.expand(list(tree.nodes)))
+    drawn: dict[str, np.ndarray] = {}
+    for column in elimination[::-1]:
+        parents = tuple(
+            p for p in drawn if any(column in clique and p in clique for clique in cliques)
+        )
+        table = np.asarray(marginals.project((*parents, column)).datavector(flatten=False))
+        table = np.clip(table.reshape(-1, domain[column]), 0.0, None)
+        at = (
+            np.ravel_multi_index(
+                tuple(drawn[p] for p in parents), tuple(domain[p] for p in parents)
+            )
+            if parents
+            else np.zeros(rows, dtype=np.int64)
+        )
+        drawn[column] = _draw(table, at, rng)
+    return {column: drawn[column] for column in domain.attrs}
+
+
+def _draw(table: np.ndarray, at: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each row, a value drawn from row ``at`` of ``table`` (counts; a row of zeros, which
+    no drawn combination of parents should meet, draws uniformly). The rows' cumulative
+    shares are laid end to end (row i's in [i, i + 1]) and searched once for every draw."""
+    size = table.shape[1]
+    totals = table.sum(axis=1, keepdims=True)
+    p = np.divide(table, totals, out=np.full_like(table, 1.0 / size), where=totals > 0)
+    cdf = np.cumsum(p, axis=1)
+    cdf[:, -1] = 1.0
+    ends = (cdf + np.arange(len(cdf))[:, None]).ravel()
+    found = np.searchsorted(ends, at + rng.random(len(at)), side="right")
+    return np.minimum(found - at * size, size - 1).astype(np.int64)
