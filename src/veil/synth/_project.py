@@ -103,11 +103,11 @@ def sample_rows(model: Any, rows: int, rng: np.random.Generator) -> dict[str, np
     mbi 1.1's ``synthetic_data`` (the one OpenDP 0.16 pins) conditions each column on the
     columns drawn before it that share one of the model's *measured* cliques with it, which is
     exact for a tree (MST's) but not where the measured pairs close a cycle and the junction
-    tree joins them: on adult, AIM measured education x income, education x education_num and
-    education_num x occupation x ... x income's other pairs; education_num was drawn, then
-    income without it, then education given both, and both education columns came out
-    independent of income in a third of the runs at epsilon 5 (TSTR F1 0.60-0.62 against
-    0.65-0.66). Later mbi releases condition on the junction tree's cliques, as here."""
+    tree joins them: on adult, AIM measured education x income, education x education_num,
+    education_num x occupation and occupation x income; education_num was drawn, then income
+    without it, then education given both, and both education columns came out independent
+    of income in three runs of eight at epsilon 5 (TSTR F1 0.57-0.62 against 0.64-0.67).
+    Later mbi releases condition on the junction tree's cliques, as here."""
     from mbi import junction_tree, marginal_oracles
 
     domain = model.domain
