@@ -106,7 +106,7 @@ def sample_rows(model: Any, rows: int, rng: np.random.Generator) -> dict[str, np
     tree joins them: on adult, AIM measured education x income, education x education_num,
     education_num x occupation and occupation x income; education_num was drawn, then income
     without it, then education given both, and both education columns came out independent
-    of income in three runs of eight at epsilon 5 (TSTR F1 0.57-0.62 against 0.64-0.67).
+    of income in three runs of six at epsilon 5 (TSTR F1 0.60-0.62 against 0.65-0.66).
     Later mbi releases condition on the junction tree's cliques, as here."""
     from mbi import junction_tree, marginal_oracles
 
