@@ -89,7 +89,7 @@ def private_bins(
     present = values[~np.isnan(values)]
     where = np.searchsorted(edges, np.clip(present, low, high), side="left")
     exact = np.bincount(np.minimum(where, len(edges) - 1), minlength=len(edges))
-    measurement, _ = _laplace("counts", 1, float(epsilon))
+    measurement, scale = _laplace("counts", 1, float(epsilon))
     noisy = np.asarray(measurement([int(c) for c in exact]), dtype=float)
     return PrivateBins(
         float(low),
@@ -97,19 +97,19 @@ def private_bins(
         integer,
         edges,
         np.maximum(noisy, 0.0),
-        cuts_of(noisy, edges, bins, epsilon),
+        cuts_of(noisy, edges, bins, scale),
     )
 
 
-def cuts_of(noisy: np.ndarray, edges: np.ndarray, bins: int, epsilon: float) -> list[float]:
-    """The coarse cuts of a fine histogram's ``noisy`` counts (Laplace at ``epsilon``;
-    post-processing): each fine bin that holds at least a ``bins``-th of the rows is a coarse
-    bin of its own (adult's capital gain of 0, a working week of 40 hours), and the rest of
-    the rows are split at their quantiles into the coarse bins left.
+def cuts_of(noisy: np.ndarray, edges: np.ndarray, bins: int, scale: float) -> list[float]:
+    """The coarse cuts of a fine histogram's ``noisy`` counts (Laplace of ``scale``, as OpenDP
+    calibrated it; post-processing): each fine bin that holds at least a ``bins``-th of the
+    rows is a coarse bin of its own (adult's capital gain of 0, a working week of 40 hours),
+    and the rest of the rows are split at their quantiles into the coarse bins left.
 
     The shares come from the running sum of the noisy counts as measured (made
     non-decreasing) when its noise at the far end (a standard deviation of sqrt(2 x fine
-    bins) / epsilon) is at most a coarse bin's worth of rows; otherwise from the counts
+    bins) x scale) is at most a coarse bin's worth of rows; otherwise from the counts
     clamped at 0. Clamping adds about half the noise's scale to every empty fine bin: on adult
     at epsilon 1, 1,000 of them weighed ~25,000 rows and put the capital-gain cuts anywhere
     from 0 to 99,999 (a run's TSTR F1 fell to 0.59 when no cut fell between small and large
@@ -119,7 +119,7 @@ def cuts_of(noisy: np.ndarray, edges: np.ndarray, bins: int, epsilon: float) -> 
     standard deviation of ~2,200 rows) and its quantiles fall where the noise rises, while the
     clamped counts' even bias makes bins between quantile and equal width."""
     total = noisy.sum()
-    if total > 0 and math.sqrt(2 * len(noisy)) / epsilon <= total / bins:
+    if total > 0 and math.sqrt(2 * len(noisy)) * scale <= total / bins:
         cdf = np.clip(np.maximum.accumulate(np.cumsum(noisy)), 0.0, None)
         counts = np.diff(np.concatenate([[0.0], cdf]))
     else:
