@@ -22,7 +22,7 @@ from veil.dp.budget import dataset_id
 from veil.exceptions import ParameterError, PrivacyLeakWarning
 from veil.synth import AIM, METHODS, make
 from veil.synth._aim import TARGET_WEIGHT, workload
-from veil.synth._project import projecting, sample_rows
+from veil.synth._project import fit_model, projecting, sample_rows
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -101,6 +101,37 @@ def test_rows_are_drawn_from_the_model_where_its_pairs_close_a_cycle() -> None:
         np.random.set_state(state)
     # when this fails, mbi draws right: veil's sample_rows can go
     assert _distance(potentials, theirs, ("edu", "income"), n) > 0.2
+
+
+def test_fit_model_is_mbis_mirror_descent_with_its_compiled_code_dropped() -> None:
+    """MST's model, fitted with JAX's code dropped between the loss and the fit, equals mbi's
+    own ``mirror_descent`` (the oracle) on the same noisy marginals, and leaves nothing
+    compiled behind."""
+    import jax
+    import jax.numpy as jnp
+    from mbi import Domain, LinearMeasurement
+    from mbi.estimation import mirror_descent
+
+    rng = np.random.default_rng(5)
+    domain = Domain(["a", "b", "c"], [3, 4, 2])
+    measurements = [
+        LinearMeasurement(jnp.asarray(rng.poisson(50, size=size).astype(float)), clique, 2.0)
+        for clique, size in [(("a",), 3), (("a", "b"), 12), (("b", "c"), 8)]
+    ]
+    expected = mirror_descent(domain, measurements, iters=30)
+    kept = jax.jit(lambda x: x + 1)
+    kept(jnp.ones(2))
+    assert kept._cache_size() == 1
+    got = fit_model(domain, measurements, iters=30)
+    assert kept._cache_size() == 0  # JAX's compiled code was dropped
+    assert got.total == pytest.approx(expected.total)
+    for clique in [("a", "b"), ("b", "c")]:
+        np.testing.assert_allclose(
+            np.asarray(got.project(clique).values),
+            np.asarray(expected.project(clique).values),
+            rtol=1e-6,
+            atol=1e-8,
+        )
 
 
 def test_workload_weighs_the_targets_pairs() -> None:

@@ -9,40 +9,77 @@ potentials summed by ``np.einsum`` (tested equal to mbi's own variable eliminati
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["estimate", "projecting", "sample_rows"]
+__all__ = ["drop_compiled", "estimate", "fit_model", "projecting", "sample_rows"]
 
 #: numpy's einsum names at most 52 axes: a model over more columns projects through mbi
 _EINSUM_AXES = 52
 
 
 def estimate(domain: Any, loss_fn: Any, *, potentials: Any = None) -> Any:
-    """OpenDP's estimator contract (its ``mirror_descent``: mbi's, with mbi's defaults), the
-    model returned projecting by einsum."""
-    from mbi.estimation import mirror_descent
-
-    return projecting(compiled_once(mirror_descent)(domain, loss_fn, potentials=potentials))
+    """OpenDP's estimator contract (its ``mirror_descent``: mbi's, with mbi's defaults), fitted
+    by ``fit_model`` and returned projecting by einsum."""
+    return projecting(fit_model(domain, loss_fn, potentials=potentials))
 
 
-def compiled_once(fit: Callable[..., Any]) -> Callable[..., Any]:
-    """``fit``, JAX's compiled code dropped when it returns. mbi's mirror descent jits a new
-    closure on every call (nothing compiled is reused by the next fit), and JAX keeps every
-    executable: on adult, MST's two fits left 750 MB of compiled code behind (the process's
-    peak 1.3 GB; dropped, the next fit's compilation reuses that memory)."""
+def fit_model(domain: Any, loss_fn: Any, *, potentials: Any = None, iters: int = 1_000) -> Any:
+    """mbi's ``mirror_descent`` of ``loss_fn`` (a list of measurements, or mbi's loss): the
+    same model, with JAX's compiled code dropped (``drop_compiled``) after the loss is built
+    and after the fit.
 
-    def dropping(*args: Any, **kwargs: Any) -> Any:
-        import jax
+    JAX keeps every executable it compiled (about 2.5 MB of the C heap for one op on one
+    shape), and mbi compiles many: the loss's Lipschitz constant runs op by op on every
+    clique's shapes, and each fit jits a new closure. On adult, MST's second fit started from
+    780 MB (the first fit's code kept), its Lipschitz constant took 140 MB more and the fit
+    itself 350 MB: a whole process of 1.20 GB at its peak, 1.05 GB with the code dropped at
+    both points (MST's two fits share no shapes; it costs 1-2 s). AIM's rounds do reuse the
+    last round's shapes: dropping the code after each of them halved its memory (1.69 GB
+    to 1.15) but doubled its time (82 s to 169 s), so AIM keeps it. The loss is built as mbi
+    builds it (its ``_initialize``: the total of least variance,
+    ``from_linear_measurements``)."""
+    from mbi import marginal_loss
+    from mbi.estimation import minimum_variance_unbiased_total, mirror_descent
 
-        try:
-            return fit(*args, **kwargs)
-        finally:
-            jax.clear_caches()
+    known_total = None
+    if isinstance(loss_fn, list):
+        known_total = minimum_variance_unbiased_total(loss_fn)
+        loss_fn = marginal_loss.from_linear_measurements(loss_fn, domain=domain)
+        drop_compiled()
+    try:
+        return mirror_descent(
+            domain, loss_fn, known_total=known_total, potentials=potentials, iters=iters
+        )
+    finally:
+        drop_compiled()
 
-    return dropping
+
+def drop_compiled() -> None:
+    """Drop JAX's compiled code and hand the C heap's free memory back to the system (glibc's
+    ``malloc_trim``; elsewhere, JAX's caches alone)."""
+    import jax
+
+    jax.clear_caches()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    except OSError:
+        return None
 
 
 def projecting(model: Any) -> Any:
