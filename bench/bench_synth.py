@@ -299,7 +299,7 @@ def main() -> None:
         released = make()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         measured = evaluate_release(
-            train, released, holdout=holdout, target="income", seed=args.seed
+            train, released, holdout=holdout, target="income", random_state=args.seed
         )
         scores = measured.utility["tstr"]
         trtr = measured.utility["trtr"]
