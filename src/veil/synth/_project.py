@@ -36,8 +36,9 @@ def fit_model(domain: Any, loss_fn: Any, *, potentials: Any = None, iters: int =
     shape), and mbi compiles many: the loss's Lipschitz constant runs op by op on every
     clique's shapes, and each fit jits a new closure. On adult, MST's second fit started from
     780 MB (the first fit's code kept), its Lipschitz constant took 140 MB more and the fit
-    itself 350 MB: a whole process of 1.20 GB at its peak, 1.05 GB with the code dropped at
-    both points (MST's two fits share no shapes; it costs 1-2 s). AIM's rounds do reuse the
+    itself 350 MB: a whole process of 1.20 GB at its peak, 0.98-1.13 GB over six runs with the
+    code dropped at both points (the peak varies with the pairs the noisy tree picks; MST's two
+    fits share no shapes, and it costs 1-2 s). AIM's rounds do reuse the
     last round's shapes: dropping the code after each of them halved its memory (1.69 GB
     to 1.15) but doubled its time (82 s to 169 s), so AIM keeps it. The loss is built as mbi
     builds it (its ``_initialize``: the total of least variance,
@@ -59,11 +60,15 @@ def fit_model(domain: Any, loss_fn: Any, *, potentials: Any = None, iters: int =
 
 
 def drop_compiled() -> None:
-    """Drop JAX's compiled code and hand the C heap's free memory back to the system (glibc's
-    ``malloc_trim``; elsewhere, JAX's caches alone)."""
+    """Drop JAX's compiled code (its caches, and the closures' cycles that still hold some) and
+    hand the C heap's free memory back to the system (glibc's ``malloc_trim``; elsewhere,
+    JAX's caches alone)."""
+    import gc
+
     import jax
 
     jax.clear_caches()
+    gc.collect()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
