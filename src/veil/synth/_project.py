@@ -5,6 +5,8 @@ every marginal it is asked for: AIM asks for each pair of its workload every rou
 seconds on adult), MST for each candidate pair of its spanning tree. ``projecting`` wraps a
 fitted model so that a marginal its cliques do not hold is the product of its exponentiated
 potentials summed by ``np.einsum`` (tested equal to mbi's own variable elimination).
+``fit_model`` fits MST's models as mbi does, JAX's compiled code dropped between the steps
+(memory), and ``sample_rows`` draws rows from a model by its junction tree.
 """
 
 from __future__ import annotations
@@ -38,11 +40,10 @@ def fit_model(domain: Any, loss_fn: Any, *, potentials: Any = None, iters: int =
     780 MB (the first fit's code kept), its Lipschitz constant took 140 MB more and the fit
     itself 350 MB: a whole process of 1.20 GB at its peak, 0.98-1.13 GB over six runs with the
     code dropped at both points (the peak varies with the pairs the noisy tree picks; MST's two
-    fits share no shapes, and it costs 1-2 s). AIM's rounds do reuse the
-    last round's shapes: dropping the code after each of them halved its memory (1.69 GB
-    to 1.15) but doubled its time (82 s to 169 s), so AIM keeps it. The loss is built as mbi
-    builds it (its ``_initialize``: the total of least variance,
-    ``from_linear_measurements``)."""
+    fits share no shapes, and it costs 1-2 s). AIM's rounds do reuse the last round's shapes:
+    dropping the code after each of them halved its memory (1.69 GB to 1.15) but doubled its
+    time (82 s to 169 s), so AIM keeps it. The loss is built as mbi builds it (its
+    ``_initialize``: the total of least variance, ``from_linear_measurements``)."""
     from mbi import marginal_loss
     from mbi.estimation import minimum_variance_unbiased_total, mirror_descent
 
