@@ -138,3 +138,63 @@ def test_the_rarer_class_of_a_real_target_gets_a_copula_of_its_own() -> None:
     assert tstr["roc_auc"] > 0.65  # 0.55 from the whole table's copula
     assert tstr["roc_auc"] > trtr["roc_auc"] - 0.1
     assert tstr["f1"] > 0.25  # a model that predicts nobody leaves has F1 0
+
+
+def test_groups_fitted_in_a_second_process_are_the_same_models(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The groups' copulas fitted half in a second process give the same rows, value for
+    value, as fitted one after the other (IBM's HR table, conditioned on attrition and
+    overtime, with 3 clusters)."""
+    hr = pd.read_csv(DATA / "ibm_hr_attrition_full.csv")
+    model = {"condition_on": ["Attrition", "OverTime"], "clusters": 3}
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 10**12)  # one after the other
+    alone = GaussianCopula(**model).fit(hr, random_state=4)
+    sent: list[object] = []
+    started = copula.second_process
+
+    class Counted:
+        def __init__(self, pool: object) -> None:
+            self.pool = pool
+
+        def submit(self, *args: object) -> object:
+            sent.append(args[0])
+            return self.pool.submit(*args)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(copula, "second_process", lambda rows: Counted(started(rows)))
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 0)  # half of them in a second process
+    shared = GaussianCopula(**model).fit(hr, random_state=4)
+    assert len(shared.parts_) >= 4
+    assert sent.count(copula._fit_group) == len(shared.parts_) // 2
+    assert list(shared.parts_) == list(alone.parts_)
+    for key, part in alone.parts_.items():
+        np.testing.assert_array_equal(shared.parts_[key].correlation_, part.correlation_)
+    pd.testing.assert_frame_equal(
+        shared.sample(2_000, random_state=7), alone.sample(2_000, random_state=7)
+    )
+
+
+def test_a_script_without_a_main_guard_fits_once(tmp_path: Path) -> None:
+    """A user's script that fits a mixture at its top level, with no ``if __name__ ==
+    "__main__"``: the second process must not run the script again (multiprocessing's
+    forkserver did, and its pool broke)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "plain_script.py"
+    script.write_text(
+        "import pandas as pd\n"
+        "from veil.synth import GaussianCopula, _copula\n"
+        "_copula.PARALLEL_ROWS = 0\n"
+        "print('the script ran', flush=True)\n"
+        f"hr = pd.read_csv({str(DATA / 'ibm_hr_attrition_full.csv')!r})\n"
+        "model = GaussianCopula(condition_on='Attrition', clusters=3).fit(hr, random_state=1)\n"
+        "print('parts', len(model.parts_), flush=True)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("the script ran") == 1
+    assert "parts " in done.stdout
