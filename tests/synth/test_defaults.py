@@ -198,3 +198,31 @@ def test_a_script_without_a_main_guard_fits_once(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.count("the script ran") == 1
     assert "parts " in done.stdout
+
+
+def test_two_mixtures_fitted_at_once_share_the_second_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two threads fitting mixtures at the same time (a workbench serving two requests) share
+    the one second process and each gets the rows it gets alone."""
+    import threading
+
+    hr = pd.read_csv(DATA / "ibm_hr_attrition_full.csv")
+
+    def made(seed: int) -> pd.DataFrame:
+        model = GaussianCopula(condition_on="Attrition", clusters=3).fit(hr, random_state=seed)
+        return model.sample(500, random_state=9)
+
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 10**12)
+    alone = {seed: made(seed) for seed in (1, 2)}
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 0)
+    together: dict[int, pd.DataFrame] = {}
+    threads = [
+        threading.Thread(target=lambda s=seed: together.__setitem__(s, made(s))) for seed in (1, 2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    for seed in (1, 2):
+        pd.testing.assert_frame_equal(together[seed], alone[seed])
