@@ -39,10 +39,16 @@ def mixed_radix(
         r = max(int(r), 1)
         if dense is not None and space * r > dense and space <= dense:
             present = np.bincount(key, minlength=space) > 0
-            key, space = (np.cumsum(present) - 1)[key], int(present.sum())
+            # in place, as below (an element is read before it is written: no buffer needed)
+            np.take(np.cumsum(present) - 1, key, out=key, mode="clip")
+            space = int(present.sum())
         if space * r >= 2**62:  # re-code to keep the radix small
             key, space = recode(key)
         space = max(space, 1)
-        key = key * r + column
+        # in place: the key is this function's own array (a new one per column would take
+        # fresh pages from the system every time, a page fault per 4 KB: 1M rows x 8 columns
+        # spent 0.06 s there, against 0.01 s in place)
+        np.multiply(key, r, out=key)
+        np.add(key, column, out=key, casting="unsafe")
         space *= r
     return key, space

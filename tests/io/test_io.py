@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import errno
 import itertools
+import mmap
 import os
 from pathlib import Path
 
@@ -84,6 +85,47 @@ def test_quoted_fields_with_newlines_and_delimiters(tmp_path: Path) -> None:
     frame = io.read(path)
     assert frame["note"].iloc[0] == "call 0712 345 678,\nthen email"
     assert len(frame) == 2
+
+
+def test_a_quote_far_into_a_large_file_still_keeps_its_line_break(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file without a quote is parsed without lexing quotes (faster): the one quoted value
+    with a line break, in the last window looked at, must make the parser lex them again, in
+    memory and streamed alike; a file without one reads as the lexing parser reads it."""
+    from veil.io import _files
+
+    monkeypatch.setattr(_files, "_QUOTE_SCAN_BYTES", mmap.ALLOCATIONGRANULARITY)
+    monkeypatch.setattr(_files, "_UTF8_HEAD", 1 << 12)  # parsed from the file, as a large one
+    rows = [f"{i},Nairobi,{i % 7}" for i in range(3000)]
+    plain = tmp_path / "plain.csv"
+    plain.write_text("id,county,code\n" + "\n".join(rows) + "\n")
+    quoted = tmp_path / "quoted.csv"
+    quoted.write_text("id,county,code\n" + "\n".join(rows) + '\n3000,"Kisumu\nWest",1\n')
+    assert plain.stat().st_size > 4 * mmap.ALLOCATIONGRANULARITY
+    assert _files.may_quote(quoted, "utf-8")
+    assert not _files.may_quote(plain, "utf-8")
+    frame = io.read(quoted)
+    assert len(frame) == 3001
+    assert frame["county"].iloc[-1] == "Kisumu\nWest"
+    streamed = pd.concat(io.TableStream(str(quoted)).batches(1000))
+    assert len(streamed) == 3001
+    assert streamed["county"].iloc[-1] == "Kisumu\nWest"
+    lexed = pd.read_csv(plain, engine="python")  # an independent parser: the same table
+    pd.testing.assert_frame_equal(io.read(plain), lexed, check_dtype=False)
+    result = veil.check(plain, ["county", "code"])
+    assert result.rows == 3000
+    assert result.k == 428
+
+
+def test_a_quote_is_looked_for_only_where_it_is_the_byte_quote() -> None:
+    """In an EBCDIC page the quote is another byte: no byte search can rule it out."""
+    from veil.io._files import may_quote
+
+    assert may_quote(b"id,name\n1,Amina\n", "cp500")
+    assert not may_quote(b"id,name\n1,Amina\n", "utf-8")
+    assert may_quote('id,"na,me"\n'.encode("utf-16"), "utf-16")
+    assert may_quote(b"id\n1\n", "no-such-encoding")
 
 
 # -- other sources -----------------------------------------------------------------------------

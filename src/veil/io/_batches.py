@@ -33,6 +33,7 @@ from veil.io._files import (
     check_readable,
     csv_dialect,
     is_streamable,
+    may_quote,
     not_plain_number,
 )
 from veil.io._formulas import escape_formulas
@@ -144,6 +145,8 @@ class TableStream:
     formats: dict[str, str] = field(default_factory=dict)
     _kinds: dict[str, str] = field(default_factory=dict)
     _nulls: dict[str, int] = field(default_factory=dict)
+    #: whether the CSV file may quote a value (looked for once, on the first reading)
+    _quoted: bool | None = None
 
     def __post_init__(self) -> None:
         text = str(self.source)
@@ -241,13 +244,17 @@ class TableStream:
         """The CSV file as text tables of ``batch_rows`` rows (the last one shorter)."""
         path = self.paths[0]
         names = [f"c{i}" for i in range(len(self.columns))]
+        if self._quoted is None:
+            self._quoted = may_quote(path, self.encoding or "utf-8")
         try:
             reader = pacsv.open_csv(
                 path,
                 read_options=pacsv.ReadOptions(
                     encoding=self.encoding, block_size=_BLOCK_BYTES, skip_rows=1, column_names=names
                 ),
-                parse_options=pacsv.ParseOptions(delimiter=self.sep, newlines_in_values=True),
+                parse_options=pacsv.ParseOptions(
+                    delimiter=self.sep, newlines_in_values=self._quoted
+                ),
                 convert_options=pacsv.ConvertOptions(
                     column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True
                 ),

@@ -8,6 +8,7 @@ import contextlib
 import csv
 import glob
 import io
+import mmap
 import os
 import re
 import warnings
@@ -323,6 +324,36 @@ def _date_form(valid: pa.ChunkedArray) -> str | None:
     return None
 
 
+#: bytes read at a time when looking for a quote in a file too large to hold
+_QUOTE_SCAN_BYTES = 1 << 24
+
+
+def may_quote(data: bytes | Path, encoding: str) -> bool:
+    """Whether a CSV text may hold a quoted value, so a line break inside a value: False only
+    when the quote character is a byte ``"`` in ``encoding`` (UTF-8, Latin, UTF-16, ...) and
+    no such byte is in ``data`` (or the file). Without a quote every line break ends a row, and
+    Arrow's parser may split its blocks at line breaks, which is faster than lexing quotes."""
+    try:
+        quote = '"'.encode(encoding)
+    except (LookupError, UnicodeError):
+        return True
+    if b'"' not in quote:  # an EBCDIC page: the byte search would say nothing
+        return True
+    if isinstance(data, bytes):
+        return b'"' in data
+    with open(data, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        try:  # mapped a window at a time: no copy, and no more memory than a window
+            for start in range(0, size, _QUOTE_SCAN_BYTES):
+                length = min(_QUOTE_SCAN_BYTES, size - start)
+                with mmap.mmap(file.fileno(), length, offset=start, access=mmap.ACCESS_READ) as m:
+                    if m.find(b'"') >= 0:
+                        return True
+        except (OSError, ValueError):  # not a file that maps (a pipe): lex the quotes
+            return True
+    return False
+
+
 def _parse_csv(
     data: bytes | Path,
     encoding: str,
@@ -336,6 +367,7 @@ def _parse_csv(
     holding a document) is read again with blocks large enough for it."""
     text = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
     block = 1 << 20
+    quoted = may_quote(data, encoding)
     while True:
         # a large file is read by Arrow from the file itself (no copy of it in memory first)
         source = io.BytesIO(data) if isinstance(data, bytes) else pa.OSFile(str(data))
@@ -352,7 +384,7 @@ def _parse_csv(
                         skip_rows=1,
                         column_names=header,
                     ),
-                    parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+                    parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=quoted),
                     convert_options=pacsv.ConvertOptions(
                         column_types=dict.fromkeys(header, text),
                         strings_can_be_null=True,
