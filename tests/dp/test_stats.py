@@ -35,6 +35,38 @@ def test_no_noise_is_drawn_outside_opendp() -> None:
     assert offenders == []
 
 
+def test_opendps_names_are_the_preludes_each_imported_when_used() -> None:
+    """veil's OpenDP namespace gives, for every name ``opendp.prelude`` exports, the very
+    object the prelude gives (the oracle), and a DP count imports neither scikit-learn nor
+    Polars, which the prelude's extras import (checked in a process of its own)."""
+    import subprocess
+    import sys
+
+    import opendp.prelude as prelude
+
+    from veil.dp._mechanisms import opendp
+
+    namespace = opendp()
+    names = [name for name in dir(prelude) if not name.startswith("_")]
+    assert len(names) > 100
+    differ = [name for name in names if getattr(namespace, name) is not getattr(prelude, name)]
+    assert differ == []
+    program = (
+        "import sys, numpy as np, pandas as pd\n"
+        "from veil import dp\n"
+        "import tempfile\n"
+        "frame = pd.DataFrame({'a': np.arange(50)})\n"
+        "ledger = tempfile.mkdtemp() + '/budget.db'\n"
+        "accountant = dp.Accountant.create(ledger, dp.Budget(10))\n"
+        "print(dp.count(frame, epsilon=1, accountant=accountant).epsilon, file=sys.stderr)\n"
+        "print(' '.join(m for m in ('sklearn', 'polars') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "1"  # the count was released, at epsilon 1
+    assert done.stdout.strip() == ""
+
+
 def test_count_spread_matches_the_laplace_scale(ages, accountant) -> None:
     """A count's noise is discrete Laplace of scale b (P(k) proportional to exp(-|k|/b)):
     variance 2q/(1-q)^2 and mean absolute value 2q/(1-q^2), q = exp(-1/b). OpenDP's noise

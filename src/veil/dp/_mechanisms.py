@@ -20,16 +20,59 @@ from veil.exceptions import MissingExtraError, ParameterError
 __all__ = ["FIXED_POINT_BITS", "DPResult", "fixed_point_sum", "opendp"]
 
 
+#: The modules ``opendp.prelude`` gathers with ``from ... import *``, in its order (a name two
+#: of them hold is the later one's), its three short names, and the names ``opendp.context``
+#: exports (that module imports Polars, where it is installed).
+_PRELUDE = (
+    "opendp.mod",
+    "opendp.domains",
+    "opendp.metrics",
+    "opendp.measures",
+    "opendp.typing",
+    "opendp.accuracy",
+)
+_SHORT = {"t": "opendp.transformations", "m": "opendp.measurements", "c": "opendp.combinators"}
+_CONTEXT = frozenset(
+    (
+        *("space_of", "domain_of", "metric_of", "loss_of", "unit_of"),
+        *("Context", "Query", "Chain", "PartialChain", "register"),
+    )
+)
+
+
+class _Prelude:
+    """``opendp.prelude``'s names, each imported when first used: the prelude itself imports
+    all of OpenDP's extras (scikit-learn, Polars, its numpy and mbi helpers: 0.23 s and their
+    memory), which a Laplace count does not use. A name none of the modules below holds is
+    the prelude's own (its extras)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+
+        if name in _SHORT:
+            return importlib.import_module(_SHORT[name])
+        if name in _CONTEXT:
+            return getattr(importlib.import_module("opendp.context"), name)
+        if not name.startswith("_"):
+            for module_name in reversed(_PRELUDE):
+                module = importlib.import_module(module_name)
+                exported = getattr(module, "__all__", None)
+                if (name in exported) if exported is not None else hasattr(module, name):
+                    return getattr(module, name)
+        return getattr(importlib.import_module("opendp.prelude"), name)
+
+
 def opendp() -> Any:
-    """OpenDP's prelude with contrib features on; a clear error if the extra is missing."""
+    """OpenDP's prelude (``import opendp.prelude as dp``, each name imported when first used)
+    with contrib features on; a clear error if the extra is missing."""
     try:
-        import opendp.prelude as dp
+        from opendp.mod import enable_features
     except ImportError as err:
         raise MissingExtraError(
             "differential privacy needs OpenDP: pip install 'veil[dp]'"
         ) from err
-    dp.enable_features("contrib")
-    return dp
+    enable_features("contrib")
+    return _Prelude()
 
 
 @dataclass(frozen=True)
