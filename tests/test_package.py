@@ -231,3 +231,58 @@ def test_the_entry_points_follow_numpydoc() -> None:
         if found:
             broken[name] = found
     assert not broken, broken
+
+
+def test_a_report_of_a_release_loads_no_evaluation_library(tmp_path) -> None:
+    """``veil report`` of an anonymized release draws its plots but measures no model or
+    attack: scikit-learn and scipy.stats (0.5 s to import) stay unloaded, in a process of its
+    own, while the report is written."""
+    import subprocess
+    import sys
+
+    table = tmp_path / "t.csv"
+    table.write_text(
+        "age,county\n" + "\n".join(f"{30 + i % 3},{['Lamu', 'Meru'][i % 2]}" for i in range(24))
+    )
+    release, certificate = tmp_path / "r.csv", tmp_path / "c.json"
+    run = [sys.executable, "-m", "veil"]
+    subprocess.run(
+        [
+            *run,
+            "anonymize",
+            str(table),
+            "-k",
+            "2",
+            "-o",
+            str(release),
+            "--certificate",
+            str(certificate),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    probe = (
+        "import sys, runpy; sys.argv = ['veil', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('veil', run_name='__main__')\n"
+        "except SystemExit as done:\n    assert not done.code, done.code\n"
+        "print(sorted(m for m in ('sklearn', 'scipy.stats', 'torch') if m in sys.modules))"
+    )
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe,
+            "report",
+            str(release),
+            "--certificate",
+            str(certificate),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "<html" in out.read_text()[:500].lower()
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -24,16 +24,8 @@ from typing import Any
 import pandas as pd
 
 from veil._deprecated import UNSET, renamed_seed
-from veil.evaluate._measures import (
-    associations,
-    check_target,
-    column_fidelity,
-    detection_auc,
-    utility,
-)
 from veil.evaluate._prepare import MIN_HOLDOUT, Prepared, prepare
-from veil.risk.attacks import inference, linkability, risk_label, singling_out
-from veil.risk.distance import distance_privacy
+from veil.risk.tables import risk_label
 
 __all__ = ["MIN_HOLDOUT", "Evaluation", "evaluate_release", "risk_label"]
 
@@ -156,6 +148,18 @@ def evaluate_release(
     not made from (``holdout``, or ``holdout_fraction`` of ``original`` set aside: then the
     release must have been made without them). ``random_state`` seeds the split, the models
     and the attacks (``seed``: its old name, deprecated)."""
+    # the measures and the attacks load scikit-learn and scipy: only an evaluation needs them
+    # (a report reads an Evaluation without them)
+    from veil.evaluate._measures import (
+        associations,
+        check_target,
+        column_fidelity,
+        detection_auc,
+        utility,
+    )
+    from veil.risk.attacks import inference, linkability, singling_out
+    from veil.risk.distance import distance_privacy
+
     start = time.perf_counter()
     seed = renamed_seed(random_state, seed, "evaluate_release")
     prepared: Prepared = prepare(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -14,7 +14,6 @@ from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
 from veil.evaluate import Evaluation
 from veil.federated.result import FederatedResult
-from veil.learn.latent import LatentRelease
 from veil.privacy.certificate import Certificate, Release
 from veil.progress import as_progress
 from veil.registry import Registry
@@ -32,6 +31,9 @@ from veil.report.sections import (
 )
 from veil.report.sections._common import Curve, Inputs, Progress
 from veil.scan import ScanResult
+
+if TYPE_CHECKING:  # its module loads scikit-learn (the latent attacks): only typed here
+    from veil.learn.latent import LatentRelease
 
 #: The sections, in the order a reader meets them: what is personal, what was done, how
 #: private the release is, what analysts keep, what attacks still learn, each column,

@@ -33,7 +33,7 @@ from scipy import stats
 from scipy.optimize import curve_fit
 
 from veil.risk.distance import Encoder, category_codes, nearest
-from veil.risk.tables import Prepared
+from veil.risk.tables import Prepared, risk_label
 
 N_ATTACKS = 500
 N_COLUMNS = 3
@@ -91,18 +91,6 @@ def risk_of(n: int, success: float, control: float, baseline: float) -> AttackRi
         return min(max(x, 0.0), 1.0)
 
     return AttackRisk(bound(value), (bound(value - error), bound(value + error)), a, c, b, n)
-
-
-def risk_label(ci: tuple[float, float] | list[float]) -> str:
-    """What the interval (not the point) says: ``low`` when it stays under 5%, ``high`` when it
-    starts at 10% or more, ``moderate`` when it lies between, else ``uncertain`` (it reaches
-    past 5%: too few attacks, or too few rows, to call it low)."""
-    low, high = ci
-    if high < 0.05:
-        return "low"
-    if low >= 0.1:
-        return "high"
-    return "moderate" if low >= 0.05 else "uncertain"
 
 
 # ---------------------------------------------------------------------------- singling out

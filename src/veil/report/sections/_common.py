@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -13,10 +13,12 @@ from veil.dp.budget import Accountant
 from veil.dp.stats import DPResult
 from veil.evaluate import Evaluation
 from veil.federated.result import FederatedResult
-from veil.learn.latent import LatentRelease
 from veil.privacy.certificate import Certificate, Release
 from veil.report.model import Report, Section
 from veil.scan import ScanResult
+
+if TYPE_CHECKING:  # its module loads scikit-learn (the latent attacks): only typed here
+    from veil.learn.latent import LatentRelease
 
 Progress = Callable[[str], None]
 

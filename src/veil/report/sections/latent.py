@@ -8,10 +8,14 @@ codes give the quasi-identifiers back is invertible, never called anonymized.
 
 from __future__ import annotations
 
-from veil.learn.latent import LatentRelease
+from typing import TYPE_CHECKING
+
 from veil.plotting import render
 from veil.report.model import Fact, Figure, Report, Section, Table
 from veil.report.sections._common import Inputs, standalone
+
+if TYPE_CHECKING:  # its module loads scikit-learn (the latent attacks): only typed here
+    from veil.learn.latent import LatentRelease
 
 ATTACKERS = {"white_box": "white-box (holds the decoder)", "insider": "insider (knows 1% of rows)"}
 
