@@ -286,3 +286,37 @@ def test_a_report_of_a_release_loads_no_evaluation_library(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert "<html" in out.read_text()[:500].lower()
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_lazy_registry_member_is_imported_when_asked_for_and_dp_synthesis_loads_no_copula() -> (
+    None
+):
+    """``veil.synth`` lists every synthesizer without importing any: MST's module, asked for by
+    its name, loads neither the copula's scipy.stats nor Faker (in a process of its own); and
+    a registry's lazy member is the very class once asked for, its names and errors as an
+    eager one's."""
+    import subprocess
+    import sys
+
+    from veil.exceptions import ParameterError
+    from veil.registry import Registry
+
+    probe = (
+        "import sys, veil.synth as s; names = list(s.METHODS); cls = s.METHODS['mst']; "
+        "print(names, cls.__name__, sorted(m for m in ('scipy.stats', 'faker', 'sklearn') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['marginals', 'copula', 'tvae', 'mst', 'aim'] MST []"
+    shapes: Registry[type] = Registry("shape")
+    shapes.add_lazy("ordered", "collections:OrderedDict", aliases=("sorted",))
+    assert "sorted" in shapes
+    assert list(shapes) == ["ordered"]
+    import collections
+
+    assert shapes["sorted"] is collections.OrderedDict
+    with pytest.raises(ValueError, match="registered twice"):
+        shapes.add("sorted", dict)
+    with pytest.raises(ParameterError, match="did you mean 'ordered'"):
+        shapes["orderd"]

@@ -19,6 +19,7 @@ Transforms, privacy-search metrics, synthesizers and rights store kinds are regi
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
@@ -40,17 +41,33 @@ class Registry(Mapping[str, T], Generic[T]):
 
     def __init__(self, what: str) -> None:
         self.what = what
-        self._members: dict[str, T] = {}
+        self._names: dict[str, None] = {}  # every registered name, in order
+        self._members: dict[str, T] = {}  # the members loaded
+        self._where: dict[str, str] = {}  # a member not loaded yet: its "module:attribute"
         self._aliases: dict[str, str] = {}
 
     def add(self, name: str, member: T, *, aliases: Iterable[str] = ()) -> T:
         """Register ``member`` as ``name`` (and ``aliases``); a name taken twice is a bug."""
-        for key in (name, *aliases):
-            if key in self._members or key in self._aliases:
-                raise ValueError(f"{self.what} {key!r} is registered twice")
+        self._claim(name, aliases)
         self._members[name] = member
-        self._aliases.update(dict.fromkeys(aliases, name))
         return member
+
+    def add_lazy(self, name: str, where: str, *, aliases: Iterable[str] = ()) -> None:
+        """Register as ``name`` the member ``where`` names (``"module:attribute"``), imported
+        when first asked for: a package can list every member without importing the libraries
+        of the ones a program never uses."""
+        if where.count(":") != 1:
+            raise ValueError(f"{self.what} {name!r}: where must be 'module:attribute'")
+        self._claim(name, aliases)
+        self._where[name] = where
+
+    def _claim(self, name: str, aliases: Iterable[str]) -> None:
+        aliases = tuple(aliases)
+        for key in (name, *aliases):
+            if key in self._names or key in self._aliases:
+                raise ValueError(f"{self.what} {key!r} is registered twice")
+        self._names[name] = None
+        self._aliases.update(dict.fromkeys(aliases, name))
 
     def register(self, name: str, *, aliases: Iterable[str] = ()) -> Callable[[T], T]:
         """A decorator that registers the class it decorates as ``name``."""
@@ -58,17 +75,17 @@ class Registry(Mapping[str, T], Generic[T]):
 
     def suggest(self, name: str) -> str | None:
         """The registered name (or alias) closest to ``name``, if one is close."""
-        close = difflib.get_close_matches(str(name), [*self._members, *self._aliases], n=1)
+        close = difflib.get_close_matches(str(name), [*self._names, *self._aliases], n=1)
         return close[0] if close else None
 
     def canonical(self, name: str) -> str:
         """The registered name ``name`` stands for (itself, or the name it is an alias of)."""
         key = self._aliases.get(name, name)
-        if key not in self._members:
+        if key not in self._names:
             close = self.suggest(name)
             hint = f"; did you mean {close!r}?" if close else ";"
             raise ParameterError(
-                f"unknown {self.what} {name!r}{hint} known: {', '.join(self._members)}"
+                f"unknown {self.what} {name!r}{hint} known: {', '.join(self._names)}"
             )
         return key
 
@@ -77,13 +94,17 @@ class Registry(Mapping[str, T], Generic[T]):
         return dict(self._aliases)
 
     def __getitem__(self, name: str) -> T:
-        return self._members[self.canonical(name)]
+        key = self.canonical(name)
+        if key not in self._members:
+            module, attribute = self._where[key].split(":")
+            self._members[key] = getattr(importlib.import_module(module), attribute)
+        return self._members[key]
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self._members or name in self._aliases)
+        return isinstance(name, str) and (name in self._names or name in self._aliases)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._members)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(self._members)
+        return len(self._names)

@@ -25,18 +25,20 @@ Direct identifiers are never resampled: every synthetic row gets a new, well-for
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from veil._lazy import lazy_names
 from veil.exceptions import ParameterError
 from veil.registry import Registry
-from veil.synth._aim import AIM
-from veil.synth._base import Synthesizer
-from veil.synth._copula import GaussianCopula
-from veil.synth._marginals import ColumnModel, Marginals
-from veil.synth._mst import MST, Synthetic, named_identifier
-from veil.synth._mst import synthesize as synthesize_mst
-from veil.synth._schema import from_schema, load_schema
-from veil.synth._tvae import TVAE
+
+if TYPE_CHECKING:
+    from veil.synth._aim import AIM
+    from veil.synth._base import Synthesizer
+    from veil.synth._copula import GaussianCopula
+    from veil.synth._marginals import ColumnModel, Marginals
+    from veil.synth._mst import MST, Synthetic, named_identifier, synthesize_mst
+    from veil.synth._schema import from_schema, load_schema
+    from veil.synth._tvae import TVAE
 
 __all__ = [
     "AIM",
@@ -55,14 +57,25 @@ __all__ = [
     "synthesize_mst",
 ]
 
-#: The synthesizers by their command-line name (``mst`` and ``aim`` need ``epsilon`` and
-#: ``accountant``).
+#: Where each public name lives, loaded on first use: DP synthesis (MST, AIM) never loads the
+#: copula's scipy.stats and scikit-learn (0.5 s and 60 MB of a process whose peak is its fit).
+_LAZY = {
+    "AIM": "veil.synth._aim",
+    "Synthesizer": "veil.synth._base",
+    "GaussianCopula": "veil.synth._copula",
+    **dict.fromkeys(("ColumnModel", "Marginals"), "veil.synth._marginals"),
+    **dict.fromkeys(("MST", "Synthetic", "named_identifier", "synthesize_mst"), "veil.synth._mst"),
+    **dict.fromkeys(("from_schema", "load_schema"), "veil.synth._schema"),
+    "TVAE": "veil.synth._tvae",
+}
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
+
 METHODS: Registry[type[Synthesizer]] = Registry("synthesizer")
-METHODS.add("marginals", Marginals)
-METHODS.add("copula", GaussianCopula, aliases=("gaussian_copula",))
-METHODS.add("tvae", TVAE)
-METHODS.add("mst", MST)
-METHODS.add("aim", AIM)
+METHODS.add_lazy("marginals", "veil.synth._marginals:Marginals")
+METHODS.add_lazy("copula", "veil.synth._copula:GaussianCopula", aliases=("gaussian_copula",))
+METHODS.add_lazy("tvae", "veil.synth._tvae:TVAE")
+METHODS.add_lazy("mst", "veil.synth._mst:MST")
+METHODS.add_lazy("aim", "veil.synth._aim:AIM")
 
 
 def make(method: str, **options: Any) -> Synthesizer:

@@ -425,3 +425,7 @@ def synthesize(
         (first, *model.describe()),
         rows_from=model.rows_from_,
     )
+
+
+#: ``veil.synth.synthesize_mst``: the package's name for ``synthesize``
+synthesize_mst = synthesize
