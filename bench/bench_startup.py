@@ -6,13 +6,14 @@ libraries each one loaded.
 
     python bench/bench_startup.py [--repeat 7]
 
-Each figure is the median of ``--repeat`` fresh processes.
+Each figure is the median of ``--repeat`` fresh processes, wall and CPU seconds (user and system).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -21,15 +22,20 @@ import time
 from pathlib import Path
 
 
-def timed(command: list[str], repeat: int, cwd: Path | None = None) -> float:
-    times = []
+def timed(command: list[str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
+    """The median wall and CPU seconds (user and system, the process's own) of ``repeat``
+    runs of ``command``, each in a new process."""
+    times, cpus = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(
             command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd
         )
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(times), statistics.median(cpus)
 
 
 #: Libraries whose import alone takes a noticeable part of a second.
@@ -145,18 +151,18 @@ def main() -> None:
         ("veil scan --help", [python, "-m", "veil", "scan", "--help"], 0.3),
         ("veil ui --help", [python, "-m", "veil", "ui", "--help"], 0.3),
     ]
-    print(f"{'':<36}{'median':>9}{'target':>9}")
+    print(f"{'':<36}{'median':>9}{'CPU':>9}{'target':>9}")
     for name, command, target in cases:
-        seconds = timed(command, args.repeat)
+        seconds, cpu = timed(command, args.repeat)
         goal = f"{target:.1f} s" if target else ""
         mark = "" if target is None else ("  ok" if seconds <= target else "  OVER")
-        print(f"{name:<36}{seconds:>7.3f} s{goal:>9}{mark}")
+        print(f"{name:<36}{seconds:>7.3f} s{cpu:>7.3f} s{goal:>9}{mark}")
     heavy = ("pandas", "numpy", "sklearn", "scipy", "matplotlib", "pyarrow", "opendp")
     probe = f"import sys, veil; print(' '.join(m for m in {heavy!r} if m in sys.modules) or 'none')"
     found = subprocess.run([python, "-c", probe], check=True, capture_output=True, text=True)
     print(f"heavy modules loaded by import veil: {found.stdout.strip()}")
     print()
-    print(f"{'each command on six rows':<40}{'median':>9}{'target':>9}  loads")
+    print(f"{'each command on six rows':<40}{'median':>9}{'CPU':>9}{'target':>9}  loads")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         os.environ.setdefault("VEIL_KEY", "bench-startup-" + "k" * 32)
@@ -165,10 +171,10 @@ def main() -> None:
         commands(folder)  # writes the tables: the budget is made for one of them, once
         subprocess.run([python, "-m", "veil", *budget], check=True, capture_output=True)
         for name, argv in commands(folder):
-            seconds = timed([python, "-m", "veil", *argv], args.repeat, cwd=folder)
+            seconds, cpu = timed([python, "-m", "veil", *argv], args.repeat, cwd=folder)
             mark = "  ok" if seconds <= 0.5 else "  OVER"
             heavy_loaded = loaded(python, argv, folder)
-            print(f"{name:<40}{seconds:>7.3f} s{0.5:>7.1f} s{mark}  {heavy_loaded}")
+            print(f"{name:<40}{seconds:>7.3f} s{cpu:>7.3f} s{0.5:>7.1f} s{mark}  {heavy_loaded}")
 
 
 if __name__ == "__main__":
