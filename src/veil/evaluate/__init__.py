@@ -150,15 +150,7 @@ def evaluate_release(
     and the attacks (``seed``: its old name, deprecated)."""
     # the measures and the attacks load scikit-learn and scipy: only an evaluation needs them
     # (a report reads an Evaluation without them)
-    from veil.evaluate._measures import (
-        associations,
-        check_target,
-        column_fidelity,
-        detection_auc,
-        utility,
-    )
-    from veil.risk.attacks import inference, linkability, singling_out
-    from veil.risk.distance import distance_privacy
+    from veil.evaluate._measures import associations, check_target, column_fidelity, detection_auc
 
     start = time.perf_counter()
     seed = renamed_seed(random_state, seed, "evaluate_release")
@@ -180,6 +172,34 @@ def evaluate_release(
         "associations": (before, after),
         "tables": (prepared.train, prepared.release, prepared.kinds),
     }
+    privacy, measured_utility = _privacy(prepared, target, seed, figures)
+    return Evaluation(
+        fidelity,
+        measured_utility,
+        privacy,
+        time.perf_counter() - start,
+        prepared.columns,
+        prepared.left_out,
+        prepared.notes,
+        {
+            "train": len(prepared.train),
+            "release": len(prepared.release),
+            "holdout": 0 if prepared.holdout is None else len(prepared.holdout),
+        },
+        figures,
+    )
+
+
+def _privacy(
+    prepared: Prepared, target: str | None, seed: int, figures: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The distances and the three attacks, and the utility (None without a target): each
+    with its reason where there are no holdout rows to measure against; the distances'
+    samples go to ``figures``."""
+    from veil.evaluate._measures import utility
+    from veil.risk.attacks import inference, linkability, singling_out
+    from veil.risk.distance import distance_privacy
+
     privacy: dict[str, Any]
     if prepared.holdout is None:
         reason = "no holdout rows: pass holdout or holdout_fraction"
@@ -212,18 +232,4 @@ def evaluate_release(
         else:
             privacy["inference"] = {**inference(prepared, secret, seed).to_dict(), "secret": secret}
         measured_utility = None if target is None else utility(prepared, target, seed)
-    return Evaluation(
-        fidelity,
-        measured_utility,
-        privacy,
-        time.perf_counter() - start,
-        prepared.columns,
-        prepared.left_out,
-        prepared.notes,
-        {
-            "train": len(prepared.train),
-            "release": len(prepared.release),
-            "holdout": 0 if prepared.holdout is None else len(prepared.holdout),
-        },
-        figures,
-    )
+    return privacy, measured_utility
