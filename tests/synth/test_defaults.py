@@ -226,3 +226,66 @@ def test_two_mixtures_fitted_at_once_share_the_second_process(
         thread.join(timeout=300)
     for seed in (1, 2):
         pd.testing.assert_frame_equal(together[seed], alone[seed])
+
+
+def _hr_mixture(seed: int) -> pd.DataFrame:
+    hr = pd.read_csv(DATA / "ibm_hr_attrition_full.csv")
+    model = GaussianCopula(condition_on="Attrition", clusters=3).fit(hr, random_state=seed)
+    return model.sample(500, random_state=9)
+
+
+def test_the_callers_own_joblib_work_runs_beside_a_mixture_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A user's ``joblib.Parallel`` (loky, two workers) running in another thread while veil
+    fits a mixture: both finish with their own answers. (When veil took joblib's shared
+    reusable executor and resized it to one worker, the user's work failed with an
+    AttributeError inside joblib.)"""
+    import threading
+
+    from joblib import Parallel, delayed
+
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 10**12)
+    alone = _hr_mixture(1)
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 0)
+    done = threading.Event()
+    answers: list[int] = []
+    failures: list[BaseException] = []
+
+    def users_work() -> None:
+        try:
+            while not done.is_set() or len(answers) < 2:
+                squares = Parallel(n_jobs=2, backend="loky")(delayed(abs)(-i) for i in range(40))
+                answers.append(sum(squares))
+        except BaseException as err:  # reported below, not lost in the thread
+            failures.append(err)
+
+    thread = threading.Thread(target=users_work)
+    thread.start()
+    try:
+        together = _hr_mixture(1)
+    finally:
+        done.set()
+        thread.join(timeout=300)
+    assert failures == []
+    assert len(answers) >= 2
+    assert set(answers) == {sum(range(40))}
+    pd.testing.assert_frame_equal(together, alone)
+
+
+def test_a_mixture_fit_survives_its_second_process_killed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second process's worker killed (the kernel's out-of-memory killer, a user's kill):
+    the next fit still gives the rows it gives in one process (the pool is replaced, or the
+    groups sent there are fitted here)."""
+    import os
+    import signal
+
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 10**12)
+    alone = _hr_mixture(2)
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 0)
+    pool = copula.second_process(1)
+    assert pool is not None
+    os.kill(pool.submit(os.getpid).result(timeout=120), signal.SIGKILL)
+    pd.testing.assert_frame_equal(_hr_mixture(2), alone)

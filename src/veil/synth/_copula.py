@@ -19,7 +19,9 @@ a mixture of Gaussian copulas.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from concurrent.futures import BrokenExecutor
 from typing import Any, cast
 
 import numpy as np
@@ -328,23 +330,38 @@ def _chosen_clusters(points: np.ndarray, seed: int | None) -> tuple[int, list[tu
 #: Rows below which a mixture's copulas are all fitted in this process (a second process costs
 #: ~0.9 s to start: scipy and pandas imported again)
 PARALLEL_ROWS = 10_000
+#: seconds the second process's worker waits for the next fit before it leaves
+IDLE_SECONDS = 300
+_EXECUTOR: Any = None
+_EXECUTOR_LOCK = threading.Lock()
 
 
 def second_process(rows: int) -> Any:
-    """A second process to fit a mixture's copulas in (joblib's loky executor, kept for the
+    """A second process to fit a mixture's copulas in (veil's own loky executor of one worker,
+    kept for the next fit; its worker leaves after ``IDLE_SECONDS`` idle and comes back on the
     next fit), started at once so that its imports overlap the work before the groups' fits;
     None with one core or under ``PARALLEL_ROWS`` rows. loky, unlike multiprocessing's spawn
     and forkserver, never runs the caller's ``__main__`` again: a script that fits at its top
-    level, without a main guard, broke multiprocessing's pool (tested)."""
+    level, without a main guard, broke multiprocessing's pool (tested). The executor is veil's
+    own, not joblib's reusable one: that one is shared with the caller's ``joblib.Parallel``,
+    and resizing it to one worker while the caller's work ran broke that work (tested)."""
     import os
 
     if (os.cpu_count() or 1) < 2 or rows < PARALLEL_ROWS:
         return None
-    from joblib.externals.loky import get_reusable_executor
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        for _ in range(2):  # a pool whose worker was killed is replaced once
+            if _EXECUTOR is None:
+                from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
-    pool = get_reusable_executor(max_workers=1)
-    pool.submit(_ready)
-    return pool
+                _EXECUTOR = ProcessPoolExecutor(max_workers=1, timeout=IDLE_SECONDS)
+            try:
+                _EXECUTOR.submit(_ready)
+                return _EXECUTOR
+            except RuntimeError:  # broken (a BrokenProcessPool) or shut down
+                _EXECUTOR = None
+    return None
 
 
 def fit_groups(
@@ -365,7 +382,12 @@ def fit_groups(
     order = sorted(groups, key=lambda g: -len(groups[g]))
     elsewhere = order[1::2] if pool is not None and len(groups) > 1 else []
     quiet = {**options, "progress": None}
-    futures = {g: pool.submit(_fit_group, groups[g], quiet, seed) for g in elsewhere}
+    futures: dict[tuple[Any, ...], Any] = {}
+    for group in elsewhere:
+        try:
+            futures[group] = pool.submit(_fit_group, groups[group], quiet, seed)
+        except RuntimeError:  # the second process is gone (broken, shut down): fitted here
+            break
     fitted: dict[tuple[Any, ...], GaussianCopula] = {}
     try:
         for group in order:
@@ -374,7 +396,10 @@ def fit_groups(
                 fitted[group] = GaussianCopula(**options).fit(groups[group], random_state=seed)
         for group, future in futures.items():
             progress(f"fitting the copula of {labels[group]} (in a second process)")
-            fitted[group] = future.result()
+            try:
+                fitted[group] = future.result()
+            except BrokenExecutor:  # its worker died (killed, out of memory): fitted here
+                fitted[group] = GaussianCopula(**options).fit(groups[group], random_state=seed)
             fitted[group].progress = progress
     finally:
         for future in futures.values():  # on an error: nothing left running for it
