@@ -286,7 +286,7 @@ def _arrow_counts(table: pa.Table, representatives: bool) -> tuple[np.ndarray, _
         if entries is None:
             return None
         slots, _ = _numbers(encoded.indices, missing=len(encoded.dictionary))
-        distinct = texts.kind in {"empty", "text"}  # each text its own code: the slots are
+        distinct = texts.kind in {"empty", "text"}  # then a text's code is its slot
         codes.append(slots if distinct else entries[slots])
         radix.append(int(entries.max(initial=0)) + 1)
         kinds[name] = texts.kind

@@ -324,7 +324,7 @@ def _date_form(valid: pa.ChunkedArray) -> str | None:
     return None
 
 
-#: bytes read at a time when looking for a quote in a file too large to hold
+#: bytes of a file mapped at a time when looking for a quote in it
 _QUOTE_SCAN_BYTES = 1 << 24
 
 
