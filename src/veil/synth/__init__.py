@@ -70,6 +70,8 @@ _LAZY = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
 
+#: The synthesizers by their command-line name (``mst`` and ``aim`` need ``epsilon`` and
+#: ``accountant``), each imported when first asked for.
 METHODS: Registry[type[Synthesizer]] = Registry("synthesizer")
 METHODS.add_lazy("marginals", "veil.synth._marginals:Marginals")
 METHODS.add_lazy("copula", "veil.synth._copula:GaussianCopula", aliases=("gaussian_copula",))
