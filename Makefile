@@ -97,11 +97,11 @@ $(POSTGRES)/.installed:
 	@touch $@
 
 unit: $(VENV)/.installed-test $(PYCANON)/.installed $(PHE)/.installed $(ANONYMETER)/.installed $(POSTGRES)/.installed $(CHROMIUM)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # The inner loop (under a minute): no server, browser, cluster, federation, or slow test.
 test-fast: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not (postgres or browser or cluster or federated or slow)" -p no:cacheprovider
+	$(BIN)/python -m pytest -q -n auto -m "not (postgres or browser or cluster or federated or slow)" -p no:cacheprovider
 
 test: lint typecheck unit
 

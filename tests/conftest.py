@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
+
+if "PYTEST_XDIST_WORKER" in os.environ:
+    # `make test` runs one worker per core (pytest-xdist): each worker's OpenMP and BLAS keep to
+    # one thread, set before numpy, scikit-learn or torch load them (and inherited by the
+    # commands the tests run). Two workers' spinning OpenMP teams on two cores made the
+    # autoencoder and evaluation tests ten times slower.
+    for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
+
+import contextlib
 import re
 import shutil
 import subprocess

@@ -57,7 +57,9 @@ def work(tmp_path: Path) -> Path:
     """A folder anyone may read (subprocesses may run as nobody) with data and a policy."""
     folder = tmp_path / "work"
     folder.mkdir()
-    for part in (tmp_path.parent.parent, tmp_path.parent, tmp_path, folder):
+    # every folder from pytest's own per-user one down (one more under xdist: popen-gwN)
+    top = next(p for p in folder.parents if p.name.startswith("pytest-of-"))
+    for part in [folder, *folder.parents[: folder.parents.index(top) + 1]]:
         part.chmod(part.stat().st_mode | 0o755)
     table(3000).to_csv(folder / "data.csv", index=False)
     (folder / "policy.yaml").write_text(POLICY)
