@@ -320,3 +320,62 @@ def test_a_lazy_registry_member_is_imported_when_asked_for_and_dp_synthesis_load
         shapes.add("sorted", dict)
     with pytest.raises(ParameterError, match="did you mean 'ordered'"):
         shapes["orderd"]
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_command_leaves_its_objects_to_the_exit_and_atexit_still_runs(
+    tmp_path, fails: bool
+) -> None:
+    """``veil``'s own process freezes its objects once the command is done (the exit's garbage
+    collections then skip what the imports made): its output is whole and renamed by then,
+    its exit code unchanged, and atexit handlers still run (in a process of its own)."""
+    import subprocess
+    import sys
+
+    table = tmp_path / "t.csv"
+    table.write_text("age,county\n" + "\n".join(f"{30 + i % 3},Lamu" for i in range(24)))
+    release = tmp_path / "r.csv"
+    probe = (
+        "import atexit, gc, sys\n"
+        "from veil.cli import run\n"
+        "atexit.register(lambda: print('atexit', gc.get_freeze_count() > 0))\n"
+        "sys.argv = ['veil', *sys.argv[1:]]\n"
+        "print('code', run())\n"
+    )
+    k = "99" if fails else "2"  # 24 rows cannot be 99-anonymous: exit 1, nothing written
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "anonymize", str(table), "-k", k, "-o", str(release)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2:] == [f"code {int(fails)}", "atexit True"], done.stdout
+    assert release.exists() is not fails
+    if not fails:
+        assert len(release.read_text().splitlines()) == 25
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == (["t.csv"] if fails else ["r.csv", "t.csv"])
+
+
+def test_a_privacy_model_builds_its_validator_when_first_used() -> None:
+    """Importing the privacy models builds none of their pydantic validators: a k check builds
+    k-anonymity's alone, and it still refuses what it refused (in a process of its own)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import pydantic\n"
+        "from veil.privacy import criteria as c\n"
+        "before = [m.__pydantic_complete__ for m in c.MODELS]\n"
+        "c.build({'model': 'k_anonymity', 'k': 3})\n"
+        "after = [m.__pydantic_complete__ for m in c.MODELS]\n"
+        "try:\n    c.KAnonymity(k='3')\n"
+        "except pydantic.ValidationError:\n    after.append('refused')\n"
+        "print(before, after)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "[False, False, False, False, False] [True, False, False, False, False, 'refused']"
+    )

@@ -141,10 +141,19 @@ def __getattr__(name: str) -> Any:
 
 def run() -> int:
     """The ``veil`` command: ``main`` in a process tuned for one job (``veil.memory``)."""
+    import gc
+
     from veil.memory import tune_for_one_job
 
     tune_for_one_job()
-    return main()
+    try:
+        return main()
+    finally:
+        # The process exits next. Its last garbage collections would walk every object the
+        # imports made (numpy's, Arrow's, pandas' modules): 40 ms of `veil check`'s 0.56 s.
+        # Frozen, they are left to the exit; what the command wrote is closed and renamed
+        # already, and atexit handlers still run.
+        gc.freeze()
 
 
 def main(argv: list[str] | None = None) -> int:

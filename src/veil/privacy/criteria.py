@@ -92,7 +92,10 @@ class Criterion(BaseModel):
     ``holds`` (which classes satisfy it), ``measure`` (the release's value) and ``met``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    # each model's validator is built when it first validates, not at import: a command that
+    # checks k never pays for t-closeness's (pydantic's schema building is most of this
+    # module's import)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     #: needs a sensitive column (l-diversity, t-closeness)
     needs_sensitive: ClassVar[bool] = True
@@ -462,7 +465,7 @@ PrivacyModel = Annotated[
 ]
 #: Every privacy model (``veil transforms`` lists them).
 MODELS: tuple[type[Criterion], ...] = get_args(get_args(PrivacyModel)[0])
-_ADAPTER: TypeAdapter[Criterion] = TypeAdapter(PrivacyModel)
+_ADAPTER: TypeAdapter[Criterion] = TypeAdapter(PrivacyModel, config=ConfigDict(defer_build=True))
 _BY_NAME = {kind.kind(): kind for kind in MODELS}
 
 #: ``privacy:`` shorthand keys and what they stand for: ``k: 5`` is ``{model: k_anonymity,
@@ -527,7 +530,7 @@ def expand_shorthand(raw: Mapping[str, Any]) -> dict[str, Any]:
     models = list(models)  # entries are validated as models after this
     for name, params, keys in wanted:
         try:
-            model = _ADAPTER.validate_python({"model": name, **params})
+            model = _BY_NAME[name].model_validate({"model": name, **params})
         except ValidationError as err:
             first = err.errors()[0]
             field = str(first["loc"][-1]) if first["loc"] else ""
@@ -604,11 +607,18 @@ def build(spec: Mapping[str, Any] | Criterion, *, where: str | None = None) -> C
     """
     if isinstance(spec, Criterion):
         return spec
+    # a known model is validated by its own class (only its validator is built); anything
+    # else by the union, whose error lists the models
+    named = spec.get("model")
+    kind = _BY_NAME.get(named) if isinstance(named, str) else None
     try:
+        if kind is not None:
+            return kind.model_validate(dict(spec))
         return _ADAPTER.validate_python(dict(spec))
     except ValidationError as err:
         first = err.errors()[0]
-        name = where or ".".join(str(p) for p in first["loc"][1:]) or "model"
+        where_in = first["loc"] if kind is not None else first["loc"][1:]
+        name = where or ".".join(str(p) for p in where_in) or "model"
         message = str(first["msg"]).removeprefix("Value error, ")
         if first["type"] not in {"value_error", "union_tag_invalid"}:
             message += f", got {first.get('input')!r}"
