@@ -67,3 +67,28 @@ def test_the_workers_of_the_cluster_veil_starts_are_tuned() -> None:
         again = client.run(__import__("veil.memory", fromlist=["x"]).tune_for_one_job)
     assert list(pools.values()) == ["system"]
     assert list(again.values()) == [sys.platform.startswith("linux")]
+
+
+def test_xla_compiles_quickly_in_the_command_s_process_unless_told_otherwise() -> None:
+    """The command's process has XLA compile at LLVM's lowest level (MST and AIM are bound by
+    compiling): JAX accepts the flag (an unknown one aborts its backend) and computes as
+    before; a level the user set in XLA_FLAGS is kept, with their other flags."""
+    program = (
+        "import os; from veil.memory import tune_for_one_job; tune_for_one_job(); "
+        "import jax, jax.numpy as jnp; "
+        "print(os.environ['XLA_FLAGS'], int(jax.jit(lambda x: (x * 2).sum())(jnp.arange(4))))"
+    )
+    clean = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+
+    def flags(**env: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", program], capture_output=True, text=True, env={**clean, **env}
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert flags() == "--xla_backend_optimization_level=0 12"
+    mine = "--xla_cpu_enable_fast_math=false --xla_backend_optimization_level=2"
+    assert flags(XLA_FLAGS=mine) == f"{mine} 12"
+    other = "--xla_cpu_enable_fast_math=false"
+    assert flags(XLA_FLAGS=other) == f"{other} --xla_backend_optimization_level=0 12"
