@@ -178,3 +178,49 @@ def test_mst_rows_keep_the_conditionals_two_steps_away(tmp_path: Path) -> None:
     # the same seed draws the same rows (mbi's draws are seeded from random_state)
     assert model.sample(None, random_state=1).equals(synthetic)
     assert not model.sample(None, random_state=2).equals(synthetic)
+
+
+def test_mst_builds_opendps_array_domain_without_the_preludes_extras() -> None:
+    """OpenDP's ``arrayd_domain`` imports its prelude inside the function, and the prelude
+    imports scikit-learn's decomposition (60 MB of MST's peak on adult). While MST builds its
+    marginals veil's namespace stands in for the prelude: an MST release loads no
+    scikit-learn and leaves no stand-in behind; within, the import gives the very objects,
+    ``import *`` the prelude's three names, and a name only the prelude holds imports the
+    real prelude, which then stays (each in a process of its own)."""
+    import subprocess
+    import sys
+
+    release = (
+        "import sys, tempfile, numpy as np, pandas as pd\n"
+        "from veil import dp\n"
+        "from veil.synth._mst import synthesize\n"
+        "rng = np.random.default_rng(0)\n"
+        "frame = pd.DataFrame({'a': rng.choice(list('xyz'), 300), 'c': rng.integers(0, 9, 300)})\n"
+        "ledger = dp.Accountant.create(tempfile.mkdtemp() + '/l.db', dp.Budget(10))\n"
+        "out = synthesize(frame, epsilon=1, accountant=ledger, keys={'a': list('xyz')},\n"
+        "                 bounds={'c': (0, 9)})\n"
+        "print(len(out.data) > 0, 'sklearn' in sys.modules, 'opendp.prelude' in sys.modules)\n"
+        "import opendp.prelude as real\n"
+        "print(type(real).__name__, real.sklearn.__name__)\n"
+    )
+    within = (
+        "import sys, opendp.typing, opendp.extras.numpy\n"
+        "from veil.dp._mechanisms import prelude_as_used\n"
+        "with prelude_as_used():\n"
+        "    import opendp.prelude as dp\n"
+        "    same = dp.RuntimeType is opendp.typing.RuntimeType\n"
+        "    same = same and dp.t.__name__ == 'opendp.transformations'\n"
+        "    star = {}\n"
+        "    exec('from opendp.prelude import *', star)\n"
+        "    light = 'sklearn' not in sys.modules\n"
+        "    extra = dp.numpy is opendp.extras.numpy\n"
+        "print(same, sorted(k for k in star if k != '__builtins__'), light, extra,\n"
+        "      type(sys.modules['opendp.prelude']).__name__)\n"
+    )
+    outputs = []
+    for program in (release, within):
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout.split())
+    assert outputs[0] == ["True", "False", "False", "module", "opendp.extras.sklearn"]
+    assert outputs[1] == ["True", "['c',", "'m',", "'t']", "True", "True", "module"]
