@@ -182,9 +182,9 @@ def test_mst_rows_keep_the_conditionals_two_steps_away(tmp_path: Path) -> None:
 
 def test_mst_builds_opendps_array_domain_without_the_preludes_extras() -> None:
     """OpenDP's ``arrayd_domain`` imports its prelude inside the function, and the prelude
-    imports scikit-learn's decomposition (60 MB of MST's peak on adult). While MST builds its
-    marginals veil's namespace stands in for the prelude: an MST release loads no
-    scikit-learn and leaves no stand-in behind; within, the import gives the very objects,
+    imports scikit-learn's decomposition (60 MB of MST's peak on adult). While MST or AIM
+    builds its marginals veil's namespace stands in for the prelude: an MST and an AIM release
+    load no scikit-learn and leave no stand-in behind; within, the import gives the very objects,
     ``import *`` the prelude's three names, and a name only the prelude holds imports the
     real prelude, which then stays (each in a process of its own)."""
     import subprocess
@@ -199,7 +199,11 @@ def test_mst_builds_opendps_array_domain_without_the_preludes_extras() -> None:
         "ledger = dp.Accountant.create(tempfile.mkdtemp() + '/l.db', dp.Budget(10))\n"
         "out = synthesize(frame, epsilon=1, accountant=ledger, keys={'a': list('xyz')},\n"
         "                 bounds={'c': (0, 9)})\n"
-        "print(len(out.data) > 0, 'sklearn' in sys.modules, 'opendp.prelude' in sys.modules)\n"
+        "from veil.synth._aim import AIM\n"
+        "aim = AIM(epsilon=1, accountant=ledger, keys={'a': list('xyz')}, bounds={'c': (0, 9)})\n"
+        "rows = aim.fit(frame).sample(50)\n"
+        "print(len(out.data) > 0 and len(rows) == 50, 'sklearn' in sys.modules,\n"
+        "      'opendp.prelude' in sys.modules)\n"
         "import opendp.prelude as real\n"
         "print(type(real).__name__, real.sklearn.__name__)\n"
     )

@@ -21,6 +21,7 @@ import pandas as pd
 
 from veil._html import Shown
 from veil.dp._calibrate import calibrating
+from veil.dp._mechanisms import prelude_as_used
 from veil.dp.budget import Accountant, check_epsilon_delta, dataset_id
 from veil.dp.stats import opendp
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
@@ -257,7 +258,9 @@ class MST(Synthesizer):
                 privacy_loss=dp.loss_of(epsilon=self.epsilon * (1 - share)),
                 split_evenly_over=1,
             )
-            with self._releasing():  # (the query's construction calibrates the one-ways)
+            # (the query's construction calibrates the one-ways; OpenDP's domains of arrays
+            # import its prelude, whose extras load scikit-learn: veil's namespace stands in)
+            with self._releasing(), prelude_as_used():
                 query = context.query().contingency_table(
                     keys=categories, cuts=cuts, algorithm=algorithm
                 )

@@ -5,10 +5,9 @@ them with upward rounding; for many (epsilon, n) the sum exceeds ``d_select`` by
 the release stops with "insufficient budget for query: 0.04999999999999998 >
 0.049999999999999975" (epsilon 1 on the 13 usable columns of the Kenyan sample). Here the
 selections share ``d_select`` shrunk by a relative 1e-9, so their sum stays below it whatever
-the rounding. Three more departures, none in the privacy analysis: the measurement's noise
+the rounding. Two more departures, neither in the privacy analysis: the measurement's noise
 scale is found by ``veil.dp._calibrate`` (within 2^-20 of OpenDP's search, in a few of its
-checks), the estimator returns models that project by einsum (``veil.synth._project``), and
-OpenDP's domain of arrays is built without its prelude's extras (``prelude_as_used``).
+checks), and the estimator returns models that project by einsum (``veil.synth._project``).
 Everything else is OpenDP's own code path. Drop the split when OpenDP fixes it.
 """
 
@@ -37,7 +36,6 @@ def safe_mst() -> Any:
     )
 
     from veil.dp._calibrate import calibrated_chain
-    from veil.dp._mechanisms import prelude_as_used
     from veil.synth._project import estimate
 
     class SafeMST(MST):
@@ -60,8 +58,7 @@ def safe_mst() -> Any:
             d_select = prior(prior(d_out - d_measure))
             edges: list[Any] = list(itertools.combinations(input_domain.columns, 2))
             lp_metric = get_associated_metric(output_measure)
-            with prelude_as_used():  # veil: OpenDP's domain of arrays without its extras
-                t_marginals = make_stable_marginals(input_domain, input_metric, lp_metric, edges)
+            t_marginals = make_stable_marginals(input_domain, input_metric, lp_metric, edges)
             d_marginals = t_marginals.map(d_in)
 
             def function(qbl: Any) -> Any:
