@@ -18,9 +18,10 @@ musl) only Arrow's pool is set.
 The process also has XLA compile with LLVM's lowest optimization level
 (``--xla_backend_optimization_level=0`` in ``XLA_FLAGS``, unless they set a level already).
 MST and AIM (``veil synth --method mst|aim``) are bound by XLA compiling mbi's many small
-functions, not by running them: on adult at epsilon 1 MST's whole process took 14.7-15.6 s
-instead of 18.6-20.4 s, AIM's rounds a fifth less each. The compiled code computes the same
-operations; DP synthesis draws its noise afresh each run, so no release is row for row.
+functions, not by running them: on adult at epsilon 1 MST's whole process took 15.6-15.9 s
+instead of 19.6-20.0 s at XLA's default level 3, AIM's 67-70 s instead of 69-101 s (two runs
+each; its number of rounds varies). The compiled code computes the same operations; DP
+synthesis draws its noise afresh each run, so no release is reproducible row for row.
 """
 
 from __future__ import annotations
