@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,70 @@ def test_a_cell_of_many_places_has_every_place_found() -> None:
     found = find_all_cells([cell])[0]
     assert len(found) == 20_000
     assert all(cell[s.start : s.end] == "Nairobi" for s in found)
+
+
+def test_a_column_repeating_its_notes_gets_each_its_own_list() -> None:
+    texts = notes()[:40] * 3
+    found = find_all_cells(texts)
+    assert found == alone(texts)
+    assert found[0]
+    assert found[0] is not found[40]  # searched once, one list per cell
+    found[0].clear()
+    assert found[40] == find_all(texts[40])
+
+
+def test_no_garbage_collection_runs_inside_a_search_and_the_collector_is_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+    from contextlib import contextmanager
+
+    texts = [f"{note} {i}" for i, note in enumerate(notes() * 30)]
+    paused_at_each_run: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            paused_at_each_run.append(search._PAUSES)
+
+    gc.callbacks.append(seen)
+    try:
+        find_all_cells(texts)
+        # the one collection the search postponed may run as it ends, none inside it
+        assert not any(paused_at_each_run)
+        assert gc.isenabled()
+        gc.disable()  # a caller that turned it off keeps it off
+        find_all_cells(texts[:50])
+        assert not gc.isenabled()
+        gc.enable()
+        with search._collector_paused():
+            with search._collector_paused():  # nested: one pause
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+
+        @contextmanager
+        def counted_only() -> Iterator[None]:  # the pause's count, the collector left on
+            search._PAUSES += 1
+            try:
+                yield
+            finally:
+                search._PAUSES -= 1
+
+        monkeypatch.setattr(search, "_collector_paused", counted_only)
+        paused_at_each_run.clear()
+        find_all_cells(texts)
+        assert any(paused_at_each_run)  # without the pause, the same search collects inside
+    finally:
+        gc.callbacks.remove(seen)
+        gc.enable()
+
+
+def test_concurrent_searches_leave_the_collector_on() -> None:
+    import gc
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = notes()
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(find_all_cells, [texts] * 8))
+    assert all(result == results[0] for result in results)
+    assert gc.isenabled()

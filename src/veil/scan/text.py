@@ -25,11 +25,16 @@ as text by text.
 
 from __future__ import annotations
 
+import gc
 import re
+import threading
 from bisect import bisect_left
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from itertools import accumulate
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -50,9 +55,9 @@ CONTEXT_WORDS = 3
 PERSON = "PERSON"
 
 
-@dataclass(frozen=True)
-class Span:
-    """One entity found in a text: ``text[start:end]`` is it."""
+class Span(NamedTuple):
+    """One entity found in a text: ``text[start:end]`` is it. A named tuple: a column's search
+    makes one per hit, and a tuple is made in a third of a frozen dataclass's time."""
 
     entity: str
     start: int
@@ -134,6 +139,7 @@ def _patterns(text: str, wanted: Collection[str] | None) -> list[Span]:
 #: A word: letters, apostrophes and hyphens, from a letter on (a title's full stop is not in it:
 #: "Mr." is the word "Mr", then a full stop).
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ'\u2019-]*")
+_WORD_SPLIT = re.compile(f"({_WORD.pattern})")
 
 
 def _is_capitalized(token: str) -> bool:
@@ -160,46 +166,45 @@ def _word(word: str) -> tuple[str, bool]:
 def _names(text: str) -> list[Span]:
     first, last = words.first_names(), words.last_names()
     titles, cues, common = words.NAME_TITLES_IN_TEXT, words.NAME_CUES, words.NOT_NAMES_IN_TEXT
-    tokens = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]  # (start, end, word)
+    # the text's words and what lies around them, split in one call: gaps[k] comes before
+    # word k, gaps[k + 1] after it; word k starts at at[2k] and ends at at[2k + 1]
+    parts = _WORD_SPLIT.split(text)
+    tokens, gaps = parts[1::2], parts[0::2]
+    if len(tokens) < 2:  # every name is a capitalized word after another word
+        return []
     kept = _WORDS.get
-    keys, caps = (
-        zip(*[kept(word) or _word(word) for _, _, word in tokens], strict=True)
-        if tokens
-        else ((), ())
-    )
+    keys, caps = zip(*[kept(word) or _word(word) for word in tokens], strict=True)
+    at = list(accumulate(map(len, parts)))
     spans: list[Span] = []
     i = 0
     while i < len(tokens):
         if i + 1 == len(tokens) or not caps[i + 1]:
             i += 1  # every name is a capitalized word after this one
             continue
-        start, key = tokens[i][0], keys[i]
-        is_title = key in titles and (
-            text[tokens[i][1] : tokens[i][1] + 1] == "." or key not in common or caps[i]
-        )
+        key = keys[i]
+        is_title = key in titles and (gaps[i + 1][:1] == "." or key not in common or caps[i])
         cue = key in cues
         # the capitalized words that follow (at most three: "Mary Wanjiru Kamau")
         j = i + 1
         while j < len(tokens) and j - i <= 3 and caps[j]:
-            gap = text[tokens[j - 1][1] : tokens[j][0]].strip(" ")
+            gap = gaps[j].strip(" ")
             if gap and not (j == i + 1 and is_title and gap == "."):  # "Dr. Njoroge" is one
                 break  # other punctuation breaks a name
             j += 1
-        run = tokens[i + 1 : j]
         run_keys = keys[i + 1 : j]
         if j < len(tokens) and keys[j] in words.NAMED_AFTER:
-            run, run_keys = [], ()  # "Kenyatta Hospital", "Moi Avenue": places named after people
+            run_keys = ()  # "Kenyatta Hospital", "Moi Avenue": places named after people
         # after a title any capitalized word is a name, unless it is a common word no locale
         # has as a name ("Mrs. Call back on...": a sentence that ended with the title)
-        known = bool(run) and (run_keys[0] in first or run_keys[0] in last)
-        named = bool(run) and (run_keys[0] not in common or known)
+        known = bool(run_keys) and (run_keys[0] in first or run_keys[0] in last)
+        named = bool(run_keys) and (run_keys[0] not in common or known)
         if is_title and named and caps[i] and run_keys[0] not in titles:
-            spans.append(Span(PERSON, run[0][0], run[-1][1], 0.85))
+            spans.append(Span(PERSON, at[2 * i + 2], at[2 * j - 1], 0.85))
             i = j
             continue
         surname = len(run_keys) > 1 and run_keys[-1] in last
         if cue and known and (run_keys[0] not in common or surname):
-            spans.append(Span(PERSON, run[0][0], run[-1][1], 0.8))
+            spans.append(Span(PERSON, at[2 * i + 2], at[2 * j - 1], 0.8))
             i = j
             continue
         # a known given name followed by a known family name, neither a common word
@@ -209,18 +214,16 @@ def _names(text: str) -> list[Span]:
             and key not in common
             and key not in titles
             and key not in cues
-            and i + 1 < len(tokens)
-            and caps[i + 1]
-            and not text[tokens[i][1] : tokens[i + 1][0]].strip(" ")
+            and not gaps[i + 1].strip(" ")
         ):
             following = keys[i + 1]
             if following in last and following not in common:
-                end = tokens[i + 1][1]
+                end = 2 * i + 3
                 if i + 2 < len(tokens) and caps[i + 2]:
                     third = keys[i + 2]
                     if third in last and third not in common:
-                        end = tokens[i + 2][1]
-                spans.append(Span(PERSON, start, end, 0.75))
+                        end = 2 * i + 5
+                spans.append(Span(PERSON, at[2 * i], at[end], 0.75))
                 i += 2
                 continue
         i += 1
@@ -518,17 +521,57 @@ def _chunk_quasi(column: _Column, entities: Collection[str] | None) -> list[list
 def _search_cells(
     texts: Sequence[str], entities: Collection[str] | None, *, quasi: bool
 ) -> list[list[Span]]:
-    out: list[list[Span]] = []
-    for start in range(0, len(texts), CELLS_AT_ONCE):
-        column = _Column(texts[start : start + CELLS_AT_ONCE])
-        found = _chunk_entities(column, entities)
-        if quasi:
-            places_and_dates = _chunk_quasi(column, entities)
-            for i, more in enumerate(places_and_dates):
-                if more:
-                    found[i] = [*_resolve(found[i]), *_resolve(more)]
-        out += [_resolve(spans) if spans else [] for spans in found]
-    return out
+    with _collector_paused():
+        # each distinct text searched once (a column repeats its notes: "no issues", a
+        # template's), each cell given its own list
+        index: dict[str, int] = {}
+        slots = [index.setdefault(text, len(index)) for text in texts]
+        distinct = list(index)
+        found: list[list[Span]] = []
+        for start in range(0, len(distinct), CELLS_AT_ONCE):
+            found += _chunk_cells(distinct[start : start + CELLS_AT_ONCE], entities, quasi=quasi)
+        return [found[slot][:] for slot in slots]
+
+
+def _chunk_cells(
+    texts: Sequence[str], entities: Collection[str] | None, *, quasi: bool
+) -> list[list[Span]]:
+    column = _Column(texts)
+    found = _chunk_entities(column, entities)
+    if quasi:
+        places_and_dates = _chunk_quasi(column, entities)
+        for i, more in enumerate(places_and_dates):
+            if more:
+                found[i] = [*_resolve(found[i]), *_resolve(more)]
+    return [_resolve(spans) if spans else [] for spans in found]
+
+
+_PAUSES = 0
+_PAUSES_LOCK = threading.Lock()
+_RESUME = False
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a column is searched, then as it was.
+
+    The search makes a span, a list and a match for every hit, none in a cycle (reference
+    counting frees them), and each of the collector's full passes would walk the whole heap
+    again: the caller's table, every span found so far. Nested and concurrent searches share
+    one pause; a collector the caller turned off stays off."""
+    global _PAUSES, _RESUME
+    with _PAUSES_LOCK:
+        if _PAUSES == 0:
+            _RESUME = gc.isenabled()
+            gc.disable()
+        _PAUSES += 1
+    try:
+        yield
+    finally:
+        with _PAUSES_LOCK:
+            _PAUSES -= 1
+            if _PAUSES == 0 and _RESUME:
+                gc.enable()
 
 
 def find_entities_cells(

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from functools import lru_cache
+import string
+from functools import cache, lru_cache
+from typing import Any
 
 from stdnum import iban, luhn
+from stdnum.exceptions import ValidationError
+from stdnum.iso7064 import mod_97_10
 
 from veil.scan.recognizers import phones, vocabulary
 from veil.scan.recognizers.base import (
@@ -64,8 +68,50 @@ def valid_card(text: str) -> bool:
 
 
 def valid_iban(text: str) -> bool:
-    """Whether ``text`` is an IBAN whose mod-97 check holds (python-stdnum)."""
-    return bool(iban.is_valid(text))
+    """Whether ``text`` is an IBAN: python-stdnum's ``iban.is_valid``, its steps in its order
+    (the mod-97 check, the country's BBAN format, the country's own check), with each
+    country's format looked up once rather than per number (stdnum walks its registry of 89
+    countries for every number: 25 µs of the 30). Held equal to ``iban.is_valid`` by the
+    tests."""
+    # stdnum's compact and mod-97 check, written for ASCII as str.translate (stdnum maps
+    # Unicode's look-alikes, and "`", to ASCII first: such a text takes stdnum's own way)
+    ascii_text = text.isascii() and "`" not in text
+    number = text.translate(_IBAN_SEPARATORS).strip().upper() if ascii_text else iban.compact(text)
+    rotated = number[4:] + number[:4]
+    if rotated.isascii() and rotated.isalnum():
+        if int(rotated.translate(_BASE_36)) % 97 != 1:
+            return False
+    else:
+        try:
+            if mod_97_10.checksum(rotated) != 1:
+                return False
+        except Exception:  # stdnum's validate reads any failure here as a bad format
+            return False
+    country = _iban_country(number[:2])
+    if country is None or not country[0].match(number[4:]):
+        return False
+    if country[1] is not None:
+        try:
+            country[1].validate(number)
+        except ValidationError:
+            return False
+    return True
+
+
+_IBAN_SEPARATORS = str.maketrans("", "", " -.")
+#: Each ASCII letter or digit as its value in base 36, written in base 10 (stdnum's _to_base10).
+_BASE_36 = str.maketrans({c: str(int(c, 36)) for c in string.digits + string.ascii_letters})
+
+
+@cache
+def _iban_country(prefix: str) -> tuple[re.Pattern[str], Any] | None:
+    """A country's BBAN format and its own IBAN check (None: not an IBAN country). stdnum's
+    registry has one level, two letters, so the number's first two letters find what the
+    whole number would."""
+    found = iban._ibandb.info(prefix)
+    if not found or not found[0][1]:
+        return None
+    return iban._struct_to_re(found[0][1].get("bban", "")), iban._get_cc_module(prefix)
 
 
 def valid_ip(text: str) -> bool:

@@ -1,11 +1,18 @@
-"""The phone numbers' fast path says what phonenumbers says: phonenumbers itself (``parse``,
-``is_valid_number``, ``is_possible_number``, region by region) is the oracle, on Faker's
-numbers in every locale, on numbers built around every country code and international and
-national prefix, and on random texts of the fast path's alphabet."""
+"""The confirmations the free-text search runs on every hit say what their libraries say.
+
+- Phone numbers: phonenumbers itself (``parse``, ``is_valid_number``, ``is_possible_number``,
+  region by region) is the oracle of the fast path, on Faker's numbers in every locale, on
+  numbers built around every country code and international and national prefix, and on
+  random texts of the fast path's alphabet.
+- IBANs: python-stdnum's ``iban.is_valid`` is the oracle of ``valid_iban``, on IBANs of every
+  country in stdnum's registry, each also with one character changed, in lower case, with
+  separators (Unicode's too), and on random texts of an IBAN's shape.
+"""
 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from faker import Faker
@@ -13,9 +20,10 @@ from faker.config import AVAILABLE_LOCALES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from phonenumbers import COUNTRY_CODE_TO_REGION_CODE
+from stdnum import iban, numdb
 
 from veil.scan.recognizers import phones
-from veil.scan.recognizers.generic import PHONE_REGIONS, parsed_phone, valid_phone
+from veil.scan.recognizers.generic import PHONE_REGIONS, parsed_phone, valid_iban, valid_phone
 
 
 def regions(text: str) -> tuple[str | None, ...]:
@@ -112,3 +120,45 @@ def test_valid_phone_decides_kenyan_and_foreign_numbers() -> None:
     assert valid_phone("+44 20 7946 0958") is True
     assert valid_phone("+254 712 345 6789 1234 5678") is False  # too long
     assert valid_phone("0123") is None  # possible somewhere, valid nowhere
+
+
+def ibans() -> list[str]:
+    """An IBAN of every country stdnum knows (its BBAN drawn to the country's format, its check
+    digits computed), then each with a character changed, in lower case, with separators, with
+    a country that is not one; and random texts shaped like IBANs."""
+    rng = random.Random(3)
+    kinds = {"n": "0123456789", "a": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "c": "0123456789ABCDEFGHXYZ"}
+    found = []
+    for _, low, _, props, _ in numdb.get("iban").prefixes:
+        for _ in range(25):
+            bban = ""
+            for size, _, kind in re.findall(r"(\d+)(!?)([nac])", props.get("bban", "")):
+                bban += "".join(rng.choice(kinds[kind]) for _ in range(int(size)))
+            number = low + iban.calc_check_digits(low + "00" + bban) + bban
+            at = rng.randrange(len(number))
+            found += [
+                number,
+                number[:at] + rng.choice("0123456789ABC") + number[at + 1 :],
+                number.lower(),
+                iban.format(number),
+                iban.format(number, "-"),
+                "ZZ" + number[2:],
+                number[:4] + "\u00a0" + number[4:],  # Unicode's spaces, digits and quotes
+                number.replace("1", "\uff11"),
+                number + "`",
+                number[:6] + "_" + number[6:],
+            ]
+    for _ in range(2000):
+        found.append(
+            rng.choice(["DE", "GB", "KE", "BE", "ES", "NO", "ME", "FR"])
+            + "".join(rng.choice("0123456789") for _ in range(2))
+            + "".join(rng.choice("0123456789ABCD ") for _ in range(rng.randint(11, 30)))
+        )
+    return found
+
+
+def test_valid_iban_says_what_stdnum_says() -> None:
+    texts = ibans()
+    answers = [valid_iban(text) for text in texts]
+    assert answers == [iban.is_valid(text) for text in texts]
+    assert 0.2 < sum(answers) / len(answers) < 0.8  # both kinds, many of each
