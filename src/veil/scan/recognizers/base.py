@@ -313,6 +313,14 @@ class PatternRecognizer:
         self.patterns = tuple(p for p in self.patterns if not p.text_only)
         self._full = [re.compile(f"^(?:{p.regex})$") for p in self.patterns]
         self._text_full = [re.compile(f"^(?:{p.regex})$") for p in self.text_patterns]
+        # (whole-value pattern, text only, score) of each pattern, for score_value
+        self._shapes = [
+            (c, p.text_only, p.score) for c, p in zip(self._full, self.patterns, strict=True)
+        ]
+        self._text_shapes = [
+            (c, p.text_only, p.score)
+            for c, p in zip(self._text_full, self.text_patterns, strict=True)
+        ]
         self.union = "|".join(f"(?:{p.regex})" for p in self.patterns)
         #: every pattern, for the search inside free text
         self.text_union = "|".join(f"(?:{p.regex})" for p in self.text_patterns)
@@ -322,16 +330,13 @@ class PatternRecognizer:
         validates, 0.0 when no pattern matches or the checksum fails. ``in_text``: a hit
         inside free text, where the text-only patterns count too.
         """
-        patterns, full = (
-            (self.text_patterns, self._text_full) if in_text else (self.patterns, self._full)
-        )
-        for pattern, compiled in zip(patterns, full, strict=True):
+        for compiled, text_only, score in self._text_shapes if in_text else self._shapes:
             if compiled.match(text):
                 verdict = self.validate(text) if self.validate is not None else None
                 if verdict is False:
                     return 0.0
                 # a text-only shape counts with its context words, however it validates
-                return 1.0 if verdict and not pattern.text_only else pattern.score
+                return 1.0 if verdict and not text_only else score
         return 0.0
 
     def check(self, column: ColumnSample) -> Evidence | None:

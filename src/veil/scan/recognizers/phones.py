@@ -18,6 +18,7 @@ random digit strings.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from enum import Enum
 from functools import cache, cached_property
 from typing import Any, Final
@@ -202,39 +203,36 @@ def _main(code: int) -> _Plan | None:
     return _for_code(code, _regions()[code][0])
 
 
-def _parse(digits: str, plus: bool, region: str | None) -> tuple[int, str] | None:
-    """phonenumbers' ``parse`` of a number whose digits are ``digits``: its country code and
-    national number, None where parse raises, ``UNSURE`` never (the caller sorted those out)."""
-    if plus:
-        code, national = _country_code(digits)
-        plan = _main(code)
-    else:
-        assert region is not None
-        home = _region(region)
-        if home is None:
-            return None
-        match = home.idd.match(digits)
-        if match and digits[match.end() : match.end() + 1] != "0":  # dialled abroad
-            rest = digits[match.end() :]
-            if len(rest) <= _MIN_NSN:
-                return None  # too short after the international prefix
-            code, national = _country_code(rest)
-            if code == 0:
-                return None  # no country code after it
-            plan = home if _regions()[code][0] == region.upper() else _main(code)
-        else:
-            code, national = 0, ""
-            written = str(home.code)
-            if digits.startswith(written):  # the region's own country code, without its plus
-                rest = home.strip_prefix(digits[len(written) :])
-                if (not home.matches_general(digits) and home.matches_general(rest)) or (
-                    home.length(digits) == _TOO_LONG
-                ):
-                    code, national = home.code, rest
-            if code == 0:
-                code, national, plan = home.code, digits, home
-            else:
-                plan = home if _regions()[code][0] == region.upper() else _main(code)
+def _parse(digits: str, region: str) -> tuple[int, str] | None:
+    """phonenumbers' ``parse(text, region)`` of a number written without a plus, whose digits
+    are ``digits``: its country code and national number, None where parse raises."""
+    home = _region(region)
+    if home is None:
+        return None
+    match = home.idd.match(digits)
+    if match and digits[match.end() : match.end() + 1] != "0":  # dialled abroad
+        rest = digits[match.end() :]
+        if len(rest) <= _MIN_NSN:
+            return None  # too short after the international prefix
+        code, national = _country_code(rest)
+        if code == 0:
+            return None  # no country code after it
+        return _national(code, national)
+    written = str(home.code)
+    if digits.startswith(written):  # the region's own country code, without its plus
+        rest = home.strip_prefix(digits[len(written) :])
+        if (not home.matches_general(digits) and home.matches_general(rest)) or (
+            home.length(digits) == _TOO_LONG
+        ):
+            return _national(home.code, rest)
+    return _national(home.code, digits, home)
+
+
+def _national(code: int, national: str, plan: _Plan | None = None) -> tuple[int, str] | None:
+    """The end of phonenumbers' ``parse``: the national prefix stripped where the lengths
+    allow it (with the metadata of the code's main region, or the home region's), then the
+    national number's own lengths."""
+    plan = plan or _main(code)
     if plan is None or len(national) < _MIN_NSN:
         return None
     stripped = plan.strip_prefix(national)
@@ -295,16 +293,22 @@ def verdict(text: str, regions: tuple[str | None, ...]) -> bool | Unsure | None:
     plus = "+" in text
     if len(digits) < 3:
         return UNSURE
-    if plus and _country_code(digits)[0] == 0:
-        return UNSURE  # phonenumbers tries again after the plus
+    judged: Iterable[tuple[int, str] | None]
+    if plus:  # the country code follows the plus, whichever region is tried
+        code, national = _country_code(digits)
+        if code == 0:
+            return UNSURE  # phonenumbers tries again after the plus
+        parsed = _national(code, national)
+        judged = (parsed,) if regions else ()
+    elif None in regions:
+        return UNSURE  # no region to read it in
+    else:
+        judged = (_parse(digits, region) for region in regions if region is not None)
     possible = False
-    for region in regions:
-        if region is None and not plus:
-            return UNSURE
-        parsed = _parse(digits, plus, region)
-        if parsed is None:
+    for number in judged:
+        if number is None:
             continue
-        if _is_valid(*parsed):
+        if _is_valid(*number):
             return True
-        possible = possible or _is_possible(*parsed)
+        possible = possible or _is_possible(*number)
     return None if possible else False
