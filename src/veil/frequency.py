@@ -141,6 +141,8 @@ def sensitive_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
     verifier alike, so that they count l and t the same way."""
     # missing is a value of its own ("nan", as the text pandas 2 made of it), never the -1
     # code that would count it as the last value found
+    if series.dtype.kind == "f":
+        series = series + 0.0  # -0.0 is 0.0 (as Arrow counts it), not a second diverse value
     raw_codes, raw = pd.factorize(series.astype(str), use_na_sentinel=False)
     keys = [sensitive_key(str(v)) for v in raw]
     merged, _ = pd.factorize(pd.Index(keys))

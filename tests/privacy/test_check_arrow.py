@@ -205,3 +205,14 @@ def test_a_missing_sensitive_value_is_a_value_of_its_own() -> None:
     # and the stream of batches, which counts such a table (it stopped on the missing value)
     streamed = veil.check(frame, ["age"], sensitive="diagnosis", engine="dask")
     assert streamed.l_distinct == 2
+
+
+def test_negative_zero_is_not_a_second_sensitive_value(tmp_path: Path) -> None:
+    """-0.0 and 0.0 are one number: a class holding both is not 2-diverse, read either way
+    (the DataFrame path once told them apart by their text)."""
+    path = tmp_path / "zeros.csv"
+    path.write_text("c0,c1\n1,-0.0\n1,0.0\n")
+    by_arrow = veil.check(path, ["c0"], sensitive="c1", l=2)
+    by_frame = check_frame(veil.read(path), ["c0"], sensitive="c1", l=2)
+    assert by_arrow.l_distinct == by_frame.l_distinct == 1
+    _same(by_arrow, by_frame)
