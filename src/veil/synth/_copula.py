@@ -20,7 +20,7 @@ a mixture of Gaussian copulas.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import BrokenExecutor
 from typing import Any, cast
 
@@ -196,14 +196,16 @@ class GaussianCopula(Marginals):
         keys = pd.Series(list(zip(*parts, strict=True)), dtype=object)
         shares = keys.value_counts(normalize=True, dropna=False)
         groups: dict[tuple[Any, ...], pd.DataFrame] = {}
+        rows = _rows_by_prefix(keys.tolist())
         for key in shares.index:  # a rare group: the longest leading part of its key that
             for length in range(len(key), 0, -1):  # has enough rows (income before clusters)
                 prefix = key[:length]
                 if prefix in groups:
                     break
-                chosen = keys.map(lambda k, p=prefix: k[: len(p)] == p).to_numpy()
                 need = MIN_TARGET_GROUP if length == 1 and names else MIN_GROUP
-                if chosen.sum() >= need:
+                if len(rows(prefix)) >= need:
+                    chosen = np.zeros(len(frame), dtype=bool)
+                    chosen[rows(prefix)] = True
                     groups[prefix] = frame.loc[chosen, modelled]
                     break
         labels = {prefix: _label(prefix, names) for prefix in groups}
@@ -415,6 +417,23 @@ def _fit_group(rows: pd.DataFrame, options: dict[str, Any], seed: int | None) ->
     """One group's copula, fitted in a second process (silent: ``options`` has no progress,
     and a callable of this process could not travel there)."""
     return GaussianCopula(**options).fit(rows, random_state=seed)
+
+
+def _rows_by_prefix(keys: list[tuple[Any, ...]]) -> Callable[[tuple[Any, ...]], list[int]]:
+    """The rows whose key starts with a prefix, found in one pass over the keys per prefix
+    length (a dict of prefixes: the same equality as comparing each key's prefix)."""
+    by_length: dict[int, dict[tuple[Any, ...], list[int]]] = {}
+
+    def rows(prefix: tuple[Any, ...]) -> list[int]:
+        size = len(prefix)
+        if size not in by_length:
+            found: dict[tuple[Any, ...], list[int]] = {}
+            for i, key in enumerate(keys):
+                found.setdefault(key[:size], []).append(i)
+            by_length[size] = found
+        return by_length[size].get(prefix, [])
+
+    return rows
 
 
 def _label(key: tuple[Any, ...], names: list[str]) -> str:

@@ -322,6 +322,7 @@ class PatternRecognizer:
             for c, p in zip(self._text_full, self.text_patterns, strict=True)
         ]
         self.union = "|".join(f"(?:{p.regex})" for p in self.patterns)
+        self._any_full = re.compile(f"^(?:{self.union})$") if self.patterns else None
         #: every pattern, for the search inside free text
         self.text_union = "|".join(f"(?:{p.regex})" for p in self.text_patterns)
 
@@ -348,9 +349,15 @@ class PatternRecognizer:
         texts = column.texts
         if not texts:
             return None
-        shape = [len(t) <= LONGEST_VALUE and any(c.match(t) for c in self._full) for t in texts]
+        # one regex of every pattern: a value matches it exactly when it matches one of them
+        if self._any_full is None:
+            return None  # no pattern of whole values (text only): no value matches
+        shape = [len(t) <= LONGEST_VALUE and self._any_full.match(t) is not None for t in texts]
+        n_shape = sum(shape)
+        if n_shape / len(texts) < self.min_share:  # too few, even if every one validated
+            return None
         scores = [self.score_value(t) if ok else 0.0 for t, ok in zip(texts, shape, strict=True)]
-        n_shape, n_valid = sum(shape), sum(s > 0 for s in scores)
+        n_valid = sum(s > 0 for s in scores)
         if n_valid / len(texts) < self.min_share:
             return None
         # the shape is confirmed on every row (one vectorized regex); validation, a Python call
