@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -143,9 +144,10 @@ def test_the_rarer_class_of_a_real_target_gets_a_copula_of_its_own() -> None:
 def test_groups_fitted_in_a_second_process_are_the_same_models(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The groups' copulas fitted half in a second process give the same rows, value for
-    value, as fitted one after the other (IBM's HR table, conditioned on attrition and
-    overtime, with 3 clusters)."""
+    """The groups' copulas fitted partly in a second process (each process taking the
+    largest group left when it is free, and each condition's values sent there before the
+    clusters are known) give the same rows, value for value, as fitted one after the other
+    (IBM's HR table, conditioned on attrition and overtime, with 3 clusters)."""
     hr = pd.read_csv(DATA / "ibm_hr_attrition_full.csv")
     model = {"condition_on": ["Attrition", "OverTime"], "clusters": 3}
     monkeypatch.setattr(copula, "PARALLEL_ROWS", 10**12)  # one after the other
@@ -162,10 +164,22 @@ def test_groups_fitted_in_a_second_process_are_the_same_models(
             return self.pool.submit(*args)  # type: ignore[attr-defined]
 
     monkeypatch.setattr(copula, "second_process", lambda rows: Counted(started(rows)))
-    monkeypatch.setattr(copula, "PARALLEL_ROWS", 0)  # half of them in a second process
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 0)  # some of them in a second process
+    early: list[int] = []
+    sending = copula._early_groups
+
+    def counted_early(*args: Any) -> Any:
+        futures, rows = sending(*args)
+        early.append(len(futures))
+        return futures, rows
+
+    monkeypatch.setattr(copula, "_early_groups", counted_early)
     shared = GaussianCopula(**model).fit(hr, random_state=4)
     assert len(shared.parts_) >= 4
-    assert sent.count(copula._fit_group) == len(shared.parts_) // 2
+    assert sent  # some fitted there
+    assert all(fn is copula._fit_group for fn in sent)
+    assert early  # the conditions' values were sent before the clusters were known
+    assert early[0] >= 2
     assert list(shared.parts_) == list(alone.parts_)
     for key, part in alone.parts_.items():
         np.testing.assert_array_equal(shared.parts_[key].correlation_, part.correlation_)
@@ -289,3 +303,53 @@ def test_a_mixture_fit_survives_its_second_process_killed(
     assert pool is not None
     os.kill(pool.submit(os.getpid).result(timeout=120), signal.SIGKILL)
     pd.testing.assert_frame_equal(_hr_mixture(2), alone)
+
+
+def test_veil_synth_starts_a_mixtures_second_process_before_reading_a_large_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``veil synth`` of a copula mixture on a file that may hold ``PARALLEL_ROWS`` rows starts
+    the second process before it reads (its imports overlap this process's); not for
+    ``--clusters 1`` (one copula), another method, or a small file."""
+    import veil.synth
+
+    started: list[str] = []
+    monkeypatch.setattr(veil.synth, "start_second_process", lambda: started.append("yes") or True)
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 10**12)  # each fit in this process here
+    hr = pd.read_csv(DATA / "ibm_hr_attrition_full.csv")
+    small, large = tmp_path / "small.csv", tmp_path / "large.csv"
+    hr.head(200).to_csv(small, index=False)
+    hr.to_csv(large, index=False)
+    hr.head(300).to_csv(large, mode="a", header=False, index=False)  # past 256 KB
+    ways = {
+        ("--clusters", "2"): ["yes"],
+        ("--target", "Attrition"): ["yes"],
+        ("--clusters", "1"): [],
+        ("--method", "marginals"): [],
+    }
+    for flags, expected in ways.items():
+        started.clear()
+        out = tmp_path / f"out{flags[1]}.csv"
+        assert main(["synth", str(large), "-o", str(out), *flags, "--seed", "1"]) == 0
+        assert started == expected, flags
+    started.clear()
+    assert main(["synth", str(small), "-o", str(tmp_path / "s.csv"), "--clusters", "2"]) == 0
+    assert started == []
+
+
+def test_the_second_process_started_early_is_the_one_the_fit_uses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``start_second_process`` starts the executor a mixture's fit then finds running (its
+    worker already importing the copula), rather than a second one."""
+    import veil.synth
+    from veil.synth import _second
+
+    assert veil.synth.start_second_process() is True
+    early = _second._EXECUTOR
+    assert early is not None
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 10**12)
+    alone = _hr_mixture(3)
+    monkeypatch.setattr(copula, "PARALLEL_ROWS", 0)
+    assert copula.second_process(1) is early
+    pd.testing.assert_frame_equal(_hr_mixture(3), alone)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -176,8 +176,6 @@ def synth_command(
     """Synthetic data: a Gaussian copula by default (split into the clusters of rows the data
     support; --target conditions it on the column a model will predict), column marginals, a
     variational autoencoder, or DP MST or AIM (charged to the budget)."""
-    from veil.api import synthesize
-
     if (data is None) == (schema is None):
         raise ParameterError("give DATA to learn from, or --schema to make test data from")
     if schema is not None:
@@ -186,24 +184,22 @@ def synth_command(
         )
         return
     chosen = private.method(method)
-    accountant = None
-    if chosen in PRIVATE and private.epsilon is not None:
-        from veil.dp import Accountant
+    given = _options_started(chosen, copula.options(chosen), target, data)
+    from veil.api import synthesize
 
-        accountant = Accountant(_ledger(private.ledger), other_dataset=private.other_dataset)
     with _progress() as say:
         made = synthesize(
             data,
             output,
             method=chosen,
             epsilon=private.epsilon,
-            accountant=accountant,
+            accountant=_accountant(chosen, private),
             bins=private.bins,
             rows=rows,
             random_state=seed,
             columns=[c.strip() for c in columns.split(",")] if columns else None,
             bounds=_parse_bounds(private.bounds or []),
-            options=copula.options(chosen),
+            options=given,
             target=target,
             force=force,
             escape_formulas=escape_formulas,
@@ -216,6 +212,47 @@ def synth_command(
             "differential privacy)" + (f"; conditioned on {target} (--target)" if target else "")
         )
     _said(made, output)
+
+
+def _accountant(chosen: str, private: MstFlags) -> Any:
+    """The budget's ledger for DP synthesis with an epsilon, else None."""
+    if chosen not in PRIVATE or private.epsilon is None:
+        return None
+    from veil.dp import Accountant
+
+    return Accountant(_ledger(private.ledger), other_dataset=private.other_dataset)
+
+
+#: A file this large may hold a mixture's ``PARALLEL_ROWS`` rows: its second process is started
+#: before the file is read.
+MIXTURE_BYTES = 256 * 1024
+
+
+def _options_started(
+    chosen: str, given: dict[str, object], target: str | None, data: object
+) -> dict[str, object]:
+    """The copula's options ``given``; for a mixture of a large file, its second process
+    started first, before this process imports pandas and scipy, so that both import at
+    once."""
+    if chosen == "copula" and _mixture(given, target) and _large_file(data):
+        from veil.synth import start_second_process
+
+        start_second_process()
+    return given
+
+
+def _mixture(options: dict[str, object], target: str | None) -> bool:
+    """Whether a copula with ``options`` may be a mixture (``--clusters 1`` alone is not)."""
+    return not ("clusters" in options and options["clusters"] is None) or bool(
+        target or options.get("condition_on")
+    )
+
+
+def _large_file(data: object) -> bool:
+    try:
+        return Path(str(data)).is_file() and Path(str(data)).stat().st_size >= MIXTURE_BYTES
+    except OSError:  # a URL, or a name too long for a path
+        return False
 
 
 def _said(made: object, output: Path) -> None:

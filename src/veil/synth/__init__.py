@@ -54,6 +54,7 @@ __all__ = [
     "load_schema",
     "make",
     "named_identifier",
+    "start_second_process",
     "synthesize_mst",
 ]
 
@@ -78,6 +79,20 @@ METHODS.add_lazy("copula", "veil.synth._copula:GaussianCopula", aliases=("gaussi
 METHODS.add_lazy("tvae", "veil.synth._tvae:TVAE")
 METHODS.add_lazy("mst", "veil.synth._mst:MST")
 METHODS.add_lazy("aim", "veil.synth._aim:AIM")
+
+
+def start_second_process() -> bool:
+    """Start, now, the second process a copula mixture fits its groups in (its worker imports
+    the copula's scipy meanwhile), as ``veil synth`` does before it reads a large table: the
+    worker is ready when the groups are. False with one core. A fit that does not use it
+    leaves it idle until it leaves (``veil.synth._second.IDLE_SECONDS``) or the process ends."""
+    import os
+
+    if (os.cpu_count() or 1) < 2:
+        return False
+    from veil.synth import _second
+
+    return _second.executor() is not None
 
 
 def make(method: str, **options: Any) -> Synthesizer:

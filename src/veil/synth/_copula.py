@@ -29,7 +29,8 @@ import pandas as pd
 from scipy import stats
 
 from veil.exceptions import ParameterError
-from veil.schema import as_numbers, require_columns
+from veil.schema import as_numbers, is_continuous, require_columns
+from veil.synth import _second
 from veil.synth._marginals import Marginals, in_dtype
 
 #: a group of rows (a combination of ``condition_on``'s values, a cluster) needs this many rows
@@ -162,19 +163,32 @@ class GaussianCopula(Marginals):
         pool = second_process(len(frame))  # started now: its imports overlap the fits below
         names = self._conditions()
         require_columns(frame, names, where="condition_on")
-        whole = GaussianCopula(**self._options()).fit(
-            frame, random_state=seed
-        )  # roles, identifiers
-        for name in names:
-            if whole.models_[name].kind != "category":
-                kind = whole.models_[name].kind
-                raise ParameterError(
-                    f"condition_on must name categorical columns; {name!r} is {kind}"
-                )
-        modelled = [n for n, m in whole.models_.items() if m.kind != "identifier"]
+        whole = GaussianCopula(**self._options())
+        whole.known_roles = whole._roles(frame)  # the scan, once: identifiers, free text
+        identifiers, _, left_out = whole.known_roles
+        modelled = [n for n in frame.columns if n not in left_out and n not in identifiers]
         options = {**self._options(), "identifiers": [], "progress": self.progress}
-        self.parts_: dict[tuple[Any, ...], GaussianCopula] = {}
         parts = [frame[n].to_numpy(dtype=object) for n in names]
+        early: dict[tuple[Any, ...], Any] = {}
+        early_rows: dict[tuple[Any, ...], pd.DataFrame] = {}
+        if self.clusters is not None and names and all(_categories(frame[n]) for n in names):
+            # a condition's values alone, fitted there while this process fits the whole
+            # table and clusters its rows
+            early, early_rows = _early_groups(frame, parts, modelled, options, seed, pool)
+        try:
+            whole.fit(frame, random_state=seed)
+            for name in names:
+                if whole.models_[name].kind != "category":
+                    kind = whole.models_[name].kind
+                    raise ParameterError(
+                        f"condition_on must name categorical columns; {name!r} is {kind}"
+                    )
+        except BaseException:
+            for future in early.values():
+                future.cancel()
+            raise
+        assert modelled == [n for n, m in whole.models_.items() if m.kind != "identifier"]
+        self.parts_: dict[tuple[Any, ...], GaussianCopula] = {}
         self.clusters_ = None if self.clusters is None else 1
         if self.clusters is not None:
             from sklearn.cluster import KMeans
@@ -204,12 +218,15 @@ class GaussianCopula(Marginals):
                     break
                 need = MIN_TARGET_GROUP if length == 1 and names else MIN_GROUP
                 if len(rows(prefix)) >= need:
+                    if prefix in early_rows:  # the same rows, already sent
+                        groups[prefix] = early_rows[prefix]
+                        break
                     chosen = np.zeros(len(frame), dtype=bool)
                     chosen[rows(prefix)] = True
                     groups[prefix] = frame.loc[chosen, modelled]
                     break
         labels = {prefix: _label(prefix, names) for prefix in groups}
-        self.parts_ = fit_groups(groups, labels, options, seed, self.progress, pool)
+        self.parts_ = fit_groups(groups, labels, options, seed, self.progress, pool, early)
         self.shares_ = shares
         self.whole_ = whole
         self.models_, self.dtypes_, self.left_out_ = whole.models_, whole.dtypes_, whole.left_out_
@@ -332,38 +349,17 @@ def _chosen_clusters(points: np.ndarray, seed: int | None) -> tuple[int, list[tu
 #: Rows below which a mixture's copulas are all fitted in this process (a second process costs
 #: ~0.9 s to start: scipy and pandas imported again)
 PARALLEL_ROWS = 10_000
-#: seconds the second process's worker waits for the next fit before it leaves
-IDLE_SECONDS = 300
-_EXECUTOR: Any = None
-_EXECUTOR_LOCK = threading.Lock()
 
 
 def second_process(rows: int) -> Any:
-    """A second process to fit a mixture's copulas in (veil's own loky executor of one worker,
-    kept for the next fit; its worker leaves after ``IDLE_SECONDS`` idle and comes back on the
-    next fit), started at once so that its imports overlap the work before the groups' fits;
-    None with one core or under ``PARALLEL_ROWS`` rows. loky, unlike multiprocessing's spawn
-    and forkserver, never runs the caller's ``__main__`` again: a script that fits at its top
-    level, without a main guard, broke multiprocessing's pool (tested). The executor is veil's
-    own, not joblib's reusable one: that one is shared with the caller's ``joblib.Parallel``,
-    and resizing it to one worker while the caller's work ran broke that work (tested)."""
+    """The second process to fit a mixture's copulas in (``veil.synth._second``), started now
+    if it is not running, so that its imports overlap the work before the groups' fits; None
+    with one core or under ``PARALLEL_ROWS`` rows."""
     import os
 
     if (os.cpu_count() or 1) < 2 or rows < PARALLEL_ROWS:
         return None
-    global _EXECUTOR
-    with _EXECUTOR_LOCK:
-        for _ in range(2):  # a pool whose worker was killed is replaced once
-            if _EXECUTOR is None:
-                from joblib.externals.loky.process_executor import ProcessPoolExecutor
-
-                _EXECUTOR = ProcessPoolExecutor(max_workers=1, timeout=IDLE_SECONDS)
-            try:
-                _EXECUTOR.submit(_ready)
-                return _EXECUTOR
-            except RuntimeError:  # broken (a BrokenProcessPool) or shut down
-                _EXECUTOR = None
-    return None
+    return _second.executor()
 
 
 def fit_groups(
@@ -373,29 +369,62 @@ def fit_groups(
     seed: int | None,
     progress: Any,
     pool: Any = None,
+    started: dict[tuple[Any, ...], Any] | None = None,
 ) -> dict[tuple[Any, ...], GaussianCopula]:
     """A copula of each group's rows, in the groups' order. Each fit reads only its rows and
-    ``seed``, so the fits are independent: given a ``pool`` (``second_process``), every other
-    group (by size, largest first) is fitted there while this process fits the rest; the
-    models are the same as one after the other (tested), and so are the rows.
+    ``seed``, so the fits are independent and give the same models wherever they run (tested).
+
+    Given a ``pool`` (``second_process``), the two processes take the largest group left,
+    each as soon as it is free: this process fits one, the second process is sent the next
+    when its last is done (a thread of this process sends it). ``started``: groups the
+    second process was already sent (a condition's value alone, fitted while the rows were
+    clustered: ``_early_groups``); those not among ``groups`` are not waited for.
 
     On adult with income and 8 clusters, the 16 groups' fits took 4.0 of the whole process's
     7.3-7.4 seconds one after the other."""
     order = sorted(groups, key=lambda g: -len(groups[g]))
-    elsewhere = order[1::2] if pool is not None and len(groups) > 1 else []
+    early = started or {}
+    futures = {g: f for g, f in early.items() if g in groups}
+    left = [g for g in order if g not in futures]
+    # re-entrant: a future already done runs its callback at once, in the thread adding it
+    lock = threading.RLock()
+    state = {"stopped": False, "busy": 0}
     quiet = {**options, "progress": None}
-    futures: dict[tuple[Any, ...], Any] = {}
-    for group in elsewhere:
-        try:
-            futures[group] = pool.submit(_fit_group, groups[group], quiet, seed)
-        except RuntimeError:  # the second process is gone (broken, shut down): fitted here
-            break
+
+    def send_next(done: Any = None) -> None:
+        """Keep the second process at one group: called as one of its fits ends."""
+        with lock:
+            if done is not None:
+                state["busy"] -= 1
+            while not state["stopped"] and left and state["busy"] < 1:
+                group = left.pop(0)
+                try:
+                    future = pool.submit(_fit_group, groups[group], quiet, seed)
+                except RuntimeError:  # the second process is gone: fitted here
+                    left.insert(0, group)
+                    state["stopped"] = True
+                    return
+                futures[group] = future
+                state["busy"] += 1
+                future.add_done_callback(send_next)
+
+    if pool is not None and len(groups) > 1:
+        with lock:
+            for future in early.values():
+                if not future.done():
+                    state["busy"] += 1
+                    future.add_done_callback(send_next)
+        send_next()
     fitted: dict[tuple[Any, ...], GaussianCopula] = {}
     try:
-        for group in order:
-            if group not in futures:
-                progress(f"fitting the copula of {labels[group]}")
-                fitted[group] = GaussianCopula(**options).fit(groups[group], random_state=seed)
+        while True:
+            with lock:
+                if not left:
+                    state["stopped"] = True
+                    break
+                group = left.pop(0)
+            progress(f"fitting the copula of {labels[group]}")
+            fitted[group] = GaussianCopula(**options).fit(groups[group], random_state=seed)
         for group, future in futures.items():
             progress(f"fitting the copula of {labels[group]} (in a second process)")
             try:
@@ -404,13 +433,55 @@ def fit_groups(
                 fitted[group] = GaussianCopula(**options).fit(groups[group], random_state=seed)
             fitted[group].progress = progress
     finally:
-        for future in futures.values():  # on an error: nothing left running for it
+        with lock:
+            state["stopped"] = True
+        for future in [*futures.values(), *early.values()]:  # on an error: none left queued
             future.cancel()
     return {group: fitted[group] for group in groups}
 
 
-def _ready() -> None:
-    """Nothing: the second process's first task, which imports this module there."""
+#: At most this many condition values are fitted before the clusters are known.
+EARLY_GROUPS = 4
+
+
+def _categories(series: pd.Series) -> bool:
+    """Whether the marginals will model ``series`` as categories (as ``Marginals`` decides)."""
+    return not is_continuous(series.dropna())
+
+
+def _early_groups(
+    frame: pd.DataFrame,
+    values: list[np.ndarray],
+    modelled: list[str],
+    options: dict[str, Any],
+    seed: int | None,
+    pool: Any,
+) -> tuple[dict[tuple[Any, ...], Any], dict[tuple[Any, ...], pd.DataFrame]]:
+    """Each condition's value alone (income <=50K, >50K) sent to the second process before
+    the rows are clustered: a cluster too small for a copula of its own takes its value's,
+    and these do not wait for the clusters. (futures, their rows: the same rows the groups
+    are made of, so a group chosen later is this one.)"""
+    if pool is None:
+        return {}, {}
+    need = MIN_TARGET_GROUP if len(values) == 1 else MIN_GROUP
+    keys = list(zip(*values, strict=True))
+    rows = _rows_by_prefix(keys)
+    if sum(len(rows(key)) >= need for key in dict.fromkeys(keys)) > EARLY_GROUPS:
+        return {}, {}  # many values: most would not be needed
+    quiet = {**options, "progress": None}
+    futures: dict[tuple[Any, ...], Any] = {}
+    made: dict[tuple[Any, ...], pd.DataFrame] = {}
+    for key in dict.fromkeys(keys):
+        if len(rows(key)) < need:
+            continue
+        chosen = np.zeros(len(frame), dtype=bool)
+        chosen[rows(key)] = True
+        made[key] = frame.loc[chosen, modelled]
+        try:
+            futures[key] = pool.submit(_fit_group, made[key], quiet, seed)
+        except RuntimeError:  # the second process is gone: the groups are fitted later
+            return {}, {}
+    return futures, made
 
 
 def _fit_group(rows: pd.DataFrame, options: dict[str, Any], seed: int | None) -> GaussianCopula:

@@ -211,6 +211,9 @@ class Marginals(Synthesizer):
     """
 
     method = "marginals"
+    #: (identifiers, their entities, columns left out) when the scan has run already (a
+    #: mixture's whole-table fit: the scan decided before the fit began); None: scan in ``fit``
+    known_roles: tuple[set[str], dict[str, str], dict[str, str]] | None = None
 
     def __init__(
         self,
@@ -239,7 +242,8 @@ class Marginals(Synthesizer):
             raise InputError(f"synthesis needs at least 2 rows to learn from, got {len(frame)}")
         require_columns(frame, list(self.leave_out), where="leave_out")
         rng = np.random.default_rng(seed)
-        identifiers, entities, left_out = self._roles(frame)
+        known = self.known_roles
+        identifiers, entities, left_out = known if known is not None else self._roles(frame)
         self.left_out_: dict[str, str] = left_out
         self.models_: dict[str, ColumnModel] = {}
         self.dtypes_: dict[str, Any] = {}
