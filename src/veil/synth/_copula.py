@@ -187,7 +187,9 @@ class GaussianCopula(Marginals):
             for future in early.values():
                 future.cancel()
             raise
-        assert modelled == [n for n, m in whole.models_.items() if m.kind != "identifier"]
+        whole.known_roles = None  # used: a later fit of it scans again
+        if modelled != [n for n, m in whole.models_.items() if m.kind != "identifier"]:
+            early, early_rows = {}, {}  # not the columns the groups hold: fitted again
         self.parts_: dict[tuple[Any, ...], GaussianCopula] = {}
         self.clusters_ = None if self.clusters is None else 1
         if self.clusters is not None:
