@@ -149,9 +149,9 @@ def _ledger(tmp_path: Path, frame: pd.DataFrame, total: float = 10.0) -> Account
 
 def test_aim_on_a_wage_survey_keeps_numbers_and_charges_epsilon(tmp_path: Path) -> None:
     """CPS 1985 (534 workers, not a table AIM was developed on): epsilon 2 is charged once and
-    exactly; wage (a float) and age and education (whole numbers) come back with more
-    distinct values than bins, whole numbers whole, inside their ranges; no missing cell and
-    no category outside the column's."""
+    exactly; wage (a float) comes back with more distinct values than bins; wage, age and
+    education inside their ranges, whole numbers whole; no missing cell and no category
+    outside the column's."""
     frame = pd.read_csv(DATA / "surveys" / "CPS1985.csv.gz")
     frame = frame[["wage", "education", "age", "occupation", "union"]]
     accountant = _ledger(tmp_path, frame)
@@ -167,7 +167,11 @@ def test_aim_on_a_wage_survey_keeps_numbers_and_charges_epsilon(tmp_path: Path) 
     for name, (low, high) in bounds.items():
         values = pd.to_numeric(synthetic[name])
         assert values.between(low, high).all(), name
-        assert values.nunique() > 8, name  # drawn inside the bins, not one value a bin
+    # wage drawn inside its bins, not one value a bin. (Education and age are whole numbers:
+    # with the histogram's share of epsilon 2, 0.07 a column, a rare year of schooling's
+    # count can fall to 0, and a run once gave education 7 values in its 8 bins; drawing
+    # inside the bins is tested on its own in test_bins.py.)
+    assert pd.to_numeric(synthetic["wage"]).nunique() > 8
     for name in ("age", "education"):
         assert (synthetic[name] == synthetic[name].round()).all(), name
     for name in ("occupation", "union"):
