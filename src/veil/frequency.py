@@ -39,6 +39,7 @@ __all__ = [
     "mixed_radix",
     "sensitive_codes",
     "sensitive_key",
+    "sensitive_text",
 ]
 
 _MAX_DENSE = 50_000_000  # largest code space counted with bincount; beyond, np.unique
@@ -135,15 +136,21 @@ def sensitive_key(value: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", value).split()).casefold()
 
 
+def sensitive_text(series: pd.Series) -> pd.Series:
+    """A sensitive column as the text its values are told apart by (then ``sensitive_key``):
+    in a float column -0.0 is 0.0, as Arrow counts it, not a second diverse value."""
+    if series.dtype.kind == "f":
+        series = series + 0.0  # IEEE: -0.0 + 0.0 is 0.0
+    return series.astype(str)
+
+
 def sensitive_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
     """A code per row and a label per code for a sensitive column, spelling variants merged
     (``sensitive_key``); a label is the variant met first. Used by the search, Mondrian and the
     verifier alike, so that they count l and t the same way."""
     # missing is a value of its own ("nan", as the text pandas 2 made of it), never the -1
     # code that would count it as the last value found
-    if series.dtype.kind == "f":
-        series = series + 0.0  # -0.0 is 0.0 (as Arrow counts it), not a second diverse value
-    raw_codes, raw = pd.factorize(series.astype(str), use_na_sentinel=False)
+    raw_codes, raw = pd.factorize(sensitive_text(series), use_na_sentinel=False)
     keys = [sensitive_key(str(v)) for v in raw]
     merged, _ = pd.factorize(pd.Index(keys))
     labels: dict[int, str] = {}
@@ -201,7 +208,7 @@ class Frequencies:
         require_columns(frame, columns, where="frequencies")
         data = frame[list(quasi_identifiers)].copy()
         if sensitive is not None:  # spelling variants are one value, as everywhere
-            values = frame[sensitive].astype(str)  # pandas 3 keeps a missing value missing
+            values = sensitive_text(frame[sensitive])  # pandas 3 keeps a missing value missing
             data[sensitive] = values.map(sensitive_key, na_action="ignore")
         keys = list(data.columns)
         data[COUNT] = 1

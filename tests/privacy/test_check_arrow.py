@@ -216,3 +216,16 @@ def test_negative_zero_is_not_a_second_sensitive_value(tmp_path: Path) -> None:
     by_frame = check_frame(veil.read(path), ["c0"], sensitive="c1", l=2)
     assert by_arrow.l_distinct == by_frame.l_distinct == 1
     _same(by_arrow, by_frame)
+
+
+def test_negative_zero_is_one_sensitive_value_in_batched_frequencies() -> None:
+    """The frequency table a stream or a cluster builds batch by batch tells sensitive values
+    apart as the DataFrame path does: -0.0 and 0.0 are one (they were two rows of it)."""
+    import pandas as pd
+
+    from veil.frequency import Frequencies
+
+    batches = [pd.DataFrame({"c0": [1], "c1": [-0.0]}), pd.DataFrame({"c0": [1], "c1": [0.0]})]
+    merged = Frequencies.of_batches(batches, ["c0"], "c1")
+    assert len(merged.counts) == 1
+    assert merged.counts["__veil_count__"].tolist() == [2]
