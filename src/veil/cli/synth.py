@@ -184,7 +184,7 @@ def synth_command(
         )
         return
     chosen = private.method(method)
-    given = _options_started(chosen, copula.options(chosen), target, data)
+    given = _copula_options(chosen, copula, target, data)
     from veil.api import synthesize
 
     with _progress() as say:
@@ -228,12 +228,13 @@ def _accountant(chosen: str, private: MstFlags) -> Any:
 MIXTURE_BYTES = 256 * 1024
 
 
-def _options_started(
-    chosen: str, given: dict[str, object], target: str | None, data: object
+def _copula_options(
+    chosen: str, copula: CopulaFlags, target: str | None, data: object
 ) -> dict[str, object]:
-    """The copula's options ``given``; for a mixture of a large file, its second process
-    started first, before this process imports pandas and scipy, so that both import at
-    once."""
+    """The synthesizer's options from the copula's flags; for a mixture read from a large
+    file, its second process is started here, before this process imports pandas and scipy,
+    so that both import at once."""
+    given = copula.options(chosen)
     if chosen == "copula" and _mixture(given, target) and _large_file(data):
         from veil.synth import start_second_process
 
