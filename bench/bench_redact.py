@@ -37,7 +37,7 @@ from heldout_notes import ENTITY_OF, make_notes, recall  # bench/
 
 from veil.scan import text as search
 from veil.scan.recognizers import TEXT_RECOGNIZERS
-from veil.scan.recognizers.generic import PHONE_REGIONS, parsed_phone, valid_phone
+from veil.scan.recognizers.generic import parsed_phone, phone_regions, valid_phone
 from veil.transforms import Redact
 
 TARGET = 100_000
@@ -62,11 +62,6 @@ def cold() -> None:
     valid_phone.cache_clear()
     search._is_known_place.cache_clear()
     search._WORDS.clear()
-
-
-def phone_regions(text: str) -> tuple[str | None, ...]:
-    """The regions ``valid_phone`` tries for ``text``."""
-    return (None,) if text.lstrip().startswith("+") else PHONE_REGIONS
 
 
 def confirmations(texts: list[str]) -> list[tuple[Callable[[str], Any], str]]:

@@ -23,11 +23,7 @@ from phonenumbers import COUNTRY_CODE_TO_REGION_CODE
 from stdnum import iban, numdb
 
 from veil.scan.recognizers import phones
-from veil.scan.recognizers.generic import PHONE_REGIONS, parsed_phone, valid_iban, valid_phone
-
-
-def regions(text: str) -> tuple[str | None, ...]:
-    return (None,) if text.lstrip().startswith("+") else PHONE_REGIONS
+from veil.scan.recognizers.generic import parsed_phone, phone_regions, valid_iban, valid_phone
 
 
 def faker_numbers() -> list[str]:
@@ -78,10 +74,10 @@ def test_the_fast_path_says_what_phonenumbers_says(source: str) -> None:
     texts = list(dict.fromkeys(faker_numbers() if source == "faker" else built_numbers(6000)))
     decided = 0
     for text in texts:
-        found = phones.verdict(text, regions(text))
+        found = phones.verdict(text, phone_regions(text))
         if found is not phones.UNSURE:
             decided += 1
-            assert found == parsed_phone(text, regions(text)), text
+            assert found == parsed_phone(text, phone_regions(text)), text
     # the fast path decides nearly all of them (Faker's American numbers with an "x1234"
     # extension are phonenumbers' own), else it would be no faster
     assert decided >= 0.9 * len(texts)
@@ -90,8 +86,8 @@ def test_the_fast_path_says_what_phonenumbers_says(source: str) -> None:
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet="0123456789 ()./-+", min_size=0, max_size=40))
 def test_any_text_of_its_alphabet_gets_phonenumbers_answer(text: str) -> None:
-    found = phones.verdict(text, regions(text))
-    assert found is phones.UNSURE or found == parsed_phone(text, regions(text))
+    found = phones.verdict(text, phone_regions(text))
+    assert found is phones.UNSURE or found == parsed_phone(text, phone_regions(text))
 
 
 @pytest.mark.parametrize(
@@ -108,9 +104,9 @@ def test_any_text_of_its_alphabet_gets_phonenumbers_answer(text: str) -> None:
     ],
 )
 def test_what_the_fast_path_does_not_read_phonenumbers_decides(text: str) -> None:
-    assert phones.verdict(text, regions(text)) is phones.UNSURE
+    assert phones.verdict(text, phone_regions(text)) is phones.UNSURE
     valid_phone.cache_clear()
-    assert valid_phone(text) == parsed_phone(text, regions(text))
+    assert valid_phone(text) == parsed_phone(text, phone_regions(text))
 
 
 def test_valid_phone_decides_kenyan_and_foreign_numbers() -> None:

@@ -37,9 +37,15 @@ def valid_phone(text: str) -> bool | None:
     A number written with ASCII digits and the usual separators is decided on its digits with
     phonenumbers' metadata (``phones.verdict``: a few µs against ~40 µs; held equal to
     phonenumbers by the tests); anything else, by phonenumbers itself."""
-    regions: tuple[str | None, ...] = (None,) if text.lstrip().startswith("+") else PHONE_REGIONS
+    regions = phone_regions(text)
     found = phones.verdict(text, regions)
     return parsed_phone(text, regions) if found is phones.UNSURE else found
+
+
+def phone_regions(text: str) -> tuple[str | None, ...]:
+    """The regions a number is read in, in turn: its own country code after a plus (None),
+    else ``PHONE_REGIONS``."""
+    return (None,) if text.lstrip().startswith("+") else PHONE_REGIONS
 
 
 def parsed_phone(text: str, regions: tuple[str | None, ...]) -> bool | None:
