@@ -176,7 +176,7 @@ RESULTS = [
     "veil.privacy.certificate.Certificate",
     "veil.privacy.certificate.Release",
     "veil.privacy.classes.ClassStats",
-    "veil.privacy.suggest.Suggested",
+    "veil.privacy.scanned.Suggested",
     "veil.report.model.Report",
     "veil.rights.erase.Erasure",
     "veil.rights.retention.RetentionResult",

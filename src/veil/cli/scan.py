@@ -76,7 +76,7 @@ def scan(
     the population-uniqueness estimates). A table larger than memory is scanned in batches
     (--engine stream) or on a Dask cluster (--engine dask): the sample decides, every row
     confirms."""
-    from veil.privacy.suggest import scan_and_suggest
+    from veil.privacy.scanned import scan_and_suggest
 
     fmt = _check_format(fmt)
     engine = engines.chosen()

@@ -104,7 +104,8 @@ class Workspace:
         """Scan the table and write the suggested policy (``veil scan --suggest-policy``), its
         pseudonyms keyed by a key file in the workspace that only its owner can read."""
         from veil.keys import ensure_key_file
-        from veil.privacy.suggest import scan_and_suggest, suggest_policy_yaml
+        from veil.privacy.scanned import scan_and_suggest
+        from veil.privacy.suggest import suggest_policy_yaml
 
         frame = self.data()
         self.folder.mkdir(parents=True, exist_ok=True)
