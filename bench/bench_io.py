@@ -124,6 +124,9 @@ def check_beside_arrow(rows: int) -> None:
     if not ADULT.exists():
         print(f"(no {ADULT}: the check-beside-Arrow figure needs ../shared)")
         return
+    from bench_startup import compile_veil
+
+    compile_veil()  # as installed: not compiled again in each process (bench_startup)
     adult = pd.read_csv(ADULT, sep=";")
     columns = list(adult.columns)[:8]
     with tempfile.TemporaryDirectory() as tmp:
