@@ -144,7 +144,7 @@ def test_the_whole_flow_in_a_browser(browser, serve, folder: Path, tmp_path: Pat
 def test_erasure_in_a_browser(browser, serve, folder: Path, insurer) -> None:
     map_path, clients = insurer
     served = serve(folders=[folder], rights_map=map_path)
-    national_id = str(clients["national_id"].iloc[5])
+    national_id = clients["national_id"][5]
     subject = f"national_id={national_id}"
     page = browser.new_page(viewport={"width": 1200, "height": 800})
     page.goto(served.url.split("/data")[0] + "/requests?token=" + served.url.split("token=")[1])

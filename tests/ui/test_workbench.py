@@ -166,7 +166,7 @@ def test_markup_in_a_column_name_or_a_cell_is_shown_as_text(client, folder: Path
 def test_erasure_waits_for_the_dry_run_and_the_typed_confirmation(client, insurer) -> None:
     map_path, clients = insurer
     c = client(rights_map=map_path)
-    national_id = str(clients["national_id"].iloc[3])
+    national_id = clients["national_id"][3]
     subject = f"national_id={national_id}"
     assert access(map_path, subject).total > 0
     c.post("/requests", action="erase", key="national_id", value=national_id, confirm=subject)

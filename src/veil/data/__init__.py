@@ -4,8 +4,10 @@ national IDs and KRA PINs, CC0; see README.md here) that the demos read."""
 from __future__ import annotations
 
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # read() imports pandas when the sample is read: the rights demo does not
+    import pandas as pd
 
 SAMPLE = "kenya_insurance.csv"
 

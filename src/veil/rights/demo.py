@@ -5,24 +5,27 @@ retrieve, erase, retrieve again (nothing), verify the audit log."""
 from __future__ import annotations
 
 import copy
+import csv
+import io
 from collections.abc import Callable
+from datetime import date
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import sqlalchemy as sa
 import yaml
 
-from veil.data import sample as bundled_sample
+from veil.data import SAMPLE
 from veil.rights._audit import anchors_for, open_log, subject_hash
 from veil.rights._map import load_map
 from veil.rights.erase import erase
 from veil.rights.retrieve import retrieve
 
 
-def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
-    """The insurer's tables from the bundled sample; returns the clients."""
+def build_database(path: Path, *, seed: int = 0) -> dict[str, list[Any]]:
+    """The insurer's tables from the bundled sample; returns the clients' columns."""
     tables = _insurer_tables(seed)
     engine = sa.create_engine(f"sqlite:///{path}")
     metadata = sa.MetaData()
@@ -37,18 +40,18 @@ def build_database(path: Path, *, seed: int = 0) -> pd.DataFrame:
         sa.Column("joined", sa.Date),
     )
     for name, (column, parent) in _LINKS.items():
-        frame = tables[name]
         columns: list[sa.Column[Any]] = [
             sa.Column("id", sa.Integer, primary_key=True),
             sa.Column(column, sa.ForeignKey(f"{parent}.id"), index=True),
         ]
-        columns += [sa.Column(str(c), sa.Text()) for c in frame.columns if c not in ("id", column)]
+        columns += [sa.Column(c, sa.Text()) for c in tables[name] if c not in ("id", column)]
         sa.Table(name, metadata, *columns)
     metadata.create_all(engine)
     with engine.begin() as connection:
-        for name, frame in tables.items():
-            cells = frame.astype(object).where(frame.notna(), None)
-            records = [{str(k): v for k, v in r.items()} for r in cells.to_dict("records")]
+        for name, table in tables.items():
+            records = [
+                dict(zip(table, row, strict=True)) for row in zip(*table.values(), strict=True)
+            ]
             connection.execute(metadata.tables[name].insert(), records)
     engine.dispose()
     return tables["clients"]
@@ -63,46 +66,46 @@ _LINKS = {
 }
 
 
-def _insurer_tables(seed: int) -> dict[str, pd.DataFrame]:
+def _bundled_rows() -> list[dict[str, str]]:
+    """The bundled sample's rows as text (read without pandas: the demo's start-up)."""
+    text = (resources.files("veil.data") / SAMPLE).read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def _insurer_tables(seed: int) -> dict[str, dict[str, list[Any]]]:
     """Clients, policies, claims, payments and contacts made from the bundled sample, in the
-    order they are written."""
+    order they are written: each a table's columns."""
     rng = np.random.default_rng(seed)
-    sample = bundled_sample()
-    clients = pd.DataFrame(
-        {
-            "id": np.arange(1, len(sample) + 1),
-            "national_id": sample["ID_number"].astype(str),
-            "kra_pin": sample["Tax_id"].astype(str),
-            "county": sample["County"],
-            "gender": sample["Gender"],
-            "joined": pd.to_datetime(sample["Date_of_entry"]).dt.date,
-        }
-    )
-    n = len(clients)
-    policies = pd.DataFrame(
-        {
-            "id": np.arange(1, n + 1),
-            "client_id": clients["id"],
-            "tier": sample["Tier"],
-            "policy_limit": sample["Policy_limit"],
-        }
-    )
-    claim_policy = rng.integers(1, n + 1, 2 * n)
-    illness = sample["Illness_category"].to_numpy()[claim_policy - 1]
-    claims = pd.DataFrame(
-        {"id": np.arange(1, 2 * n + 1), "policy_id": claim_policy, "illness": illness}
-    )
-    payments = pd.DataFrame(
-        {
-            "id": np.arange(1, 2 * n + 1),
-            "claim_id": np.arange(1, 2 * n + 1),
-            "amount": rng.integers(500, 90_000, 2 * n),
-        }
-    )
+    sample = _bundled_rows()
+    n = len(sample)
+    ids = list(range(1, n + 1))
+    clients = {
+        "id": ids,
+        "national_id": [row["ID_number"] for row in sample],
+        "kra_pin": [row["Tax_id"] for row in sample],
+        "county": [row["County"] for row in sample],
+        "gender": [row["Gender"] for row in sample],
+        "joined": [date.fromisoformat(row["Date_of_entry"][:10]) for row in sample],
+    }
+    policies = {
+        "id": ids,
+        "client_id": ids,
+        "tier": [row["Tier"] for row in sample],
+        "policy_limit": [row["Policy_limit"] for row in sample],
+    }
+    claim_policy = rng.integers(1, n + 1, 2 * n).tolist()
+    claims = {
+        "id": list(range(1, 2 * n + 1)),
+        "policy_id": claim_policy,
+        "illness": [sample[p - 1]["Illness_category"] for p in claim_policy],
+    }
+    payments = {
+        "id": list(range(1, 2 * n + 1)),
+        "claim_id": list(range(1, 2 * n + 1)),
+        "amount": rng.integers(500, 90_000, 2 * n).tolist(),
+    }
     phones = [f"+2547{int(x):08d}" for x in rng.integers(0, 10**8, n)]
-    contacts = pd.DataFrame(
-        {"id": np.arange(1, n + 1), "client_id": clients["id"], "phone": phones}
-    )
+    contacts = {"id": ids, "client_id": ids, "phone": phones}
     return {
         "clients": clients,
         "policies": policies,
@@ -142,13 +145,13 @@ def run_demo(folder: Path, key: bytes, say: Callable[[str], None] = print) -> bo
     map_path = folder / "insurer.yaml"
     map_path.write_text(yaml.safe_dump(spec, sort_keys=False))
     data_map = load_map(map_path)
-    who = {"national_id": str(clients["national_id"].iloc[0])}
+    who = {"national_id": clients["national_id"][0]}
     hashed = subject_hash(key, who)
     path = data_map.audit_path(map_path)
     log = open_log(path, key, anchors=anchors_for(data_map, map_path, path))
     say(
-        f"data map: {map_path} ({len(clients):,} clients and their policies, claims, payments, "
-        "contacts)"
+        f"data map: {map_path} ({len(clients['id']):,} clients and their policies, claims, "
+        "payments, contacts)"
     )
     found = retrieve(data_map, who)
     log.append("retrieve", subject=hashed, stores=list(found.stores), counts=found.counts)

@@ -18,10 +18,9 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from veil._html import Shown
 from veil.exceptions import InputError, ParameterError
@@ -31,6 +30,9 @@ from veil.rights._map import DataMap, Store
 from veil.rights._subject import Subject, values_of
 from veil.rights.retrieve import closure, retrieve, retrieve_one
 from veil.rights.stores import kind_of
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MODES = ("delete", "anonymize")
 
@@ -70,6 +72,8 @@ class Erasure(Shown):
 
 def parse_age(text: str) -> pd.DateOffset:
     """``"10 months"``, ``"5 years"``, ``"30 days"`` as an offset to subtract from a date."""
+    import pandas as pd
+
     number, _, unit = text.strip().partition(" ")
     unit = unit.rstrip("s") + "s"
     if unit not in ("days", "months", "years") or not number.isdigit():
@@ -78,16 +82,19 @@ def parse_age(text: str) -> pd.DateOffset:
 
 
 def _held(
-    data_map: DataMap, store: Store, table: str, rows: list[dict[str, Any]], as_of: pd.Timestamp
+    data_map: DataMap, store: Store, table: str, rows: list[dict[str, Any]], as_of: datetime
 ) -> list[bool]:
-    """Which rows a legal hold keeps."""
+    """Which rows a legal hold keeps (pandas reads their dates: imported only here, where a
+    hold applies)."""
     spec = store.tables[table]
     rule = data_map.retention.get(spec.retention or "")
     if rule is None or rule.hold is None:
         return [False] * len(rows)
     if spec.date_column is None:
         return [True] * len(rows)  # held with no date to count from: kept
-    limit = as_of - parse_age(rule.hold)
+    import pandas as pd
+
+    limit = pd.Timestamp(as_of) - parse_age(rule.hold)
     dates = pd.to_datetime(
         pd.Series([r.get(spec.date_column) for r in rows], dtype=object),
         errors="coerce",
@@ -104,7 +111,7 @@ def erase(
     journal: Path,
     mode: str = "delete",
     dry_run: bool = False,
-    as_of: pd.Timestamp | None = None,
+    as_of: datetime | None = None,
     key: bytes | None = None,
 ) -> Erasure:
     """Erase ``subject`` from every store (see the module's doc). ``subject_id`` is the
@@ -113,7 +120,7 @@ def erase(
     all of them)."""
     if mode not in MODES:
         raise ParameterError(f"--mode must be one of {MODES}, got {mode!r}")
-    now = as_of if as_of is not None else pd.Timestamp.now()
+    now = as_of if as_of is not None else datetime.now()
     for name, store in data_map.stores.items():
         if store.read_only:
             raise InputError(
@@ -182,7 +189,7 @@ def _erase(
     subject_id: str,
     journal: Path,
     mode: str,
-    now: pd.Timestamp,
+    now: datetime,
     key: bytes | None,
 ) -> Erasure:
     log = Journal(journal, subject_id, subject=subject_id, mode=mode)
@@ -270,7 +277,7 @@ def erase_many(
     subject_id: str,
     journal: Path,
     mode: str = "delete",
-    as_of: pd.Timestamp | None = None,
+    as_of: datetime | None = None,
 ) -> Erasure:
     """Erase a batch of subjects by one key, set-based: each SQL store finds all their rows
     with ``IN`` queries and deletes them in one transaction (a retention sweep or a bulk
@@ -278,7 +285,7 @@ def erase_many(
     keyed hash (its journal's name)."""
     if key not in data_map.subject_keys:
         raise InputError(f"subject key {key!r} is not in the map")
-    now = as_of if as_of is not None else pd.Timestamp.now()
+    now = as_of if as_of is not None else datetime.now()
     log = Journal(journal, subject_id, subject=subject_id, mode=mode)
     log.save()
     for name, store in data_map.stores.items():
@@ -306,7 +313,7 @@ def keeps(
     name: str,
     table: str,
     rows: Rows,
-    now: pd.Timestamp,
+    now: datetime,
     mode: str,
     found: dict[str, Rows],
 ) -> list[bool]:
@@ -366,9 +373,11 @@ def _row_numbers(values: pd.Series) -> bool:
 
 
 def held_rows(
-    data_map: DataMap, store: Store, table: str, frame: pd.DataFrame, now: pd.Timestamp, mode: str
+    data_map: DataMap, store: Store, table: str, frame: pd.DataFrame, now: datetime, mode: str
 ) -> pd.Series:
     """Which of a file's rows are kept (anonymized) rather than deleted."""
+    import pandas as pd
+
     if mode == "anonymize":
         return pd.Series(True, index=frame.index)
     rows = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ def _erase_files(
     name: str,
     store: Store,
     subject: Subject,
-    now: pd.Timestamp,
+    now: datetime,
     mode: str,
     *,
     log: Journal | None = None,
@@ -98,7 +99,7 @@ def _retain_units(
     name: str,
     store: Store,
     tables: list[str],
-    now: pd.Timestamp,
+    now: datetime,
     cutoff: pd.Timestamp,
     log: Journal | None,
 ) -> Outcomes:
@@ -228,7 +229,7 @@ class Objects(StoreKind):
         name: str,
         store: Store,
         subject: Any,
-        now: pd.Timestamp,
+        now: datetime,
         mode: str,
         log: Any,
     ) -> Counts:
@@ -243,7 +244,7 @@ class Objects(StoreKind):
         store: Store,
         key: str,
         values: list[str],
-        now: pd.Timestamp,
+        now: datetime,
         mode: str,
     ) -> Counts:
         """Subject by subject."""
@@ -263,7 +264,7 @@ class Objects(StoreKind):
         name: str,
         store: Store,
         tables: list[str],
-        now: pd.Timestamp,
+        now: datetime,
         cutoff: pd.Timestamp,
         log: Any,
     ) -> dict[str, dict[str, int]]:

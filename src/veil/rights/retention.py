@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ from veil.rights._map import DataMap
 from veil.rights.stores import kind_of
 
 if TYPE_CHECKING:  # pandas loads when retention runs, not when veil.rights is imported
-    import pandas as pd
+    pass
 
 OUTCOMES = ("deleted", "archived", "kept")
 
@@ -67,7 +68,7 @@ Outcomes = dict[str, dict[str, int]]
 
 
 def apply_retention(
-    data_map: DataMap, *, journal: Path, as_of: pd.Timestamp | None = None, dry_run: bool = False
+    data_map: DataMap, *, journal: Path, as_of: datetime | None = None, dry_run: bool = False
 ) -> RetentionResult:
     """Apply every class with a ``keep`` to the tables, files and objects that name it.
     ``journal``: the folder of the run's journal (an interrupted run resumes from it, with
@@ -78,7 +79,7 @@ def apply_retention(
 
     preflight(data_map)  # what no re-run could fix fails before the journal exists
     log = None if dry_run else Journal(journal, "retention")
-    now = as_of if as_of is not None else pd.Timestamp.now()
+    now = pd.Timestamp(as_of) if as_of is not None else pd.Timestamp.now()
     if log is not None and log.resumed:
         started = pd.Timestamp(log.state["as_of"])
         if as_of is not None and as_of != started:

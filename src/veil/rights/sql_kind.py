@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -108,7 +109,7 @@ def erase_sql(
     name: str,
     store: Store,
     subject: Subject,
-    now: pd.Timestamp,
+    now: datetime,
     mode: str,
     *,
     found: dict[str, Rows] | None = None,
@@ -217,7 +218,7 @@ def _retain_sql(
     name: str,
     store: Store,
     tables: list[str],
-    now: pd.Timestamp,
+    now: datetime,
     cutoff: pd.Timestamp,
     log: Journal | None,
 ) -> Outcomes:
@@ -336,7 +337,7 @@ class Sql(StoreKind):
         name: str,
         store: Store,
         subject: Any,
-        now: pd.Timestamp,
+        now: datetime,
         mode: str,
         log: Any,
     ) -> Counts:
@@ -350,7 +351,7 @@ class Sql(StoreKind):
         store: Store,
         key: str,
         values: list[str],
-        now: pd.Timestamp,
+        now: datetime,
         mode: str,
     ) -> Counts:
         """Every subject's rows found with ``IN`` queries and erased in one transaction."""
@@ -370,7 +371,7 @@ class Sql(StoreKind):
         name: str,
         store: Store,
         tables: list[str],
-        now: pd.Timestamp,
+        now: datetime,
         cutoff: pd.Timestamp,
         log: Any,
     ) -> dict[str, dict[str, int]]:

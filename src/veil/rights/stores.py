@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from veil.registry import Registry
@@ -64,7 +65,7 @@ class StoreKind:
         name: str,
         store: Store,
         subject: Any,
-        now: pd.Timestamp,
+        now: datetime,
         mode: str,
         log: Any,
     ) -> Counts:
@@ -79,7 +80,7 @@ class StoreKind:
         store: Store,
         key: str,
         values: list[str],
-        now: pd.Timestamp,
+        now: datetime,
         mode: str,
     ) -> Counts:
         """Erase every subject whose ``key`` is among ``values``."""
@@ -97,7 +98,7 @@ class StoreKind:
         name: str,
         store: Store,
         tables: list[str],
-        now: pd.Timestamp,
+        now: datetime,
         cutoff: pd.Timestamp,
         log: Any,
     ) -> dict[str, dict[str, int]]:
