@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import KEEP_PEOPLE_IDS
+from tests.loaded import loaded_by
 from tests.transforms.test_contract import CASES
 from veil import anonymize
 from veil.policy import Policy
@@ -238,9 +239,6 @@ def test_a_report_of_a_release_loads_no_evaluation_library(tmp_path) -> None:
     """``veil report`` of an anonymized release draws its plots but measures no model or
     attack: scikit-learn and scipy.stats (0.5 s to import) stay unloaded, in a process of its
     own, while the report is written."""
-    import subprocess
-    import sys
-
     table = tmp_path / "t.csv"
     table.write_text(
         "age,county\n" + "\n".join(f"{30 + i % 3},{['Lamu', 'Meru'][i % 2]}" for i in range(24))
@@ -262,31 +260,11 @@ def test_a_report_of_a_release_loads_no_evaluation_library(tmp_path) -> None:
         check=True,
         capture_output=True,
     )
-    probe = (
-        "import sys, runpy; sys.argv = ['veil', *sys.argv[1:]]\n"
-        "try:\n    runpy.run_module('veil', run_name='__main__')\n"
-        "except SystemExit as done:\n    assert not done.code, done.code\n"
-        "print(sorted(m for m in ('sklearn', 'scipy.stats', 'torch') if m in sys.modules))"
-    )
     out = tmp_path / "report.html"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            probe,
-            "report",
-            str(release),
-            "--certificate",
-            str(certificate),
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    report = ["report", release, "--certificate", certificate, "-o", out]
+    loaded, _ = loaded_by(report, ["sklearn", "scipy.stats", "torch"])
     assert "<html" in out.read_text()[:500].lower()
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert loaded == []
 
 
 def test_a_lazy_registry_member_is_imported_when_asked_for_and_dp_synthesis_loads_no_copula() -> (
@@ -387,16 +365,7 @@ def test_a_scan_loads_neither_the_policy_nor_the_search(tmp_path: Path) -> None:
     policy's models (pydantic) nor the search (0.05 s of its start-up)."""
     table = tmp_path / "t.csv"
     table.write_text("name,age,county\nJane Wanjiku,34,Nairobi\nJohn Otieno,45,Kisumu\n" * 3)
-    probe = (
-        "import sys, runpy; sys.argv = ['veil', *sys.argv[1:]]\n"
-        "try:\n    runpy.run_module('veil', run_name='__main__')\n"
-        "except SystemExit as done:\n    assert not done.code, done.code\n"
-        "print(sorted(m for m in ('veil.policy', 'pydantic', 'veil.privacy.suggest', "
-        "'veil.privacy.lattice') if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, "scan", str(table)], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    assert "county" in done.stdout  # the scan ran and printed its table
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    heavy = ["veil.policy", "pydantic", "veil.privacy.suggest", "veil.privacy.lattice"]
+    loaded, printed = loaded_by(["scan", table], heavy)
+    assert "county" in printed  # the scan ran and printed its table
+    assert loaded == []

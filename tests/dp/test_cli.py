@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.loaded import loaded_by
 from veil.cli import main
 from veil.demo import demo_data
 
@@ -139,3 +140,19 @@ def test_help_reads_as_text_and_transforms_are_listed_whole(capsys) -> None:
     summary = _summary(inspect.getdoc(Generalize) or "")
     assert summary.startswith("Replace values by a coarser version. Exactly one mode: - bins:")
     assert main(["transforms"]) == 0
+
+
+def test_the_budget_commands_load_neither_pandas_nor_opendp(tmp_path: Path) -> None:
+    """``veil budget show`` and ``reset`` read the ledger alone: ``veil.dp``'s statistics
+    (pandas, OpenDP) load when a statistic is asked for."""
+    data = tmp_path / "t.csv"
+    data.write_text("age\n30\n41\n")
+    ledger = {"VEIL_LEDGER": str(tmp_path / "budget.db")}
+    heavy = ["pandas", "opendp", "veil.dp.stats"]
+    loaded_by(["budget", "init", data, "--epsilon", "1"], [], env=ledger)
+    loaded, printed = loaded_by(["budget", "show"], heavy, env=ledger)
+    assert "remaining 1" in printed
+    assert loaded == []
+    loaded, printed = loaded_by(["budget", "reset", "--yes"], heavy, env=ledger)
+    assert "ledger emptied" in printed
+    assert loaded == []

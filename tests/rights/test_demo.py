@@ -4,12 +4,11 @@ as veil reads it (``veil.data.sample``, through pandas), and loads no pandas."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 
+from tests.loaded import loaded_by
 from veil.data import sample
 from veil.rights.demo import build_database
 
@@ -36,18 +35,7 @@ def test_the_insurer_holds_the_bundled_sample_as_read(tmp_path: Path) -> None:
 
 
 def test_the_rights_demo_loads_no_pandas(tmp_path: Path) -> None:
-    probe = (
-        "import sys, runpy; sys.argv = ['veil', *sys.argv[1:]]\n"
-        "try:\n    runpy.run_module('veil', run_name='__main__')\n"
-        "except SystemExit as done:\n    assert not done.code, done.code\n"
-        "print('pandas' in sys.modules)"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, "rights", "demo", "-o", str(tmp_path / "demo")],
-        capture_output=True,
-        text=True,
-        env={**__import__("os").environ, "VEIL_KEY": "k" * 43},
-    )
-    assert done.returncode == 0, done.stderr
-    assert "hash chain intact" in done.stdout
-    assert done.stdout.strip().splitlines()[-1] == "False"
+    demo = ["rights", "demo", "-o", tmp_path / "demo"]
+    loaded, printed = loaded_by(demo, ["pandas"], env={"VEIL_KEY": "k" * 43})
+    assert "hash chain intact" in printed
+    assert loaded == []
