@@ -151,6 +151,13 @@ def loaded(python: str, argv: list[str], folder: Path) -> str:
     return done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
 
 
+#: what a report's figure needs at least: pandas imported, one bar chart drawn to PNG bytes
+_ONE_CHART = (
+    "import io, pandas; from matplotlib.figure import Figure; f = Figure(figsize=(4, 3)); "
+    "f.subplots().bar(['a', 'b'], [1, 2]); f.savefig(io.BytesIO(), format='png')"
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
@@ -160,6 +167,8 @@ def main() -> None:
     cases = [
         ("python -c pass (the interpreter)", [python, "-c", "pass"], None),
         ("import pandas (for scale)", [python, "-c", "import pandas"], None),
+        # the floor of `veil report`: pandas, and one bar chart drawn by matplotlib to PNG
+        ("pandas + a matplotlib bar chart", [python, "-c", _ONE_CHART], None),
         ("import veil", [python, "-c", "import veil"], 0.5),
         ("veil --version", [python, "-m", "veil", "--version"], 0.3),
         ("veil --help", [python, "-m", "veil", "--help"], 0.3),
