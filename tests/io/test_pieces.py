@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from veil.io import _pieces as pieces
 
@@ -63,3 +65,51 @@ def test_pieces_of_other_columns_are_not_joined() -> None:
     assert one is not None
     assert other is not None
     assert pieces.joined([one, other]) is None
+
+
+_TEXTS = st.one_of(st.none(), st.sampled_from(["", "a", "Nairobi", "ñ", " b ", "0"]), st.text())
+
+
+@st.composite
+def _frames(draw: st.DrawFn) -> tuple[pd.DataFrame, np.ndarray]:
+    """A frame of pandas' usual kinds (Arrow text of few or many values, with gaps; numbers,
+    nullable integers, booleans, dates, objects, categories), a non-default index with
+    repeated labels, and a random order of its rows."""
+    rows = draw(st.integers(0, 60))
+    few = st.lists(st.sampled_from(["x", "y", None, ""]), min_size=rows, max_size=rows)
+    many = st.lists(_TEXTS, min_size=rows, max_size=rows)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    columns = {
+        "few": pd.array(draw(few), dtype="str"),
+        "many": pd.array(draw(many), dtype="str"),
+        "n": rng.integers(-5, 5, rows),
+        "gaps": np.where(rng.random(rows) < 0.3, np.nan, rng.random(rows)),
+        "nullable": pd.array(np.where(rng.random(rows) < 0.3, None, 1), dtype="Int64"),
+        "flag": rng.random(rows) < 0.5,
+        "when": pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 9, rows), "D"),
+    }
+    if draw(st.booleans()):
+        columns["obj"] = pd.Series(draw(many), dtype=object).to_numpy()
+        columns["cat"] = pd.Categorical(draw(few))
+    frame = pd.DataFrame(columns, index=rng.integers(0, 5, rows))
+    frame.attrs["source"] = "drawn"
+    return frame, rng.permutation(rows)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_frames())
+def test_rows_taken_are_iloc_s_rows(drawn: tuple[pd.DataFrame, np.ndarray]) -> None:
+    frame, order = drawn
+    expected = frame.iloc[order]
+    taken = pieces.take_rows(frame, order)
+    pd.testing.assert_frame_equal(taken, expected, check_exact=True, check_flags=True)
+    assert taken.attrs == expected.attrs
+    assert list(frame.index) == list(pd.DataFrame(frame).index)  # the input is left as it was
+
+
+def test_a_frame_iloc_alone_can_take_is_taken_by_iloc() -> None:
+    frame = pd.DataFrame([[1, "a"], [2, "b"]], columns=["x", "x"])  # repeated names
+    pd.testing.assert_frame_equal(pieces.take_rows(frame, [1, 0]), frame.iloc[[1, 0]])
+    ends = pd.DataFrame({"t": pd.array(["a", "b", "a"], dtype="str")})
+    pd.testing.assert_frame_equal(pieces.take_rows(ends, [-1, 0]), ends.iloc[[-1, 0]])
+    assert pieces.take_rows(pd.DataFrame(index=[3, 4]), [1, 0]).index.tolist() == [4, 3]

@@ -332,8 +332,10 @@ def shuffle_rows(frame: pd.DataFrame, random_state: int | None) -> pd.DataFrame:
     information — a sequential id's pseudonym sits next to its position. The index labels go
     with their rows, so a caller who holds the original can still align them; files are
     written without it."""
+    from veil.io._pieces import take_rows
+
     order = np.random.default_rng(random_state).permutation(len(frame))
-    return frame.iloc[order]
+    return take_rows(frame, order)
 
 
 def mask_hides(step: Any, identifiers: set[str]) -> None:
