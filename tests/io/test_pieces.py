@@ -89,9 +89,12 @@ def _frames(draw: st.DrawFn) -> tuple[pd.DataFrame, np.ndarray]:
         "when": pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 9, rows), "D"),
     }
     if draw(st.booleans()):
-        columns["obj"] = pd.Series(draw(many), dtype=object).to_numpy()
         columns["cat"] = pd.Categorical(draw(few))
     frame = pd.DataFrame(columns, index=rng.integers(0, 5, rows))
+    if draw(st.booleans()):  # text kept as objects (a transform's output), not inferred as str
+        frame["obj"] = pd.Series(draw(many), dtype=object, index=frame.index)
+        mixed = [1, "a"] * (rows // 2) + [None] * (rows % 2)
+        frame["mixed"] = pd.Series(mixed, dtype=object, index=frame.index)
     frame.attrs["source"] = "drawn"
     return frame, rng.permutation(rows)
 

@@ -112,7 +112,9 @@ def _taken(column: pd.Series, positions: Any) -> pd.Series:
             # the dtype's own conversion from Arrow, as Table.to_pandas uses it
             values = cast(Any, dtype).__from_arrow__(rows)
             return pd.Series(values, name=column.name, copy=False)
-    return pd.Series(column.array.take(positions), name=column.name, copy=False)
+    # the Series' own take keeps its dtype (an array of objects made a Series again would be
+    # inferred as text); its labels are the frame's to set
+    return column.take(positions).reset_index(drop=True)
 
 
 def _with_columns(table: pa.Table, columns: list[Any]) -> pa.Table:
