@@ -82,6 +82,7 @@ def _frames(draw: st.DrawFn) -> tuple[pd.DataFrame, np.ndarray]:
     columns = {
         "few": pd.array(draw(few), dtype="str"),
         "many": pd.array(draw(many), dtype="str"),
+        "na_text": pd.array(draw(few), dtype="string[pyarrow]"),  # pd.NA for missing
         "n": rng.integers(-5, 5, rows),
         "gaps": np.where(rng.random(rows) < 0.3, np.nan, rng.random(rows)),
         "nullable": pd.array(np.where(rng.random(rows) < 0.3, None, 1), dtype="Int64"),
