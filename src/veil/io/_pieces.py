@@ -55,16 +55,23 @@ def as_arrow(frame: pd.DataFrame) -> pa.Table | None:
 def coded(table: pa.Table) -> pa.Table:
     """``table`` with each text column of few distinct values (at most one in four rows)
     dictionary-coded; ``plain`` undoes it."""
-    import pyarrow.compute as pc
-
     columns = []
     for column in table.columns:
         if pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
-            dictionary = pc.dictionary_encode(column.combine_chunks())
-            if len(dictionary.dictionary) * 4 <= len(dictionary):
-                column = dictionary
+            encoded = _few_values(column.combine_chunks())
+            if encoded is not None:
+                column = encoded
         columns.append(column)
     return _with_columns(table, columns)
+
+
+def _few_values(text: pa.Array) -> pa.DictionaryArray | None:
+    """``text`` dictionary-coded when it holds few distinct values (at most one in four
+    rows), else None."""
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(text)
+    return encoded if len(encoded.dictionary) * 4 <= len(encoded) else None
 
 
 def plain(table: pa.Table) -> pa.Table:
@@ -100,14 +107,11 @@ def take_rows(frame: pd.DataFrame, order: Any) -> pd.DataFrame:
 
 def _taken(column: pd.Series, positions: Any) -> pd.Series:
     """One column's rows at ``positions`` (a text column of few values through its codes)."""
-    import pyarrow.compute as pc
-
     dtype = column.dtype
     if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
         text = pa.array(column.array)  # Arrow's own buffers (__arrow_array__)
-        whole = text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text
-        encoded = pc.dictionary_encode(whole)
-        if len(encoded.dictionary) * 4 <= len(encoded):
+        encoded = _few_values(text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text)
+        if encoded is not None:
             rows = encoded.dictionary.take(encoded.indices.take(pa.array(positions)))
             # the dtype's own conversion from Arrow, as Table.to_pandas uses it
             values = cast(Any, dtype).__from_arrow__(rows)
