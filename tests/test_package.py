@@ -39,6 +39,25 @@ def test_public_api_is_curated() -> None:
         assert hasattr(veil, name), name
 
 
+@pytest.mark.parametrize(
+    "package", ["veil.dp", "veil.io", "veil.privacy", "veil.rights", "veil.synth"]
+)
+def test_a_lazy_package_lists_what_it_loads(package: str) -> None:
+    """A package whose names load on first use (``veil._lazy``) names each of them in
+    ``__all__`` and in its table of where it lives: a name left out of either would fail only
+    when a user asks for it."""
+    import importlib
+
+    module = importlib.import_module(package)
+    lazy = module._LAZY
+    assert set(lazy) <= set(module.__all__), sorted(set(lazy) - set(module.__all__))
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name  # resolves (AttributeError otherwise)
+        if name in lazy:
+            home = importlib.import_module(lazy[name])
+            assert getattr(module, name) is getattr(home, name), name
+
+
 @pytest.mark.parametrize("name", sorted(TRANSFORMS))
 def test_every_transform_runs_from_a_yaml_policy(
     name: str, people: pd.DataFrame, key_env: str
