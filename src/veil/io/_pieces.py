@@ -90,8 +90,9 @@ def take_rows(frame: pd.DataFrame, order: Any) -> pd.DataFrame:
     distinct values (as ``coded`` chooses) is taken as its dictionary codes, so that a random
     order's take reads a small dictionary rather than the text of every row; a column's codes
     live only while it is taken. adult grown to 10M rows: its release in memory took 17.1-18.2 s
-    instead of 21.0-25.3 s with ``iloc``, at a peak of 6.5-6.7 GB instead of 6.3 GB (each
-    column's text is copied into one chunk before it is encoded: the extra memory)."""
+    instead of 21.0-25.3 s with ``iloc``, at a peak of 6.5-6.7 GB instead of 6.3 GB (not yet
+    accounted for; each column's text copied into one chunk before it is encoded is a
+    likely part)."""
     import numpy as np
 
     positions = np.asarray(order, dtype=np.int64)
