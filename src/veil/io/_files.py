@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
+import pyarrow.csv as pacsv  # pyarrow.compute is imported where text is typed, not to read
 
 from veil.exceptions import (
     InputError,
@@ -260,12 +259,12 @@ def read_csv_text(
     encoding: str | None,
     columns: Sequence[str] | None = None,
     where: str = "",
-    dictionary: bool = False,
+    unchecked: bool = False,
 ) -> tuple[list[str], pa.Table]:
     """A CSV file's header and its columns as text, as ``read_csv`` reads them before typing
     them: only ``columns`` when given (one the header lacks is an ``UnknownColumnError``
-    naming ``where`` it was asked for); with ``dictionary``, each column dictionary-encoded
-    as it is parsed (its chunks' dictionaries unified), for a caller that counts values."""
+    naming ``where`` it was asked for); ``unchecked``, as bytes whose UTF-8 is not checked as
+    they are parsed, for a caller that checks the values it keeps (the distinct ones)."""
     size = path.stat().st_size
     large = size > _UTF8_HEAD  # parsed by Arrow from the file itself, not from a copy of it
     with open(path, "rb") as file:
@@ -279,7 +278,7 @@ def read_csv_text(
     if missing:
         raise UnknownColumnError(missing[0], header, where=where)
     try:
-        table = _parse_csv(path if large else data, encoding, sep, header, columns, dictionary)
+        table = _parse_csv(path if large else data, encoding, sep, header, columns, unchecked)
     except pa.ArrowInvalid as err:
         whole = path.read_bytes() if large else data
         if head and encoding == "utf-8" and "UTF8" in str(err):
@@ -291,17 +290,19 @@ def read_csv_text(
                     encoding=detected,
                     columns=columns,
                     where=where,
-                    dictionary=dictionary,
+                    unchecked=unchecked,
                 )
         raise _explain_parse_error(path, whole, encoding, sep, len(header), err) from err
     if table.num_rows == 0:
         raise InputError(f"{path}: has a header but no data rows")
-    return header, table.unify_dictionaries() if dictionary else table
+    return header, table
 
 
 def _decimals_form(col: pa.ChunkedArray) -> str | None:
     """``%.2f`` when every value of a float column has the same 2+ decimals (``1.50``), which
     the default writer would shorten (``1.5``); None otherwise (one decimal it keeps)."""
+    import pyarrow.compute as pc
+
     valid = col.drop_null()
     first = str(valid[0].as_py()) if len(valid) else ""
     decimals = len(first.split(".", 1)[1]) if re.fullmatch(r"-?\d+\.\d+", first) else 0
@@ -314,6 +315,8 @@ def _decimals_form(col: pa.ChunkedArray) -> str | None:
 def _date_form(valid: pa.ChunkedArray) -> str | None:
     """The ISO form every value of a date column shares, when the default writer would write
     another (``2021-04-04T12:05``, ``2013-11-14 01:12``); None for pandas' own forms."""
+    import pyarrow.compute as pc
+
     first = str(valid[0].as_py())
     for pattern, form in _ISO_FORMS:
         if re.match(pattern, first):
@@ -360,12 +363,12 @@ def _parse_csv(
     sep: str,
     header: list[str],
     columns: Sequence[str] | None = None,
-    dictionary: bool = False,
+    unchecked: bool = False,
 ) -> pa.Table:
-    """Arrow's parser, every column as text (only ``columns`` when given; dictionary-encoded
-    text with ``dictionary``). A row longer than Arrow's block (1 MB by default: a cell
-    holding a document) is read again with blocks large enough for it."""
-    text = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
+    """Arrow's parser, every column as text (only ``columns`` when given; as bytes whose UTF-8
+    is not checked when ``unchecked``). A row longer than Arrow's block (1 MB by default: a
+    cell holding a document) is read again with blocks large enough for it."""
+    text = pa.binary() if unchecked else pa.string()
     block = 1 << 20
     quoted = may_quote(data, encoding)
     while True:
@@ -477,6 +480,8 @@ def typed_column(col: pa.ChunkedArray) -> Typed:
     would lose what they are. Casts fail fast on the first value that does not fit, so text
     columns cost little.
     """
+    import pyarrow.compute as pc
+
     if col.null_count == len(col):
         return Typed("empty", col)
     with contextlib.suppress(pa.ArrowInvalid):
@@ -503,6 +508,8 @@ def typed_column(col: pa.ChunkedArray) -> Typed:
 def as_kind(kind: Kind, col: pa.ChunkedArray | pa.Array) -> Typed:
     """Text of a column whose kind ``typed_column`` decided (on these values or on more), as
     that kind holds it."""
+    import pyarrow.compute as pc
+
     chunked = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
     if kind == "int":
         return Typed("int", pc.cast(chunked, pa.int64()))
@@ -520,6 +527,8 @@ _NOT_PLAIN = r"^\s*\+|^\s*-?0\d|^\s*-?\d{16}"
 def not_plain_number(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """True where a number's text is not a plain number (``_NOT_PLAIN``): such a column stays
     text, as written."""
+    import pyarrow.compute as pc
+
     return pc.match_substring_regex(col, _NOT_PLAIN)
 
 
