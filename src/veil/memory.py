@@ -12,6 +12,11 @@ seconds of ``veil anonymize --in-memory``. So the command's process, and only it
   trimming of the heap): the process keeps its peak memory until it exits, which a command
   that exits when its job is done can afford.
 
+A command that reads one table, counts it and exits (``veil check``) allocates nothing again
+and again: it keeps Arrow's own pool, whose pages come from the kernel in fewer faults (12,000
+against 53,000 minor faults for a CSV of 1M rows x 8 columns: 0.36 s against 0.41 s, medians
+of 12 runs alternately), and only glibc's setting.
+
 ``VEIL_MALLOC=default`` keeps both as they are (e.g. to compare). Elsewhere than glibc (macOS,
 musl) only Arrow's pool is set.
 
@@ -38,17 +43,18 @@ _M_MMAP_MAX = -4
 _NEVER = -1
 
 
-def tune_for_one_job() -> bool:
-    """Set the process's allocation as the module says; True when glibc took the setting."""
+def tune_for_one_job(*, arrow_pool: bool = False) -> bool:
+    """Set the process's allocation as the module says (with ``arrow_pool``, Arrow keeps its
+    own pool: a command that reads a table once); True when glibc took the setting."""
     _quick_xla()
     if os.environ.get("VEIL_MALLOC", "").strip().lower() == "default":
         return False
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    if "pyarrow" in sys.modules:  # already loaded: its pool is set directly
-        import pyarrow as pa
+    if not arrow_pool:
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    if "pyarrow" in sys.modules and os.environ.get("ARROW_DEFAULT_MEMORY_POOL") == "system":
+        import pyarrow as pa  # already loaded: its pool is set directly
 
-        if os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "system":
-            pa.set_memory_pool(pa.system_memory_pool())
+        pa.set_memory_pool(pa.system_memory_pool())
     if not sys.platform.startswith("linux"):
         return False
     try:
