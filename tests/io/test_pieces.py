@@ -3,6 +3,7 @@ what would not (objects, categories) is refused, so it stays a DataFrame."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +92,13 @@ def _frames(draw: st.DrawFn) -> tuple[pd.DataFrame, np.ndarray]:
     }
     if draw(st.booleans()):
         columns["cat"] = pd.Categorical(draw(few))
+    # Arrow text in several chunks (a Parquet file's row groups): coded chunk by chunk
+    split = sorted(draw(st.lists(st.integers(0, rows), max_size=3)))
+    for name, values in (("chunked", draw(few)), ("na_chunked", draw(few))):
+        dtype = pd.StringDtype("pyarrow", **({"na_value": np.nan} if name == "chunked" else {}))
+        cuts = [0, *split, rows]
+        pieces_of = [values[a:b] for a, b in pairwise(cuts)]
+        columns[name] = dtype.__from_arrow__(pa.chunked_array(pieces_of, pa.string()))
     frame = pd.DataFrame(columns, index=rng.integers(0, 5, rows))
     if draw(st.booleans()):  # text kept as objects (a transform's output), not inferred as str
         frame["obj"] = pd.Series(draw(many), dtype=object, index=frame.index)
