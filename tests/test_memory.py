@@ -15,16 +15,20 @@ PROBE = (
 )
 
 
-def probe(before: str = "", **env: str) -> list[str]:
-    clean = {
+def _untuned() -> dict[str, str]:
+    """This process's environment without the allocation settings a user may have made."""
+    return {
         k: v for k, v in os.environ.items() if k not in {"ARROW_DEFAULT_MEMORY_POOL", "VEIL_MALLOC"}
     }
+
+
+def probe(before: str = "", **env: str) -> list[str]:
     out = subprocess.run(
         [sys.executable, "-c", PROBE.format(before=before)],
         capture_output=True,
         text=True,
         check=True,
-        env={**clean, **env},
+        env={**_untuned(), **env},
     )
     return out.stdout.split()
 
@@ -43,11 +47,12 @@ def _command_pool(tmp_path: Path, *argv: str) -> str:
         f"sys.argv = ['veil', *{list(argv)!r}]; code = run(); "
         "import pyarrow as pa; print(code, pa.default_memory_pool().backend_name)"
     )
-    clean = {
-        k: v for k, v in os.environ.items() if k not in {"ARROW_DEFAULT_MEMORY_POOL", "VEIL_MALLOC"}
-    }
     done = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, env=clean, cwd=tmp_path
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env=_untuned(),
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()[-1]

@@ -122,13 +122,8 @@ def _whole_app() -> typer.Typer:
 def _app_for(args: list[str]) -> typer.Typer:
     """The app for these arguments: the named command's group alone, every command for
     ``veil``, ``veil --help`` or a name that is no command (its error lists them)."""
-    group = COMMANDS.get(_command(args) or "")
+    group = COMMANDS.get(_common.command_of(args) or "")
     return _app_of((group,)) if group else _whole_app()
-
-
-def _command(args: list[str]) -> str | None:
-    """The command these arguments name (their first that is no option), if any."""
-    return next((arg for arg in args if not arg.startswith("-")), None)
 
 
 def __getattr__(name: str) -> Any:
@@ -150,7 +145,7 @@ def run() -> int:
     from veil.memory import tune_for_one_job
 
     # `veil check` reads its table once and exits: Arrow's own pool serves it best
-    tune_for_one_job(arrow_pool=_command(sys.argv[1:]) == "check")
+    tune_for_one_job(arrow_pool=_common.command_of(sys.argv[1:]) == "check")
     # pydantic hands every value it validates to the plugins any installed package declares
     # (an observability SDK's, e.g.); the command's process runs none unless the user names
     # them (PYDANTIC_DISABLE_PLUGINS set, even empty, is theirs). Looking for them read every

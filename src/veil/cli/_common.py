@@ -155,9 +155,14 @@ RENAMED_IN = {
 }
 
 
+def command_of(args: list[str]) -> str | None:
+    """The command these arguments name (their first that is no option), if any."""
+    return next((arg for arg in args if not arg.startswith("-")), None)
+
+
 def renamed(args: list[str]) -> list[str]:
     """``args`` with each old spelling replaced by its new one (and said on stderr)."""
-    command = next((a for a in args if not a.startswith("-")), None)
+    command = command_of(args)
     spellings = {**RENAMED, **RENAMED_IN.get(command or "", {})}
     given = []
     for arg in args:
