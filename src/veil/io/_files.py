@@ -259,12 +259,12 @@ def read_csv_text(
     encoding: str | None,
     columns: Sequence[str] | None = None,
     where: str = "",
-    unchecked: bool = False,
+    dictionary: bool = False,
 ) -> tuple[list[str], pa.Table]:
     """A CSV file's header and its columns as text, as ``read_csv`` reads them before typing
     them: only ``columns`` when given (one the header lacks is an ``UnknownColumnError``
-    naming ``where`` it was asked for); ``unchecked``, as bytes whose UTF-8 is not checked as
-    they are parsed, for a caller that checks the values it keeps (the distinct ones)."""
+    naming ``where`` it was asked for); with ``dictionary``, each column dictionary-encoded
+    as it is parsed (its chunks' dictionaries unified), for a caller that counts values."""
     size = path.stat().st_size
     large = size > _UTF8_HEAD  # parsed by Arrow from the file itself, not from a copy of it
     with open(path, "rb") as file:
@@ -278,7 +278,7 @@ def read_csv_text(
     if missing:
         raise UnknownColumnError(missing[0], header, where=where)
     try:
-        table = _parse_csv(path if large else data, encoding, sep, header, columns, unchecked)
+        table = _parse_csv(path if large else data, encoding, sep, header, columns, dictionary)
     except pa.ArrowInvalid as err:
         whole = path.read_bytes() if large else data
         if head and encoding == "utf-8" and "UTF8" in str(err):
@@ -290,12 +290,12 @@ def read_csv_text(
                     encoding=detected,
                     columns=columns,
                     where=where,
-                    unchecked=unchecked,
+                    dictionary=dictionary,
                 )
         raise _explain_parse_error(path, whole, encoding, sep, len(header), err) from err
     if table.num_rows == 0:
         raise InputError(f"{path}: has a header but no data rows")
-    return header, table
+    return header, table.unify_dictionaries() if dictionary else table
 
 
 def _decimals_form(col: pa.ChunkedArray) -> str | None:
@@ -363,12 +363,12 @@ def _parse_csv(
     sep: str,
     header: list[str],
     columns: Sequence[str] | None = None,
-    unchecked: bool = False,
+    dictionary: bool = False,
 ) -> pa.Table:
-    """Arrow's parser, every column as text (only ``columns`` when given; as bytes whose UTF-8
-    is not checked when ``unchecked``). A row longer than Arrow's block (1 MB by default: a
-    cell holding a document) is read again with blocks large enough for it."""
-    text = pa.binary() if unchecked else pa.string()
+    """Arrow's parser, every column as text (only ``columns`` when given; dictionary-encoded
+    text with ``dictionary``). A row longer than Arrow's block (1 MB by default: a cell
+    holding a document) is read again with blocks large enough for it."""
+    text = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
     block = 1 << 20
     quoted = may_quote(data, encoding)
     while True:
@@ -477,20 +477,24 @@ def typed_column(col: pa.ChunkedArray) -> Typed:
 
     A value that is not a plain number keeps its column text (``not_plain_number``):
     ``0712345678`` and ``+254712345678`` are phone numbers, and 712345678 or 254712345678.0
-    would lose what they are. Casts fail fast on the first value that does not fit, so text
-    columns cost little.
+    would lose what they are. Each cast is tried on the first 1,000 values before the whole
+    column: Arrow's cast reads every value before it fails (0.23 s for 1M distinct texts), and
+    a value that does not fit fails the whole cast, so a text column costs little.
     """
     import pyarrow.compute as pc
 
     if col.null_count == len(col):
         return Typed("empty", col)
+    head = col.slice(0, 1000)
     with contextlib.suppress(pa.ArrowInvalid):
+        pc.cast(head, pa.int64())
         ints = pc.cast(col, pa.int64())
         if pc.any(not_plain_number(col)).as_py():
             return Typed("text", col)
         # nulls make it float64, as pandas does: written back as whole numbers
         return Typed("int", ints, "%d" if col.null_count else None)
     with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pc.cast(head, pa.float64())
         floats = pc.cast(col, pa.float64())
         if pc.any(not_plain_number(col)).as_py():
             return Typed("text", col)
