@@ -13,9 +13,9 @@ seconds of ``veil anonymize --in-memory``. So the command's process, and only it
   that exits when its job is done can afford.
 
 A command that reads one table, counts it and exits (``veil check``) allocates nothing again
-and again: it keeps Arrow's own pool, whose pages come from the kernel in fewer faults (12,000
-against 53,000 minor faults for a CSV of 1M rows x 8 columns: 0.36 s against 0.41 s, medians
-of 12 runs alternately; streamed in batches, 10M rows peak at 1.03-1.11 GB instead of
+and again: it keeps Arrow's own pool, whose pages come from the kernel in fewer faults (16,000
+against 50,000 minor faults for a CSV of 1M rows x 8 columns: 0.380 s against 0.404 s,
+medians of 12 runs alternately; streamed in batches, 10M rows peak at 1.03-1.11 GB instead of
 1.92-2.03 GB in the same time), and only glibc's setting.
 
 ``VEIL_MALLOC=default`` keeps both as they are (e.g. to compare). Elsewhere than glibc (macOS,
