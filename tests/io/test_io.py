@@ -7,6 +7,7 @@ import errno
 import itertools
 import mmap
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,36 @@ import pytest
 import veil
 from veil import io
 from veil.exceptions import InputError, OutputError, ParameterError, UnknownColumnError
+from veil.io import _files as files
+from veil.io import arrow_source
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252", "utf-16"])
+def test_arrow_parses_from_its_own_memory_never_from_a_python_object(encoding: str) -> None:
+    """Arrow's threads drop their source last, without the GIL at the interpreter's exit: the
+    source of a parse holds no reference to the caller's bytes, and its bytes are the text as
+    UTF-8 whatever the file's encoding was."""
+    text = "town,age\nMûranga,34\nRenée,35\n"
+    data = text.encode(encoding)
+    held = sys.getrefcount(data)
+    source = arrow_source(data, encoding)
+    assert sys.getrefcount(data) == held
+    assert source.read().decode("utf-8") == text  # utf-16: its byte-order mark read
+
+
+def test_a_large_file_in_utf16_is_transcoded_piece_by_piece(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pieces of 7 bytes split UTF-16's two-byte units and its four-byte pairs: the table is
+    still the one pandas reads from the file."""
+    monkeypatch.setattr(files, "_TRANSCODE_BYTES", 7)
+    rows = "".join(f"Mûranga 𝄞{i % 50},{i % 90}\n" for i in range(40_000))
+    path = write_bytes(tmp_path, "wide.csv", ("town,age\n" + rows).encode("utf-16"))
+    assert path.stat().st_size > 1 << 20
+    frame = io.read(path, encoding="utf-16")
+    expected = pd.read_csv(path, encoding="utf-16")
+    assert frame["town"].tolist() == expected["town"].tolist()
+    assert frame["age"].tolist() == expected["age"].tolist()
 
 
 def write_bytes(tmp_path: Path, name: str, data: bytes) -> Path:

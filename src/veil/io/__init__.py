@@ -15,7 +15,13 @@ if TYPE_CHECKING:
     from veil.io._ahead import Behind, ahead, beside
     from veil.io._batches import BatchWriter, TableStream
     from veil.io._content import ContentHash, content_sha256, fingerprint, parts_sha256
-    from veil.io._files import TEXT_FORMATS, is_streamable
+    from veil.io._files import (
+        TEXT_FORMATS,
+        arrow_source,
+        is_streamable,
+        parquet_bytes,
+        parquet_frame,
+    )
     from veil.io._folds import (
         Partitions,
         dask_frame,
@@ -65,7 +71,10 @@ _LAZY = {
     **dict.fromkeys(
         ("ContentHash", "content_sha256", "fingerprint", "parts_sha256"), "veil.io._content"
     ),
-    **dict.fromkeys(("TEXT_FORMATS", "is_streamable"), "veil.io._files"),
+    **dict.fromkeys(
+        ("TEXT_FORMATS", "arrow_source", "is_streamable", "parquet_bytes", "parquet_frame"),
+        "veil.io._files",
+    ),
     **dict.fromkeys(
         ("Partitions", "dask_frame", "dask_modules", "each_partition", "fold_batches"),
         "veil.io._folds",
@@ -136,6 +145,7 @@ __all__ = [
     "Source",
     "TableStream",
     "ahead",
+    "arrow_source",
     "atomic_open",
     "atomic_path",
     "beside",
@@ -156,6 +166,8 @@ __all__ = [
     "memory_bytes",
     "output_failure",
     "output_format",
+    "parquet_bytes",
+    "parquet_frame",
     "parts_sha256",
     "read",
     "remove_stale_temps",

@@ -126,7 +126,9 @@ def parse(data: bytes, name: str) -> pd.DataFrame:
     """A CSV, Parquet, JSON (an array of objects) or JSON-lines file's bytes as a table of
     text; a JSON record's nested fields are columns named by their path (``contact.email``)."""
     if _parquet(name):
-        return pd.read_parquet(io.BytesIO(data)).astype("string")
+        from veil.io import parquet_frame
+
+        return parquet_frame(data).astype("string")
     if _json_kind(name):
         records = _json_records(data, name)
         frame = pd.json_normalize(records, sep=".") if records else pd.DataFrame()
@@ -381,14 +383,14 @@ def rewritten(
     if _json_kind(label):
         return _json_rewritten(data, label, drop=drop, anonymize=anonymize, columns=columns)
     if _parquet(label):
-        frame = pd.read_parquet(io.BytesIO(data))
+        from veil.io import parquet_bytes, parquet_frame
+
+        frame = parquet_frame(data)
         mask, held = drop.to_numpy(), anonymize.to_numpy()
         for column in columns:
             frame[column] = frame[column].astype(object)
             frame.loc[held, column] = [token() for _ in range(int(held.sum()))]
-        packed = io.BytesIO()
-        frame[~mask].to_parquet(packed, index=False)
-        return packed.getvalue()
+        return parquet_bytes(frame[~mask])
     frame = parse(data, label)
     header, records = _records(data, where, len(frame))
     out = [header]
@@ -430,10 +432,10 @@ def appended(existing: bytes | None, addition: bytes, label: str, where: str) ->
             f"{list(new.columns)}: archive them elsewhere"
         )
     if _parquet(label):
-        buffer = io.BytesIO()
-        frames = [pd.read_parquet(io.BytesIO(existing)), pd.read_parquet(io.BytesIO(addition))]
-        pd.concat(frames, ignore_index=True).to_parquet(buffer, index=False)
-        return buffer.getvalue()
+        from veil.io import parquet_bytes, parquet_frame
+
+        frames = [parquet_frame(existing), parquet_frame(addition)]
+        return parquet_bytes(pd.concat(frames, ignore_index=True))
     _, records = _records(addition, where, len(new))
     head = existing if existing.endswith(b"\n") or not existing else existing + b"\n"
     return head + "".join(records).encode("utf-8")
