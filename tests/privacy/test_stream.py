@@ -271,6 +271,48 @@ def test_a_column_that_turns_personal_further_down_stops_the_release(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
+@pytest.mark.parametrize("kept", [False, True])
+def test_a_column_the_policy_releases_as_it_is_is_confirmed_on_every_batch(
+    adult: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kept: bool,
+) -> None:
+    """A column the policy calls insensitive, e-mail addresses from row 10,001 on (69% of
+    rows): in memory the scan of the whole column refuses it, and so does the stream, batch by
+    batch, though its first rows hold none; unless the policy keeps it as it is, with a reason
+    (the user's choice)."""
+    table = read(adult / "adult.csv")
+    table["remark"] = "none"
+    table.loc[10_000:, "remark"] = [f"user{i}@example.com" for i in range(len(table) - 10_000)]
+    path = tmp_path / "adult.csv"
+    write(table, path)
+    for tree in adult.glob("adult_hierarchy_*.csv"):
+        shutil.copy(tree, tmp_path / tree.name)
+    keep = ", keep: true, reason: the addresses are the insurer's own" if kept else ""
+    (tmp_path / "policy.yaml").write_text(
+        "version: 1\nunlisted: scan\n"
+        f"columns:\n  remark: {{role: insensitive{keep}}}\n"
+        "privacy: {k: 5, max_suppression: 0.04}\n"
+    )
+    monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
+    args = ["anonymize", str(path), "-p", str(tmp_path / "policy.yaml")]
+    args += ["--hierarchies", str(tmp_path), "-o", str(tmp_path / "out.csv")]
+    code = main([*args, "--streaming", "--batch-rows", "5000"])
+    said = capsys.readouterr().err
+    if kept:
+        assert code == 0, said
+        assert read(tmp_path / "out.csv")["remark"].str.contains("@").any()
+        return
+    assert code != 0
+    assert "column 'remark': rows 10,001 to 15,000 hold an e-mail address" in said, said
+    assert "keep: true with a reason" in said
+    assert not (tmp_path / "out.csv").exists()
+    assert main([*args, "--in-memory"]) != 0  # the same verdict on the whole table
+    assert "the policy says insensitive" in capsys.readouterr().err
+
+
 def test_the_command_streams_by_size_or_when_asked(
     adult: Path,
     tmp_path: Path,

@@ -71,6 +71,7 @@ from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
 from veil.privacy._verify import verify, verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.classes import ClassStats
+from veil.privacy.decide import released_as_is
 from veil.privacy.lattice import check as check_groups
 from veil.privacy.metrics import make_metric
 from veil.privacy.space import MAX_NODES, SolutionSpace, lattice_nodes
@@ -368,8 +369,15 @@ def _first_pass(passes: Passes, plan: Plan, steps: Steps, searching: bool) -> _S
 
 
 def _judged(plan: Plan) -> list[str]:
-    """The columns the scan let through on the sample: confirmed on every batch."""
-    return [d.column for d in plan.decisions if d.by == "scan" and d.role != "identifier"]
+    """The columns judged on the sample, confirmed on every batch: those the scan let through,
+    and those the policy releases with their values (a role it gave, no step that protects an
+    identifier, no ``keep``), which a table in memory has scanned whole."""
+    as_is = set(released_as_is(plan.policy))
+    return [
+        d.column
+        for d in plan.decisions
+        if (d.by == "scan" and d.role != "identifier") or d.column in as_is
+    ]
 
 
 @dataclass
@@ -707,6 +715,7 @@ def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
     confirmed on every cell of the batch)."""
     if not columns:
         return
+    from veil.policy import treat_identifiers
     from veil.scan import classify
     from veil.scan.core import SAMPLE_SIZE, sample_column
     from veil.scan.text import label
@@ -718,8 +727,7 @@ def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
             raise PolicyError(
                 f"column {finding.name!r}: rows {first_row + 1:,} to {first_row + len(batch):,} "
                 f"hold {label(finding.entity)}, which the first {SAMPLE_ROWS:,} rows did not "
-                f"show; give {finding.name} its own steps in the policy (drop, pseudonymize, "
-                "mask or redact)"
+                f"show; in the policy, {treat_identifiers()}"
             )
 
 

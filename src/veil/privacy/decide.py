@@ -139,6 +139,14 @@ def _roles_given(
     return columns, by
 
 
+def released_as_is(policy: Policy) -> list[str]:
+    """The columns a decided policy (``decide``'s) releases with their values, whoever gave
+    their role: what the scan must find no direct identifier in, in every batch of a table
+    read in batches as in the whole of a table in memory."""
+    columns = dict(policy.columns)
+    return _released_as_is(policy, columns, [], set(policy.identifier_treatments()))
+
+
 def _released_as_is(
     policy: Policy,
     columns: dict[str, ColumnPolicy],
