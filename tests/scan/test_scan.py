@@ -94,6 +94,41 @@ def test_emails_inside_notes_make_the_column_an_identifier() -> None:
     )
 
 
+@pytest.mark.parametrize("share", [0.02, 0.38])
+def test_identifiers_among_a_few_values_make_the_column_an_identifier(share: float) -> None:
+    """``none`` in most rows, a bare e-mail address or a card number in the others: too few
+    for the recognizers, which ask for 60% of the values, and no prose to search; still a
+    column that carries direct identifiers. (Before, a release of adult grown to 1M rows with
+    such a column, 39% of it addresses, put them all out as they were.)"""
+    rng = np.random.default_rng(1)
+    rows = 30_000
+    mails = [f"wanjiku{i}@example.co.ke" for i in range(rows)]
+    cards = ["4111 1111 1111 1111", "5500 0000 0000 0004"]
+    for values in (mails, [cards[i % 2] for i in range(rows)]):
+        cells = np.where(rng.random(rows) < share, values, "none")
+        finding = scan(pd.DataFrame({"contact": cells})).column("contact")
+        assert finding.role.value == "identifier", finding.evidence
+        assert finding.entity == "FREE_TEXT"
+        # 38% of values, interleaved: prose to search as well; 2%: only among the values
+        assert finding.evidence.endswith("too few for the column to read as one") or share > 0.3
+
+
+def test_categories_with_no_confirmed_identifier_stay_as_they_were() -> None:
+    """Words of categories may be names or places: only identifiers a checksum, a parse or
+    their form confirm count among few values, so a category column is not made personal; nor
+    is a column of dates whose digits also parse as phone numbers (it did in the review)."""
+    rng = np.random.default_rng(2)
+    words = ["Nairobi", "Kisumu", "Wanjiku", "none", "Otieno", "ICU", "ward 4", "A-12"]
+    cells = rng.choice(words, 5_000)
+    finding = scan(pd.DataFrame({"unit": cells})).column("unit")
+    assert finding.entity != "FREE_TEXT", finding.evidence
+    assert "too few for the column" not in finding.evidence
+    # German dates of birth, whose digits phonenumbers also parses as phone numbers
+    days = pd.Timestamp("1930-01-01") + pd.to_timedelta(rng.integers(0, 30_000, 5_000), "D")
+    born = scan(pd.DataFrame({"Geburtsdatum": days.strftime("%d.%m.%Y")})).column("Geburtsdatum")
+    assert born.entity == "DATE_OF_BIRTH", born.evidence
+
+
 def test_json_shape() -> None:
     result = scan(demo_data()).to_dict()
     assert set(result) >= {"columns", "quasi_identifiers", "risk"}

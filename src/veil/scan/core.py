@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,7 +24,13 @@ from veil.scan.recognizers import ENTITY_INFO, RECOGNIZERS, ColumnSample, Eviden
 from veil.scan.recognizers.base import InMemory, percent
 from veil.scan.recognizers.generic import FREE_TEXT
 from veil.scan.recognizers.special import ENTITIES as SPECIAL_ENTITIES
-from veil.scan.text import TextFindings, label, search_cells
+from veil.scan.text import (
+    CONFIRMED,
+    TextFindings,
+    find_entities_cells,
+    label,
+    search_cells,
+)
 from veil.schema import ColumnRole, ColumnSpec, Schema
 
 #: The role each entity gives its column, as its recognizer's module declares it.
@@ -267,6 +274,65 @@ def _embedded(column: ColumnSample) -> tuple[Evidence | None, TextFindings]:
     return Evidence(FREE_TEXT, score, "free text: " + ", ".join(parts), role="identifier"), found
 
 
+#: a value that is a date (``22.08.1946``, ``1946-08-22 10:00``), whatever else its digits parse as
+_DATE_SHAPE = re.compile(
+    r"^\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?\s*$"
+)
+
+
+def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
+    """Direct identifiers among a column's values too few for its recognizers, which ask for
+    most of the values (an e-mail address in 38% of the rows, ``none`` in the others): the
+    column carries personal data when identifiers a checksum, a parse or their form confirm
+    are in two of the sampled cells (in free text one is enough). Names and places are not
+    counted here: a word of a category may be one."""
+    texts = np.asarray(column.texts, dtype=object).astype(str)
+    if not len(texts):
+        return None
+    distinct, inverse = np.unique(texts, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    entity = np.full(len(distinct), "", dtype=object)  # the first confirmed one of each value
+    for i, spans in enumerate(find_entities_cells(list(distinct))):
+        confirmed = [span.entity for span in spans if span.score >= CONFIRMED]
+        # a date is a quasi-identifier, not the phone number its digits may also parse as
+        if confirmed and not _DATE_SHAPE.match(distinct[i]):
+            entity[i] = confirmed[0]
+    cells = entity[inverse] != ""
+    if cells.sum() < 2:
+        return None
+    first = int(np.flatnonzero(cells)[0])
+    row = int(column.positions[first]) if column.positions is not None else first
+    share = float(cells.mean())
+    scope = "sampled values" if column.n_valid > len(texts) else "values"
+    found = str(entity[inverse[first]])
+    detail = (
+        f"{percent(share)} of {scope} are or hold {label(found)} (e.g. row {row + 1:,}), too "
+        "few for the column to read as one"
+    )
+    return found, Evidence(FREE_TEXT, min(0.99, 0.8 + 2 * share), detail, role="identifier")
+
+
+def _inside_values(
+    column: ColumnSample, values: dict[str, Evidence]
+) -> tuple[bool, dict[str, float]]:
+    """Where no recognizer is sure of the whole values: prose searched inside (whether it is,
+    and the share of cells holding each entity), or the few values that are or hold a direct
+    identifier; what either finds is added to ``values`` as ``FREE_TEXT``."""
+    in_text: dict[str, float] = {}
+    unsure = max((v.score for v in values.values()), default=0) < 0.8
+    prose = unsure and column.has_prose
+    if prose:
+        embedded, found = _embedded(column)
+        in_text = {e: round(found.share(e), 4) for e in sorted(found.counts)}
+        if embedded is not None:
+            values[FREE_TEXT] = embedded
+    elif unsure and column.kind == "text" and (scattered := _scattered(column)) is not None:
+        held, evidence = scattered
+        if held not in values:  # a recognizer's own evidence of it says more
+            values[FREE_TEXT] = evidence
+    return prose, in_text
+
+
 def classify(column: ColumnSample) -> ColumnFinding:
     """Combine value evidence and name hints into one role, entity and confidence."""
     values: dict[str, Evidence] = {}
@@ -276,13 +342,7 @@ def classify(column: ColumnSample) -> ColumnFinding:
             key = evidence.entity or KEY
             if key not in values or evidence.score > values[key].score:
                 values[key] = evidence
-    in_text: dict[str, float] = {}
-    prose = max((v.score for v in values.values()), default=0) < 0.8 and column.has_prose
-    if prose:
-        embedded, found = _embedded(column)
-        in_text = {e: round(found.share(e), 4) for e in sorted(found.counts)}
-        if embedded is not None:
-            values[FREE_TEXT] = embedded
+    prose, in_text = _inside_values(column, values)
     names: dict[str, NameHint] = {h.entity: h for h in read_name(column.name)}
     meaningful = not is_opaque(column.name)
     if (
