@@ -67,6 +67,15 @@ def test_placeholders_keep_the_sentence_and_count_what_they_replaced() -> None:
     assert "5 entities replaced in 3 cells" in redact.describe()
 
 
+def test_a_date_with_dots_is_a_date_not_the_phone_number_inside_it() -> None:
+    """``08.1946``, inside ``22.08.1946``, is a number a phone plan allows: it was replaced as
+    a phone, leaving ``22.`` and no date. The phone beside it is still one."""
+    notes = pd.DataFrame({"notes": ["Born 22.08.1946 in Nyeri, call 0712 345 678"]})
+    out = Redact("notes").fit_transform(notes)
+    assert out["notes"].iloc[0] == "Born <DATE> in <LOCATION>, call <PHONE>"
+    assert not find_entities("born 22.08.1946")  # no phone number in it
+
+
 def test_pseudonyms_are_keyed_and_stable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VEIL_KEY", TEST_KEY)
     first = Redact("notes", replace="pseudonym").fit_transform(frame())["notes"]

@@ -109,12 +109,28 @@ _DATE = re.compile(
 )
 
 
+def _within_date(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is part of a date the text writes (tried at each of the few
+    places such a date could begin: no search of the rest of a long text)."""
+    for at in range(max(0, start - _LONGEST_DATE), start + 1):
+        date = _DATE_IN_TEXT.match(text, at)
+        if date is not None and date.end() >= end:
+            return True
+    return False
+
+
+#: characters of the longest date ``_DATE_IN_TEXT`` matches before the part of it searched
+_LONGEST_DATE = 24
+
+
 def _searched(searcher: _Searcher, text: str, where: int = 0) -> list[Span]:
     """The hits of one searcher in ``text`` (none starts before ``where``), each confirmed."""
     spans = []
     for match in searcher.regex.finditer(text, where):  # its lookbehind sees before where
         value = match.group(0)
-        if _DATE.fullmatch(value):  # 04-04-2021 is a date, whatever a phone plan allows
+        # 04-04-2021 is a date, whatever a phone plan allows; so is 22.08.1946, whose
+        # 08.1946 a phone plan allows too
+        if _DATE.fullmatch(value) or _within_date(text, match.start(), match.end()):
             continue
         score = searcher.recognizer.score_value(value, in_text=True)
         if score == 0.0:  # a checksum or parse said no
