@@ -20,7 +20,13 @@ import pandas as pd
 
 from veil.risk.assess import RiskSummary, assess
 from veil.scan.hints import KEY, NameHint, is_opaque, names_one_of, read_name
-from veil.scan.recognizers import ENTITY_INFO, RECOGNIZERS, ColumnSample, Evidence
+from veil.scan.recognizers import (
+    ENTITY_INFO,
+    RECOGNIZERS,
+    TEXT_RECOGNIZERS,
+    ColumnSample,
+    Evidence,
+)
 from veil.scan.recognizers.base import InMemory, percent
 from veil.scan.recognizers.generic import FREE_TEXT
 from veil.scan.recognizers.special import ENTITIES as SPECIAL_ENTITIES
@@ -274,6 +280,8 @@ def _embedded(column: ColumnSample) -> tuple[Evidence | None, TextFindings]:
     return Evidence(FREE_TEXT, score, "free text: " + ", ".join(parts), role="identifier"), found
 
 
+#: the entities text holds by their pattern (every one but a person's name)
+_PATTERNED = frozenset(r.entity for r in TEXT_RECOGNIZERS)
 #: a value that is a date (``22.08.1946``, ``1946-08-22 10:00``), whatever else its digits parse as
 _DATE_SHAPE = re.compile(
     r"^\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?\s*$"
@@ -284,32 +292,26 @@ def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
     """Direct identifiers among a column's values too few for its recognizers, which ask for
     most of the values (an e-mail address in 38% of the rows, ``none`` in the others): the
     column carries personal data when identifiers a checksum, a parse or their form confirm
-    are in two of the sampled cells (in free text one is enough). Names and places are not
-    counted here: a word of a category may be one."""
-    texts = np.asarray(column.texts, dtype=object).astype(str)
-    if not len(texts):
-        return None
-    distinct, inverse = np.unique(texts, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    entity = np.full(len(distinct), "", dtype=object)  # the first confirmed one of each value
-    for i, spans in enumerate(find_entities_cells(list(distinct))):
+    are in two of the sampled cells (in free text one is enough). Names are not searched here:
+    a word of a category may be one."""
+    texts = [str(t) for t in column.texts]
+    held = []  # per cell, the first confirmed identifier in it ("" for none)
+    for text, spans in zip(texts, find_entities_cells(texts, _PATTERNED), strict=True):
         confirmed = [span.entity for span in spans if span.score >= CONFIRMED]
         # a date is a quasi-identifier, not the phone number its digits may also parse as
-        if confirmed and not _DATE_SHAPE.match(distinct[i]):
-            entity[i] = confirmed[0]
-    cells = entity[inverse] != ""
-    if cells.sum() < 2:
+        held.append(confirmed[0] if confirmed and not _DATE_SHAPE.match(text) else "")
+    cells = [i for i, entity in enumerate(held) if entity]
+    if len(cells) < 2:
         return None
-    first = int(np.flatnonzero(cells)[0])
+    first = cells[0]
     row = int(column.positions[first]) if column.positions is not None else first
-    share = float(cells.mean())
+    share = len(cells) / len(texts)
     scope = "sampled values" if column.n_valid > len(texts) else "values"
-    found = str(entity[inverse[first]])
     detail = (
-        f"{percent(share)} of {scope} are or hold {label(found)} (e.g. row {row + 1:,}), too "
-        "few for the column to read as one"
+        f"{percent(share)} of {scope} are or hold {label(held[first])} (e.g. row {row + 1:,}), "
+        "too few for the column to read as one"
     )
-    return found, Evidence(FREE_TEXT, min(0.99, 0.8 + 2 * share), detail, role="identifier")
+    return held[first], Evidence(FREE_TEXT, min(0.99, 0.8 + 2 * share), detail, role="identifier")
 
 
 def _inside_values(
