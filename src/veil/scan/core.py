@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -282,10 +281,6 @@ def _embedded(column: ColumnSample) -> tuple[Evidence | None, TextFindings]:
 
 #: the entities text holds by their pattern (every one but a person's name)
 _PATTERNED = frozenset(r.entity for r in TEXT_RECOGNIZERS)
-#: a value that is a date (``22.08.1946``, ``1946-08-22 10:00``), whatever else its digits parse as
-_DATE_SHAPE = re.compile(
-    r"^\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?\s*$"
-)
 
 
 def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
@@ -296,10 +291,11 @@ def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
     a word of a category may be one."""
     texts = [str(t) for t in column.texts]
     held = []  # per cell, the first confirmed identifier in it ("" for none)
-    for text, spans in zip(texts, find_entities_cells(texts, _PATTERNED), strict=True):
+    for spans in find_entities_cells(texts, _PATTERNED):
+        # (a date, 22.08.1946, holds no phone number though its digits parse as one: the
+        # text search knows it)
         confirmed = [span.entity for span in spans if span.score >= CONFIRMED]
-        # a date is a quasi-identifier, not the phone number its digits may also parse as
-        held.append(confirmed[0] if confirmed and not _DATE_SHAPE.match(text) else "")
+        held.append(confirmed[0] if confirmed else "")
     cells = [i for i, entity in enumerate(held) if entity]
     if len(cells) < 2:
         return None
