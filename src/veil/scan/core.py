@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -281,6 +282,8 @@ def _embedded(column: ColumnSample) -> tuple[Evidence | None, TextFindings]:
 
 #: the entities text holds by their pattern (every one but a person's name)
 _PATTERNED = frozenset(r.entity for r in TEXT_RECOGNIZERS)
+#: what a value holding one of them has: a digit, an "@" (e-mail) or a colon (IPv6)
+_MAY_HOLD = re.compile(r"[0-9@:]")
 
 
 def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
@@ -290,12 +293,18 @@ def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
     are in two of the sampled cells (in free text one is enough). Names are not searched here:
     a word of a category may be one."""
     texts = [str(t) for t in column.texts]
-    held = []  # per cell, the first confirmed identifier in it ("" for none)
-    for spans in find_entities_cells(texts, _PATTERNED):
+    # every such identifier has a digit, an "@" or an IPv6 colon: a column of words is not
+    # searched (nor are the text search's patterns loaded for it)
+    candidates = [i for i, text in enumerate(texts) if _MAY_HOLD.search(text)]
+    if len(candidates) < 2:
+        return None
+    held = [""] * len(texts)  # per cell, the first confirmed identifier in it ("" for none)
+    found = find_entities_cells([texts[i] for i in candidates], _PATTERNED)
+    for i, spans in zip(candidates, found, strict=True):
         # (a date, 22.08.1946, holds no phone number though its digits parse as one: the
         # text search knows it)
         confirmed = [span.entity for span in spans if span.score >= CONFIRMED]
-        held.append(confirmed[0] if confirmed else "")
+        held[i] = confirmed[0] if confirmed else ""
     cells = [i for i, entity in enumerate(held) if entity]
     if len(cells) < 2:
         return None
