@@ -231,6 +231,19 @@ def test_csv_columns_are_typed_over_every_row(tmp_path: Path) -> None:
     assert not pd.api.types.is_numeric_dtype(whole["code"])
 
 
+def with_remark(adult: Path, tmp_path: Path, first: int) -> Path:
+    """adult with a ``remark`` column, ``none`` up to row ``first`` and an e-mail address in
+    each row after, written to ``tmp_path`` beside adult's hierarchies."""
+    table = read(adult / "adult.csv")
+    table["remark"] = "none"
+    table.loc[first:, "remark"] = [f"user{i}@example.com" for i in range(len(table) - first)]
+    path = tmp_path / "adult.csv"
+    write(table, path)
+    for tree in adult.glob("adult_hierarchy_*.csv"):
+        shutil.copy(tree, tmp_path / tree.name)
+    return path
+
+
 def test_a_column_that_turns_personal_further_down_stops_the_release(
     adult: Path,
     tmp_path: Path,
@@ -239,13 +252,7 @@ def test_a_column_that_turns_personal_further_down_stops_the_release(
 ) -> None:
     """The roles are decided on the first rows; each batch of the columns the scan let through
     is scanned again, and e-mail addresses from row 20,001 on stop the release: no file."""
-    table = read(adult / "adult.csv")
-    table["remark"] = "none"
-    table.loc[20_000:, "remark"] = [f"user{i}@example.com" for i in range(len(table) - 20_000)]
-    path = tmp_path / "adult.csv"
-    write(table, path)
-    for tree in adult.glob("adult_hierarchy_*.csv"):
-        shutil.copy(tree, tmp_path / tree.name)
+    path = with_remark(adult, tmp_path, 20_000)
     monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
     code = main(
         [
@@ -283,13 +290,7 @@ def test_a_column_the_policy_releases_as_it_is_is_confirmed_on_every_batch(
     rows): in memory the scan of the whole column refuses it, and so does the stream, batch by
     batch, though its first rows hold none; unless the policy keeps it as it is, with a reason
     (the user's choice)."""
-    table = read(adult / "adult.csv")
-    table["remark"] = "none"
-    table.loc[10_000:, "remark"] = [f"user{i}@example.com" for i in range(len(table) - 10_000)]
-    path = tmp_path / "adult.csv"
-    write(table, path)
-    for tree in adult.glob("adult_hierarchy_*.csv"):
-        shutil.copy(tree, tmp_path / tree.name)
+    path = with_remark(adult, tmp_path, 10_000)
     keep = ", keep: true, reason: the addresses are the insurer's own" if kept else ""
     (tmp_path / "policy.yaml").write_text(
         "version: 1\nunlisted: scan\n"
