@@ -4,9 +4,12 @@ and nothing left running when the caller stops early."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +171,24 @@ def test_beside_returns_and_raises() -> None:
 
     with pytest.raises(RuntimeError, match="broke beside"):
         beside(fail).result()
+
+
+def test_beside_finishes_its_work_when_the_caller_raises_and_exits(tmp_path: Path) -> None:
+    """A caller that raises before ``result()`` (a streamed batch refused while its hashes are
+    made) exits only once the work beside it is done: a thread still in C code as the
+    interpreter finalizes is ended mid-call, which in Arrow's C++ aborts the process. The
+    daemon thread ``beside`` had exited here without writing the file."""
+    done = tmp_path / "done"
+    script = (
+        "import pathlib, time\n"
+        "from veil.io import beside\n"
+        "def work():\n"
+        "    time.sleep(1.5)\n"
+        f"    pathlib.Path({str(done)!r}).write_text('written')\n"
+        "beside(work)\n"
+        "raise SystemExit('refused before the result was taken')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    assert "refused before the result was taken" in run.stderr
+    assert done.read_text() == "written"

@@ -86,7 +86,12 @@ class Behind:
 def beside(fn: Callable[..., T], *args: Any) -> Future[T]:
     """``fn(*args)`` started on a thread of its own while the caller does something else;
     ``result()`` waits for it and returns (or raises) what it did. The arguments must not be
-    changed meanwhile."""
+    changed meanwhile.
+
+    The thread is not a daemon: a caller that raises before ``result()`` (a batch refused
+    while its hashes are made) leaves the interpreter waiting for it at exit. A daemon thread
+    would still be in Arrow's or hashlib's C code as the interpreter finalizes, and a thread
+    taking the GIL back then is ended mid-call (in C++ code, an abort)."""
     future: Future[T] = Future()
 
     def run() -> None:
@@ -95,5 +100,5 @@ def beside(fn: Callable[..., T], *args: Any) -> Future[T]:
         except BaseException as err:  # handed to whoever waits for the result
             future.set_exception(err)
 
-    threading.Thread(target=run, name="veil-beside", daemon=True).start()
+    threading.Thread(target=run, name="veil-beside", daemon=False).start()
     return future
