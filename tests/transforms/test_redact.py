@@ -76,6 +76,21 @@ def test_a_date_with_dots_is_a_date_not_the_phone_number_inside_it() -> None:
     assert not find_entities("born 22.08.1946")  # no phone number in it
 
 
+def test_a_number_joined_to_another_is_part_of_it_not_a_phone_number() -> None:
+    """A phone plan allows the ``03-08 15`` of a time stamp, the ``06-814888`` of an ISBN and
+    the ``08.515203`` of a time's fraction: each was found as a phone number. A hit must not
+    be joined by a hyphen or a dot to another number (or follow a colon); a port after an IP
+    address is no part of it, and phone numbers side by side are each one."""
+    for code in ("2023-03-08 15:47:35.136819", "ISBN 978-1-06-814888-0", "at 23:46:08.515203"):
+        assert not find_entities(code), code
+    found = find_entities("host 10.0.0.1:8080, tel 0722000111/0733000222.")
+    assert [(e.entity, e.start, e.end) for e in found] == [
+        ("IP_ADDRESS", 5, 13),
+        ("PHONE", 24, 34),
+        ("PHONE", 35, 45),
+    ]
+
+
 def test_pseudonyms_are_keyed_and_stable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VEIL_KEY", TEST_KEY)
     first = Redact("notes", replace="pseudonym").fit_transform(frame())["notes"]

@@ -33,7 +33,7 @@ import hashlib
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -712,12 +712,13 @@ def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
     """Fail closed: a column the scan let through on the first rows (as harmless, a
     quasi-identifier or sensitive) must not hold direct identifiers further down. Each batch's
     cells of those columns are scanned again (the scan's sample of each column, its pattern
-    confirmed on every cell of the batch)."""
+    confirmed on every cell of the batch), and every distinct value is searched for the
+    identifiers text holds by their pattern (``sweep``, as a release in memory does)."""
     if not columns:
         return
     from veil.policy import treat_identifiers
     from veil.scan import classify
-    from veil.scan.core import SAMPLE_SIZE, sample_column
+    from veil.scan.core import SAMPLE_SIZE, sample_column, sweep
     from veil.scan.text import label
     from veil.schema import ColumnRole
 
@@ -728,6 +729,12 @@ def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
                 f"column {finding.name!r}: rows {first_row + 1:,} to {first_row + len(batch):,} "
                 f"hold {label(finding.entity)}, which the first {SAMPLE_ROWS:,} rows did not "
                 f"show; in the policy, {treat_identifiers()}"
+            )
+        if finding.role is not ColumnRole.IDENTIFIER and (held := sweep(batch[name])):
+            rows = tuple(first_row + row for row in held.rows)  # every value, as in memory
+            raise PolicyError(
+                f"column {name!r}: {replace(held, rows=rows)}, which the first "
+                f"{SAMPLE_ROWS:,} rows did not show; in the policy, {treat_identifiers()}"
             )
 
 

@@ -178,6 +178,7 @@ def _scanned(
     """The scan's findings on the unlisted columns and those released as they are; refused
     when one of the latter holds direct identifiers."""
     from veil.scan import scan
+    from veil.scan.core import SAMPLE_SIZE, sweep
 
     to_scan = [c for c in map(str, data.columns) if c in set(unlisted) | set(as_is)]
     if not to_scan:
@@ -195,6 +196,17 @@ def _scanned(
         raise PolicyError(
             f"would release direct identifier(s) as they are: {'; '.join(refused)}; "
             f"{treat_identifiers()}"
+        )
+    # the scan decides on a sample: every value the release puts out as it is, searched
+    held = [
+        f"column {name!r}: {seen}"
+        for name in to_scan
+        if found[name].role is not ColumnRole.IDENTIFIER and (seen := sweep(data[name]))
+    ]
+    if held:
+        raise PolicyError(
+            f"would release direct identifier(s) the scan's sample of {SAMPLE_SIZE:,} values "
+            f"did not show: {'; '.join(held)}; in the policy, {treat_identifiers()}"
         )
     return found
 

@@ -92,8 +92,14 @@ def _searchers() -> tuple[_Searcher, ...]:
     found = []
     for recognizer in TEXT_RECOGNIZERS:
         info = ENTITY_INFO[recognizer.entity]
-        # a hit stands alone: no letter or digit glued to either end
-        regex = re.compile(rf"(?<![A-Za-z0-9])(?:{recognizer.text_union})(?![A-Za-z0-9])")
+        # a hit stands alone: no letter or digit glued to either end, nor a number joined
+        # to it by a hyphen or dot, or a colon before it (the 03-08 15 of 2023-03-08 15:47,
+        # the 06-814888 of an ISBN 978-1-06-814888-0, the 08296560 of a UUID 08296560-253b;
+        # a port after an IP address is no part of it: 10.0.0.1:8080)
+        regex = re.compile(
+            rf"(?<![A-Za-z0-9])(?<![0-9][-.:])(?:{recognizer.text_union})"
+            r"(?![A-Za-z0-9])(?![-.][0-9])"
+        )
         # as Presidio's context words: the entity's own words ("tel", "simu") make a
         # possible hit count; for a common shape they are required
         context = _words_before({*info.context, *info.hints})
