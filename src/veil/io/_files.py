@@ -295,6 +295,46 @@ def read_csv_typed(path: Path, *, sep: str | None, encoding: str | None) -> dict
     return {name: typed_column(table.column(name)) for name in header}
 
 
+#: The first bytes of each kind of compressed file a CSV may come in, its name, and Arrow's
+#: codec for it (None: Python's lzma, as Arrow has no xz codec).
+_COMPRESSED = (
+    (b"\x1f\x8b", "gzip", "gzip"),
+    (b"BZh", "bzip2", "bz2"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstd"),
+    (b"\xfd7zXZ\x00", "xz", None),
+)
+
+
+def decompressed(path: Path) -> bytes | None:
+    """A compressed CSV file's bytes unpacked (gzip, bzip2, zstd or xz, told by its first
+    bytes, whatever its name), or None for a file that is not compressed. Arrow unpacks into
+    its own memory, on the caller's thread (``arrow_source`` says why). A ZIP archive may hold
+    several files: it is refused, saying to extract the one meant."""
+    import lzma
+
+    with open(path, "rb") as file:
+        magic = file.read(6)
+    if magic.startswith(b"PK\x03\x04"):
+        raise InputError(
+            f"{path}: a ZIP archive, which may hold several files; extract the CSV file "
+            f"meant (unzip {path.name}) and give that"
+        )
+    for start, name, codec in _COMPRESSED:
+        if not magic.startswith(start):
+            continue
+        try:
+            if codec is None:
+                return lzma.decompress(path.read_bytes())
+            with pa.CompressedInputStream(pa.OSFile(str(path)), codec) as stream:
+                return bytes(stream.read())
+        except (OSError, EOFError, lzma.LZMAError, pa.ArrowException) as err:
+            raise InputError(
+                f"{path}: a {name} file that does not unpack ({one_line(str(err))}); check it "
+                "was copied whole"
+            ) from err
+    return None
+
+
 def read_csv_text(
     path: Path,
     *,
@@ -308,10 +348,14 @@ def read_csv_text(
     them: only ``columns`` when given (one the header lacks is an ``UnknownColumnError``
     naming ``where`` it was asked for); with ``dictionary``, each column dictionary-encoded
     as it is parsed (its chunks' dictionaries unified), for a caller that counts values."""
-    size = path.stat().st_size
-    large = size > _UTF8_HEAD  # parsed by Arrow from the file itself, not from a copy of it
-    with open(path, "rb") as file:
-        data = file.read(_UTF8_HEAD) if large else file.read()
+    unpacked = decompressed(path)
+    size = path.stat().st_size if unpacked is None else len(unpacked)
+    large = size > _UTF8_HEAD and unpacked is None  # parsed by Arrow from the file itself
+    if unpacked is not None:
+        data = unpacked
+    else:
+        with open(path, "rb") as file:
+            data = file.read(_UTF8_HEAD) if large else file.read()
     # an encoding to detect is judged on the file's first MB: UTF-8 there, Arrow's parser
     # checks the rest (a file that is no UTF-8 further on is then judged whole, as before)
     head = large and encoding is None

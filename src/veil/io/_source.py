@@ -224,8 +224,12 @@ class Source:
             from veil.io._files import is_streamable
 
             if not is_streamable(self.data):
+                packed = str(self.data).lower().endswith((".gz", ".bz2", ".xz", ".zst"))
                 raise ParameterError(
-                    f"--streaming reads CSV or Parquet files, not {self.name}; use --in-memory"
+                    f"--streaming reads CSV files as they are on disk, or Parquet files, not "
+                    f"the compressed {self.name}; unpack it first, or use --in-memory"
+                    if packed
+                    else f"--streaming reads CSV or Parquet files, not {self.name}; use --in-memory"
                 )
         refused = dict(only_whole)
         if asked == "dask" and kind == "files" and self.sep:
