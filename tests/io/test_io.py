@@ -268,7 +268,11 @@ def test_excel_unknown_sheet(tmp_path: Path) -> None:
         (b"a,b\n1,2\n3,4,5\n", "line 3 has 3 fields but the header has 2"),
         (b"a,b,c\n1,2,3\n4,5\n6,7,8\n", "line 3 has 2 fields but the header has 3"),
         (b"a,a\n1,2\n", r"duplicate column name\(s\) \['a'\]"),
-        (b"a,,c\n1,2,3\n", r"header field\(s\) \[2\] are empty"),
+        (b"a,,c\n1,2,3\n", r"header field\(s\) \[2\] are empty; every column needs a name$"),
+        # a spreadsheet's export: every line ends with the delimiter
+        (b"a,b,\n1,2,\n", r"\[3\] are empty; .*remove the delimiter that ends every line"),
+        # a title above the table
+        (b"Claims 2026\n\na,b,c\n1,2,3\n", "line 3 has 3 .*remove the lines above it"),
         (b"a\x00b\n\x00\x01\n", "NUL bytes"),
     ],
 )

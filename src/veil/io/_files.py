@@ -505,8 +505,11 @@ def _check_separator(path: Path, header: list[str], sep: str) -> None:
 def check_header(path: Path, header: list[str], where: str = "line 1") -> None:
     if any(not h for h in header):
         pos = [i + 1 for i, h in enumerate(header) if not h]
+        # a spreadsheet's export often ends every line with a delimiter: an unnamed last column
+        trailing = pos == [len(header)] and where == "line 1"
         raise InputError(
             f"{path}: {where}: header field(s) {pos} are empty; every column needs a name"
+            + (": name it, or remove the delimiter that ends every line" if trailing else "")
         )
     dupes = sorted(name for name, count in Counter(header).items() if count > 1)
     if dupes:
@@ -522,10 +525,16 @@ def _explain_parse_error(
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     for fields in reader:
         if fields and len(fields) != width:
+            # a title above the table ("Claims export 2026-01-01") read as its header
+            above = width == 1 and len(fields) > 1
             return InputError(
                 f"{path}: line {reader.line_num} has {len(fields)} fields but the header has "
                 f"{width} (delimiter {sep!r}); fix that row, quote values containing {sep!r}, "
-                "or pass --sep if the delimiter is wrong"
+                + (
+                    "or, if the header is further down, remove the lines above it"
+                    if above
+                    else "or pass --sep if the delimiter is wrong"
+                )
             )
     return InputError(
         f"{path}: cannot be parsed as CSV with delimiter {sep!r} ({one_line(str(err))})"
