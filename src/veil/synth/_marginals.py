@@ -178,9 +178,25 @@ class ColumnModel:
         )
 
 
+def refuse_held(series: pd.Series, what: str) -> None:
+    """A column modelled by its values must hold no direct identifier, however rare (the scan
+    decides on a sample, and one e-mail address in 30,000 rows is seldom in it): ``what`` its
+    values become would hand it to a synthetic row. One line naming the rows and the way out."""
+    from veil.scan.core import sweep
+
+    held = sweep(series)
+    if held is not None:
+        raise InputError(
+            f"column {series.name!r}: {held}, and {what}; name it in identifiers (new "
+            "values), or leave it out"
+        )
+
+
 def refuse_copies(series: pd.Series, counts: pd.Series) -> None:
-    """A text column of mostly distinct values the scan did not call an identifier: a model
-    of its categories would hand real values back. One line naming the way out."""
+    """A text column of mostly distinct values the scan did not call an identifier, or one
+    holding a direct identifier among its values: a model of its categories would hand real
+    values back. One line naming the way out."""
+    refuse_held(series, "its categories are what synthetic rows are drawn from")
     present = int(counts.sum())
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
     if not numeric and len(counts) > 0.5 * present and present >= 20:

@@ -28,6 +28,7 @@ from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarnin
 from veil.schema import require_columns
 from veil.synth._base import Synthesizer
 from veil.synth._bins import HISTOGRAM_SHARE, private_bins
+from veil.synth._marginals import refuse_held
 from veil.synth._mst_split import safe_mst
 from veil.synth._project import sample_rows
 
@@ -105,6 +106,7 @@ def _plan(
         elif series.nunique(
             dropna=True
         ) <= _MAX_CATEGORIES and not pd.api.types.is_datetime64_any_dtype(series):
+            refuse_held(series, "its categories, read from the rows, are the synthetic rows'")
             categories[name] = sorted(series.dropna().astype(str).unique().tolist())
             leaked.append(f"the categories of {name!r}")
         else:
