@@ -94,6 +94,25 @@ def test_a_zip_archive_or_a_cut_one_is_refused_in_one_line(tmp_path: Path) -> No
     cut = write_bytes(tmp_path, "wage.csv.gz", WAGE.read_bytes()[:2000])
     with pytest.raises(InputError, match=r"a gzip file that does not unpack .*copied whole"):
         io.read(cut)
+    text = WAGE.read_bytes()
+    cut = write_bytes(tmp_path, "wage.csv.xz", _packed("xz", text)[:-200])
+    with pytest.raises(InputError, match=r"an? xz file that does not unpack"):
+        io.read(cut)
+
+
+@pytest.mark.parametrize("codec", ["gzip", "xz", "zstd"])
+def test_a_file_that_unpacks_past_a_quarter_of_memory_is_refused_as_it_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codec: str
+) -> None:
+    """A small hostile file (a "zip bomb": 64 MB of one row repeated packs into a few hundred
+    kB) is not unpacked whole: past a quarter of the memory (here 16 MB of a machine said to
+    have 64) the read stops, saying to stream it unpacked."""
+    monkeypatch.setattr(files, "memory_bytes", lambda: 64 << 20)
+    text = b"age,wage\n" + b"34,100\n" * ((64 << 20) // 7)
+    bomb = write_bytes(tmp_path, "wage.csv.gz", _packed(codec, text))
+    assert bomb.stat().st_size < len(text) // 100
+    with pytest.raises(InputError, match=r"unpacks to more than 0.0 GB, a quarter .*--streaming"):
+        io.read(bomb)
 
 
 def test_a_compressed_csv_is_checked_whole_and_streams_only_unpacked(

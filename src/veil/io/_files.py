@@ -305,13 +305,14 @@ _COMPRESSED = (
 )
 
 
-def decompressed(path: Path) -> bytes | None:
+def decompressed(path: Path, *, most: int | None = None) -> bytes | None:
     """A compressed CSV file's bytes unpacked (gzip, bzip2, zstd or xz, told by its first
     bytes, whatever its name), or None for a file that is not compressed. Arrow unpacks into
     its own memory, on the caller's thread (``arrow_source`` says why). A ZIP archive may hold
-    several files: it is refused, saying to extract the one meant."""
-    import lzma
-
+    several files: it is refused, saying to extract the one meant. A file that unpacks to more
+    than ``most`` bytes (a quarter of this machine's memory: as a table the text takes several
+    times its size) is refused as soon as it has, so a small hostile file (a "zip bomb")
+    cannot fill the memory."""
     with open(path, "rb") as file:
         magic = file.read(6)
     if magic.startswith(b"PK\x03\x04"):
@@ -319,20 +320,61 @@ def decompressed(path: Path) -> bytes | None:
             f"{path}: a ZIP archive, which may hold several files; extract the CSV file "
             f"meant (unzip {path.name}) and give that"
         )
-    for start, name, codec in _COMPRESSED:
-        if not magic.startswith(start):
-            continue
-        try:
-            if codec is None:
-                return lzma.decompress(path.read_bytes())
-            with pa.CompressedInputStream(pa.OSFile(str(path)), codec) as stream:
-                return bytes(stream.read())
-        except (OSError, EOFError, lzma.LZMAError, pa.ArrowException) as err:
-            raise InputError(
-                f"{path}: a {name} file that does not unpack ({one_line(str(err))}); check it "
-                "was copied whole"
-            ) from err
-    return None
+    kind = next((k for k in _COMPRESSED if magic.startswith(k[0])), None)
+    if kind is None:
+        return None
+    _, name, codec = kind
+    most = memory_bytes() // 4 if most is None else most
+    try:
+        unpacked = _unpacked(path, codec, most)
+    except (OSError, EOFError, pa.ArrowException) as err:
+        raise InputError(
+            f"{path}: a {name} file that does not unpack ({one_line(str(err))}); check it "
+            "was copied whole"
+        ) from err
+    if unpacked is None:
+        raise InputError(
+            f"{path}: unpacks to more than {most / 1e9:,.1f} GB, a quarter of this machine's "
+            "memory (a table takes several times its text); unpack it to disk and give "
+            "--streaming"
+        )
+    return unpacked
+
+
+def _unpacked(path: Path, codec: str | None, most: int) -> bytes | None:
+    """The file unpacked, ``_UNPACK_BYTES`` at a time; None once it passes ``most`` bytes."""
+    import lzma
+
+    sink = pa.BufferOutputStream()
+    if codec is None:  # xz: Python's lzma, as Arrow has no codec for it
+        decoder = lzma.LZMADecompressor()
+        with open(path, "rb") as file:
+            while not decoder.eof:
+                packed = b"" if decoder.needs_input is False else file.read(_UNPACK_BYTES)
+                if not packed and decoder.needs_input:
+                    raise EOFError("the file ends before its compressed stream")
+                try:
+                    sink.write(decoder.decompress(packed, max_length=_UNPACK_BYTES))
+                except lzma.LZMAError as err:
+                    raise OSError(str(err)) from err
+                if sink.tell() > most:
+                    return None
+    else:
+        with pa.CompressedInputStream(pa.OSFile(str(path)), codec) as stream:
+            while piece := stream.read(_UNPACK_BYTES):
+                sink.write(piece)
+                if sink.tell() > most:
+                    return None
+    return sink.getvalue().to_pybytes()
+
+
+def memory_bytes() -> int:
+    """This machine's physical memory in bytes."""
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+#: bytes of a compressed file's text unpacked at a time
+_UNPACK_BYTES = 1 << 24
 
 
 def read_csv_text(

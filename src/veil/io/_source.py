@@ -57,7 +57,9 @@ _WHOLE_READ = ("dates", "dayfirst", "date_format", "coerce_dates", "sheet", "tab
 
 def memory_bytes() -> int:
     """This machine's physical memory in bytes."""
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    from veil.io._files import memory_bytes as physical  # Arrow imported only when needed
+
+    return physical()
 
 
 @dataclass(frozen=True)
