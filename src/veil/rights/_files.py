@@ -40,15 +40,29 @@ class Unit:
         return parse(self.read(), self.label)
 
     def read(self) -> bytes:
-        """Its bytes."""
-        raise NotImplementedError
+        """Its bytes (unpacked when its name says it is compressed: ``claims.csv.gz``)."""
+        return unpacked(self._get(), self.label)
 
     def peek(self) -> bytes | None:
-        """Its bytes, or None when it does not exist."""
-        raise NotImplementedError
+        """Its bytes (unpacked), or None when it does not exist."""
+        raw = self._peek()
+        return None if raw is None else unpacked(raw, self.label)
 
     def write(self, data: bytes) -> None:
-        """Replace it whole (a reader sees the old bytes or the new, never a mix)."""
+        """Replace it whole with ``data`` (packed as its name says; a reader sees the old
+        bytes or the new, never a mix)."""
+        self._put(packed(data, self.label))
+
+    def _get(self) -> bytes:
+        """Its bytes as stored."""
+        raise NotImplementedError
+
+    def _peek(self) -> bytes | None:
+        """Its bytes as stored, or None when it does not exist."""
+        raise NotImplementedError
+
+    def _put(self, data: bytes) -> None:
+        """Replace its stored bytes whole."""
         raise NotImplementedError
 
     def delete(self) -> None:
@@ -70,13 +84,13 @@ class FileUnit(Unit):
     def path(self) -> Path:
         return self.folder / self.label
 
-    def read(self) -> bytes:
+    def _get(self) -> bytes:
         return self.path.read_bytes()
 
-    def peek(self) -> bytes | None:
-        return self.read() if self.path.is_file() else None
+    def _peek(self) -> bytes | None:
+        return self._get() if self.path.is_file() else None
 
-    def write(self, data: bytes) -> None:
+    def _put(self, data: bytes) -> None:
         from veil.io import atomic_open
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -98,20 +112,20 @@ class ObjectUnit(Unit):
     s3: Any = None
     bucket: str = ""
 
-    def read(self) -> bytes:
+    def _get(self) -> bytes:
         return bytes(self.s3.get_object(Bucket=self.bucket, Key=self.label)["Body"].read())
 
-    def peek(self) -> bytes | None:
+    def _peek(self) -> bytes | None:
         from botocore.exceptions import ClientError
 
         try:
-            return self.read()
+            return self._get()
         except ClientError as err:
             if err.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
             raise
 
-    def write(self, data: bytes) -> None:
+    def _put(self, data: bytes) -> None:
         self.s3.put_object(Bucket=self.bucket, Key=self.label, Body=data)
 
     def delete(self) -> None:
@@ -143,7 +157,64 @@ JSON_ENDINGS = {".json": "array", ".jsonl": "lines", ".ndjson": "lines"}
 
 
 def _json_kind(name: str) -> str | None:
-    return next((kind for end, kind in JSON_ENDINGS.items() if name.lower().endswith(end)), None)
+    inner = _inner(name).lower()
+    return next((kind for end, kind in JSON_ENDINGS.items() if inner.endswith(end)), None)
+
+
+#: A store file's compression, by its name's last suffix (``claims_2024.csv.gz``)
+PACKED = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+
+
+def _inner(name: str) -> str:
+    """The name without its compression suffix: what says the file's kind."""
+    suffix = Path(name).suffix.lower()
+    return name[: -len(suffix)] if suffix in PACKED else name
+
+
+def unpacked(data: bytes, label: str) -> bytes:
+    """A stored file's bytes unpacked as its name says (as they are for other names); a file
+    whose name says compressed but whose bytes are not is one clear line."""
+    import bz2
+    import gzip
+    import lzma
+
+    codec = PACKED.get(Path(label).suffix.lower())
+    if codec is None:
+        return data
+    try:
+        if codec == "zstd":
+            import pyarrow as pa
+
+            with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
+                return bytes(stream.read())
+        unpack = {"gzip": gzip.decompress, "bz2": bz2.decompress, "xz": lzma.decompress}[codec]
+        return unpack(data)
+    except Exception as err:  # each codec raises its own types (OSError, EOFError, ...)
+        raise InputError(
+            f"{label!r}: its name says {codec}, but it does not unpack ({err}); rename it or "
+            "check it was copied whole (nothing was changed)"
+        ) from err
+
+
+def packed(data: bytes, label: str) -> bytes:
+    """``data`` packed as ``label``'s name says (gzip without a timestamp, so equal rows give
+    equal bytes); as it is for other names."""
+    import bz2
+    import gzip
+    import lzma
+
+    codec = PACKED.get(Path(label).suffix.lower())
+    if codec is None:
+        return data
+    if codec == "zstd":
+        import pyarrow as pa
+
+        sink = pa.BufferOutputStream()
+        with pa.CompressedOutputStream(sink, "zstd") as stream:
+            stream.write(data)
+        return sink.getvalue().to_pybytes()
+    pack = {"gzip": lambda d: gzip.compress(d, mtime=0), "bz2": bz2.compress}
+    return pack.get(codec, lzma.compress)(data)
 
 
 def _json_text(value: Any) -> str:
@@ -224,7 +295,7 @@ def _json_rewritten(
 
 
 def _parquet(name: str) -> bool:
-    return name.lower().endswith(".parquet")
+    return _inner(name).lower().endswith(".parquet")
 
 
 def units(name: str, store: Store, pattern: str) -> list[Unit]:
@@ -282,23 +353,38 @@ def client(name: str, store: Store) -> Any:
 
 
 def objects_of(s3: Any, name: str, store: Store, prefix: str) -> list[str]:
-    """The object keys under ``prefix`` of a kind veil reads (CSV, Parquet, JSON)."""
+    """The object keys under ``prefix``: each of a kind veil reads (CSV, Parquet, JSON, each
+    also packed: ``.csv.gz``). Any other object there, which may hold the person's data too,
+    stops the request in one line before anything is read or changed, but for the markers
+    and hidden files data tools leave (a name from ``_`` or ``.``: ``_SUCCESS``) and empty
+    objects (a "folder")."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     keys: list[str] = []
+    unread: list[str] = []
     try:
         for page in s3.get_paginator("list_objects_v2").paginate(
             Bucket=store.bucket, Prefix=prefix
         ):
-            keys.extend(
-                o["Key"]
-                for o in page.get("Contents", [])
-                if o["Key"].lower().endswith((".csv", ".parquet", *JSON_ENDINGS))
-            )
+            for found in page.get("Contents", []):
+                key = found["Key"]
+                if _inner(key).lower().endswith((".csv", ".parquet", *JSON_ENDINGS)):
+                    keys.append(key)
+                elif found.get("Size", 1) and not key.rsplit("/", 1)[-1].startswith(("_", ".")):
+                    unread.append(key)
     except (BotoCoreError, ClientError) as err:
         raise InputError(
             f"store {name!r} (bucket {store.bucket!r}) cannot be listed: {err}"
         ) from err
+    if unread:
+        shown = ", ".join(repr(k) for k in sorted(unread)[:3])
+        more = f" and {len(unread) - 3:,} more" if len(unread) > 3 else ""
+        raise InputError(
+            f"store {name!r}: {shown}{more} under {prefix!r} is of a kind veil cannot read "
+            "(it reads CSV, Parquet and JSON files, each also packed: .gz, .bz2, .xz, .zst), "
+            "and may hold the person's data: convert it, or move it out of the prefix "
+            "(nothing was read or changed)"
+        )
     return sorted(keys)
 
 
