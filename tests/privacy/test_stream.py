@@ -341,7 +341,8 @@ def test_one_address_the_scan_sample_misses_stops_the_release(
     code = main([*args, "--batch-rows", "5000"] if how == "--streaming" else args)
     said = capsys.readouterr().err
     assert code == 2, said
-    assert "column 'remark': row 12,346 holds an e-mail address" in said, said
+    assert "remark" in said, said
+    assert "row 12,346 holds an e-mail address" in said, said
     if how == "--streaming":  # found in the batch of rows 10,001 to 15,000
         assert "which the first 5,000 rows did not show" in said, said
     assert "keep: true with a reason" in said

@@ -15,8 +15,8 @@ import veil
 import veil.data
 from veil.cli import main
 from veil.io import TableStream, read
+from veil.scan import core, scan_stream
 from veil.scan import passes as scan_passes
-from veil.scan import scan_stream
 
 DATA = Path(__file__).parents[1] / "data"
 DEMO_DATA = Path(veil.data.__file__).parent / "kenya_insurance.csv"
@@ -66,6 +66,30 @@ def test_a_verdict_is_confirmed_on_every_row_not_the_sample(tmp_path: Path) -> N
     assert found.to_dict() == whole.column("contact").to_dict()
     assert found.entity == "EMAIL"  # the sample said e-mails; every row confirmed 65%
     assert found.evidence.startswith("65% of 1,000 values")
+
+
+def test_one_address_the_sample_misses_is_found_in_memory_and_in_batches(tmp_path: Path) -> None:
+    """One e-mail address in 30,000 rows of ``none``: not in the scan's sample of 1,000, so the
+    column read as harmless and a suggested policy released it. Every value of a text column
+    found harmless is searched, in memory and batch by batch (each value's first row kept
+    over the batches), to the same finding: an identifier whose step redacts."""
+    cells = np.array(["none", "see file"] * 15_000, dtype=object)
+    cells[12_345] = "write to jane.doe@example.org"
+    cells[29_000] = "jane.doe@example.org"
+    path = tmp_path / "remarks.csv"
+    pd.DataFrame({"comment": cells, "n": np.arange(30_000) % 7}).to_csv(path, index=False)
+    whole = veil.scan(read(path))
+    found = whole.column("comment")
+    assert (found.role.value, found.entity) == ("identifier", "FREE_TEXT")
+    assert found.evidence == (
+        "rows 12,346 and 29,001 hold an e-mail address, found by a search of every value "
+        "(too few for a sample of 1,000)"
+    )
+    for batch_rows in (7_000, 30_000):
+        streamed = scan_stream(TableStream(path), batch_rows=batch_rows)
+        assert streamed.to_dict() == whole.to_dict()
+    sampled = core.scan(read(path), sweep=False).column("comment")
+    assert sampled.role.value != "identifier"  # the sample alone: what it was
 
 
 def test_distinct_values_beyond_the_counts_are_estimated_by_the_sketch(tmp_path: Path) -> None:

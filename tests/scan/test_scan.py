@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.scan.faker_tables import LOCALES, make_table, role_accuracy
 from veil.demo import demo_data
-from veil.scan import assess, scan
-from veil.scan.core import sweep
+from veil.scan import assess, core, scan
+from veil.scan.core import held_identifiers
 from veil.scan.hints import read_name, tokens
 
 
@@ -132,22 +132,26 @@ def test_categories_with_no_confirmed_identifier_stay_as_they_were() -> None:
 
 def test_a_sweep_of_every_value_finds_what_the_sample_misses() -> None:
     """One e-mail address in 30,000 rows is seldom among the scan's 1,000 sampled values: the
-    scan lets the column through, and ``sweep`` (what a release runs on every column it puts
-    out as it is) finds it, with its row. A phone number needs a second value (one number may
-    parse as one by chance); categories, codes and dates hold none."""
-    cells = pd.Series(["none"] * 30_000)
+    sample lets the column through, and ``held_identifiers`` (a search of every value, which
+    the scan and a release run on every column they find harmless) finds it, with its row. A
+    phone number needs a second value (one number may parse as one by chance); categories,
+    codes and dates hold none."""
+    cells = pd.Series(["none", "see file"] * 15_000)
     cells[12_345] = "write to jane.doe@example.org"
-    assert scan(pd.DataFrame({"remark": cells})).column("remark").role.value != "identifier"
-    held = sweep(cells)
+    remark = pd.DataFrame({"remark": cells})
+    assert core.scan(remark, sweep=False).column("remark").role.value == "insensitive"
+    found = scan(remark).column("remark")  # every value searched
+    assert (found.role.value, found.entity) == ("identifier", "FREE_TEXT")
+    held = held_identifiers(cells)
     assert held is not None
     assert held.rows == (12_345,)
     assert str(held) == "row 12,346 holds an e-mail address"
     cells = pd.Series(["none"] * 30_000, dtype="string[pyarrow]")
     cells[100] = "0712 345 678"
-    assert sweep(cells) is None
+    assert held_identifiers(cells) is None
     cells[29_000] = "simu +254 722 000 111"
     cells[29_001] = "simu +254 722 000 111"
-    assert str(sweep(cells)) == "rows 101 and 29,001 hold a phone number"
+    assert str(held_identifiers(cells)) == "rows 101 and 29,001 hold a phone number"
     rng = np.random.default_rng(3)
     days = pd.Timestamp("1930-01-01") + pd.to_timedelta(rng.integers(0, 30_000, 5_000), "D")
     stamps = days + pd.to_timedelta(rng.integers(0, 86_400_000_000, 5_000), "us")
@@ -157,7 +161,7 @@ def test_a_sweep_of_every_value_finds_what_the_sample_misses() -> None:
         pd.Series(stamps.strftime("%Y-%m-%d %H:%M:%S.%f")),  # and times as well
         pd.Series(rng.integers(0, 10**10, 5_000)),  # numbers: the scan's recognizers' own
     ):
-        assert sweep(harmless) is None, sweep(harmless)
+        assert held_identifiers(harmless) is None, held_identifiers(harmless)
 
 
 def test_json_shape() -> None:

@@ -713,12 +713,12 @@ def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
     quasi-identifier or sensitive) must not hold direct identifiers further down. Each batch's
     cells of those columns are scanned again (the scan's sample of each column, its pattern
     confirmed on every cell of the batch), and every distinct value is searched for the
-    identifiers text holds by their pattern (``sweep``, as a release in memory does)."""
+    identifiers text holds by their pattern (``held_identifiers``, as a release in memory does)."""
     if not columns:
         return
     from veil.policy import treat_identifiers
     from veil.scan import classify
-    from veil.scan.core import SAMPLE_SIZE, sample_column, sweep
+    from veil.scan.core import SAMPLE_SIZE, held_identifiers, sample_column
     from veil.scan.text import label
     from veil.schema import ColumnRole
 
@@ -730,7 +730,7 @@ def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
                 f"hold {label(finding.entity)}, which the first {SAMPLE_ROWS:,} rows did not "
                 f"show; in the policy, {treat_identifiers()}"
             )
-        if finding.role is not ColumnRole.IDENTIFIER and (held := sweep(batch[name])):
+        if finding.role is not ColumnRole.IDENTIFIER and (held := held_identifiers(batch[name])):
             rows = tuple(first_row + row for row in held.rows)  # every value, as in memory
             raise PolicyError(
                 f"column {name!r}: {replace(held, rows=rows)}, which the first "

@@ -178,7 +178,7 @@ def _scanned(
     """The scan's findings on the unlisted columns and those released as they are; refused
     when one of the latter holds direct identifiers."""
     from veil.scan import scan
-    from veil.scan.core import SAMPLE_SIZE, sweep
+    from veil.scan.core import SAMPLE_SIZE, held_identifiers
 
     to_scan = [c for c in map(str, data.columns) if c in set(unlisted) | set(as_is)]
     if not to_scan:
@@ -197,11 +197,13 @@ def _scanned(
             f"would release direct identifier(s) as they are: {'; '.join(refused)}; "
             f"{treat_identifiers()}"
         )
-    # the scan decides on a sample: every value the release puts out as it is, searched
+    # the scan decides on a sample, and searched every value of the columns it found harmless:
+    # every value of those it calls quasi-identifiers or sensitive is searched too
     held = [
         f"column {name!r}: {seen}"
         for name in to_scan
-        if found[name].role is not ColumnRole.IDENTIFIER and (seen := sweep(data[name]))
+        if found[name].role in (ColumnRole.QUASI_IDENTIFIER, ColumnRole.SENSITIVE)
+        and (seen := held_identifiers(data[name]))
     ]
     if held:
         raise PolicyError(

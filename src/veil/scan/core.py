@@ -325,20 +325,32 @@ def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
     return held[first], Evidence(FREE_TEXT, min(0.99, 0.8 + 2 * share), detail, role="identifier")
 
 
-#: what one value of is enough for ``sweep``: an e-mail address's form is unmistakable, where
-#: one number may parse as a phone number or pass a check digit by chance
+#: what one value of is enough for ``held_identifiers``: an e-mail address's form is
+#: unmistakable, where one number may parse as a phone number or pass a check digit by chance
 _SURE_ALONE = frozenset({"EMAIL"})
+#: rows a finding of ``held_identifiers`` names at most
+_SHOWN = 3
 
 
 @dataclass(frozen=True)
 class Held:
-    """Direct identifiers among a column's values (``sweep``): their entities (the first
-    value's first), the rows (from 0) of the first values holding one, and how many distinct
-    values do."""
+    """Direct identifiers among a column's values (``held_identifiers``): their entities (the
+    first value's first), the rows (from 0) of the first values holding one, and how many
+    distinct values do."""
 
     entities: tuple[str, ...]
     rows: tuple[int, ...]
     values: int
+
+    @classmethod
+    def of(cls, found: dict[str, tuple[str, int]]) -> Held | None:
+        """From each distinct value holding one: its entity and its first row (``held_values``,
+        of a whole column or merged over its batches); None when too few to count."""
+        ordered = sorted(found.values(), key=lambda held: held[1])
+        if not ordered or (len(ordered) < 2 and ordered[0][0] not in _SURE_ALONE):
+            return None
+        entities = tuple(dict.fromkeys(entity for entity, _ in ordered))
+        return cls(entities, tuple(row for _, row in ordered[:_SHOWN]), len(ordered))
 
     def __str__(self) -> str:
         shown = [f"{r + 1:,}" for r in self.rows]
@@ -350,25 +362,35 @@ class Held:
         return f"{'row' if one else 'rows'} {rows}{more} {'holds' if one else 'hold'} {what}"
 
 
-def sweep(series: pd.Series, *, shown: int = 3) -> Held | None:
-    """Every distinct value of a text column searched for the direct identifiers text holds by
-    their pattern (e-mail, phone, card, IBAN, IP, national IDs; no names): what a release of
-    the column with its values must not put out, however rare (the scan decides on a sample of
-    ``SAMPLE_SIZE`` values, and one address in 30,000 rows is seldom in it). Held when two
-    distinct values hold one that a checksum, a parse or its form confirms, or one value an
-    e-mail address; None for other columns (``shown``: rows named at most)."""
+def held_values(series: pd.Series, first_row: int = 0) -> dict[str, tuple[str, int]]:
+    """Each distinct value of a text column that holds a direct identifier text holds by its
+    pattern (e-mail, phone, card, IBAN, IP, national IDs; no names), confirmed by a checksum,
+    a parse or its form: the entity and the value's first row (counted from ``first_row``).
+    Empty for a column of numbers or dates."""
     if kind_of(series.dtype) != "text":
-        return None
+        return {}
     distinct = series.unique()  # Arrow's hash of Arrow-backed text: 9 ms for 1M rows
     distinct = distinct[~pd.isna(distinct)]
-    held = _confirmed([str(v) for v in distinct])
-    found = [v for v, entity in zip(distinct, held, strict=True) if entity]
-    entities = [entity for entity in held if entity]
-    if not found or (len(found) < 2 and entities[0] not in _SURE_ALONE):
-        return None
-    where = np.flatnonzero(series.isin(found).to_numpy())
-    first = where[np.sort(np.unique(series.iloc[where].to_numpy(), return_index=True)[1])]
-    return Held(tuple(dict.fromkeys(entities)), tuple(int(r) for r in first[:shown]), len(found))
+    texts = [str(v) for v in distinct]
+    held = {text: entity for text, entity in zip(texts, _confirmed(texts), strict=True) if entity}
+    if not held:
+        return {}
+    values = series.astype(str)
+    rows = np.flatnonzero(values.isin(list(held)).to_numpy())
+    firsts = np.unique(values.iloc[rows].to_numpy(), return_index=True)
+    return {
+        str(text): (held[str(text)], first_row + int(rows[at]))
+        for text, at in zip(*firsts, strict=True)
+    }
+
+
+def held_identifiers(series: pd.Series) -> Held | None:
+    """Every distinct value of a text column searched for the direct identifiers text holds by
+    their pattern (``held_values``): what a release of the column with its values must not
+    put out, however rare (the scan decides on a sample of ``SAMPLE_SIZE`` values, and one
+    address in 30,000 rows is seldom in it). Held when two distinct values hold one, or one
+    value an e-mail address."""
+    return Held.of(held_values(series))
 
 
 def _inside_values(
@@ -506,6 +528,17 @@ def _in_a_table_of_its_kind(findings: list[ColumnFinding]) -> list[ColumnFinding
     return findings
 
 
+def swept(finding: ColumnFinding, held: Held | None, sample_size: int) -> ColumnFinding:
+    """A column the sample found harmless, made an identifier (``FREE_TEXT``: its step
+    redacts) when a search of every value found identifiers in it (``held``)."""
+    if held is None:
+        return finding
+    evidence = f"{held}, found by a search of every value (too few for a sample of {sample_size:,})"
+    return replace(
+        finding, role=ColumnRole.IDENTIFIER, entity=FREE_TEXT, confidence=0.9, evidence=evidence
+    )
+
+
 def scan(
     data: pd.DataFrame,
     *,
@@ -516,6 +549,7 @@ def scan(
     population: float | None = None,
     sampling_fraction: float | None = None,
     weights: str | None = None,
+    sweep: bool = True,
 ) -> ScanResult:
     """Classify every column of ``data`` as identifier, quasi-identifier, sensitive or
     insensitive, with the entity, a confidence and the evidence; then measure how unique
@@ -537,6 +571,11 @@ def scan(
         The table is a sample of ``population`` people, or ``sampling_fraction`` of them, or
         each row stands for ``weights`` (a column) people: the risk adds population-
         uniqueness estimates and the journalist risk (``veil.risk.population``).
+    sweep : bool
+        Search every distinct value of each text column the sample found harmless for the
+        identifiers text holds by their pattern (``held_identifiers``), and call it an
+        identifier (``FREE_TEXT``, redacted) when it holds one, as the scan of a table in
+        batches does on every batch (False: the sample alone).
 
     Returns
     -------
@@ -564,6 +603,13 @@ def scan(
         sample = sample_column(str(name), data[name], sample_size=sample_size, seed=random_state)
         findings.append(classify(sample))
     findings = _in_a_table_of_its_kind(findings)
+    if sweep:
+        findings = [
+            swept(f, held_identifiers(data[f.name]), sample_size)
+            if f.role is ColumnRole.INSENSITIVE
+            else f
+            for f in findings
+        ]
     quasi = [f.name for f in findings if f.role is ColumnRole.QUASI_IDENTIFIER]
     if progress is not None:
         progress("measuring uniqueness on the quasi-identifiers")

@@ -39,12 +39,15 @@ from veil.risk.population import weight_values
 from veil.scan.core import (
     SAMPLE_SIZE,
     ColumnFinding,
+    Held,
     ScanResult,
     _in_a_table_of_its_kind,
     classify,
+    held_values,
     kind_of,
     priorities,
     smallest,
+    swept,
 )
 from veil.scan.recognizers.base import (
     COUNTED,
@@ -305,8 +308,9 @@ class _Confirming:
     integral: dict[str, bool]
     quasi: list[str] | None
     weights: str | None
+    swept: list[str] = field(default_factory=list)  # searched whole: ``held_values``
 
-    def __call__(self, batch: pd.DataFrame, _first: int) -> tuple[dict[str, int], Any]:
+    def __call__(self, batch: pd.DataFrame, first: int) -> _Confirmed:
         matched: dict[str, int] = {}
         for name, regexes in self.patterns.items():
             if not regexes:
@@ -315,7 +319,13 @@ class _Confirming:
             texts = value_texts(values, self.kinds[name], self.integral[name])
             for regex in regexes:
                 matched[f"{name}\0{regex}"] = matching(texts, regex)
-        return matched, _class_counts(batch, self.quasi, self.weights)
+        held = {name: held_values(batch[name], first) for name in self.swept}
+        return matched, _class_counts(batch, self.quasi, self.weights), held
+
+
+#: what the confirming pass found: matches per column and pattern, the class counts, and the
+#: values holding identifiers per column searched whole
+_Confirmed = tuple[dict[str, int], Any, dict[str, dict[str, tuple[str, int]]]]
 
 
 def _class_counts(
@@ -334,15 +344,18 @@ def _merge_counts(a: pd.DataFrame | None, b: pd.DataFrame | None) -> pd.DataFram
     return Frequencies(keys, None, a).merge(Frequencies(keys, None, b)).counts
 
 
-def _merge_confirmed(
-    a: tuple[dict[str, int], Any] | None, b: tuple[dict[str, int], Any]
-) -> tuple[dict[str, int], Any]:
+def _merge_confirmed(a: _Confirmed | None, b: _Confirmed) -> _Confirmed:
     if a is None:
         return b
     matched = dict(a[0])
     for key, hits in b[0].items():
         matched[key] = matched.get(key, 0) + hits
-    return matched, _merge_counts(a[1], b[1])
+    held = {name: dict(found) for name, found in a[2].items()}
+    for name, found in b[2].items():  # each value's first row over the batches
+        for value, (entity, row) in found.items():
+            if value not in held.setdefault(name, {}) or row < held[name][value][1]:
+                held[name][value] = (entity, row)
+    return matched, _merge_counts(a[1], b[1]), held
 
 
 def _classified(
@@ -399,20 +412,29 @@ def scan_folds(
         {n: w.kind == "numeric" and w.numbers().integral for n, w in wholes.items()},
         guessed,
         weights,
+        # the text columns that may end harmless (an identifier's is searched by its pattern)
+        [f.name for f in findings if f.role is not ColumnRole.IDENTIFIER and f.kind == "text"],
     )
-    matched, counts = fold(
+    confirmed: _Confirmed = fold(
         "confirming the findings on every row (second pass)", confirming, _merge_confirmed, None
-    ) or ({}, None)
+    ) or ({}, None, {})
+    matched, counts, held = confirmed
     findings, _ = _classified(profiles, names, matched)
+    findings = [  # as ``scan(sweep=True)``: every value of a column found harmless searched
+        swept(f, Held.of(held[f.name]), sample_size)
+        if f.role is ColumnRole.INSENSITIVE and f.name in held
+        else f
+        for f in findings
+    ]
     quasi = _quasi(findings)
     if quasi != guessed:  # the confirmation changed a verdict: count the final ones
         counting = _Confirming({}, {}, {}, quasi, weights)
-        _, counts = fold(
+        _, counts, _ = fold(
             "counting the quasi-identifiers' combinations (third pass)",
             counting,
             _merge_confirmed,
             None,
-        ) or ({}, None)
+        ) or ({}, None, {})
     rows = next(iter(profiles.values())).rows if profiles else 0
     if counts is None:
         counts = pd.DataFrame({COUNT: [rows] if rows else []})

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Self
 import pandas as pd
 
 from veil._deprecated import UNSET, renamed_seed
+from veil.exceptions import InputError
 
 __all__ = ["Synthesizer"]
 
@@ -77,3 +78,17 @@ class Synthesizer(ABC):
     @abstractmethod
     def describe(self) -> list[str]:
         """One line per column: how it was modelled (for the command line and the report)."""
+
+
+def refuse_held(series: pd.Series, what: str) -> None:
+    """A column modelled by its values must hold no direct identifier, however rare (the scan
+    decides on a sample, and one e-mail address in 30,000 rows is seldom in it): ``what`` its
+    values become would hand it to a synthetic row. One line naming the rows and the way out."""
+    from veil.scan.core import held_identifiers
+
+    held = held_identifiers(series)
+    if held is not None:
+        raise InputError(
+            f"column {series.name!r}: {held}, and {what}; name it in identifiers (new "
+            "values), or leave it out"
+        )

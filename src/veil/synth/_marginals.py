@@ -24,7 +24,7 @@ from scipy import stats
 from veil.exceptions import InputError, ParameterError
 from veil.progress import Progress
 from veil.schema import DAY_NS, ColumnRole, as_numbers, is_continuous, require_columns
-from veil.synth._base import Synthesizer
+from veil.synth._base import Synthesizer, refuse_held
 from veil.synth._identifiers import PATTERNS, PROVIDERS, FreshIdentifiers
 from veil.transforms.resample import DEFAULT_CANDIDATES, fit_distributions
 
@@ -175,20 +175,6 @@ class ColumnModel:
                 if len(self.atoms)
                 else ""
             )
-        )
-
-
-def refuse_held(series: pd.Series, what: str) -> None:
-    """A column modelled by its values must hold no direct identifier, however rare (the scan
-    decides on a sample, and one e-mail address in 30,000 rows is seldom in it): ``what`` its
-    values become would hand it to a synthetic row. One line naming the rows and the way out."""
-    from veil.scan.core import sweep
-
-    held = sweep(series)
-    if held is not None:
-        raise InputError(
-            f"column {series.name!r}: {held}, and {what}; name it in identifiers (new "
-            "values), or leave it out"
         )
 
 

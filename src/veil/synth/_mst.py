@@ -26,9 +26,8 @@ from veil.dp.budget import Accountant, check_epsilon_delta, dataset_id
 from veil.dp.stats import opendp
 from veil.exceptions import MissingExtraError, ParameterError, PrivacyLeakWarning
 from veil.schema import require_columns
-from veil.synth._base import Synthesizer
+from veil.synth._base import Synthesizer, refuse_held
 from veil.synth._bins import HISTOGRAM_SHARE, private_bins
-from veil.synth._marginals import refuse_held
 from veil.synth._mst_split import safe_mst
 from veil.synth._project import sample_rows
 
