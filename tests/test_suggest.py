@@ -63,6 +63,28 @@ def test_suggestions_per_entity(key_env: str) -> None:
     assert marital["Widowed"] == "Not partnered"
 
 
+def test_a_column_of_a_few_identifiers_is_redacted_and_keeps_its_other_values(
+    key_env: str,
+) -> None:
+    """Identifiers among a few of a column's values (one address, two phone numbers in 3,000
+    remarks): the column is an identifier whose step redacts them; it was dropped, losing
+    every other remark."""
+    remarks = pd.Series(["none", "see file", "called twice"] * 1_000)
+    remarks[1_234] = "write to jane.doe@example.org"
+    remarks[2_000] = "call 0712 345 678 after 5"
+    remarks[2_001] = "call +254 722 000 111"
+    frame = pd.DataFrame({"comment": remarks, "age": [20 + i % 50 for i in range(3_000)]})
+    policy = suggest_policy(scan(frame), frame, k=2)
+    assert policy.columns["comment"].steps == [{"redact": {"replace": "placeholder"}}]
+    released = anonymize(frame, policy).data["comment"]
+    assert sorted(released[released.str.contains("<")]) == [
+        "call <PHONE>",
+        "call <PHONE> after 5",
+        "write to <EMAIL>",
+    ]
+    assert (released.isin(["none", "see file", "called twice"])).sum() == len(released) - 3
+
+
 def test_yaml_carries_the_evidence_and_a_key_file_not_a_key(key_env: str) -> None:
     frame, _ = make_table("en_KE", 100, seed=2)
     text = suggest_policy_yaml(scan(frame), frame, key_file="my.key")

@@ -11,6 +11,7 @@ from typing import Any
 
 from veil.scan import ColumnFinding
 from veil.scan.recognizers import ENTITY_INFO
+from veil.scan.recognizers.generic import FREE_TEXT
 from veil.schema import ColumnRole
 
 __all__ = ["DEFAULT_K", "SHAPED_IDS", "suggested_steps"]
@@ -30,6 +31,9 @@ def suggested_steps(finding: ColumnFinding, key_file: str | None = None) -> tupl
             note = "the personal data inside each text replaced (<PHONE>, <PERSON>...)"
         else:
             note = "free text: redacted in case a name or number the sample missed is in it"
+        return [{"redact": {"replace": "placeholder"}}], note
+    if entity == FREE_TEXT and finding.role is ColumnRole.IDENTIFIER:  # a few values hold one
+        note = "the identifiers among its values replaced (<EMAIL>...), the other values kept"
         return [{"redact": {"replace": "placeholder"}}], note
     if finding.role is not ColumnRole.IDENTIFIER:
         return [], ""
