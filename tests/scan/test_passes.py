@@ -68,7 +68,9 @@ def test_a_verdict_is_confirmed_on_every_row_not_the_sample(tmp_path: Path) -> N
     assert found.evidence.startswith("65% of 1,000 values")
 
 
-def test_one_address_the_sample_misses_is_found_in_memory_and_in_batches(tmp_path: Path) -> None:
+def test_one_address_the_sample_misses_is_found_in_memory_and_in_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One e-mail address in 30,000 rows of ``none``: not in the scan's sample of 1,000, so the
     column read as harmless and a suggested policy released it. Every value of a text column
     found harmless is searched, in memory and batch by batch (each value's first row kept
@@ -88,6 +90,10 @@ def test_one_address_the_sample_misses_is_found_in_memory_and_in_batches(tmp_pat
     for batch_rows in (7_000, 30_000):
         streamed = scan_stream(TableStream(path), batch_rows=batch_rows)
         assert streamed.to_dict() == whole.to_dict()
+    # a column of more distinct values than the first pass counts: each batch searched whole
+    monkeypatch.setattr(scan_passes, "COUNTED", 3)
+    streamed = scan_stream(TableStream(path), batch_rows=7_000)
+    assert streamed.column("comment").to_dict() == found.to_dict()
     sampled = core.scan(read(path), sweep=False).column("comment")
     assert sampled.role.value != "identifier"  # the sample alone: what it was
 

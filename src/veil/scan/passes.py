@@ -43,6 +43,8 @@ from veil.scan.core import (
     ScanResult,
     _in_a_table_of_its_kind,
     classify,
+    first_rows,
+    held_texts,
     held_values,
     kind_of,
     priorities,
@@ -309,6 +311,9 @@ class _Confirming:
     quasi: list[str] | None
     weights: str | None
     swept: list[str] = field(default_factory=list)  # searched whole: ``held_values``
+    #: per column, the values its complete counts (first pass) showed holding an identifier:
+    #: only their first rows are looked for
+    located: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __call__(self, batch: pd.DataFrame, first: int) -> _Confirmed:
         matched: dict[str, int] = {}
@@ -320,6 +325,8 @@ class _Confirming:
             for regex in regexes:
                 matched[f"{name}\0{regex}"] = matching(texts, regex)
         held = {name: held_values(batch[name], first) for name in self.swept}
+        for name, texts in self.located.items():
+            held[name] = first_rows(batch[name], texts, first)
         return matched, _class_counts(batch, self.quasi, self.weights), held
 
 
@@ -406,14 +413,26 @@ def scan_folds(
         profiles = profiling(pd.DataFrame({n: pd.Series(dtype=object) for n in names}), 0)
     findings, wholes = _classified(profiles, names, None)
     guessed = _quasi(findings)
+    # the text columns that may end harmless (an identifier's is searched by its pattern)
+    # are searched whole: by their values counted in the first pass, when it kept them all
+    searched: list[str] = []
+    located: dict[str, dict[str, str]] = {}
+    for f in findings:
+        if f.role is ColumnRole.IDENTIFIER or f.kind != "text":
+            continue
+        counted = profiles[f.name].distinct.counts
+        if counted is None:
+            searched.append(f.name)
+        elif among := held_texts([str(v) for v in counted.index]):
+            located[f.name] = among
     confirming = _Confirming(
         {n: sorted(w.asked) for n, w in wholes.items()},
         {n: w.kind for n, w in wholes.items()},
         {n: w.kind == "numeric" and w.numbers().integral for n, w in wholes.items()},
         guessed,
         weights,
-        # the text columns that may end harmless (an identifier's is searched by its pattern)
-        [f.name for f in findings if f.role is not ColumnRole.IDENTIFIER and f.kind == "text"],
+        searched,
+        located,
     )
     confirmed: _Confirmed = fold(
         "confirming the findings on every row (second pass)", confirming, _merge_confirmed, None
@@ -421,8 +440,8 @@ def scan_folds(
     matched, counts, held = confirmed
     findings, _ = _classified(profiles, names, matched)
     findings = [  # as ``scan(sweep=True)``: every value of a column found harmless searched
-        swept(f, Held.of(held[f.name]), sample_size)
-        if f.role is ColumnRole.INSENSITIVE and f.name in held
+        swept(f, Held.of(held.get(f.name, {})), sample_size)
+        if f.role is ColumnRole.INSENSITIVE
         else f
         for f in findings
     ]
