@@ -385,6 +385,25 @@ def _quasi(findings: Sequence[ColumnFinding]) -> list[str]:
     return [f.name for f in findings if f.role is ColumnRole.QUASI_IDENTIFIER]
 
 
+def _to_search(
+    findings: Sequence[ColumnFinding], profiles: dict[str, _Profile]
+) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """The text columns that may end harmless (an identifier's is searched by its pattern),
+    to search whole: by their values the first pass counted, when it kept them all (then only
+    the values holding an identifier are located, batch by batch), else batch by batch."""
+    searched: list[str] = []
+    located: dict[str, dict[str, str]] = {}
+    for f in findings:
+        if f.role is ColumnRole.IDENTIFIER or f.kind != "text":
+            continue
+        counted = profiles[f.name].distinct.counts
+        if counted is None:
+            searched.append(f.name)
+        elif among := held_texts([str(v) for v in counted.index]):
+            located[f.name] = among
+    return searched, located
+
+
 def scan_folds(
     fold: Fold,
     columns: Sequence[str],
@@ -413,18 +432,7 @@ def scan_folds(
         profiles = profiling(pd.DataFrame({n: pd.Series(dtype=object) for n in names}), 0)
     findings, wholes = _classified(profiles, names, None)
     guessed = _quasi(findings)
-    # the text columns that may end harmless (an identifier's is searched by its pattern)
-    # are searched whole: by their values counted in the first pass, when it kept them all
-    searched: list[str] = []
-    located: dict[str, dict[str, str]] = {}
-    for f in findings:
-        if f.role is ColumnRole.IDENTIFIER or f.kind != "text":
-            continue
-        counted = profiles[f.name].distinct.counts
-        if counted is None:
-            searched.append(f.name)
-        elif among := held_texts([str(v) for v in counted.index]):
-            located[f.name] = among
+    searched, located = _to_search(findings, profiles)
     confirming = _Confirming(
         {n: sorted(w.asked) for n, w in wholes.items()},
         {n: w.kind for n, w in wholes.items()},
