@@ -38,19 +38,20 @@ PACK: dict[str, Callable[[bytes], bytes]] = {
 }
 
 
-def _files_map(folder: Path, pattern: str) -> DataMap:
+def _map(name: str, store: dict[str, Any], pattern: str) -> DataMap:
+    """A map of one store whose ``pattern`` holds people by their e-mail address."""
+    table = {pattern: {"subject_keys": {"email": "email"}}}
     return DataMap.model_validate(
-        {
-            "subject_keys": ["email"],
-            "stores": {
-                "crm": {
-                    "kind": "files",
-                    "path": str(folder),
-                    "tables": {pattern: {"subject_keys": {"email": "email"}}},
-                }
-            },
-        }
+        {"subject_keys": ["email"], "stores": {name: {**store, "tables": table}}}
     )
+
+
+def _files_map(folder: Path, pattern: str) -> DataMap:
+    return _map("crm", {"kind": "files", "path": str(folder)}, pattern)
+
+
+def _bucket_map(bucket: str, endpoint: str) -> DataMap:
+    return _map("lake", {"kind": "s3", "bucket": bucket, "endpoint_url": endpoint}, "exports/")
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
@@ -94,19 +95,7 @@ def test_a_bucket_of_packed_exports_is_read_and_rewritten_packed(
         stream.write(parquet)
     s3.put_object(Bucket=bucket, Key="exports/old.parquet.zst", Body=sink.getvalue().to_pybytes())
     s3.put_object(Bucket=bucket, Key="exports/_SUCCESS", Body=b"")  # a marker: not a table
-    data_map = DataMap.model_validate(
-        {
-            "subject_keys": ["email"],
-            "stores": {
-                "lake": {
-                    "kind": "s3",
-                    "bucket": bucket,
-                    "endpoint_url": s3_endpoint,
-                    "tables": {"exports/": {"subject_keys": {"email": "email"}}},
-                }
-            },
-        }
-    )
+    data_map = _bucket_map(bucket, s3_endpoint)
     assert retrieve(data_map, {"email": "a@example.co.ke"}).counts == {"exports/": 4}
     result = erase(data_map, {"email": "a@example.co.ke"}, subject_id="a", journal=tmp_path / "j")
     assert result.verified
@@ -153,19 +142,7 @@ def test_an_object_of_a_kind_veil_cannot_read_stops_the_request(
     s3.put_object(Bucket=bucket, Key="exports/_SUCCESS", Body=b"")
     s3.put_object(Bucket=bucket, Key="exports/.part-0.crc", Body=b"crc")
     s3.put_object(Bucket=bucket, Key="exports/archive/", Body=b"")
-    data_map = DataMap.model_validate(
-        {
-            "subject_keys": ["email"],
-            "stores": {
-                "lake": {
-                    "kind": "s3",
-                    "bucket": bucket,
-                    "endpoint_url": s3_endpoint,
-                    "tables": {"exports/": {"subject_keys": {"email": "email"}}},
-                }
-            },
-        }
-    )
+    data_map = _bucket_map(bucket, s3_endpoint)
     assert retrieve(data_map, {"email": "a@example.co.ke"}).counts == {"exports/": 2}
     s3.put_object(Bucket=bucket, Key="exports/members.xlsx", Body=b"PK\x03\x04 a workbook")
     with pytest.raises(InputError, match=r"'exports/members.xlsx' under 'exports/' is of a kind"):
