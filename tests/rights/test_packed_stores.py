@@ -148,3 +148,28 @@ def test_an_object_of_a_kind_veil_cannot_read_stops_the_request(
     with pytest.raises(InputError, match=r"'exports/members.xlsx' under 'exports/' is of a kind"):
         erase(data_map, {"email": "a@example.co.ke"}, subject_id="a", journal=tmp_path / "j")
     assert s3.get_object(Bucket=bucket, Key="exports/2024.csv")["Body"].read() == CSV.encode()
+
+
+def test_a_store_file_that_unpacks_past_a_quarter_of_memory_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A packed file in a store is unpacked by the same reader as a table (``veil.io.unpack``),
+    so a small file that unpacks to gigabytes stops the request, nothing changed (here 16 MB
+    of a machine said to have 64)."""
+    from veil.io import _files
+
+    monkeypatch.setattr(_files, "memory_bytes", lambda: 64 << 20)
+    folder = tmp_path / "crm"
+    folder.mkdir()
+    path = folder / "claims_2024.csv.gz"
+    body = CSV.encode() + b"M9,z@example.co.ke,Lamu\r\n" * ((32 << 20) // 25)
+    path.write_bytes(gzip.compress(body))
+    before = path.read_bytes()
+    with pytest.raises(InputError, match=r"unpacks to more than 0.0 GB, a quarter"):
+        erase(
+            _files_map(folder, "claims_*"),
+            {"email": "a@example.co.ke"},
+            subject_id="a",
+            journal=tmp_path / "j",
+        )
+    assert path.read_bytes() == before

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         is_streamable,
         parquet_bytes,
         parquet_frame,
+        unpack,
     )
     from veil.io._folds import (
         Partitions,
@@ -72,7 +73,14 @@ _LAZY = {
         ("ContentHash", "content_sha256", "fingerprint", "parts_sha256"), "veil.io._content"
     ),
     **dict.fromkeys(
-        ("TEXT_FORMATS", "arrow_source", "is_streamable", "parquet_bytes", "parquet_frame"),
+        (
+            "TEXT_FORMATS",
+            "arrow_source",
+            "is_streamable",
+            "parquet_bytes",
+            "parquet_frame",
+            "unpack",
+        ),
         "veil.io._files",
     ),
     **dict.fromkeys(
@@ -171,6 +179,7 @@ __all__ = [
     "parts_sha256",
     "read",
     "remove_stale_temps",
+    "unpack",
     "write",
     "write_table",
 ]

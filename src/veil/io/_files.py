@@ -295,13 +295,13 @@ def read_csv_typed(path: Path, *, sep: str | None, encoding: str | None) -> dict
     return {name: typed_column(table.column(name)) for name in header}
 
 
-#: The first bytes of each kind of compressed file a CSV may come in, its name, and Arrow's
-#: codec for it (None: Python's lzma, as Arrow has no xz codec).
+#: The first bytes of each kind of compressed file a CSV may come in, its name, and its codec
+#: (``unpack``'s).
 _COMPRESSED = (
     (b"\x1f\x8b", "gzip", "gzip"),
     (b"BZh", "bzip2", "bz2"),
     (b"\x28\xb5\x2f\xfd", "zstd", "zstd"),
-    (b"\xfd7zXZ\x00", "xz", None),
+    (b"\xfd7zXZ\x00", "xz", "xz"),
 )
 
 
@@ -326,7 +326,7 @@ def decompressed(path: Path, *, most: int | None = None) -> bytes | None:
     _, name, codec = kind
     most = memory_bytes() // 4 if most is None else most
     try:
-        unpacked = _unpacked(path, codec, most)
+        unpacked = unpack(path, codec, most)
     except (OSError, EOFError, pa.ArrowException) as err:
         raise InputError(
             f"{path}: a {name} file that does not unpack ({one_line(str(err))}); check it "
@@ -341,14 +341,17 @@ def decompressed(path: Path, *, most: int | None = None) -> bytes | None:
     return unpacked
 
 
-def _unpacked(path: Path, codec: str | None, most: int) -> bytes | None:
-    """The file unpacked, ``_UNPACK_BYTES`` at a time; None once it passes ``most`` bytes."""
+def unpack(source: bytes | Path, codec: str, most: int) -> bytes | None:
+    """``source`` (a file, or its bytes) unpacked by ``codec`` (gzip, bz2, zstd or xz),
+    ``_UNPACK_BYTES`` at a time on the caller's thread; None once it passes ``most`` bytes, so
+    a small hostile file cannot fill the memory. Bytes that do not unpack raise ``OSError``,
+    ``EOFError`` or Arrow's error."""
     import lzma
 
     sink = pa.BufferOutputStream()
-    if codec is None:  # xz: Python's lzma, as Arrow has no codec for it
+    if codec == "xz":  # Python's lzma, as Arrow has no codec for it
         decoder = lzma.LZMADecompressor()
-        with open(path, "rb") as file:
+        with open(source, "rb") if isinstance(source, Path) else io.BytesIO(source) as file:
             while not decoder.eof:
                 packed = b"" if decoder.needs_input is False else file.read(_UNPACK_BYTES)
                 if not packed and decoder.needs_input:
@@ -360,7 +363,8 @@ def _unpacked(path: Path, codec: str | None, most: int) -> bytes | None:
                 if sink.tell() > most:
                     return None
     else:
-        with pa.CompressedInputStream(pa.OSFile(str(path)), codec) as stream:
+        raw = pa.OSFile(str(source)) if isinstance(source, Path) else pa.BufferReader(source)
+        with pa.CompressedInputStream(raw, codec) as stream:
             while piece := stream.read(_UNPACK_BYTES):
                 sink.write(piece)
                 if sink.tell() > most:
