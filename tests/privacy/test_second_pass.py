@@ -48,3 +48,28 @@ def test_a_batch_is_released_with_the_labels_and_dtype_pandas_gives() -> None:
     assert out["a"].dtype == pd.Series(["B"]).dtype
     empty = step(batch.iloc[:0])
     assert len(empty) == 0
+
+
+@pytest.mark.parametrize("failing", [[False] * 6, [False, True, False, False, True, False]])
+def test_rows_released_in_an_order_are_the_kept_rows_taken_in_it(failing: list[bool]) -> None:
+    """In memory the rows are shuffled as they are made (each quasi-identifier's codes taken in
+    the order): the same frame as the rows released and then taken in that order."""
+    from veil.io._pieces import take_rows
+    from veil.privacy._plan import shuffle_order
+
+    h = Hierarchy("a", [[v, "A" if v < "d" else "B"] for v in "abcdef"])
+    step = _Generalize(["a"], [h], (1,), np.arange(6)[:, None], np.array(failing))
+    rng = np.random.default_rng(3)
+    batch = pd.DataFrame(
+        {
+            "note": pd.Series([f"note {i}" for i in range(300)], dtype="string[pyarrow]"),
+            "a": pd.Series(rng.choice(list("abcdef"), 300), dtype="string[pyarrow]"),
+            "n": rng.integers(0, 9, 300),
+        }
+    ).set_axis(np.arange(300) * 2 + 5)  # labels that are not positions
+    plain = step(batch)
+    for seed in (0, 1):
+        order = shuffle_order(len(plain), seed)
+        ordered = step(batch, lambda n, seed=seed: shuffle_order(n, seed))
+        pd.testing.assert_frame_equal(ordered, take_rows(plain, order))
+    assert len(plain) < 300 if any(failing) else len(plain) == 300

@@ -5,6 +5,7 @@ sample, the steps run once, and the writer holds the rows."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -14,7 +15,7 @@ from veil.hierarchy import Hierarchy
 from veil.io import beside, content_sha256
 from veil.privacy import _passes as engine
 from veil.privacy._passes import Passes, Written, release_in_passes, row_hashes, solution_space
-from veil.privacy._plan import PolicyLike, shuffle_rows
+from veil.privacy._plan import PolicyLike, shuffle_order
 from veil.privacy.certificate import Release
 from veil.privacy.space import MAX_NODES, SolutionSpace
 from veil.progress import Progress, as_progress
@@ -22,7 +23,7 @@ from veil.progress import Progress, as_progress
 
 class FramePasses(Passes):
     """A DataFrame as the release engine's source: one batch, its own sample; the release held
-    in memory (shuffled with ``shuffle_rows``: the index labels go with their rows)."""
+    in memory (shuffled in ``shuffle_order``'s order: the index labels go with their rows)."""
 
     whole = True
 
@@ -51,9 +52,14 @@ class FramePasses(Passes):
         columns: list[str],
     ) -> engine.Released:
         self.report.step("applying the release, shuffling rows and measuring it")
-        out, tallies = produce(self.frame)
-        if seed is not False:
-            out = shuffle_rows(out, None if seed is True else seed)
+        # shuffled as the rows are made: each quasi-identifier's codes are taken in the new
+        # order, not its released texts again (adult grown to 10M rows: 3.6 s less)
+        order = (
+            None
+            if seed is False
+            else partial(shuffle_order, random_state=None if seed is True else seed)
+        )
+        out, tallies = produce(self.frame, order)
         self.report.step("certifying the release (a hash of every cell)")
         digest = beside(content_sha256, out)  # on the other core while the release is counted
         counts = Frequencies.of(out, measured) if measured and len(out) else None

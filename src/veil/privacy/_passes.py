@@ -52,6 +52,7 @@ from veil.frequency import (
 )
 from veil.hierarchy import Hierarchy
 from veil.io import beside
+from veil.io._pieces import take_rows
 from veil.privacy._plan import (
     Plan,
     PolicyLike,
@@ -101,8 +102,11 @@ class Written:
 #: A pass's function of a batch and the rows before it; how two results merge.
 Fold = Callable[[pd.DataFrame, int], Any]
 Merge = Callable[[Any, Any], Any]
-#: The second pass on a batch: the released rows and each step's tallies.
-Produce = Callable[[pd.DataFrame], tuple[pd.DataFrame, list[Any]]]
+#: The rows released in a random order: the positions of ``n`` rows in that order.
+Order = Callable[[int], np.ndarray]
+#: The second pass on a batch: the released rows and each step's tallies (with an ``Order``,
+#: the rows in that order).
+Produce = Callable[..., tuple[pd.DataFrame, list[Any]]]
 #: What a writer returns: what it wrote, and each batch's tallies.
 Released = tuple[Written, list[list[Any]]]
 
@@ -650,11 +654,20 @@ class _Produce:
     apply: Callable[[pd.DataFrame], pd.DataFrame]
     quasi: list[str]
 
-    def __call__(self, batch: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
+    def __call__(
+        self, batch: pd.DataFrame, order: Order | None = None
+    ) -> tuple[pd.DataFrame, list[Any]]:
+        """The released rows of ``batch`` and each step's tallies; with ``order``, the rows in
+        that order (the generalization takes each quasi-identifier's codes in it and makes the
+        texts once, rather than taking the released texts again)."""
         if not batch.index.is_unique:  # a cluster's partitions read together (the sample):
             batch = batch.reset_index(drop=True)  # rows paired by position, as written
         stepped, tallies = self.steps.run(batch)
-        out = self.apply(stepped)
+        if isinstance(self.apply, _Generalize):
+            out = self.apply(stepped, order)
+        else:
+            out = self.apply(stepped)
+            out = out if order is None else take_rows(out, order(len(out)))
         # the generalized quasi-identifiers' values, out of the free text too (row by row)
         out, replaced = scrub_quasi(batch, out, self.quasi)
         leftover_quasi(batch, out, self.quasi)  # what the replacement missed: refused
@@ -749,7 +762,8 @@ class _Generalize:
     leaves: np.ndarray
     failing: np.ndarray
 
-    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+    def __call__(self, batch: pd.DataFrame, order: Order | None = None) -> pd.DataFrame:
+        """The batch's rows released (in ``order``: its positions of the rows kept)."""
         leaves = [h.encode(batch[q]) for q, h in zip(self.quasi, self.hierarchies, strict=True)]
         entry = self._entry(leaves)
         if (entry < 0).any():  # the first pass counted every row: the input changed since
@@ -763,7 +777,13 @@ class _Generalize:
         whole = bool(keep.all())
         quasi = set(self.quasi)
         others = [c for c in batch.columns if c not in quasi]
-        out = batch[others] if whole else batch.loc[keep, others]
+        rows: np.ndarray | None = None  # the positions released, in order (None: as kept)
+        if order is not None:
+            rows = np.flatnonzero(keep)
+            rows = rows[order(len(rows))]
+            out = take_rows(batch[others], rows)
+        else:
+            out = batch[others] if whole else batch.loc[keep, others]
         for column, h, level, codes in zip(
             self.quasi, self.hierarchies, self.levels, leaves, strict=True
         ):
@@ -772,7 +792,8 @@ class _Generalize:
             if not len(codes):  # an empty batch's column, as pandas makes it
                 out[column] = pd.Series([], index=out.index, name=column)
                 continue
-            kept = h.maps[level][codes if whole else codes[keep]]
+            chosen = codes if whole and rows is None else codes[keep if rows is None else rows]
+            kept = h.maps[level][chosen]
             texts = pa.array(h.labels[level], type=pa.string()).take(kept)
             out[column] = pd.Series(texts, index=out.index, name=column, dtype=_TEXT)
         return out[list(batch.columns)]

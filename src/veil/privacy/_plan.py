@@ -327,15 +327,12 @@ def search_setup(
     return used, models, searched, target
 
 
-def shuffle_rows(frame: pd.DataFrame, random_state: int | None) -> pd.DataFrame:
-    """The rows in a random order (reproducible with ``random_state``): the input's order is
-    information — a sequential id's pseudonym sits next to its position. The index labels go
-    with their rows, so a caller who holds the original can still align them; files are
-    written without it."""
-    from veil.io._pieces import take_rows
-
-    order = np.random.default_rng(random_state).permutation(len(frame))
-    return take_rows(frame, order)
+def shuffle_order(rows: int, random_state: int | None) -> np.ndarray:
+    """The positions of ``rows`` released rows in a random order (reproducible with
+    ``random_state``): the input's order is information — a sequential id's pseudonym sits next
+    to its position. The index labels go with their rows, so a caller who holds the original
+    can still align them; files are written without it."""
+    return np.random.default_rng(random_state).permutation(rows)
 
 
 def mask_hides(step: Any, identifiers: set[str]) -> None:
