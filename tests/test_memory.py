@@ -123,3 +123,40 @@ def test_xla_compiles_quickly_in_the_command_s_process_unless_told_otherwise() -
     assert flags(XLA_FLAGS=mine) == f"{mine} 12"
     other = "--xla_cpu_enable_fast_math=false"
     assert flags(XLA_FLAGS=other) == f"{other} --xla_backend_optimization_level=0 12"
+
+
+def _emitters(program: str, **env: str) -> str:
+    clean = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, env={**clean, **env}
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_mbi_s_functions_are_emitted_by_xla_s_llvm_emitters_in_the_command_s_process() -> None:
+    """Before MST or AIM starts JAX, the command's process has XLA emit its CPU code through
+    its LLVM IR emitters, where jaxlib is a version known to have the flag: JAX accepts it (an
+    unknown flag aborts the process) and computes as before. Another jaxlib version, a user's
+    own choice, or a library user's process: nothing is set."""
+    from jaxlib.version import __version_info__
+
+    from veil.memory import _EMITTER_VERSIONS
+
+    run = (
+        "import os, veil.memory as m; {setup}m.xla_for_mbi(); "
+        "import jax, jax.numpy as jnp; flags = os.environ.get('XLA_FLAGS', ''); "
+        "print(flags, int(jax.jit(lambda x: (x * 2).sum())(jnp.arange(4))))"
+    )
+    tuned = "m.tune_for_one_job(); "
+    known = _EMITTER_VERSIONS[0] <= tuple(__version_info__[:2]) <= _EMITTER_VERSIONS[1]
+    level = "--xla_backend_optimization_level=0"
+    set_ = f"{level} --xla_cpu_use_fusion_emitters=false" if known else level
+    assert _emitters(run.format(setup=tuned)) == f"{set_} 12"
+    assert known  # the jaxlib `make test` installs is one the flag was measured on
+    # a version not known to have the flag: nothing set, nothing aborted
+    elsewhere = tuned + "m._EMITTER_VERSIONS = ((9, 0), (9, 9)); "
+    assert _emitters(run.format(setup=elsewhere)) == f"{level} 12"
+    mine = "--xla_cpu_use_fusion_emitters=true"
+    assert _emitters(run.format(setup=tuned), XLA_FLAGS=mine) == f"{mine} {level} 12"
+    assert _emitters(run.format(setup="")) == "12"  # a library user's process

@@ -197,6 +197,8 @@ class AIM(MST):
         from mbi.estimation import mirror_descent
 
         self.rounds_ += 1  # the first fit is to the one-way marginals, before any round
+        if self.rounds_:
+            _forget_staged()
         self.progress(
             f"AIM round {self.rounds_}: fitting the model"
             if self.rounds_
@@ -204,6 +206,22 @@ class AIM(MST):
         )
         fitted = mirror_descent(domain, loss_fn, potentials=potentials, iters=self.iterations)
         return projecting(fitted)
+
+
+def _forget_staged() -> None:
+    """Empty JAX's tracing and lowering caches (what ``jax.clear_caches`` empties but its
+    compiled-function caches). Each round fits a model of another shape with functions mbi
+    makes anew, so what the last rounds staged is never used again, and those caches grew by
+    ~30 MB a round (a process's peak on adult at epsilon 1, 19 rounds: 0.97 GB instead of
+    1.38 GB, in 42 s instead of 38 s). ``jax.clear_caches`` would empty the compiled functions
+    of every small array operation too, which each round compiles again (68 s). A process
+    that uses JAX for its own work keeps its compiled functions; its next call is traced
+    again."""
+    try:
+        from jax._src.util import clear_all_caches  # jax.clear_caches's first step
+    except ImportError:  # another jax: its caches are left as they are
+        return
+    clear_all_caches()
 
 
 def workload(columns: Sequence[str], target: str | None) -> list[Any]:

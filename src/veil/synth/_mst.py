@@ -193,7 +193,10 @@ class MST(Synthesizer):
         self.progress: Callable[[str], None] = progress or (lambda _: None)
 
     def _fit(self, frame: pd.DataFrame, random_state: int | None) -> None:
+        from veil.memory import xla_for_mbi
+
         dp = opendp()  # a missing extra is said before any work or warning
+        xla_for_mbi()  # before JAX starts: the command's process compiles in less time and memory
         try:
             import mbi  # noqa: F401  (MST's graphical model)
             import polars as pl
