@@ -108,3 +108,70 @@ def test_the_outcome_written_is_what_the_release_does(key_env: str) -> None:
     for name, level in (cert.search or {}).get("levels", {}).items():
         assert re.search(rf"#   {re.escape(name)}: level {level} of \d+", text), name
     assert cert.rows_out >= 0.95 * cert.rows_in  # the goal's 5% at most
+
+
+def _hr_with_contacts() -> pd.DataFrame:
+    """IBM's HR table (1,470 real rows), an e-mail address in one job role and a phone number
+    in two attrition entries: values the scan's sample seldom holds."""
+    from pathlib import Path
+
+    frame = pd.read_csv(Path(__file__).parent / "data" / "ibm_hr_attrition.csv")
+    frame["JobRole"] = frame["JobRole"].astype(object)
+    frame.loc[700, "JobRole"] = "Sales Executive (mary.otieno@example.co.ke)"
+    frame["Attrition"] = frame["Attrition"].astype(object)
+    frame.loc[[100, 1_200], "Attrition"] = ["Yes, call 0712 345 678", "No - 0722 000 111"]
+    return frame.drop(columns="EmployeeNumber")
+
+
+def test_identifiers_among_a_quasi_identifier_s_values_are_redacted_at_the_first_try(
+    key_env: str,
+) -> None:
+    """A quasi-identifier (the job role) and a sensitive column (attrition) that hold a direct
+    identifier in a few rows keep their roles: the scan names the rows it found by searching
+    every value, the suggested policy redacts them before the role applies, and the release
+    passes at the first try with none of them in it. It was refused, naming the rows, until
+    the policy was edited by hand."""
+    frame = _hr_with_contacts()
+    found = scan(frame)
+    role, sensitive = found.column("JobRole"), found.column("Attrition")
+    assert role.role.value == "quasi_identifier"
+    assert sensitive.role.value == "sensitive"
+    assert "row 701 holds an e-mail address, found by a search of every value" in role.evidence
+    assert "rows 101 and 1,201 hold a phone number" in sensitive.evidence
+    policy = suggest_policy(found, frame, k=5)
+    for name in ("JobRole", "Attrition"):
+        assert policy.columns[name].steps == [{"redact": {"replace": "placeholder"}}], name
+    text = suggest_policy_yaml(found, frame, k=5)
+    assert "before its role applies; then generalized by the search below" in text
+    release = anonymize(frame, policy).data
+    cells = release.astype(str).to_numpy().ravel()
+    assert not any("@" in c or "0712" in c or "0722" in c for c in cells)
+    # the other values as the search left them: attrition is still Yes or No elsewhere
+    assert set(release["Attrition"]) - {"Yes", "No"} <= {"Yes, call <PHONE>", "No - <PHONE>"}
+
+
+def test_a_quasi_identifier_the_policy_declares_is_refused_when_it_holds_identifiers(
+    key_env: str,
+) -> None:
+    """The user's own role for the column, and no step: veil does not add one, and refuses,
+    naming the rows (the policy leaves it to the scan: the suggested redaction applies)."""
+    from veil.exceptions import PolicyError
+
+    frame = _hr_with_contacts()[["Age", "Gender", "JobRole"]]
+    declared = {"JobRole": {"role": "quasi_identifier"}, "Age": {"role": "quasi_identifier"}}
+    policy = {"unlisted": "scan", "columns": declared, "privacy": {"k": 5}}
+    with pytest.raises(PolicyError, match=r"column 'JobRole': row 701 holds an e-mail address"):
+        anonymize(frame, policy)
+    # a class large enough keeps an address as it is: the release put out all 40 (k = 5)
+    frame.loc[frame.index[:40], "JobRole"] = "Manager (hr.desk@example.co.ke)"
+    declared = {"JobRole": {"role": "quasi_identifier"}, "Gender": {"role": "quasi_identifier"}}
+    said = "among the values of a quasi-identifier the search may release as they are"
+    with pytest.raises(
+        PolicyError, match=rf"{said}: column 'JobRole': rows 1 and 701 hold an e-mail"
+    ):
+        anonymize(
+            frame, {**policy, "columns": declared, "privacy": {"k": 5, "max_suppression": 0.05}}
+        )
+    left = {"unlisted": "scan", "columns": {"Age": {"role": "quasi_identifier"}}}
+    release = anonymize(frame, {**left, "privacy": {"k": 5}})
+    assert not release.data["JobRole"].astype(str).str.contains("@").any()

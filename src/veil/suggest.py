@@ -2,7 +2,9 @@
 keys that other tables join on (national IDs, KRA PINs, customer numbers) pseudonymized,
 with their shape kept where they have one; row numbers, contact details, names, cards and
 accounts dropped; free text redacted. Quasi-identifiers get no step: the search generalizes
-them over the hierarchies veil builds (``veil.privacy.suggest`` writes the whole policy).
+them over the hierarchies veil builds (``veil.privacy.suggest`` writes the whole policy);
+the few values of one (or of a sensitive column) that hold a direct identifier are redacted
+first.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ def suggested_steps(finding: ColumnFinding, key_file: str | None = None) -> tupl
     if entity == FREE_TEXT and finding.role is ColumnRole.IDENTIFIER:  # a few values hold one
         note = "the identifiers among its values replaced (<EMAIL>...), the other values kept"
         return [{"redact": {"replace": "placeholder"}}], note
+    if finding.held is not None:  # a quasi-identifier's or sensitive column's few values
+        note = "the identifiers among its values replaced (<EMAIL>...), the other values kept"
+        return [{"redact": {"replace": "placeholder"}}], f"{note}, before its role applies"
     if finding.role is not ColumnRole.IDENTIFIER:
         return [], ""
     key: dict[str, Any] = {} if key_file is None else {"key_file": key_file}

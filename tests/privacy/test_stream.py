@@ -231,12 +231,16 @@ def test_csv_columns_are_typed_over_every_row(tmp_path: Path) -> None:
     assert not pd.api.types.is_numeric_dtype(whole["code"])
 
 
-def with_remark(adult: Path, tmp_path: Path, first: int) -> Path:
+def with_remark(adult: Path, tmp_path: Path, first: int, after: str | None = None) -> Path:
     """adult with a ``remark`` column, ``none`` up to row ``first`` and an e-mail address in
-    each row after, written to ``tmp_path`` beside adult's hierarchies."""
+    each row after (or ``after`` in 20 rows, then ``see file``), written to ``tmp_path`` beside
+    adult's hierarchies."""
     table = read(adult / "adult.csv")
     table["remark"] = "none"
     table.loc[first:, "remark"] = [f"user{i}@example.com" for i in range(len(table) - first)]
+    if after is not None:
+        table.loc[first:, "remark"] = "see file"
+        table.loc[first : first + 19, "remark"] = after
     path = tmp_path / "adult.csv"
     write(table, path)
     for tree in adult.glob("adult_hierarchy_*.csv"):
@@ -577,3 +581,30 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(tmp_path: Path, obj
             got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True
         )
     assert not list(tmp_path.iterdir())  # each bucket's file removed once read
+
+
+@pytest.mark.parametrize("how", ["--in-memory", "--streaming"])
+def test_a_quasi_identifier_the_policy_declares_is_searched_on_every_batch(
+    adult: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    how: str,
+) -> None:
+    """A column the policy calls a quasi-identifier is the search's to generalize, but a class
+    large enough keeps its values as they are: the same address in 20 rows from row 25,001
+    went out. Every value of such a column is searched, in memory and in every batch: no
+    file, and the rows named."""
+    path = with_remark(adult, tmp_path, 25_000, "write to claims.desk@example.co.ke")
+    (tmp_path / "policy.yaml").write_text(
+        "version: 1\nunlisted: scan\ncolumns:\n  remark: {role: quasi_identifier}\n"
+        "  sex: {role: quasi_identifier}\nprivacy: {k: 5, max_suppression: 0.04}\n"
+    )
+    monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
+    args = ["anonymize", str(path), "-p", str(tmp_path / "policy.yaml")]
+    args += ["--hierarchies", str(tmp_path), "-o", str(tmp_path / "out.csv")]
+    code = main([*args, how, "--batch-rows", "5000"])
+    said = capsys.readouterr().err
+    assert code != 0
+    assert "column 'remark': row 25,001 holds an e-mail address" in said, said
+    assert not (tmp_path / "out.csv").exists()

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,7 +72,7 @@ from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
 from veil.privacy._verify import verify, verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.classes import ClassStats
-from veil.privacy.decide import released_as_is
+from veil.privacy.decide import released_as_is, searched_as_given
 from veil.privacy.lattice import check as check_groups
 from veil.privacy.metrics import make_metric
 from veil.privacy.space import MAX_NODES, SolutionSpace, lattice_nodes
@@ -362,7 +362,12 @@ def _first_pass(passes: Passes, plan: Plan, steps: Steps, searching: bool) -> _S
     # one group-by per batch instead of two
     derived = searching and not steps.steps and steps.quasi == plan.quasi
     summarize = _Summarize(
-        passes.hashed, judged, [] if derived else plan.quasi, steps if searching else None, wanted
+        passes.hashed,
+        judged,
+        [] if derived else plan.quasi,
+        steps if searching else None,
+        wanted,
+        [] if passes.whole else searched_as_given(plan.policy),
     )
     first: _Summary = passes.fold(
         "counting the quasi-identifiers' combinations (first pass)", summarize, _summed, _Summary()
@@ -634,10 +639,11 @@ class _Summarize:
     quasi: list[str]
     steps: Steps | None
     wanted: list[str]
+    given: list[str] = field(default_factory=list)  # ``searched_as_given``
 
     def __call__(self, batch: pd.DataFrame, first_row: int) -> _Part:
         hashed = beside(self.hashed, batch)  # the rows' hashes on the other core meanwhile
-        _confirm(batch, self.judged, first_row)
+        _confirm(batch, self.judged, first_row, self.given)
         before = Frequencies.of(batch, self.quasi) if self.quasi else None
         counts = None
         if self.steps is not None:
@@ -721,17 +727,20 @@ def _through(steps: list[Any], batch: pd.DataFrame) -> pd.DataFrame:
     return batch
 
 
-def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
+def _confirm(
+    batch: pd.DataFrame, columns: list[str], first_row: int, given: Sequence[str] = ()
+) -> None:
     """Fail closed: a column the scan let through on the first rows (as harmless, a
     quasi-identifier or sensitive) must not hold direct identifiers further down. Each batch's
     cells of those columns are scanned again (the scan's sample of each column, its pattern
-    confirmed on every cell of the batch), and every distinct value is searched for the
+    confirmed on every cell of the batch), and every distinct value of those and of the
+    quasi-identifiers the policy ``given`` (``searched_as_given``) is searched for the
     identifiers text holds by their pattern (``held_identifiers``, as a release in memory does)."""
-    if not columns:
+    if not columns and not given:
         return
     from veil.policy import treat_identifiers
     from veil.scan import classify
-    from veil.scan.core import SAMPLE_SIZE, held_identifiers, sample_column
+    from veil.scan.core import SAMPLE_SIZE, sample_column
     from veil.scan.text import label
     from veil.schema import ColumnRole
 
@@ -743,12 +752,23 @@ def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
                 f"hold {label(finding.entity)}, which the first {SAMPLE_ROWS:,} rows did not "
                 f"show; in the policy, {treat_identifiers()}"
             )
-        if finding.role is not ColumnRole.IDENTIFIER and (held := held_identifiers(batch[name])):
-            rows = tuple(first_row + row for row in held.rows)  # every value, as in memory
-            raise PolicyError(
-                f"column {name!r}: {replace(held, rows=rows)}, which the first "
-                f"{SAMPLE_ROWS:,} rows did not show; in the policy, {treat_identifiers()}"
-            )
+        if finding.role is not ColumnRole.IDENTIFIER:
+            _refuse_held(batch, name, first_row)
+    for name in given:
+        _refuse_held(batch, name, first_row)
+
+
+def _refuse_held(batch: pd.DataFrame, name: str, first_row: int) -> None:
+    """Refuse a batch whose column ``name`` holds direct identifiers (``held_identifiers``)."""
+    from veil.policy import treat_identifiers
+    from veil.scan.core import held_identifiers
+
+    if held := held_identifiers(batch[name]):
+        rows = tuple(first_row + row for row in held.rows)  # every value, as in memory
+        raise PolicyError(
+            f"column {name!r}: {replace(held, rows=rows)}, which the first "
+            f"{SAMPLE_ROWS:,} rows did not show; in the policy, {treat_identifiers()}"
+        )
 
 
 @dataclass

@@ -74,13 +74,16 @@ def decide(
         dropped, unlisted = unlisted, []
 
     treated = policy.model_copy(update={"columns": columns}).identifier_treatments()
-    as_is = _released_as_is(policy, columns, unlisted, set(treated) | set(dropped))
+    protected = set(treated) | set(dropped)
+    as_is = _released_as_is(policy, columns, unlisted, protected)
+    given = _searched_as_given(policy, columns, unlisted, protected)
     found = _scanned(data, columns, unlisted, as_is, progress)
+    _refuse_held(data, given, {n: f.held for n, f in found.items() if n in as_is})
     for name in unlisted:
         finding = found[name]
         steps: list[Any] = []
-        if finding.role is ColumnRole.IDENTIFIER:
-            steps, _ = suggested_steps(finding, key_file)
+        if finding.role is ColumnRole.IDENTIFIER or finding.held is not None:
+            steps, _ = suggested_steps(finding, key_file)  # a treatment, or held ones redacted
         columns[name] = ColumnPolicy(role=finding.role, steps=steps)
         decisions[name] = Decision(
             name,
@@ -168,6 +171,54 @@ def _released_as_is(
     ]
 
 
+def searched_as_given(policy: Policy) -> list[str]:
+    """The quasi-identifiers a decided policy (``decide``'s) declares under a privacy goal
+    with no step that protects an identifier: the search may release their values as they
+    are (at a hierarchy's lowest level, in a class large enough), so every value is searched
+    for the direct identifiers text holds by their pattern, in every batch of a table read in
+    batches as in the whole of a table in memory."""
+    columns = dict(policy.columns)
+    return _searched_as_given(policy, columns, [], set(policy.identifier_treatments()))
+
+
+def _searched_as_given(
+    policy: Policy, columns: dict[str, ColumnPolicy], unlisted: list[str], protected: set[str]
+) -> list[str]:
+    if policy.privacy is None:  # then every declared column is released as it is
+        return []
+    return [
+        name
+        for name, col in columns.items()
+        if name not in unlisted
+        and col.role is ColumnRole.QUASI_IDENTIFIER
+        and not col.keep
+        and name not in protected
+    ]
+
+
+def _refuse_held(data: pd.DataFrame, given: list[str], held: dict[str, Any]) -> None:
+    """Refuse, in one line, direct identifiers among the values of the columns released with
+    their values: ``held`` (the scan's search of each, ``ColumnFinding.held``) and every value
+    of the quasi-identifiers the policy declares (``given``, searched here). The scan decides
+    on a sample, so one value in 30,000 is seldom in it; a column the policy leaves to the scan
+    has what it holds redacted instead (``suggested_steps``)."""
+    from veil.scan.core import SAMPLE_SIZE, held_identifiers
+
+    for found, what in (
+        (held, f"the scan's sample of {SAMPLE_SIZE:,} values did not show"),
+        (
+            {name: held_identifiers(data[name]) for name in given},
+            "among the values of a quasi-identifier the search may release as they are",
+        ),
+    ):
+        listed = [f"column {name!r}: {seen}" for name, seen in found.items() if seen is not None]
+        if listed:
+            raise PolicyError(
+                f"would release direct identifier(s) {what}: {'; '.join(listed)}; in the "
+                f"policy, {treat_identifiers()}"
+            )
+
+
 def _scanned(
     data: pd.DataFrame,
     columns: dict[str, ColumnPolicy],
@@ -176,9 +227,8 @@ def _scanned(
     progress: Any,
 ) -> dict[str, Any]:
     """The scan's findings on the unlisted columns and those released as they are; refused
-    when one of the latter holds direct identifiers."""
+    when the scan calls one of the latter a direct identifier."""
     from veil.scan import scan
-    from veil.scan.core import SAMPLE_SIZE, held_identifiers
 
     to_scan = [c for c in map(str, data.columns) if c in set(unlisted) | set(as_is)]
     if not to_scan:
@@ -196,19 +246,6 @@ def _scanned(
         raise PolicyError(
             f"would release direct identifier(s) as they are: {'; '.join(refused)}; "
             f"{treat_identifiers()}"
-        )
-    # the scan decides on a sample, and searched every value of the columns it found harmless:
-    # every value of those it calls quasi-identifiers or sensitive is searched too
-    held = [
-        f"column {name!r}: {seen}"
-        for name in to_scan
-        if found[name].role in (ColumnRole.QUASI_IDENTIFIER, ColumnRole.SENSITIVE)
-        and (seen := held_identifiers(data[name]))
-    ]
-    if held:
-        raise PolicyError(
-            f"would release direct identifier(s) the scan's sample of {SAMPLE_SIZE:,} values "
-            f"did not show: {'; '.join(held)}; in the policy, {treat_identifiers()}"
         )
     return found
 

@@ -393,7 +393,8 @@ def suggest_policy_yaml(
         found = finding.entity or finding.role.value
         lines.append(f"  # {found} ({finding.confidence:.2f}): {finding.evidence}")
         if finding.role is ColumnRole.QUASI_IDENTIFIER:
-            note = "generalized by the search below, over the hierarchy veil builds for it"
+            searched = "generalized by the search below, over the hierarchy veil builds for it"
+            note = f"{note}; then {searched}" if note else searched
         if note:
             lines.append(f"  # suggested: {note}")
         spec: dict[str, Any] = {"role": finding.role.value}

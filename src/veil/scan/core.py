@@ -65,6 +65,10 @@ class ColumnFinding:
     kind: str
     free_text: bool = False  # words rather than codes: searched inside for entities
     in_text: dict[str, float] = field(default_factory=dict)  # entity -> share of cells
+    #: a quasi-identifier's or sensitive column's values that hold a direct identifier, found
+    #: by a search of every value (``swept``; its evidence says where): redacted in the
+    #: suggested policy, refused in a release that leaves them as they are
+    held: Held | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as JSON values."""
@@ -540,14 +544,18 @@ def _in_a_table_of_its_kind(findings: list[ColumnFinding]) -> list[ColumnFinding
 
 
 def swept(finding: ColumnFinding, held: Held | None, sample_size: int) -> ColumnFinding:
-    """A column the sample found harmless, made an identifier (``FREE_TEXT``: its step
-    redacts) when a search of every value found identifiers in it (``held``)."""
-    if held is None:
+    """``finding`` once a search of every value found direct identifiers among them (``held``):
+    a column the sample found harmless becomes an identifier (``FREE_TEXT``: its step
+    redacts); a quasi-identifier or a sensitive column keeps its role, with what it holds
+    (``ColumnFinding.held``: its suggested step redacts them)."""
+    if held is None or finding.role is ColumnRole.IDENTIFIER:
         return finding
     evidence = f"{held}, found by a search of every value (too few for a sample of {sample_size:,})"
-    return replace(
-        finding, role=ColumnRole.IDENTIFIER, entity=FREE_TEXT, confidence=0.9, evidence=evidence
-    )
+    if finding.role is ColumnRole.INSENSITIVE:
+        return replace(
+            finding, role=ColumnRole.IDENTIFIER, entity=FREE_TEXT, confidence=0.9, evidence=evidence
+        )
+    return replace(finding, evidence=f"{finding.evidence}; {evidence}", held=held)
 
 
 def scan(
@@ -583,10 +591,12 @@ def scan(
         each row stands for ``weights`` (a column) people: the risk adds population-
         uniqueness estimates and the journalist risk (``veil.risk.population``).
     sweep : bool
-        Search every distinct value of each text column the sample found harmless for the
-        identifiers text holds by their pattern (``held_identifiers``), and call it an
-        identifier (``FREE_TEXT``, redacted) when it holds one, as the scan of a table in
-        batches does on every batch (False: the sample alone).
+        Search every distinct value of each text column the sample found no identifier for
+        the identifiers text holds by their pattern (``held_identifiers``), as the scan of a
+        table in batches does on every batch (False: the sample alone): a column found
+        harmless that holds one is an identifier (``FREE_TEXT``, redacted); a
+        quasi-identifier or sensitive column keeps its role and says what it holds
+        (``ColumnFinding.held``).
 
     Returns
     -------
@@ -617,7 +627,7 @@ def scan(
     if sweep:
         findings = [
             swept(f, held_identifiers(data[f.name]), sample_size)
-            if f.role is ColumnRole.INSENSITIVE
+            if f.role is not ColumnRole.IDENTIFIER
             else f
             for f in findings
         ]

@@ -447,9 +447,9 @@ def scan_folds(
     ) or ({}, None, {})
     matched, counts, held = confirmed
     findings, _ = _classified(profiles, names, matched)
-    findings = [  # as ``scan(sweep=True)``: every value of a column found harmless searched
+    findings = [  # as ``scan(sweep=True)``: every value of a column found no identifier
         swept(f, Held.of(held.get(f.name, {})), sample_size)
-        if f.role is ColumnRole.INSENSITIVE
+        if f.role is not ColumnRole.IDENTIFIER
         else f
         for f in findings
     ]
