@@ -608,3 +608,35 @@ def test_a_quasi_identifier_the_policy_declares_is_searched_on_every_batch(
     assert code != 0
     assert "column 'remark': row 25,001 holds an e-mail address" in said, said
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("how", ["--in-memory", "--streaming"])
+def test_identifiers_a_scanned_column_held_are_redacted_in_every_batch(
+    adult: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    how: str,
+) -> None:
+    """A policy that leaves ``remark`` (``none``) to the scan: it reads as sensitive, and the
+    address in its first rows gets it a redact step. The stream then refused the batch holding
+    a second address, though the step redacts it: a column the scan gave a step is not judged
+    again. Both addresses are redacted, in memory and streamed."""
+    path = with_remark(adult, tmp_path, len(read(adult / "adult.csv")))
+    table = read(path)
+    table.loc[[1_234, 25_000], "remark"] = ["jane.wanjiku@example.co.ke", "otieno.k@example.co.ke"]
+    path.unlink()
+    write(table, path)
+    (tmp_path / "policy.yaml").write_text(
+        "version: 1\nunlisted: scan\ncolumns:\n  salary-class: {role: insensitive}\n"
+        "privacy: {k: 5, max_suppression: 0.05}\n"
+    )
+    monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
+    out = tmp_path / "out.csv"
+    code = main(["anonymize", str(path), "-p", str(tmp_path / "policy.yaml"), "-o", str(out), how])
+    said = capsys.readouterr()
+    assert code == 0, said.err
+    remarks = read(out)["remark"]
+    assert not remarks.str.contains("@").any()
+    assert (remarks == "<EMAIL>").sum() == 2
+    assert set(remarks) == {"none", "<EMAIL>"}

@@ -378,14 +378,15 @@ def _first_pass(passes: Passes, plan: Plan, steps: Steps, searching: bool) -> _S
 
 
 def _judged(plan: Plan) -> list[str]:
-    """The columns judged on the sample, confirmed on every batch: those the scan let through,
-    and those the policy releases with their values (a role it gave, no step that protects an
-    identifier, no ``keep``), which a table in memory has scanned whole."""
+    """The columns judged on the sample, confirmed on every batch: those the scan let through
+    (with no step: a quasi-identifier or sensitive column whose values held identifiers has
+    them redacted), and those the policy releases with their values (a role it gave, no step
+    that protects an identifier, no ``keep``), which a table in memory has scanned whole."""
     as_is = set(released_as_is(plan.policy))
     return [
         d.column
         for d in plan.decisions
-        if (d.by == "scan" and d.role != "identifier") or d.column in as_is
+        if (d.by == "scan" and d.role != "identifier" and d.treatment is None) or d.column in as_is
     ]
 
 
