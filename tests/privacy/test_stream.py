@@ -618,10 +618,11 @@ def test_identifiers_a_scanned_column_held_are_redacted_in_every_batch(
     capsys: pytest.CaptureFixture[str],
     how: str,
 ) -> None:
-    """A policy that leaves ``remark`` (``none``) to the scan: it reads as sensitive, and the
-    address in its first rows gets it a redact step. The stream then refused the batch holding
-    a second address, though the step redacts it: a column the scan gave a step is not judged
-    again. Both addresses are redacted, in memory and streamed."""
+    """A policy that leaves ``remark`` (``none``) to the scan: it reads as a quasi-identifier
+    or sensitive, and the address in its first rows gets it a redact step. The stream then
+    refused the batch holding a second address, though the step redacts it: a column the scan
+    gave a step is not judged again. Neither address goes out, in memory or streamed (as
+    ``<EMAIL>``, or in a class the search suppressed)."""
     path = with_remark(adult, tmp_path, len(read(adult / "adult.csv")))
     table = read(path)
     table.loc[[1_234, 25_000], "remark"] = ["jane.wanjiku@example.co.ke", "otieno.k@example.co.ke"]
@@ -638,5 +639,5 @@ def test_identifiers_a_scanned_column_held_are_redacted_in_every_batch(
     assert code == 0, said.err
     remarks = read(out)["remark"]
     assert not remarks.str.contains("@").any()
-    assert (remarks == "<EMAIL>").sum() == 2
-    assert set(remarks) == {"none", "<EMAIL>"}
+    assert set(remarks) <= {"none", "<EMAIL>", "*"}
+    assert "none" in set(remarks)

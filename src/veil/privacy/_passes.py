@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -644,12 +644,30 @@ class _Summarize:
 
     def __call__(self, batch: pd.DataFrame, first_row: int) -> _Part:
         hashed = beside(self.hashed, batch)  # the rows' hashes on the other core meanwhile
-        _confirm(batch, self.judged, first_row, self.given)
+        _confirm(batch, self.judged, first_row)
         before = Frequencies.of(batch, self.quasi) if self.quasi else None
         counts = None
         if self.steps is not None:
             counts = Frequencies.of(self.steps(batch), self.wanted)
+        tables = [f.counts for f in (before, counts) if f is not None]
+        for name in self.given:  # their values as the counts hold them, not every row's again
+            if _may_hold(batch, tables, name):
+                _refuse_held(batch, name, first_row)
         return _Part(len(batch), hashed.result(), before, counts)
+
+
+def _may_hold(batch: pd.DataFrame, tables: list[pd.DataFrame], name: str) -> bool:
+    """Whether a text column's distinct values, as the first of the counts ``tables`` holding
+    it has them, hold a direct identifier (``held_texts``); True when no table has the column
+    (the batch is searched instead). Numbers and dates hold none (``held_values``)."""
+    from veil.scan.core import held_texts, kind_of
+
+    if kind_of(batch[name].dtype) != "text":
+        return False
+    for table in tables:
+        if name in table.columns:
+            return bool(held_texts([str(v) for v in table[name].dropna().unique()]))
+    return True
 
 
 @dataclass
@@ -728,16 +746,13 @@ def _through(steps: list[Any], batch: pd.DataFrame) -> pd.DataFrame:
     return batch
 
 
-def _confirm(
-    batch: pd.DataFrame, columns: list[str], first_row: int, given: Sequence[str] = ()
-) -> None:
+def _confirm(batch: pd.DataFrame, columns: list[str], first_row: int) -> None:
     """Fail closed: a column the scan let through on the first rows (as harmless, a
     quasi-identifier or sensitive) must not hold direct identifiers further down. Each batch's
     cells of those columns are scanned again (the scan's sample of each column, its pattern
-    confirmed on every cell of the batch), and every distinct value of those and of the
-    quasi-identifiers the policy ``given`` (``searched_as_given``) is searched for the
+    confirmed on every cell of the batch), and every distinct value is searched for the
     identifiers text holds by their pattern (``held_identifiers``, as a release in memory does)."""
-    if not columns and not given:
+    if not columns:
         return
     from veil.policy import treat_identifiers
     from veil.scan import classify
@@ -755,8 +770,6 @@ def _confirm(
             )
         if finding.role is not ColumnRole.IDENTIFIER:
             _refuse_held(batch, name, first_row)
-    for name in given:
-        _refuse_held(batch, name, first_row)
 
 
 def _refuse_held(batch: pd.DataFrame, name: str, first_row: int) -> None:

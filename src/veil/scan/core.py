@@ -450,7 +450,10 @@ def classify(column: ColumnSample) -> ColumnFinding:
         del names[KEY]  # over each member's claims still is one
 
     scored: list[tuple[float, str]] = []
-    for key in set(values) | set(names):
+    # in the recognizers' order, then the name's hints: a tie goes the same way in every run
+    # (a set's order follows each process's string hashes: "none" in 30,162 rows was a
+    # place in some runs and a health state in others)
+    for key in dict.fromkeys([*values, *names]):
         v = values[key].score if key in values else 0.0
         if key in values and values[key].heuristic and meaningful and key not in names:
             v *= HEURISTIC_UNDER_OTHER_NAME
