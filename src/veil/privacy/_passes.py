@@ -367,7 +367,8 @@ def _first_pass(passes: Passes, plan: Plan, steps: Steps, searching: bool) -> _S
         [] if derived else plan.quasi,
         steps if searching else None,
         wanted,
-        [] if passes.whole else searched_as_given(plan.policy),
+        # the declared ones: a column the scan decided is judged above, its values searched
+        [c for c in ([] if passes.whole else searched_as_given(plan.policy)) if c not in judged],
     )
     first: _Summary = passes.fold(
         "counting the quasi-identifiers' combinations (first pass)", summarize, _summed, _Summary()
