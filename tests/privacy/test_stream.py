@@ -248,6 +248,30 @@ def with_remark(adult: Path, tmp_path: Path, first: int, after: str | None = Non
     return path
 
 
+def with_addresses(adult: Path, tmp_path: Path, at: dict[int, str]) -> Path:
+    """adult with a ``remark`` column of ``none`` but for the addresses ``at`` its rows."""
+    path = with_remark(adult, tmp_path, len(read(adult / "adult.csv")))
+    table = read(path)
+    table.loc[list(at), "remark"] = list(at.values())
+    path.unlink()
+    write(table, path)
+    return path
+
+
+def released(
+    path: Path, policy: str, how: str, monkeypatch: pytest.MonkeyPatch, *extra: str
+) -> tuple[int, Path]:
+    """``veil anonymize`` of ``path`` under ``policy`` (YAML after ``version: 1``), the roles
+    decided on its first 5,000 rows, streamed in batches of 5,000 or in memory (``how``): the
+    exit code and the output's path."""
+    folder = path.parent
+    (folder / "policy.yaml").write_text(f"version: 1\n{policy}")
+    monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
+    out = folder / "out.csv"
+    args = ["anonymize", str(path), "-p", str(folder / "policy.yaml"), "-o", str(out), *extra]
+    return main([*args, how, "--batch-rows", "5000"]), out
+
+
 def test_a_column_that_turns_personal_further_down_stops_the_release(
     adult: Path,
     tmp_path: Path,
@@ -330,19 +354,10 @@ def test_one_address_the_scan_sample_misses_stops_the_release(
     the scan's sample of 1,000 values does not hold it, and the release put it out. Every
     value a release puts out as it is is now searched, in memory and batch by batch: no file,
     and the row named."""
-    path = with_remark(adult, tmp_path, len(read(adult / "adult.csv")))
-    table = read(path)
-    table.loc[12_345, "remark"] = "write to jane.doe@example.org"
-    path.unlink()
-    write(table, path)
-    (tmp_path / "policy.yaml").write_text(
-        "version: 1\nunlisted: scan\ncolumns:\n  remark: {role: insensitive}\n"
-        "privacy: {k: 5, max_suppression: 0.04}\n"
-    )
-    monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
-    args = ["anonymize", str(path), "-p", str(tmp_path / "policy.yaml")]
-    args += ["--hierarchies", str(tmp_path), "-o", str(tmp_path / "out.csv"), how]
-    code = main([*args, "--batch-rows", "5000"] if how == "--streaming" else args)
+    path = with_addresses(adult, tmp_path, {12_345: "write to jane.doe@example.org"})
+    policy = "unlisted: scan\ncolumns:\n  remark: {role: insensitive}\n"
+    policy += "privacy: {k: 5, max_suppression: 0.04}\n"
+    code, _ = released(path, policy, how, monkeypatch, "--hierarchies", str(tmp_path))
     said = capsys.readouterr().err
     assert code == 2, said
     assert "remark" in said, said
@@ -596,14 +611,9 @@ def test_a_quasi_identifier_the_policy_declares_is_searched_on_every_batch(
     went out. Every value of such a column is searched, in memory and in every batch: no
     file, and the rows named."""
     path = with_remark(adult, tmp_path, 25_000, "write to claims.desk@example.co.ke")
-    (tmp_path / "policy.yaml").write_text(
-        "version: 1\nunlisted: scan\ncolumns:\n  remark: {role: quasi_identifier}\n"
-        "  sex: {role: quasi_identifier}\nprivacy: {k: 5, max_suppression: 0.04}\n"
-    )
-    monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
-    args = ["anonymize", str(path), "-p", str(tmp_path / "policy.yaml")]
-    args += ["--hierarchies", str(tmp_path), "-o", str(tmp_path / "out.csv")]
-    code = main([*args, how, "--batch-rows", "5000"])
+    policy = "unlisted: scan\ncolumns:\n  remark: {role: quasi_identifier}\n"
+    policy += "  sex: {role: quasi_identifier}\nprivacy: {k: 5, max_suppression: 0.04}\n"
+    code, _ = released(path, policy, how, monkeypatch, "--hierarchies", str(tmp_path))
     said = capsys.readouterr().err
     assert code != 0
     assert "column 'remark': row 25,001 holds an e-mail address" in said, said
@@ -623,18 +633,12 @@ def test_identifiers_a_scanned_column_held_are_redacted_in_every_batch(
     refused the batch holding a second address, though the step redacts it: a column the scan
     gave a step is not judged again. Neither address goes out, in memory or streamed (as
     ``<EMAIL>``, or in a class the search suppressed)."""
-    path = with_remark(adult, tmp_path, len(read(adult / "adult.csv")))
-    table = read(path)
-    table.loc[[1_234, 25_000], "remark"] = ["jane.wanjiku@example.co.ke", "otieno.k@example.co.ke"]
-    path.unlink()
-    write(table, path)
-    (tmp_path / "policy.yaml").write_text(
-        "version: 1\nunlisted: scan\ncolumns:\n  salary-class: {role: insensitive}\n"
-        "privacy: {k: 5, max_suppression: 0.05}\n"
+    at = {1_234: "jane.wanjiku@example.co.ke", 25_000: "otieno.k@example.co.ke"}
+    path = with_addresses(adult, tmp_path, at)
+    policy = "unlisted: scan\ncolumns:\n  salary-class: {role: insensitive}\n"
+    code, out = released(
+        path, policy + "privacy: {k: 5, max_suppression: 0.05}\n", how, monkeypatch
     )
-    monkeypatch.setattr(passes_module, "SAMPLE_ROWS", 5_000)
-    out = tmp_path / "out.csv"
-    code = main(["anonymize", str(path), "-p", str(tmp_path / "policy.yaml"), "-o", str(out), how])
     said = capsys.readouterr()
     assert code == 0, said.err
     remarks = read(out)["remark"]
