@@ -10,7 +10,13 @@ seconds of ``veil anonymize --in-memory``. So the command's process, and only it
 - lets Arrow allocate through the C library (``ARROW_DEFAULT_MEMORY_POOL=system``);
 - has glibc's malloc keep freed memory for the next array (no mapping per large block, no
   trimming of the heap): the process keeps its peak memory until it exits, which a command
-  that exits when its job is done can afford.
+  that exits when its job is done can afford;
+- has every thread allocate from one heap (one malloc arena): with an arena per thread, the
+  memory one thread freed (a batch it worked on) stayed in its arena for it alone, and each
+  of a stream's threads kept its own peak. Streaming adult grown to 10M rows, two batches at
+  a time, peaked at 1.79 GB with an arena per thread and 1.12 GB with one, in the same time;
+  the release in memory took 12.6 s instead of 15.0 s, at 1M rows 1.79 s instead of 1.97 s
+  (medians, alternating).
 
 A command that reads one table, counts it and exits (``veil check``) allocates nothing again
 and again: it keeps Arrow's own pool, whose pages come from the kernel in fewer faults (16,000
@@ -48,6 +54,7 @@ import sys
 #: glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
+_M_ARENA_MAX = -8
 
 #: glibc's M_TRIM_THRESHOLD value that turns trimming off (freed memory stays in the heap).
 _NEVER = -1
@@ -79,7 +86,8 @@ def tune_for_one_job(*, arrow_pool: bool = False) -> bool:
     except (OSError, AttributeError):  # not glibc
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return mallopt(_M_MMAP_MAX, 0) == 1 and mallopt(_M_TRIM_THRESHOLD, _NEVER) == 1
+    settings = ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _NEVER), (_M_ARENA_MAX, 1))
+    return all(mallopt(param, value) == 1 for param, value in settings)
 
 
 #: XLA's flag for its LLVM optimization level (0: the quickest compilation)
