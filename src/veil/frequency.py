@@ -14,7 +14,7 @@ summarizes a table too large for one pass in memory ("summarize distributed, sea
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -201,11 +201,18 @@ class Frequencies:
         sensitive: str | None = None,
         *,
         weights: np.ndarray | None = None,
+        codes: Mapping[str, tuple[np.ndarray, int]] | None = None,
     ) -> Frequencies:
         """The frequencies of one table (or one batch of it); with ``weights`` (people each
-        row stands for), their sums too (``WEIGHT``)."""
+        row stands for), their sums too (``WEIGHT``). ``codes``: some quasi-identifiers' values
+        already coded (each row's code, and how many codes there are; equal values one code, a
+        missing value a code of its own), the others coded here: the same table, counted
+        without coding those columns' texts again."""
         columns = [*quasi_identifiers, *([sensitive] if sensitive else [])]
         require_columns(frame, columns, where="frequencies")
+        if codes is not None and sensitive is None and weights is None and quasi_identifiers:
+            keys = list(quasi_identifiers)
+            return cls(tuple(keys), None, _counted(frame, keys, codes))
         data = frame[list(quasi_identifiers)].copy()
         if sensitive is not None:  # spelling variants are one value, as everywhere
             values = sensitive_text(frame[sensitive])  # pandas 3 keeps a missing value missing
@@ -347,10 +354,31 @@ def _combine(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
 
 def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(group of every row, first row of every group)."""
-    group, uniques = pd.factorize(key)
-    first = np.full(len(uniques), len(key), dtype=np.int64)
-    np.minimum.at(first, group, np.arange(len(key)))
-    return group.astype(np.int64), first
+    group, _ = pd.factorize(key)
+    group = group.astype(np.int64)
+    # groups are numbered as first seen: a group's first row is where the running highest
+    # group number rises
+    rises = np.diff(np.maximum.accumulate(group), prepend=-1) > 0
+    return group, np.flatnonzero(rises)
+
+
+def _counted(
+    frame: pd.DataFrame, keys: list[str], codes: Mapping[str, tuple[np.ndarray, int]]
+) -> pd.DataFrame:
+    """``Frequencies.of``'s table of ``frame`` over ``keys`` (the combinations as first seen,
+    each with its rows' values and its count), from ``codes`` where given."""
+    coded, radix = [], []
+    for name in keys:
+        if name in codes:
+            column, size = codes[name]
+        else:
+            column, uniques = pd.factorize(frame[name], use_na_sentinel=False)
+            size = len(uniques)
+        coded.append(np.asarray(column, dtype=np.int64))
+        radix.append(max(int(size), 1))
+    group, first = _group(mixed_radix(coded, radix)[0])
+    out = {name: frame[name].take(first).reset_index(drop=True) for name in keys}
+    return pd.DataFrame({**out, COUNT: np.bincount(group, minlength=len(first))})
 
 
 def _histograms(

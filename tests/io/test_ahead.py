@@ -1,6 +1,7 @@
 """The pipeline's threads (``veil.io._ahead``): the same items in the same order, the work on
 another thread, at most ``depth`` items made ahead, an error raised where its item is taken,
-and nothing left running when the caller stops early."""
+and nothing left running when the caller stops early; several items at once with a copy of
+the function each (``in_order``), what one call keeps never seen by another."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from veil.io import Behind, ahead, beside
+from veil.io import Behind, ahead, beside, in_order
 
 
 class Made:
@@ -192,3 +193,73 @@ def test_beside_finishes_its_work_when_the_caller_raises_and_exits(tmp_path: Pat
     assert run.returncode == 1, run.stderr
     assert "refused before the result was taken" in run.stderr
     assert done.read_text() == "written"
+
+
+class Tallying:
+    """A function that keeps what it counted on itself between two steps of one call, as a
+    policy step keeps its tallies: two calls sharing it at once mix their counts."""
+
+    def __init__(self) -> None:
+        self.counted = 0
+        self.peers: set[int] = set()  # the objects that ran (pickled: each thread's own)
+
+    def __call__(self, item: int) -> tuple[int, int, str]:
+        self.counted = item
+        time.sleep(0.002 * (item % 3))  # another call, if it shared this object, writes now
+        return item, self.counted, threading.current_thread().name
+
+
+def test_in_order_runs_items_at_once_each_thread_with_its_own_copy() -> None:
+    fn = Tallying()
+    got = list(in_order(fn, range(60), 2))
+    assert [item for item, _, _ in got] == list(range(60))  # in order
+    assert all(counted == item for item, counted, _ in got)  # each call's tally its own
+    threads = {name for _, _, name in got}
+    assert len(threads) == 2
+    assert all(t.startswith("veil-batch") for t in threads)
+    assert fn.counted == 0  # the caller's object was copied, never called
+
+
+def test_in_order_without_copies_would_mix_the_tallies() -> None:
+    """What the copies prevent, shown on the same function shared by two threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    fn = Tallying()
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(fn, range(60)))
+    assert any(counted != item for item, counted, _ in got)
+
+
+def test_in_order_raises_at_the_failing_item_and_stops() -> None:
+    source = Made(1000)
+    got: list[int] = []
+
+    def take_all() -> None:
+        for value in in_order(Inverse(), iter(source), 2):
+            got.append(value)
+            source.taken += 1
+
+    with pytest.raises(ZeroDivisionError):
+        take_all()
+    assert got == [1000 // (i - 5) for i in range(5)]  # every result before the failing one
+    assert source.closed
+    assert source.made < 20  # stopped near the failing item
+
+
+class Inverse:
+    """1000 // (item - 5): fails on item 5."""
+
+    def __call__(self, item: int) -> int:
+        return 1000 // (item - 5)
+
+
+def test_in_order_of_a_function_that_does_not_pickle_runs_on_the_caller() -> None:
+    seen: list[str] = []
+
+    def local(item: int) -> int:  # a closure: no copy can be made of it
+        seen.append(threading.current_thread().name)
+        return item * 2
+
+    assert list(in_order(local, range(5), 2)) == [0, 2, 4, 6, 8]
+    assert set(seen) == {threading.current_thread().name}
+    assert list(in_order(Tallying(), [], 2)) == []

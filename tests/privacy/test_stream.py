@@ -16,6 +16,7 @@ import pytest
 
 from veil.cli import main
 from veil.exceptions import PolicyError
+from veil.frequency import Frequencies
 from veil.hierarchy import load_hierarchies
 from veil.io import read, write
 from veil.io._batches import TableStream
@@ -548,11 +549,12 @@ def _spilled_batches(rng: np.random.Generator, objects: bool) -> list[pd.DataFra
     has many values, and one that holds mixed objects (kept as DataFrames)."""
     batches = []
     for i, rows in enumerate([700, 1, 0, 650, 900]):
-        few = rng.choice(["[30-39]", "[40-49]", "*"], rows)
+        few = rng.choice(np.array(["[30-39]", "[40-49]", "*", None], dtype=object), rows)
         batch = pd.DataFrame(
             {
                 "age": pd.array(few if i != 3 else [f"v{j}" for j in range(rows)], dtype="str"),
                 "note": pd.array([f"note {j} {i}" for j in range(rows)], dtype="str"),
+                "grade": pd.array(rng.choice(np.array(["a", "b", None]), rows), dtype="str"),
                 "salary": np.where(rng.random(rows) < 0.1, np.nan, rng.normal(size=rows)),
                 "count": rng.integers(0, 5, rows),
                 "flag": rng.random(rows) < 0.5,
@@ -578,6 +580,7 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(tmp_path: Path, obj
     batches = _spilled_batches(np.random.default_rng(1), objects)
     rng, oracle = np.random.default_rng(5), np.random.default_rng(5)
     spill, expected = _Spill(tmp_path, buckets), [[] for _ in range(buckets)]
+    coded = set()
     for batch in batches:
         chosen = rng.integers(0, buckets, len(batch))
         assert (oracle.integers(0, buckets, len(batch)) == chosen).all()
@@ -591,11 +594,17 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(tmp_path: Path, obj
         permutation = rng.permutation(bucket.rows)
         want = pd.concat(expected[b]).iloc[oracle.permutation(bucket.rows)]
         assert bucket.arrow is not objects  # Arrow unless a piece had to stay a DataFrame
-        got = bucket.permuted(permutation)
+        got, codes = bucket.permuted(permutation)
         pd.testing.assert_frame_equal(
             got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True
         )
+        # the coded columns' codes count as their texts do (equal texts, one code)
+        coded |= set(codes)
+        for name in codes:
+            by_text = Frequencies.of(got, [name]).counts
+            pd.testing.assert_frame_equal(Frequencies.of(got, [name], codes=codes).counts, by_text)
     assert not list(tmp_path.iterdir())  # each bucket's file removed once read
+    assert coded == (set() if objects else {"grade"})  # "age" has many values in a batch
 
 
 @pytest.mark.parametrize("how", ["--in-memory", "--streaming"])

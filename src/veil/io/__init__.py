@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from veil._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from veil.io._ahead import Behind, ahead, beside
+    from veil.io._ahead import Behind, ahead, beside, in_order, workers_for_batches
     from veil.io._batches import BatchWriter, TableStream
     from veil.io._content import ContentHash, content_sha256, fingerprint, parts_sha256
     from veil.io._files import (
@@ -67,7 +67,9 @@ if TYPE_CHECKING:
 #: Where each public name lives: loaded on first use, so that writing a file atomically or
 #: reading a SQL row does not load pandas and pyarrow with the table readers.
 _LAZY = {
-    **dict.fromkeys(("Behind", "ahead", "beside"), "veil.io._ahead"),
+    **dict.fromkeys(
+        ("Behind", "ahead", "beside", "in_order", "workers_for_batches"), "veil.io._ahead"
+    ),
     **dict.fromkeys(("BatchWriter", "TableStream"), "veil.io._batches"),
     **dict.fromkeys(
         ("ContentHash", "content_sha256", "fingerprint", "parts_sha256"), "veil.io._content"
@@ -170,6 +172,7 @@ __all__ = [
     "explain_os_error",
     "fingerprint",
     "fold_batches",
+    "in_order",
     "is_streamable",
     "memory_bytes",
     "output_failure",
@@ -180,6 +183,7 @@ __all__ = [
     "read",
     "remove_stale_temps",
     "unpack",
+    "workers_for_batches",
     "write",
     "write_table",
 ]

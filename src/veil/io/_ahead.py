@@ -1,25 +1,36 @@
 """Two cores in a pipeline: the next batch read while this one is worked on (``ahead``), a
-finished batch written while the next one is made (``Behind``), and two parts of one batch's
-work side by side (``beside``).
+finished batch written while the next one is made (``Behind``), two parts of one batch's
+work side by side (``beside``), and two batches worked on at once, their results in order
+(``in_order``).
 
 Reading Parquet or CSV, writing Parquet, and hashing large buffers run in C with the GIL
 released, so a second thread doing them overlaps the main thread's work. Each helper uses one
 thread, in order: the batches, the writes, and whatever state a batch's work keeps (a step's
 random draws, a running hash) happen in the same order as without it, so the output is the
 same byte for byte. Memory: ``depth`` batches more than one at a time.
+
+``in_order`` runs a function on several batches at once: each of its threads has a copy of
+the function of its own (made as a cluster's worker makes one, by pickling it), so that what
+a call keeps on its objects (a step's tallies) is never shared, and the results come back in
+the batches' order.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["Behind", "ahead", "beside"]
+__all__ = ["Behind", "ahead", "beside", "in_order", "workers_for_batches"]
 
 T = TypeVar("T")
+R = TypeVar("R")
+#: The most batches ``workers_for_batches`` works on at once (each is held in memory).
+MAX_BATCH_WORKERS = 4
 _END = object()
 
 
@@ -102,3 +113,53 @@ def beside(fn: Callable[..., T], *args: Any) -> Future[T]:
 
     threading.Thread(target=run, name="veil-beside", daemon=False).start()
     return future
+
+
+def workers_for_batches() -> int:
+    """How many batches a pass works on at once: one per core, at most ``MAX_BATCH_WORKERS``
+    (each batch worked on is in memory)."""
+    return max(1, min(MAX_BATCH_WORKERS, os.cpu_count() or 1))
+
+
+def in_order(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
+    """``fn(item)`` of each of ``items``, in their order, ``workers`` at a time on threads of
+    their own while the caller takes the results. Each thread runs a copy of ``fn`` of its own
+    (pickled and loaded, as a cluster's worker gets it); a function that does not pickle runs
+    on the caller's thread, one item at a time. An exception is raised where its item's result
+    is taken; the items after it are dropped. Memory: ``workers`` items and their results."""
+    try:
+        blob = pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL) if workers > 1 else None
+    except (pickle.PicklingError, TypeError, AttributeError):
+        blob = None
+    if blob is None:
+        yield from map(fn, items)
+        return
+    local = threading.local()
+
+    def run(item: T) -> R:
+        own = getattr(local, "fn", None)
+        if own is None:
+            own = local.fn = pickle.loads(blob)  # veil's own bytes, made just above
+        result: R = own(item)
+        return result
+
+    source = iter(items)
+    with ThreadPoolExecutor(workers, thread_name_prefix="veil-batch") as pool:
+        pending: deque[Future[R]] = deque()
+        try:
+            for item in source:
+                pending.append(pool.submit(run, item))
+                if len(pending) == workers:
+                    break
+            while pending:
+                result = pending.popleft().result()
+                following = next(source, _END)  # the next item in before the caller takes this
+                if following is not _END:
+                    pending.append(pool.submit(run, following))  # type: ignore[arg-type]
+                yield result
+        finally:
+            for future in pending:  # the items not started are dropped; the running ones end
+                future.cancel()
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()

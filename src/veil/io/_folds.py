@@ -6,7 +6,7 @@ computed on its workers. The scan, the checks and the releases beyond memory are
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, MissingExtraError
-from veil.io._ahead import ahead
+from veil.io._ahead import ahead, in_order
 from veil.io._batches import TableStream
 from veil.progress import Progress
 
@@ -35,18 +35,40 @@ def fold_batches(
     merge: Callable[[Any, Any], Any],
     start: Any,
     columns: Sequence[str] | None = None,
+    *,
+    workers: int = 1,
 ) -> Any:
     """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)`` over the
     batches of ``source`` (only ``columns``, if given), with a progress bar labelled
-    ``label``. The next batch is read while ``fn`` works on this one (``ahead``)."""
+    ``label``. The next batch is read while ``fn`` works on this one (``ahead``); with
+    ``workers``, that many batches at once, each thread with a copy of ``fn`` of its own
+    (``in_order``: the results merged in the batches' order all the same)."""
     report.step(label)
     report.expect(int(source.rows or 0))
-    total, first = start, 0
-    for batch in ahead(source.batches(batch_rows, columns=columns)):
-        total = merge(total, fn(batch, first))
-        first += len(batch)
-        report.advance(len(batch))
+
+    def numbered() -> Iterator[tuple[pd.DataFrame, int]]:
+        first = 0
+        for batch in ahead(source.batches(batch_rows, columns=columns)):
+            yield batch, first
+            first += len(batch)
+
+    total = start
+    for rows, part in in_order(_Sized(fn), numbered(), workers):
+        total = merge(total, part)
+        report.advance(rows)
     return total
+
+
+class _Sized:
+    """A fold's function of (a batch, the rows before it), returning the batch's rows too (a
+    class, so that ``in_order`` can give each thread a copy)."""
+
+    def __init__(self, fn: Fold) -> None:
+        self.fn = fn
+
+    def __call__(self, numbered: tuple[pd.DataFrame, int]) -> tuple[int, Any]:
+        batch, first = numbered
+        return len(batch), self.fn(batch, first)
 
 
 def dask_modules() -> tuple[Any, Any]:

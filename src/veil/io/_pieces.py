@@ -22,6 +22,7 @@ import pyarrow as pa
 __all__ = [
     "as_arrow",
     "coded",
+    "codes_of",
     "from_bytes",
     "joined",
     "plain",
@@ -74,14 +75,31 @@ def _few_values(text: pa.Array) -> pa.DictionaryArray | None:
     return encoded if len(encoded.dictionary) * 4 <= len(encoded) else None
 
 
+def codes_of(table: pa.Table) -> dict[str, tuple[Any, int]]:
+    """Each of ``coded``'s columns of ``table`` as a code per row (a missing value the last
+    code) and how many codes there are: ``Frequencies.of``'s ``codes``. A column whose
+    dictionary holds a value twice is left out (counted from its text instead)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    out: dict[str, tuple[Any, int]] = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if not pa.types.is_dictionary(column.type):
+            continue
+        array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        size = len(array.dictionary)
+        if len(pc.unique(array.dictionary)) != size or array.dictionary.null_count:
+            continue
+        indices = pc.fill_null(array.indices, size) if array.null_count else array.indices
+        out[name] = (np.asarray(indices.to_numpy(zero_copy_only=False)), size + 1)
+    return out
+
+
 def plain(table: pa.Table) -> pa.Table:
     """``table`` with ``coded``'s columns back to the text they hold."""
     if not any(pa.types.is_dictionary(t) for t in table.schema.types):
         return table
-    columns = [
-        c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns
-    ]
-    return _with_columns(table, columns)
+    return _plain_columns(table, set(range(table.num_columns)))
 
 
 def take_rows(frame: pd.DataFrame, order: Any) -> pd.DataFrame:
@@ -137,14 +155,28 @@ def _plain_schema(schema: pa.Schema) -> pa.Schema:
 
 
 def joined(tables: Sequence[pa.Table]) -> pa.Table | None:
-    """The pieces as one table, in order (coded where every piece is coded alike, plain
-    where they differ), or None when they do not hold the same columns and types."""
+    """The pieces as one table, in order (each column coded where every piece codes it,
+    plain where one does not), or None when they do not hold the same columns and types."""
     first = _plain_schema(tables[0].schema)
     if not all(_plain_schema(t.schema).equals(first, check_metadata=True) for t in tables):
         return None
     if not all(t.schema.equals(tables[0].schema) for t in tables):
-        tables = [plain(t) for t in tables]
+        mixed = {
+            i
+            for i, kind in enumerate(tables[0].schema.types)
+            if any(not t.schema.types[i].equals(kind) for t in tables[1:])
+        }
+        tables = [_plain_columns(t, mixed) for t in tables]
     return pa.concat_tables(tables).combine_chunks()
+
+
+def _plain_columns(table: pa.Table, which: set[int]) -> pa.Table:
+    """``table`` with its columns at the positions ``which`` back to plain text."""
+    columns = [
+        c.cast(c.type.value_type) if i in which and pa.types.is_dictionary(c.type) else c
+        for i, c in enumerate(table.columns)
+    ]
+    return _with_columns(table, columns)
 
 
 def to_bytes(table: pa.Table) -> pa.Buffer:

@@ -36,6 +36,8 @@ from veil.io import (
     TableStream,
     ahead,
     fold_batches,
+    in_order,
+    workers_for_batches,
 )
 from veil.io import _pieces as pieces
 from veil.privacy import _passes as engine
@@ -45,6 +47,9 @@ from veil.privacy.certificate import Certificate
 from veil.progress import Progress, as_progress
 
 __all__ = ["DEFAULT_BATCH_ROWS", "StreamedRelease", "anonymize_stream"]
+
+#: Some columns of a batch as codes (``pieces.codes_of``).
+Codes = dict[str, tuple[np.ndarray, int]]
 
 
 @dataclass
@@ -150,7 +155,16 @@ class _FilePasses(Passes):
         return self.source.head(rows)
 
     def fold(self, label: str, fn: engine.Fold, merge: engine.Merge, start: Any) -> Any:
-        return fold_batches(self.source, self.batch_rows, self.report, label, fn, merge, start)
+        return fold_batches(
+            self.source,
+            self.batch_rows,
+            self.report,
+            label,
+            fn,
+            merge,
+            start,
+            workers=workers_for_batches(),
+        )
 
     def release(
         self,
@@ -168,28 +182,32 @@ class _FilePasses(Passes):
         tallies: list[list[Any]] = []
 
         def produced() -> Iterator[pd.DataFrame]:
-            for batch in ahead(self.source.batches(self.batch_rows)):
-                out, counted = produce(batch)
+            # batches made a core's worth at a time (each thread with steps of its own, so
+            # that each batch's tallies are its own), in order
+            batches = ahead(self.source.batches(self.batch_rows))
+            for rows, (out, counted) in in_order(_Rows(produce), batches, workers_for_batches()):
                 tallies.append(counted)
-                self.report.advance(len(batch))
+                self.report.advance(rows)
                 yield out
 
         # each batch escaped and counted here, hashed and written on threads of their own (in
         # order) while the next one is made
         with Behind(writer.hash) as hashing, Behind(writer.write) as writing:
-            for batch in self._shuffled(produced(), seed):
-                batch = writer.counted(batch)
+            for batch, codes in self._shuffled(produced(), seed):
+                batch = writer.counted(batch, codes)
                 hashing.submit(batch)
                 writing.submit(batch)
         return writer.written(columns), tallies
 
     def _shuffled(
         self, batches: Iterator[pd.DataFrame], seed: int | bool | None
-    ) -> Iterator[pd.DataFrame]:
+    ) -> Iterator[tuple[pd.DataFrame, Codes | None]]:
         """``batches`` in a random order of rows (an external shuffle through buckets on disk,
-        each about a batch), or as they come when ``seed`` is False."""
+        each about a batch), or as they come when ``seed`` is False; each with the codes of
+        its coded columns (a bucket's), or None."""
         if seed is False:
-            yield from batches
+            for batch in batches:
+                yield batch, None
             return
         rng = np.random.default_rng(seed if isinstance(seed, int) else None)
         buckets = max(1, math.ceil(self.rows / self.batch_rows))
@@ -217,6 +235,16 @@ class _FilePasses(Passes):
             shutil.rmtree(folder, ignore_errors=True)
 
 
+class _Rows:
+    """``produce`` of a batch, and the batch's rows (a class: each thread gets a copy)."""
+
+    def __init__(self, produce: engine.Produce) -> None:
+        self.produce = produce
+
+    def __call__(self, batch: pd.DataFrame) -> tuple[int, tuple[pd.DataFrame, list[Any]]]:
+        return len(batch), self.produce(batch)
+
+
 class _Writer:
     """The release's batches, each as it is written (formula cells escaped in a CSV), hashed,
     written and counted (``measured``), in order."""
@@ -226,13 +254,16 @@ class _Writer:
         self.digest: ContentHash | None = None
         self.counts = FrequencySum()
 
-    def counted(self, batch: pd.DataFrame) -> pd.DataFrame:
-        """``batch`` as it will be written (formula cells escaped in a CSV), counted."""
+    def counted(self, batch: pd.DataFrame, codes: Codes | None = None) -> pd.DataFrame:
+        """``batch`` as it will be written (formula cells escaped in a CSV), counted: from
+        ``codes`` (some columns' codes of the values in ``batch``) when no cell was escaped."""
+        escaped = self.writer.escaped
         batch = self.writer.prepared(batch)
         if self.digest is None:
             self.digest = ContentHash(list(batch.columns))
         if self.measured:
-            self.counts.add(Frequencies.of(batch, self.measured))
+            same = codes is not None and self.writer.escaped == escaped  # as written
+            self.counts.add(Frequencies.of(batch, self.measured, codes=codes if same else None))
         return batch
 
     def hash(self, batch: pd.DataFrame) -> None:
@@ -323,11 +354,14 @@ class _Bucket:
         self.table = pieces.joined(found) if tables else None
         self.arrow = self.table is not None
 
-    def permuted(self, permutation: np.ndarray) -> pd.DataFrame:
+    def permuted(self, permutation: np.ndarray) -> tuple[pd.DataFrame, Codes]:
+        """The bucket's rows in ``permutation``'s order, and the codes its coded columns hold
+        (``pieces.codes_of``: what counting them needs, without coding the texts again)."""
         if self.table is not None:
-            return pieces.plain(self.table.take(pa.array(permutation))).to_pandas()
+            taken = self.table.take(pa.array(permutation))
+            return pieces.plain(taken).to_pandas(), pieces.codes_of(taken)
         frames = [
             p if isinstance(p, pd.DataFrame) else pieces.plain(p).to_pandas() for p in self.pieces
         ]
         bucket = pd.concat(frames) if len(frames) > 1 else frames[0]
-        return bucket.iloc[permutation]
+        return bucket.iloc[permutation], {}
