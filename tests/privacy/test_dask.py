@@ -365,3 +365,32 @@ def test_a_bucket_s_pieces_join_in_the_order_of_their_keys(tmp_path: Path, alike
     want = pd.concat(frames, ignore_index=True).sort_values(_KEY, kind="stable")[columns]
     assert rows == len(want)
     assert digest == ContentHash(columns).update(want).hexdigest()
+
+
+def test_partition_lengths_come_from_parquet_metadata_and_equal_the_rows(tmp_path: Path) -> None:
+    """A Parquet file's partitions (its row groups) are counted from its metadata, with no
+    task run (a scheduler that fails on any); a frame whose rows only a task knows (a filter)
+    is counted on the workers. Both equal the rows each partition holds."""
+    import dask
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from veil.io import dask_frame
+    from veil.io._folds import partition_lengths
+
+    path = tmp_path / "groups.parquet"
+    table = pa.Table.from_pandas(pd.DataFrame({"age": np.arange(1_000) % 90}))
+    pq.write_table(table, path, row_group_size=300)
+    frame = dask_frame(str(path))
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a task ran")
+
+    with dask.config.set(scheduler=refuse):
+        assert partition_lengths(frame) == [300, 300, 300, 100]
+    filtered = frame[frame.age < 30]
+    with dask.config.set(scheduler="synchronous"):
+        counted = [len(filtered.partitions[i].compute()) for i in range(filtered.npartitions)]
+        assert partition_lengths(filtered) == counted
+    assert sum(counted) == int((np.arange(1_000) % 90 < 30).sum())

@@ -94,9 +94,9 @@ class _DaskPasses(Passes):
 
     def sample(self, rows: int) -> pd.DataFrame:
         """The first ``rows`` rows: only the partitions that hold them are read."""
-        needed = int(np.searchsorted(np.cumsum(self.lengths), rows)) + 1
-        self._sample = self.frame.partitions[: min(needed, len(self.lengths))].compute()
-        self._sample = self._sample.head(rows)
+        needed = min(int(np.searchsorted(np.cumsum(self.lengths), rows)) + 1, len(self.lengths))
+        # the head taken on the workers: only its rows come to the client, not the partitions'
+        self._sample = self.frame.partitions[:needed].head(rows, npartitions=needed)
         return self._sample
 
     def fold(self, label: str, fn: engine.Fold, merge: engine.Merge, start: Any) -> Any:
@@ -175,9 +175,11 @@ def _written_part(
     schema: Any,
     columns: list[str],
     measured: list[str],
+    codes: dict[str, tuple[np.ndarray, int]] | None = None,
 ) -> tuple[int, str, int, Any]:
     """``frame`` written as ``folder/part-NNNNNN.parquet`` (whole: a task run again rewrites
-    it), with its content hash, rows and classes."""
+    it), with its content hash, rows and classes (counted from ``codes``, some columns' codes
+    of its values, where given: ``Frequencies.of``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -186,7 +188,7 @@ def _written_part(
     tmp = path.with_name(f".{path.name}.tmp")
     pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), tmp)
     os.replace(tmp, path)
-    counts = Frequencies.of(frame, measured) if measured else None
+    counts = Frequencies.of(frame, measured, codes=codes) if measured else None
     return index, ContentHash(columns).update(frame).hexdigest(), len(frame), counts
 
 
@@ -246,19 +248,23 @@ class _Gather:
 
         folder = self.folder / _PIECES / f"{bucket:06d}"
         paths = sorted(folder.glob("*.arrow")) if folder.exists() else []
+        codes: dict[str, tuple[np.ndarray, int]] = {}  # the coded columns' (pieces.codes_of)
         if paths:
             tables = [pieces.read_piece(p) for p in paths]
             table = pieces.joined(tables)
             if table is not None:
                 order = pc.sort_indices(table, sort_keys=[(_KEY, "ascending")])  # stable
-                frame = pieces.plain(table.take(order).drop_columns([_KEY])).to_pandas()
+                taken = table.take(order).drop_columns([_KEY])
+                frame, codes = pieces.plain(taken).to_pandas(), pieces.codes_of(taken)
             else:  # partitions whose DataFrames differed in a dtype: joined as DataFrames
                 frames = [pieces.plain(t).to_pandas() for t in tables]
                 frame = pd.concat(frames, ignore_index=True)
                 frame = frame.sort_values(_KEY, kind="stable").drop(columns=_KEY)
         else:
             frame = self.schema.empty_table().to_pandas()
-        return _written_part(frame, self.folder, bucket, self.schema, self.columns, self.measured)
+        return _written_part(
+            frame, self.folder, bucket, self.schema, self.columns, self.measured, codes
+        )
 
 
 def anonymize_dask(
