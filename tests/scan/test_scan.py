@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -163,6 +164,27 @@ def test_a_sweep_of_every_value_finds_what_the_sample_misses() -> None:
         pd.Series(rng.integers(0, 10**10, 5_000)),  # numbers: the scan's recognizers' own
     ):
         assert held_identifiers(harmless) is None, held_identifiers(harmless)
+
+
+def test_one_value_listing_phone_numbers_is_enough() -> None:
+    """One cell of IBM's HR table listing 200 phone numbers: one number may parse as a phone
+    number by chance, two different ones in one value do not, so the search of every value
+    names the row (it let the cell through before: a single distinct value). The same number
+    twice in one value is still one."""
+    hr = pd.read_csv(Path(__file__).parents[1] / "data" / "ibm_hr_attrition.csv")
+    department = hr["Department"].astype(object)
+    assert held_identifiers(department) is None  # the real column holds none
+    rng = np.random.default_rng(3)
+    numbers = [
+        f"+254 7{rng.integers(10, 99)} {rng.integers(100, 999)} 1{i:02d}" for i in range(200)
+    ]
+    listed = department.copy()
+    listed[700] = "Sales; contacts: " + ", ".join(numbers)
+    assert str(held_identifiers(listed)) == "row 701 holds a phone number"
+    assert scan(hr.assign(Department=listed)).column("Department").held is not None
+    twice = department.copy()
+    twice[700] = f"Sales; call {numbers[0]} or {numbers[0]}"
+    assert held_identifiers(twice) is None
 
 
 def test_json_shape() -> None:

@@ -331,6 +331,7 @@ def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
 
 #: what one value of is enough for ``held_identifiers``: an e-mail address's form is
 #: unmistakable, where one number may parse as a phone number or pass a check digit by chance
+#: (a value holding two different ones is enough too: ``_several``)
 _SURE_ALONE = frozenset({"EMAIL"})
 #: rows a finding of ``held_identifiers`` names at most
 _SHOWN = 3
@@ -351,7 +352,9 @@ class Held:
         """From each distinct value holding one: its entity and its first row (``held_values``,
         of a whole column or merged over its batches); None when too few to count."""
         ordered = sorted(found.values(), key=lambda held: held[1])
-        if not ordered or (len(ordered) < 2 and ordered[0][0] not in _SURE_ALONE):
+        if not ordered:
+            return None
+        if len(ordered) < 2 and ordered[0][0] not in _SURE_ALONE and not _several(*found):
             return None
         entities = tuple(dict.fromkeys(entity for entity, _ in ordered))
         return cls(entities, tuple(row for _, row in ordered[:_SHOWN]), len(ordered))
@@ -364,6 +367,13 @@ class Held:
         held = [label(e) for e in self.entities]
         what = held[0] if len(held) == 1 else ", ".join(held[:-1]) + " or " + held[-1]
         return f"{'row' if one else 'rows'} {rows}{more} {'holds' if one else 'hold'} {what}"
+
+
+def _several(text: str) -> bool:
+    """Whether ``text`` holds two different direct identifiers that a checksum, a parse or
+    their form confirms (one cell listing phone numbers: no chance match makes two)."""
+    (spans,) = find_entities_cells([text], _PATTERNED)
+    return len({text[s.start : s.end] for s in spans if s.score >= CONFIRMED}) >= 2
 
 
 def held_texts(texts: Sequence[str]) -> dict[str, str]:
