@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from veil.exceptions import InputError, MissingExtraError
-from veil.io._ahead import ahead, in_order
+from veil.io._ahead import ahead, in_order, workers_for_batches
 from veil.io._batches import TableStream
 from veil.progress import Progress
 
@@ -43,13 +43,14 @@ def fold_batches(
     start: Any,
     columns: Sequence[str] | None = None,
     *,
-    workers: int = 1,
+    workers: int | None = None,
 ) -> Any:
     """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)`` over the
     batches of ``source`` (only ``columns``, if given), with a progress bar labelled
-    ``label``. The next batch is read while ``fn`` works on this one (``ahead``); with
-    ``workers``, that many batches at once, each thread with a copy of ``fn`` of its own
+    ``label``. The next batch is read while ``fn`` works on others: ``workers`` batches at
+    once (default ``workers_for_batches``), each thread with a copy of ``fn`` of its own
     (``in_order``: the results merged in the batches' order all the same)."""
+    workers = workers_for_batches() if workers is None else workers
     report.step(label)
     report.expect(int(source.rows or 0))
 

@@ -155,16 +155,7 @@ class _FilePasses(Passes):
         return self.source.head(rows)
 
     def fold(self, label: str, fn: engine.Fold, merge: engine.Merge, start: Any) -> Any:
-        return fold_batches(
-            self.source,
-            self.batch_rows,
-            self.report,
-            label,
-            fn,
-            merge,
-            start,
-            workers=workers_for_batches(),
-        )
+        return fold_batches(self.source, self.batch_rows, self.report, label, fn, merge, start)
 
     def release(
         self,
