@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from veil.cli import main
 from veil.exceptions import PolicyError
-from veil.frequency import Frequencies
+from veil.frequency import COUNT, Frequencies
 from veil.hierarchy import load_hierarchies
 from veil.io import read, write
 from veil.io._batches import TableStream
@@ -654,3 +655,27 @@ def test_identifiers_a_scanned_column_held_are_redacted_in_every_batch(
     assert not remarks.str.contains("@").any()
     assert set(remarks) <= {"none", "<EMAIL>", "*"}
     assert "none" in set(remarks)
+
+
+def test_a_batch_escaped_for_a_csv_is_counted_from_what_is_written(tmp_path: Path) -> None:
+    """The shuffled release is counted from its buckets' codes only where the file gets the
+    texts the codes stand for: a CSV writes ``'=A1`` for ``=A1`` (and ``''=A1`` for ``'=A1``),
+    and its classes are counted as written, under those texts (a sensitive value's hierarchy,
+    a class's values in the certificate); Parquet writes the texts as they are."""
+    from veil.io import BatchWriter
+    from veil.io import _pieces as pieces
+    from veil.privacy._stream import _Writer
+
+    batch = pd.DataFrame({"unit": pd.array(["=A1", "'=A1", "ward", "ward"] * 3, dtype="str")})
+    codes = pieces.codes_of(pieces.coded(pa.Table.from_pandas(batch, preserve_index=False)))
+    assert codes["unit"][1] == 4  # three texts (and a code for a missing one)
+    for fmt, classes in (
+        ("csv", {"'=A1": 3, "''=A1": 3, "ward": 6}),
+        ("parquet", {"=A1": 3, "'=A1": 3, "ward": 6}),
+    ):
+        writer = _Writer(BatchWriter(tmp_path / f"r.{fmt}", fmt), ["unit"])
+        writer.counted(batch, codes)
+        total = writer.counts.total()
+        assert total is not None
+        assert dict(zip(total.counts["unit"], total.counts[COUNT], strict=True)) == classes
+        writer.writer.close(["unit"])
