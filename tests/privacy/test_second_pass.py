@@ -73,3 +73,33 @@ def test_rows_released_in_an_order_are_the_kept_rows_taken_in_it(failing: list[b
         ordered = step(batch, lambda n, seed=seed: shuffle_order(n, seed))
         pd.testing.assert_frame_equal(ordered, take_rows(plain, order))
     assert len(plain) < 300 if any(failing) else len(plain) == 300
+
+
+@pytest.mark.parametrize("level", [0, 1])
+def test_the_codes_a_release_is_made_from_count_as_its_texts(level: int) -> None:
+    """A release in memory is counted for its certificate from the codes its texts were made
+    from (the verification counts the texts apart): the same classes, in the same order, as
+    the texts give, in any order of the rows, with rows of failing classes out."""
+    from veil.frequency import Frequencies
+    from veil.privacy._plan import shuffle_order
+
+    rng = np.random.default_rng(level)
+    ages = Hierarchy("age", [[str(a), f"{a // 10 * 10}s"] for a in range(20, 60)])
+    towns = Hierarchy("town", [[t, "*"] for t in ("Nairobi", "Kisumu", "Nyeri")])
+    leaves = np.array([[a, t] for a in range(40) for t in range(3)])
+    failing = rng.random(len(leaves)) < 0.2
+    step = _Generalize(["age", "town"], [ages, towns], (level, 1), leaves, failing)
+    batch = pd.DataFrame(
+        {
+            "age": pd.Series(rng.integers(20, 60, 2_000).astype(str), dtype="str"),
+            "town": pd.Series(rng.choice(["Nairobi", "Kisumu", "Nyeri"], 2_000), dtype="str"),
+        }
+    )
+    for order in (None, lambda n: shuffle_order(n, 5)):
+        out, codes = step.coded(batch, order)
+        assert set(codes) == {"age", "town"}
+        pd.testing.assert_frame_equal(
+            Frequencies.of(out, ["age", "town"], codes=codes).counts,
+            Frequencies.of(out, ["age", "town"]).counts,
+        )
+    assert len(out) < len(batch)  # rows of failing classes withheld

@@ -59,10 +59,16 @@ class FramePasses(Passes):
             if seed is False
             else partial(shuffle_order, random_state=None if seed is True else seed)
         )
-        out, tallies = produce(self.frame, order)
+        codes: dict[str, Any] = {}
+        if isinstance(produce, engine._Produce):
+            out, tallies, codes = produce.coded(self.frame, order)
+        else:
+            out, tallies = produce(self.frame, order)
         self.report.step("certifying the release (a hash of every cell)")
         digest = beside(content_sha256, out)  # on the other core while the release is counted
-        counts = Frequencies.of(out, measured) if measured and len(out) else None
+        # counted from the codes the generalization made the texts from (the verification
+        # counts the texts themselves, apart)
+        counts = Frequencies.of(out, measured, codes=codes) if measured and len(out) else None
         written = Written(digest.result(), counts, len(out), list(out.columns), data=out)
         return written, [tallies]
 

@@ -686,11 +686,20 @@ class _Produce:
         """The released rows of ``batch`` and each step's tallies; with ``order``, the rows in
         that order (the generalization takes each quasi-identifier's codes in it and makes the
         texts once, rather than taking the released texts again)."""
+        out, tallies, _ = self.coded(batch, order)
+        return out, tallies
+
+    def coded(
+        self, batch: pd.DataFrame, order: Order | None = None
+    ) -> tuple[pd.DataFrame, list[Any], dict[str, tuple[np.ndarray, int]]]:
+        """``__call__``'s release and tallies, and the generalized quasi-identifiers' codes
+        (``_Generalize.coded``: what counting them needs, as ``Frequencies.of`` takes them)."""
         if not batch.index.is_unique:  # a cluster's partitions read together (the sample):
             batch = batch.reset_index(drop=True)  # rows paired by position, as written
         stepped, tallies = self.steps.run(batch)
+        codes: dict[str, tuple[np.ndarray, int]] = {}
         if isinstance(self.apply, _Generalize):
-            out = self.apply(stepped, order)
+            out, codes = self.apply.coded(stepped, order)
         else:
             out = self.apply(stepped)
             out = out if order is None else take_rows(out, order(len(out)))
@@ -698,7 +707,7 @@ class _Produce:
         out, replaced = scrub_quasi(batch, out, self.quasi)
         leftover_quasi(batch, out, self.quasi)  # what the replacement missed: refused
         tallies.append((replaced, len(out)))
-        return out, tallies
+        return out, tallies, codes
 
 
 def _records(
@@ -799,6 +808,13 @@ class _Generalize:
 
     def __call__(self, batch: pd.DataFrame, order: Order | None = None) -> pd.DataFrame:
         """The batch's rows released (in ``order``: its positions of the rows kept)."""
+        return self.coded(batch, order)[0]
+
+    def coded(
+        self, batch: pd.DataFrame, order: Order | None = None
+    ) -> tuple[pd.DataFrame, dict[str, tuple[np.ndarray, int]]]:
+        """``__call__``'s rows, and each generalized quasi-identifier's code per row with how
+        many codes its level has (the level's labels, each text once)."""
         leaves = [h.encode(batch[q]) for q, h in zip(self.quasi, self.hierarchies, strict=True)]
         entry = self._entry(leaves)
         if (entry < 0).any():  # the first pass counted every row: the input changed since
@@ -819,6 +835,7 @@ class _Generalize:
             out = take_rows(batch[others], rows)
         else:
             out = batch[others] if whole else batch.loc[keep, others]
+        made: dict[str, tuple[np.ndarray, int]] = {}
         for column, h, level, codes in zip(
             self.quasi, self.hierarchies, self.levels, leaves, strict=True
         ):
@@ -829,9 +846,12 @@ class _Generalize:
                 continue
             chosen = codes if whole and rows is None else codes[keep if rows is None else rows]
             kept = h.maps[level][chosen]
-            texts = pa.array(h.labels[level], type=pa.string()).take(kept)
+            labels = h.labels[level]
+            texts = pa.array(labels, type=pa.string()).take(kept)
             out[column] = pd.Series(texts, index=out.index, name=column, dtype=_TEXT)
-        return out[list(batch.columns)]
+            if len(set(labels)) == len(labels):  # each text one code
+                made[column] = (kept, len(labels))
+        return out[list(batch.columns)], made
 
     def _entry(self, leaves: list[np.ndarray]) -> np.ndarray:
         """Each row's entry of the first pass's table (-1 for a row it did not count): one
