@@ -311,20 +311,27 @@ class PatternRecognizer:
         self.numeric_ok = numeric_ok
         self.text_patterns = self.patterns
         self.patterns = tuple(p for p in self.patterns if not p.text_only)
-        self._full = [re.compile(f"^(?:{p.regex})$") for p in self.patterns]
-        self._text_full = [re.compile(f"^(?:{p.regex})$") for p in self.text_patterns]
-        # (whole-value pattern, text only, score) of each pattern, for score_value
-        self._shapes = [
-            (c, p.text_only, p.score) for c, p in zip(self._full, self.patterns, strict=True)
-        ]
-        self._text_shapes = [
-            (c, p.text_only, p.score)
-            for c, p in zip(self._text_full, self.text_patterns, strict=True)
-        ]
         self.union = "|".join(f"(?:{p.regex})" for p in self.patterns)
-        self._any_full = re.compile(f"^(?:{self.union})$") if self.patterns else None
         #: every pattern, for the search inside free text
         self.text_union = "|".join(f"(?:{p.regex})" for p in self.text_patterns)
+
+    # the compiled patterns are made when first used (a command that checks no value against
+    # them, most, compiles none of the recognizers' ~150 expressions at start-up)
+
+    @cached_property
+    def _shapes(self) -> list[tuple[re.Pattern[str], bool, float]]:
+        """(whole-value pattern, text only, score) of each pattern, for ``score_value``."""
+        return [(re.compile(f"^(?:{p.regex})$"), p.text_only, p.score) for p in self.patterns]
+
+    @cached_property
+    def _text_shapes(self) -> list[tuple[re.Pattern[str], bool, float]]:
+        """``_shapes`` of every pattern, those searched inside free text only too."""
+        return [(re.compile(f"^(?:{p.regex})$"), p.text_only, p.score) for p in self.text_patterns]
+
+    @cached_property
+    def _any_full(self) -> re.Pattern[str] | None:
+        """Any pattern, as a whole value."""
+        return re.compile(f"^(?:{self.union})$") if self.patterns else None
 
     def score_value(self, text: str, *, in_text: bool = False) -> float:
         """How sure one value is this entity: the matching pattern's score, 1.0 when its checksum
