@@ -315,8 +315,8 @@ class PatternRecognizer:
         #: every pattern, for the search inside free text
         self.text_union = "|".join(f"(?:{p.regex})" for p in self.text_patterns)
 
-    # the compiled patterns are made when first used (a command that checks no value against
-    # them, most, compiles none of the recognizers' ~150 expressions at start-up)
+    # the compiled patterns are made when first used: most commands match no value against
+    # them, and compile none of the recognizers' ~150 expressions at start-up
 
     @cached_property
     def _shapes(self) -> list[tuple[re.Pattern[str], bool, float]]:
