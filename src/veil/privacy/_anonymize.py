@@ -60,8 +60,9 @@ class FramePasses(Passes):
             else partial(shuffle_order, random_state=None if seed is True else seed)
         )
         codes: dict[str, Any] = {}
-        if isinstance(produce, engine._Produce):
-            out, tallies, codes = produce.coded(self.frame, order)
+        coded = getattr(produce, "coded", None)  # the engine's, with the codes of its texts
+        if coded is not None:
+            out, tallies, codes = coded(self.frame, order)
         else:
             out, tallies = produce(self.frame, order)
         self.report.step("certifying the release (a hash of every cell)")
