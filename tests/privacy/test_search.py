@@ -50,6 +50,30 @@ def test_arx_optimum_entropy_k5_suppression_4(adult) -> None:
     assert result.optimal
 
 
+def test_columns_held_at_one_level_leave_arx_optimum_as_it_is(adult) -> None:
+    """Sixty more quasi-identifiers each held at its one level (as binary columns capped below
+    their top are when a suggestion keeps 61 one-hot columns) add no choice: the search over
+    69 columns finds ARX's optimum of the nine. Before, building the lattice's grid over
+    every column stopped with numpy's "at most 32 dimensions" (an internal error of `veil
+    scan --suggest-policy` on a table of 61 one-hot columns). The sixty hold one value each,
+    so the classes are the nine's."""
+    frame, hierarchies = adult
+    frame = frame.copy()
+    columns, trees = list(frame.columns), [hierarchies[c] for c in frame.columns]
+    for i in range(60):
+        name = f"flag{i}"
+        frame[name] = "0"
+        columns.append(name)
+        trees.append(Hierarchy.from_mapping(name, {"0": ["*"], "1": ["*"]}).up_to(0))
+    table = CodedFrequencies.build(frame, columns, trees)
+    assert len(table.heights) == 69
+    assert max(table.heights[9:]) == 1
+    result = search(table, [KAnonymity(k=5)], make_metric("entropy"), max_suppression=0.04)
+    assert list(result.levels) == [1, 0, 1, 1, 3, 2, 2, 0, 1] + [0] * 60
+    assert result.loss == pytest.approx(255559.85455731067, rel=1e-12)
+    assert result.optimal
+
+
 def test_arx_optimum_loss_k5_no_suppression(adult) -> None:
     """ARX 3.9.2, default Loss metric, adult k=5, suppression 0."""
     result = search(adult_table(adult), [KAnonymity(k=5)], make_metric("loss"))

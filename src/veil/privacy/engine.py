@@ -42,13 +42,21 @@ class Search:
         self.table = table
         self.criteria = list(criteria)
         self.max_outliers = max_outliers
-        self.heights = np.array(table.heights)
-        grids = np.meshgrid(*[np.arange(h) for h in table.heights], indexing="ij")
-        self.nodes = np.column_stack([g.ravel() for g in grids]).astype(np.int64)
+        self.heights = np.array(table.heights, dtype=np.int64)
+        # the lattice's grid spans the columns with a choice of level: a column held at its
+        # one level (a binary column capped below its top, of 61 one-hot columns) adds none,
+        # and numpy's arrays have at most 64 dimensions
+        self.free = [int(c) for c in np.flatnonzero(self.heights > 1)]
+        chosen = tuple(int(h) for h in self.heights[self.free])
+        self.shape = chosen or (1,)  # no choice: one node
+        self.nodes = np.zeros((math.prod(chosen), len(self.heights)), dtype=np.int64)
+        for column, levels in zip(self.free, _positions(chosen), strict=True):
+            self.nodes[:, column] = levels
         self.status = np.zeros(len(self.nodes), dtype=np.int8)
         # the same memory as a grid: tagging all successors of a node is one slice assignment
-        self.grid = self.status.reshape(tuple(table.heights))
-        self._strides = np.array(self.grid.strides, dtype=np.int64)  # int8: bytes = positions
+        self.grid = self.status.reshape(self.shape)
+        self._strides = np.zeros(len(self.heights), dtype=np.int64)  # int8: bytes = positions
+        self._strides[self.free] = self.grid.strides[: len(self.free)]
         self.cache: dict[tuple[int, ...], Groups] = {}
         # the cache as arrays, to pick a roll-up base with one vectorized comparison
         self._cache_levels = np.empty((0, len(table.heights)), dtype=np.int64)
@@ -96,10 +104,14 @@ class Search:
         if self.on_evaluated is not None:
             self.on_evaluated(levels, result)
         if result.anonymous:  # so is every node above it
-            self.grid[tuple(slice(int(v), None) for v in levels)] = self.ANONYMOUS
+            self.grid[self.above(levels)] = self.ANONYMOUS
         else:  # and every node below it fails
-            self.grid[tuple(slice(None, int(v) + 1) for v in levels)] = self.FAILING
+            self.grid[tuple(slice(None, int(levels[c]) + 1) for c in self.free)] = self.FAILING
         return result
+
+    def above(self, levels: Sequence[int]) -> tuple[slice, ...]:
+        """The region of the lattice's grid (``grid``'s shape) at or above the node ``levels``."""
+        return tuple(slice(int(levels[c]), None) for c in self.free)
 
     def resolve(self, position: int) -> None:
         """Settle a node's status by a binary search on a chain through it."""
@@ -144,6 +156,21 @@ class Search:
             self.evaluate(node)
 
 
+def _positions(shape: tuple[int, ...]) -> list[np.ndarray]:
+    """Each axis's index of every position of a C-ordered grid of ``shape``, as ``meshgrid``
+    with ``indexing="ij"`` gives them raveled (which takes at most 32 axes)."""
+    total = math.prod(shape)
+    columns, repeat = [], total
+    for height in shape:
+        repeat //= height
+        columns.append(
+            np.tile(
+                np.repeat(np.arange(height, dtype=np.int64), repeat), total // (repeat * height)
+            )
+        )
+    return columns
+
+
 def _unsettled(order: np.ndarray, status: np.ndarray, block: int = 512) -> Iterator[int]:
     """Positions of ``order`` not already known to fail, skipping failed ones a block at a time
     (most of a lattice is usually tagged failing long before the search reaches it)."""
@@ -181,12 +208,12 @@ def optimal_search(
     order = np.lexsort((totals, bounds))  # bound first, then total level (ARX's tie-break)
     best: tuple[float, int, NodeEvaluation | None, tuple[int, ...]] | None = None
     floor = bounds.astype(float).copy()  # raised by what evaluated nodes below teach
-    floor_grid = floor.reshape(tuple(table.heights))  # the same memory, as the lattice's grid
+    floor_grid = floor.reshape(state.shape)  # the same memory, as the lattice's grid
 
     def raise_floor(levels: Sequence[int], evaluation: NodeEvaluation) -> None:
         above = metric.successor_bound(evaluation)
         if above is not None:  # every node at or above ``levels``: one slice
-            region = tuple(slice(int(v), None) for v in levels)
+            region = state.above(levels)
             np.maximum(floor_grid[region], above, out=floor_grid[region])
 
     bounded = type(metric).successor_bound is not Metric.successor_bound
