@@ -335,7 +335,11 @@ def test_demo_runs_the_flow(tmp_path: Path, capsys, monkeypatch) -> None:
     # identifiers are pseudonymized in their own shape: none of the originals survive
     assert release["Tax_id"].str.fullmatch(r"[A-Z]\d{9}[A-Z]").all()
     assert not set(release["Tax_id"]) & set(original["Tax_id"])
-    assert not set(release["ID_number"]) & set(original["ID_number"])
+    # a national ID's pseudonym is another 7- or 8-digit number: under the demo's fresh key
+    # one of the 1,001 may by chance be some other member's ID (about one run in 80: 754^2
+    # / 10^8 + 247^2 / 10^7), never most of them
+    shared = set(release["ID_number"]) & set(original["ID_number"])
+    assert len(shared) <= 3, sorted(shared)[:5]
     cert = json.loads((out / "certificate.json").read_text())
     qis = cert["quasi_identifiers"]
     assert cert["k"] >= 5
