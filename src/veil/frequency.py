@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -408,9 +409,22 @@ class Groups:
     leaves: np.ndarray  # (classes, quasi-identifiers)
     sizes: np.ndarray  # (classes,)
     histograms: np.ndarray | None  # (classes, sensitive values)
+    #: ``cells``, where the roll-up that made these classes knew them
+    summed_cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.sizes)
+
+    @cached_property
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The histograms' cells that are not zero: each one's class, sensitive value and
+        count. A class holds few of the values, so a roll-up adds these, not every cell."""
+        if self.summed_cells is not None:
+            return self.summed_cells
+        if self.histograms is None:
+            raise ValueError("these classes have no sensitive histograms")
+        klass, value = np.nonzero(self.histograms)
+        return klass, value, self.histograms[klass, value]
 
 
 @dataclass
@@ -527,11 +541,22 @@ class CodedFrequencies:
         """The classes at ``levels`` from the classes of a more specific node ``base``."""
         klass, first = _group(self._key(base.leaves, levels))
         sizes = np.bincount(klass, weights=base.sizes).astype(np.int64)
-        histograms = None
-        if base.histograms is not None:
-            histograms = np.zeros((len(first), base.histograms.shape[1]), dtype=np.int64)
-            np.add.at(histograms, klass, base.histograms)
-        return Groups(tuple(int(x) for x in levels), base.leaves[first], sizes, histograms)
+        levels = tuple(int(x) for x in levels)
+        if base.histograms is None:
+            return Groups(levels, base.leaves[first], sizes, None)
+        # summed from the base's cells that are not zero, into the new classes' cells: adult's
+        # 19,805 combinations x 119 capital gains are 21,113 cells, against 2.4M in the whole
+        # matrix, which a search of 12,000 nodes read once per node (52 s of `veil scan
+        # --suggest-policy` on adult, now 3 s)
+        values = base.histograms.shape[1]
+        at, value, count = base.cells
+        cell, where = pd.factorize(klass[at] * values + value)
+        summed = np.bincount(cell, count, len(where)).astype(np.int64)
+        histograms = np.zeros(len(first) * values, dtype=np.int64)
+        histograms[where] = summed
+        cells = (where // values, where % values, summed)
+        shape = (len(first), values)
+        return Groups(levels, base.leaves[first], sizes, histograms.reshape(shape), cells)
 
     def entry_classes(self, levels: Sequence[int]) -> np.ndarray:
         """The class (at ``levels``) of every bottom entry: for applying a result to rows."""

@@ -236,6 +236,44 @@ def test_more_generalization_never_lowers_k(seed, rows, data) -> None:
     assert k_high >= k_low
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), rows=st.integers(10, 200), data=st.data())
+def test_rolled_up_histograms_are_the_rows_counted_by_pandas(seed, rows, data) -> None:
+    """A class's sensitive histogram after two roll-ups (the second from the first's classes,
+    as the search rolls up from a cached node) is its rows' values counted again by pandas on
+    the generalized columns."""
+    frame, hierarchies = random_problem(seed, rows)
+    columns = ["age", "zip", "sex"]
+    table = CodedFrequencies.build(frame, columns, hierarchies, sensitive="disease")
+    middle = [data.draw(st.integers(0, h - 1)) for h in table.heights]
+    top = [data.draw(st.integers(m, h - 1)) for m, h in zip(middle, table.heights, strict=True)]
+    groups = table.roll_up(table.roll_up(table.bottom, middle), top)
+    assert groups.histograms is not None
+    general = pd.DataFrame(
+        {
+            c: [h.table[h.leaves.index(v)][level] for v in frame[c]]
+            for c, h, level in zip(columns, hierarchies, top, strict=True)
+        }
+    )
+    general["disease"] = frame["disease"]
+    expected = general.groupby(columns)["disease"].value_counts()
+    labels = [
+        [
+            h.labels[level][h.maps[level][leaf]]
+            for h, level, leaf in zip(hierarchies, top, row, strict=True)
+        ]
+        for row in groups.leaves
+    ]
+    got = {
+        (*label, value): int(count)
+        for label, row in zip(labels, groups.histograms, strict=True)
+        for value, count in zip(table.sensitive_values, row, strict=True)
+        if count
+    }
+    assert got == {key: int(n) for key, n in expected.items()}
+    assert groups.sizes.tolist() == groups.histograms.sum(axis=1).tolist()
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
