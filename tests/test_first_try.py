@@ -200,6 +200,40 @@ def test_suggested_policy_releases_at_the_first_try(
         )  # about one per note that names a county
 
 
+def test_a_policy_suggested_with_no_quasi_identifier_says_what_to_mark(
+    tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FARS coded as integers (iage, isex, irace…): the scan finds no quasi-identifier. The
+    suggested policy keeps its goal of k, which cannot be measured on no column, so the
+    release stops; the scan and the policy say so and what to do. Once the columns a person
+    would name are marked, the same policy releases, k counted again by pandas."""
+    source = tmp_path / "fars.csv"
+    with gzip.open(DATA / "arx_fars" / "fars_int.csv.gz", "rb") as packed:
+        source.write_bytes(packed.read())
+    policy, released = tmp_path / "p.yaml", tmp_path / "r.csv"
+    code = main(["scan", str(source), "--suggest-policy", str(policy)])
+    said = capsys.readouterr().out
+    assert code == 0
+    assert "no quasi-identifier" in said
+    assert "mark the columns that could single someone out" in " ".join(said.split())
+    text = policy.read_text()
+    assert "until one\n# is marked `veil anonymize` stops" in text
+    code, err = _cli(["anonymize", source, "--policy", policy, "-o", released], capsys)
+    assert code != 0
+    assert "cannot be measured" in err
+    assert not released.exists()
+    named = ["iage", "isex", "irace", "ihispanic", "istatenum"]
+    for column in named:
+        text = text.replace(
+            f"  {column}:\n    role: insensitive", f"  {column}:\n    role: quasi_identifier"
+        )
+    policy.write_text(text)
+    code, err = _cli(["anonymize", source, "--policy", policy, "-o", released], capsys)
+    assert code == 0, err
+    release = pd.read_csv(released, keep_default_na=False, dtype=str)
+    assert release.groupby(named).size().min() >= 5
+
+
 def _phones(rows: int = 600) -> pd.DataFrame:
     rng = np.random.default_rng(33)
     numbers = [f"+2547{n:08d}" for n in rng.integers(0, 10**8, 150)]

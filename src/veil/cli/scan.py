@@ -102,7 +102,15 @@ def scan(
             "it secret, or set VEIL_KEY to use your own)"
         )
     if suggest is not None:
-        out.print(f"wrote a starting policy to {suggest}: edit it, then run")
+        if found.scan.quasi_identifiers:
+            out.print(f"wrote a starting policy to {suggest}: edit it, then run")
+        else:
+            from veil.privacy.suggest import UNMARKED
+
+            out.print(
+                f"wrote a starting policy to {suggest}: {UNMARKED}, so mark the columns "
+                "that could single someone out (role: quasi_identifier) in it, then run"
+            )
         out.print(f"  veil anonymize {data} --policy {suggest} -o release.csv")
 
 

@@ -167,6 +167,10 @@ def _measure_counts(
     return outcome
 
 
+#: what a suggested policy and the scan say when no column is a quasi-identifier
+UNMARKED = "no column was found to be a quasi-identifier"
+
+
 def fit_goal(
     data: pd.DataFrame,
     quasi: list[str],
@@ -421,6 +425,12 @@ def suggest_policy_yaml(
                 "detail allow more suppression, drop a quasi-identifier, or use "
                 "method: mondrian"
             )
+    if not quasi:
+        lines += [
+            f"# {UNMARKED}: mark each column that could single",
+            "# someone out (an age, a sex, a place, a date) role: quasi_identifier; until one",
+            "# is marked `veil anonymize` stops, since k cannot be measured on no column",
+        ]
     lines.append(
         "# checked on the release: every person shares their quasi-identifiers with k-1 others"
     )
