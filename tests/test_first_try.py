@@ -21,6 +21,7 @@ from veil.cli import main
 from veil.exceptions import CheckFailedError
 from veil.hierarchy import Hierarchy, numeric_hierarchy
 from veil.io import read
+from veil.policy import Policy
 from veil.privacy import anonymize
 from veil.privacy._text import leftover_quasi
 from veil.scan import scan
@@ -232,6 +233,25 @@ def test_a_policy_suggested_with_no_quasi_identifier_says_what_to_mark(
     assert code == 0, err
     release = pd.read_csv(released, keep_default_na=False, dtype=str)
     assert release.groupby(named).size().min() >= 5
+
+
+def test_a_policy_reads_the_table_as_the_scan_that_suggested_it(
+    tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Organs.csv holds dates that are none (``2021/16/04 20:26:97``): scanned with
+    ``--dates Date --coerce-dates``, the policy suggested records that reading, so the command
+    the scan prints releases without the flags. Before, it stopped on those dates."""
+    source = tmp_path / "organs.csv"
+    shutil.copyfile(DATA / "organs_vitals.csv", source)
+    policy, released = tmp_path / "p.yaml", tmp_path / "r.csv"
+    reading = ["--dates", "Date", "--coerce-dates"]
+    code, err = _cli(["scan", source, "--suggest-policy", policy, *reading], capsys)
+    assert code == 0, err
+    assert Policy.load(policy).read.coerce_dates
+    code, err = _cli(["anonymize", source, "--policy", policy, "-o", released], capsys)
+    assert code == 0, err
+    release = pd.read_csv(released, keep_default_na=False, dtype=str)
+    assert release.groupby("Date").size().min() >= 5
 
 
 def _phones(rows: int = 600) -> pd.DataFrame:

@@ -93,7 +93,9 @@ def scan_and_suggest(
     key = None if DEFAULT_KEY_ENV in os.environ else target.with_suffix(".key").name
     from veil.privacy.suggest import suggest_policy_yaml
 
-    text = suggest_policy_yaml(result, frame, source=Path(src.name).name, key_file=key)
+    text = suggest_policy_yaml(
+        result, frame, source=Path(src.name).name, key_file=key, read=reading
+    )
     with outputs:
         outputs.stage(target).write_text(text, encoding="utf-8")
     made = None

@@ -15,6 +15,7 @@ free text redacted.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ import yaml
 from veil.exceptions import CheckFailedError, ParameterError, PolicyError
 from veil.frequency import COUNT, CodedColumns, CodedFrequencies, Frequencies
 from veil.hierarchy import Hierarchy
-from veil.policy import Policy
+from veil.policy import Policy, ReadSettings
 from veil.privacy.lattice import MAX_EXHAUSTIVE
 from veil.scan import ScanResult
 from veil.scan.hierarchies import build_hierarchy
@@ -372,11 +373,14 @@ def suggest_policy_yaml(
     max_suppression: float = DEFAULT_MAX_SUPPRESSION,
     source: str = "the data",
     key_file: str | None = None,
+    read: Mapping[str, Any] | None = None,
 ) -> str:
     """The suggested policy as commented YAML: every column says what veil found and why, and
     the goal says what the search achieved with it on ``data`` (records kept, classes, each
-    quasi-identifier's level). For a table scanned in passes (``data`` left out) it is measured
-    on the counts of the quasi-identifiers' combinations the scan kept (``result.counts``).
+    quasi-identifier's level), and ``read`` how the table was read (its ``read:`` section,
+    so the release reads it as the scan did). For a table scanned in passes (``data`` left
+    out) it is measured on the counts of the quasi-identifiers' combinations the scan kept
+    (``result.counts``).
 
     Pseudonyms are keyed by ``VEIL_KEY`` unless ``key_file`` names a key file (a path, never
     the key itself, is written into the policy).
@@ -390,8 +394,15 @@ def suggest_policy_yaml(
         f"# veil policy suggested by `veil scan` for {source} ({result.rows:,} rows).",
         "# A starting point: check each role, then edit the steps (`veil transforms` lists them).",
         "version: 1",
-        "columns:",
     ]
+    settings = {
+        name: value for name, value in (read or {}).items() if name in ReadSettings.model_fields
+    }
+    if settings:
+        lines.append("# read as the scan read it (the command's flags override these)")
+        block = yaml.safe_dump({"read": settings}, sort_keys=False, allow_unicode=True)
+        lines.extend(block.rstrip("\n").splitlines())
+    lines.append("columns:")
     for finding in result.columns:
         steps, note = suggested_steps(finding, key_file)
         found = finding.entity or finding.role.value
