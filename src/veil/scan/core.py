@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -290,20 +290,39 @@ _PATTERNED = frozenset(r.entity for r in TEXT_RECOGNIZERS)
 _MAY_HOLD = re.compile(r"[0-9@:]")
 
 
-def _confirmed(texts: Sequence[str]) -> list[str]:
+class Found(NamedTuple):
+    """A text's first confirmed direct identifier, and whether it holds two different ones."""
+
+    entity: str
+    several: bool
+
+
+class Place(NamedTuple):
+    """A value holding a direct identifier (``first_rows``): its entity, its first row, and
+    whether it holds two different ones."""
+
+    entity: str
+    row: int
+    several: bool
+
+
+def _confirmed(texts: Sequence[str]) -> list[Found]:
     """Per text, the first direct identifier in it that a checksum, a parse or its form
-    confirms (``""`` for none), of those text holds by their pattern. Only texts with a digit,
-    an "@" or an IPv6 colon are searched (every such identifier has one), so a column of words
-    loads no text search. A date (22.08.1946) holds no phone number though its digits parse as
-    one: the text search knows it."""
-    held = [""] * len(texts)
+    confirms (``""`` for none), of those text holds by their pattern, and whether it holds two
+    different ones. Only texts with a digit, an "@" or an IPv6 colon are searched (every such
+    identifier has one), so a column of words loads no text search. A date (22.08.1946) holds
+    no phone number though its digits parse as one: the text search knows it."""
+    held = [Found("", several=False)] * len(texts)
     candidates = [i for i, text in enumerate(texts) if _MAY_HOLD.search(text)]
     if not candidates:
         return held
     found = find_entities_cells([texts[i] for i in candidates], _PATTERNED)
     for i, spans in zip(candidates, found, strict=True):
-        confirmed = [span.entity for span in spans if span.score >= CONFIRMED]
-        held[i] = confirmed[0] if confirmed else ""
+        confirmed = [span for span in spans if span.score >= CONFIRMED]
+        if confirmed:
+            # one cell listing phone numbers: no chance match makes two different ones
+            several = len({texts[i][span.start : span.end] for span in confirmed}) >= 2
+            held[i] = Found(confirmed[0].entity, several)
     return held
 
 
@@ -314,7 +333,7 @@ def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
     are in two of the sampled cells (in free text one is enough). Names are not searched here:
     a word of a category may be one."""
     texts = [str(t) for t in column.texts]
-    held = _confirmed(texts)
+    held = [found.entity for found in _confirmed(texts)]
     cells = [i for i, entity in enumerate(held) if entity]
     if len(cells) < 2:
         return None
@@ -331,7 +350,7 @@ def _scattered(column: ColumnSample) -> tuple[str, Evidence] | None:
 
 #: what one value of is enough for ``held_identifiers``: an e-mail address's form is
 #: unmistakable, where one number may parse as a phone number or pass a check digit by chance
-#: (a value holding two different ones is enough too: ``_several``)
+#: (a value holding two different ones is enough too: ``Found.several``)
 _SURE_ALONE = frozenset({"EMAIL"})
 #: rows a finding of ``held_identifiers`` names at most
 _SHOWN = 3
@@ -348,16 +367,17 @@ class Held:
     values: int
 
     @classmethod
-    def of(cls, found: dict[str, tuple[str, int]]) -> Held | None:
+    def of(cls, found: dict[str, Place]) -> Held | None:
         """From each distinct value holding one: its entity and its first row (``held_values``,
         of a whole column or merged over its batches); None when too few to count."""
-        ordered = sorted(found.values(), key=lambda held: held[1])
+        ordered = sorted(found.values(), key=lambda held: held.row)
         if not ordered:
             return None
-        if len(ordered) < 2 and ordered[0][0] not in _SURE_ALONE and not _several(*found):
+        alone = ordered[0]
+        if len(ordered) < 2 and alone.entity not in _SURE_ALONE and not alone.several:
             return None
-        entities = tuple(dict.fromkeys(entity for entity, _ in ordered))
-        return cls(entities, tuple(row for _, row in ordered[:_SHOWN]), len(ordered))
+        entities = tuple(dict.fromkeys(held.entity for held in ordered))
+        return cls(entities, tuple(held.row for held in ordered[:_SHOWN]), len(ordered))
 
     def __str__(self) -> str:
         shown = [f"{r + 1:,}" for r in self.rows]
@@ -369,23 +389,16 @@ class Held:
         return f"{'row' if one else 'rows'} {rows}{more} {'holds' if one else 'hold'} {what}"
 
 
-def _several(text: str) -> bool:
-    """Whether ``text`` holds two different direct identifiers that a checksum, a parse or
-    their form confirms (one cell listing phone numbers: no chance match makes two)."""
-    (spans,) = find_entities_cells([text], _PATTERNED)
-    return len({text[s.start : s.end] for s in spans if s.score >= CONFIRMED}) >= 2
-
-
-def held_texts(texts: Sequence[str]) -> dict[str, str]:
+def held_texts(texts: Sequence[str]) -> dict[str, Found]:
     """Of distinct ``texts``, those holding a direct identifier text holds by its pattern
     (e-mail, phone, card, IBAN, IP, national IDs; no names), confirmed by a checksum, a parse
     or its form, with its entity."""
-    return {text: entity for text, entity in zip(texts, _confirmed(texts), strict=True) if entity}
+    return {
+        text: found for text, found in zip(texts, _confirmed(texts), strict=True) if found.entity
+    }
 
 
-def first_rows(
-    series: pd.Series, held: dict[str, str], first_row: int = 0
-) -> dict[str, tuple[str, int]]:
+def first_rows(series: pd.Series, held: dict[str, Found], first_row: int = 0) -> dict[str, Place]:
     """Each of the ``held`` texts (``held_texts``) in ``series``: its entity and its first row
     (counted from ``first_row``)."""
     if not held:
@@ -394,12 +407,12 @@ def first_rows(
     rows = np.flatnonzero(values.isin(list(held)).to_numpy())
     firsts = np.unique(values.iloc[rows].to_numpy(), return_index=True)
     return {
-        str(text): (held[str(text)], first_row + int(rows[at]))
+        str(text): Place(held[str(text)].entity, first_row + int(rows[at]), held[str(text)].several)
         for text, at in zip(*firsts, strict=True)
     }
 
 
-def held_values(series: pd.Series, first_row: int = 0) -> dict[str, tuple[str, int]]:
+def held_values(series: pd.Series, first_row: int = 0) -> dict[str, Place]:
     """Each distinct value of a text column that holds a direct identifier (``held_texts``):
     the entity and the value's first row (``first_rows``). Empty for numbers or dates."""
     if kind_of(series.dtype) != "text":

@@ -39,7 +39,9 @@ from veil.risk.population import weight_values
 from veil.scan.core import (
     SAMPLE_SIZE,
     ColumnFinding,
+    Found,
     Held,
+    Place,
     ScanResult,
     _in_a_table_of_its_kind,
     classify,
@@ -313,7 +315,7 @@ class _Confirming:
     swept: list[str] = field(default_factory=list)  # searched whole: ``held_values``
     #: per column, the values its complete counts (first pass) showed holding an identifier:
     #: only their first rows are looked for
-    located: dict[str, dict[str, str]] = field(default_factory=dict)
+    located: dict[str, dict[str, Found]] = field(default_factory=dict)
 
     def __call__(self, batch: pd.DataFrame, first: int) -> _Confirmed:
         matched: dict[str, int] = {}
@@ -332,7 +334,7 @@ class _Confirming:
 
 #: what the confirming pass found: matches per column and pattern, the class counts, and the
 #: values holding identifiers per column searched whole
-_Confirmed = tuple[dict[str, int], Any, dict[str, dict[str, tuple[str, int]]]]
+_Confirmed = tuple[dict[str, int], Any, dict[str, dict[str, Place]]]
 
 
 def _class_counts(
@@ -359,9 +361,9 @@ def _merge_confirmed(a: _Confirmed | None, b: _Confirmed) -> _Confirmed:
         matched[key] = matched.get(key, 0) + hits
     held = {name: dict(found) for name, found in a[2].items()}
     for name, found in b[2].items():  # each value's first row over the batches
-        for value, (entity, row) in found.items():
-            if value not in held.setdefault(name, {}) or row < held[name][value][1]:
-                held[name][value] = (entity, row)
+        for value, place in found.items():
+            if value not in held.setdefault(name, {}) or place.row < held[name][value].row:
+                held[name][value] = place
     return matched, _merge_counts(a[1], b[1]), held
 
 
@@ -387,12 +389,12 @@ def _quasi(findings: Sequence[ColumnFinding]) -> list[str]:
 
 def _to_search(
     findings: Sequence[ColumnFinding], profiles: dict[str, _Profile]
-) -> tuple[list[str], dict[str, dict[str, str]]]:
+) -> tuple[list[str], dict[str, dict[str, Found]]]:
     """The text columns that may end harmless (an identifier's is searched by its pattern),
     to search whole: by their values the first pass counted, when it kept them all (then only
     the values holding an identifier are located, batch by batch), else batch by batch."""
     searched: list[str] = []
-    located: dict[str, dict[str, str]] = {}
+    located: dict[str, dict[str, Found]] = {}
     for f in findings:
         if f.role is ColumnRole.IDENTIFIER or f.kind != "text":
             continue
