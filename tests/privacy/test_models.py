@@ -226,3 +226,51 @@ def test_a_flag_replaces_the_part_of_a_goal_it_names(policy, flags, expected) ->
     merged = override(settings.model_dump(exclude_unset=True), flags)
     got = PrivacySettings.model_validate(merged).model_dump(exclude_unset=True)["models"]
     assert got == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    classes=st.integers(1, 12),
+    values=st.integers(2, 9),
+    distance=st.sampled_from(["equal", "ordered"]),
+)
+def test_t_distances_are_the_earth_movers_distance_scipy_computes(
+    seed: int, classes: int, values: int, distance: str
+) -> None:
+    """Each class's t against the release's distribution, for histograms measured one after
+    another and again (a model keeps the distributions of the last ones it measured): equal
+    distance is half the L1 distance, ordered distance SciPy's Wasserstein distance over the
+    values' ranks divided by their span (Li et al.). A model that measured other histograms
+    still equals one prepared alike that measured none."""
+    from scipy.stats import wasserstein_distance
+
+    from veil.privacy.criteria import TCloseness
+
+    rng = np.random.default_rng(seed)
+    labels = [str(v) for v in rng.permutation(values) * 10]  # numbers, in no order
+    model = TCloseness(t=0.5, distance=distance)
+    model.prepare(labels)
+    first, second = (rng.integers(0, 4, (classes, values)) for _ in range(2))
+    rank = np.argsort([float(v) for v in labels])
+    for hist in (first, second, first):
+        released = rng.random(classes) < 0.7
+        got = model.distances(hist, released)
+        overall = hist[released].sum(axis=0)
+        if overall.sum() == 0:
+            assert (got == 1).all()
+            continue
+        q = overall / overall.sum()
+        for row, measured in zip(hist, got, strict=True):
+            p = row / max(row.sum(), 1)
+            if distance == "equal":
+                expected = 0.5 * np.abs(p - q).sum()
+            elif row.sum() == 0:  # no class to move: what is left of q's mass, as veil counts
+                expected = np.abs(np.cumsum(-q[rank])[:-1]).sum() / (values - 1)
+            else:
+                spots = np.arange(values)
+                expected = wasserstein_distance(spots, spots, p[rank], q[rank]) / (values - 1)
+            assert measured == pytest.approx(expected, abs=1e-12)
+    fresh = TCloseness(t=0.5, distance=distance)
+    fresh.prepare(labels)
+    assert model == fresh

@@ -331,6 +331,20 @@ class RecursiveCLDiversity(Criterion):
         return value is not None and value < self.c
 
 
+class _Last:
+    """The last histograms a model measured and the distributions it drew from them, kept
+    between calls: no part of what the model is (any two compare equal)."""
+
+    def __init__(self) -> None:
+        # one tuple, replaced whole: a thread reading it never sees one array of each call
+        self.kept: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Last)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class TCloseness(Criterion):
     """Earth mover's distance between each class's sensitive distribution and the release's.
 
@@ -346,6 +360,7 @@ class TCloseness(Criterion):
     shorthand: ClassVar[str | None] = "t"
     _values: list[str] = PrivateAttr(default_factory=list)
     _hierarchy: Any = PrivateAttr(default=None)
+    _last: _Last = PrivateAttr(default_factory=_Last)
 
     @property
     def name(self) -> str:
@@ -358,6 +373,7 @@ class TCloseness(Criterion):
     def prepare(self, values: Sequence[str]) -> None:
         """Learn the sensitive values, in the order the histograms count them."""
         self._values = list(values)
+        self._last = _Last()
 
     def use_hierarchy(self, hierarchy: Hierarchy | None) -> None:
         """The sensitive column's hierarchy, for hierarchical distance."""
@@ -376,26 +392,39 @@ class TCloseness(Criterion):
         search suppresses are not part of it."""
         hist = _need(histograms)
         n_classes = hist.shape[0]
-        p = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
         overall = hist.sum(axis=0) if released is None else hist[released].sum(axis=0)
         if overall.sum() == 0:  # nothing released: no distribution to be close to
             return np.ones(n_classes)
         q = overall / overall.sum()
+        p = self._shares(hist)
         if self.distance == "equal":
             return 0.5 * np.abs(p - q).sum(axis=1)
         if self.distance == "ordered":
-            rank = _value_order(self._values, self.order)
-            diff = (p - q)[:, rank]
-            m = diff.shape[1]
+            m = hist.shape[1]
             if m < 2:
                 return np.zeros(n_classes)
-            return np.abs(np.cumsum(diff, axis=1)[:, :-1]).sum(axis=1) / (m - 1)
+            # p holds each class's cumulative distribution, in the values' order
+            cumulative = np.cumsum(q[_value_order(self._values, self.order)])
+            return np.abs(p[:, :-1] - cumulative[:-1]).sum(axis=1) / (m - 1)
         if self._hierarchy is None:
             raise ParameterError(
                 "hierarchical t-closeness needs the sensitive column's hierarchy: give it one "
                 "under privacy.hierarchies"
             )
         return hierarchical_emd(p - q, self._values, self._hierarchy)
+
+    def _shares(self, hist: np.ndarray) -> np.ndarray:
+        """Each class's distribution of the sensitive values (for ordered distance cumulated
+        in the values' order), kept for the same histograms: the search measures a node
+        against each release its suppressions leave, one round after another."""
+        kept = self._last.kept
+        if kept is not None and kept[0] is hist:
+            return kept[1]
+        p = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
+        if self.distance == "ordered":
+            p = np.cumsum(p[:, _value_order(self._values, self.order)], axis=1)
+        self._last.kept = (hist, p)
+        return p
 
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
