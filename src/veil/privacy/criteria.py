@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
 
 import numpy as np
@@ -331,13 +332,33 @@ class RecursiveCLDiversity(Criterion):
         return value is not None and value < self.c
 
 
+@dataclass
+class _Cells:
+    """Histograms' cells that are not zero: each one's class, value, count and share of its
+    class; and the classes' distributions, drawn when a distance needs them whole."""
+
+    hist: np.ndarray
+    at: np.ndarray
+    value: np.ndarray
+    count: np.ndarray
+    share: np.ndarray
+    whole: np.ndarray | None = None
+
+    def shares(self, hist: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+        """Each class's distribution of the values (cumulated in ``order`` when given)."""
+        if self.whole is None:
+            p = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
+            self.whole = p if order is None else np.cumsum(p[:, order], axis=1)
+        return self.whole
+
+
 class _Last:
-    """The last histograms a model measured and the distributions it drew from them, kept
-    between calls: no part of what the model is (any two compare equal)."""
+    """The last histograms a model measured and what it drew from them, kept between calls:
+    no part of what the model is (any two compare equal)."""
 
     def __init__(self) -> None:
-        # one tuple, replaced whole: a thread reading it never sees one array of each call
-        self.kept: tuple[np.ndarray, np.ndarray] | None = None
+        # replaced whole: a thread reading it never sees one array of each call
+        self.kept: _Cells | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Last)
@@ -392,19 +413,24 @@ class TCloseness(Criterion):
         search suppresses are not part of it."""
         hist = _need(histograms)
         n_classes = hist.shape[0]
-        overall = hist.sum(axis=0) if released is None else hist[released].sum(axis=0)
+        kept = self._kept(hist)
+        counted = kept.count if released is None else np.where(released[kept.at], kept.count, 0)
+        overall = np.bincount(kept.value, counted, hist.shape[1])
         if overall.sum() == 0:  # nothing released: no distribution to be close to
             return np.ones(n_classes)
         q = overall / overall.sum()
-        p = self._shares(hist)
         if self.distance == "equal":
-            return 0.5 * np.abs(p - q).sum(axis=1)
+            # half the L1 distance, summed over the values a class holds: where it holds none
+            # the distance is q's share, and the shares of q add up to 1
+            beside = np.abs(kept.share - q[kept.value]) - q[kept.value]
+            return 0.5 * (1 + np.bincount(kept.at, beside, n_classes))
+        p = kept.shares(hist, self._order())
         if self.distance == "ordered":
             m = hist.shape[1]
             if m < 2:
                 return np.zeros(n_classes)
             # p holds each class's cumulative distribution, in the values' order
-            cumulative = np.cumsum(q[_value_order(self._values, self.order)])
+            cumulative = np.cumsum(q[self._order()])
             return np.abs(p[:, :-1] - cumulative[:-1]).sum(axis=1) / (m - 1)
         if self._hierarchy is None:
             raise ParameterError(
@@ -413,18 +439,24 @@ class TCloseness(Criterion):
             )
         return hierarchical_emd(p - q, self._values, self._hierarchy)
 
-    def _shares(self, hist: np.ndarray) -> np.ndarray:
-        """Each class's distribution of the sensitive values (for ordered distance cumulated
-        in the values' order), kept for the same histograms: the search measures a node
-        against each release its suppressions leave, one round after another."""
+    def _order(self) -> np.ndarray | None:
+        """The values' order, for ordered distance (None for the others)."""
+        return _value_order(self._values, self.order) if self.distance == "ordered" else None
+
+    def _kept(self, hist: np.ndarray) -> _Cells:
+        """The cells of ``hist`` that are not zero, kept for the same histograms: the search
+        measures a node against each release its suppressions leave, one round after
+        another, and a class holds few of the values."""
         kept = self._last.kept
-        if kept is not None and kept[0] is hist:
-            return kept[1]
-        p = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
-        if self.distance == "ordered":
-            p = np.cumsum(p[:, _value_order(self._values, self.order)], axis=1)
-        self._last.kept = (hist, p)
-        return p
+        if kept is not None and kept.hist is hist:
+            return kept
+        flat = np.flatnonzero(hist)  # the rows' cells in a row: quicker than nonzero's pairs
+        at, value = np.divmod(flat, hist.shape[1])
+        count = hist.reshape(-1)[flat]
+        sizes = hist.sum(axis=1)
+        kept = _Cells(hist, at, value, count, count / sizes[at])
+        self._last.kept = kept
+        return kept
 
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
