@@ -18,7 +18,7 @@ from veil import anonymize
 from veil.cli import main
 from veil.hierarchy import Hierarchy, load_hierarchies
 from veil.privacy import verify
-from veil.privacy.criteria import DistinctLDiversity, KAnonymity
+from veil.privacy.criteria import DistinctLDiversity, KAnonymity, TCloseness
 from veil.privacy.lattice import CodedFrequencies, check
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search
@@ -272,6 +272,33 @@ def test_rolled_up_histograms_are_the_rows_counted_by_pandas(seed, rows, data) -
     }
     assert got == {key: int(n) for key, n in expected.items()}
     assert groups.sizes.tolist() == groups.histograms.sum(axis=1).tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), rows=st.integers(10, 200), data=st.data())
+def test_t_from_a_roll_up_s_cells_is_t_from_the_whole_histograms(seed, rows, data) -> None:
+    """The search tells t-closeness the cells its roll-up made (``Groups.cells``); each class's
+    distance from them, against the release its suppressions leave, is half the L1 distance
+    computed by numpy from the whole histograms."""
+    frame, hierarchies = random_problem(seed, rows)
+    table = CodedFrequencies.build(frame, ["age", "zip", "sex"], hierarchies, sensitive="disease")
+    middle = [data.draw(st.integers(0, h - 1)) for h in table.heights]
+    top = [data.draw(st.integers(m, h - 1)) for m, h in zip(middle, table.heights, strict=True)]
+    groups = table.roll_up(table.roll_up(table.bottom, middle), top)
+    hist = groups.histograms
+    assert hist is not None
+    released = np.array(data.draw(st.lists(st.booleans(), min_size=len(hist), max_size=len(hist))))
+    model = TCloseness(t=0.3)
+    model.prepare(table.sensitive_values)
+    model.knows(hist, groups.cells)
+    got = model.distances(hist, released)
+    overall = hist[released].sum(axis=0)
+    if overall.sum() == 0:
+        assert (got == 1).all()
+        return
+    p = hist / hist.sum(axis=1, keepdims=True)
+    expected = 0.5 * np.abs(p - overall / overall.sum()).sum(axis=1)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

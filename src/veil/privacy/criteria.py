@@ -142,6 +142,13 @@ class Criterion(BaseModel):
         a ``relative`` model)."""
         raise NotImplementedError
 
+    def knows(
+        self, histograms: np.ndarray, cells: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ) -> None:
+        """Told the cells of ``histograms`` that are not zero (each one's class, value and
+        count: ``Groups.cells``) before it measures them; a model that sums over the cells
+        keeps them, the others need nothing."""
+
     def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
         """The release's value of the model's parameter (None: no class to measure)."""
         raise NotImplementedError
@@ -452,11 +459,18 @@ class TCloseness(Criterion):
             return kept
         flat = np.flatnonzero(hist)  # the rows' cells in a row: quicker than nonzero's pairs
         at, value = np.divmod(flat, hist.shape[1])
-        count = hist.reshape(-1)[flat]
-        sizes = hist.sum(axis=1)
-        kept = _Cells(hist, at, value, count, count / sizes[at])
-        self._last.kept = kept
-        return kept
+        self.knows(hist, (at, value, hist.reshape(-1)[flat]))
+        assert self._last.kept is not None
+        return self._last.kept
+
+    def knows(
+        self, histograms: np.ndarray, cells: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ) -> None:
+        """Keeps the cells of ``histograms``, which the roll-up that made them knew: finding
+        them again read every class x value."""
+        at, value, count = cells
+        sizes = np.bincount(at, count, len(histograms))
+        self._last.kept = _Cells(histograms, at, value, count, count / sizes[at])
 
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
