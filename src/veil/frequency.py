@@ -546,8 +546,8 @@ class CodedFrequencies:
             return Groups(levels, base.leaves[first], sizes, None)
         # summed from the base's cells that are not zero, into the new classes' cells: adult's
         # 19,805 combinations x 119 capital gains are 21,113 cells, against 2.4M in the whole
-        # matrix, which a search of 12,000 nodes read once per node (52 s of `veil scan
-        # --suggest-policy` on adult, now 3 s)
+        # matrix, which a search of 12,000 nodes read once per node (49 s of `veil scan
+        # --suggest-policy` on adult, now 7 s)
         values = base.histograms.shape[1]
         at, value, count = base.cells
         cell, where = pd.factorize(klass[at] * values + value)
