@@ -121,6 +121,39 @@ def test_scan_reads_a_postgresql_table_by_its_url(postgres_url: str) -> None:
         veil.check(postgres_url, ["county"], table="engine_clients", engine="stream")
 
 
+def test_a_database_s_password_is_never_printed(
+    postgres_url: str, tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The URL a command was given, with a password (the tests' server trusts any): the
+    scan's suggestion, its printed next command, a check that fails and the policy it wrote
+    never show the password. Before, the scan printed the URL as given in the command it
+    suggests."""
+    from veil.cli import main
+
+    rows = pd.DataFrame({"county": ["Nairobi", "Kisumu"] * 20, "age": list(range(20, 60))})
+    with sa.create_engine(postgres_url).begin() as connection:
+        rows.to_sql("secret_clients", connection, index=False, if_exists="replace")
+    secret = "s3cret-word"
+    url = sa.engine.make_url(postgres_url).set(password=secret)
+    given = url.render_as_string(hide_password=False)
+    assert secret in given
+    policy = tmp_path / "p.yaml"
+    table = ["--table", "secret_clients"]
+    said = []
+    for args in (
+        ["scan", given, *table, "--suggest-policy", str(policy)],
+        ["check", given, *table, "-q", "county,age", "-k", "5"],
+    ):
+        code = main(args)
+        captured = capsys.readouterr()
+        said.append(captured.out + captured.err)
+        assert code == (0 if args[0] == "scan" else 1), said[-1]
+    assert "veil anonymize postgresql+pg8000://postgres:***@" in said[0]
+    assert "does not meet k >= 5" in said[1]
+    for text in [*said, policy.read_text()]:
+        assert secret not in text
+
+
 def test_what_an_engine_cannot_do_is_refused_in_one_line(
     adult_parquet: Path, tmp_path: Path
 ) -> None:

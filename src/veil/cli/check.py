@@ -92,7 +92,9 @@ def check_command(
         for line in result.lines():
             out.print(line)
     if result.failed:
-        raise CheckFailedError(f"{data}: does not meet {', '.join(result.failed)}")
+        from veil.io import display_source  # a database's password is never printed
+
+        raise CheckFailedError(f"{display_source(data)}: does not meet {', '.join(result.failed)}")
 
 
 @with_groups

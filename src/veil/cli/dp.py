@@ -49,9 +49,11 @@ def budget_init(
     Accountant.create(
         path, Budget(epsilon, delta), composition=composition, dataset=dataset_id(frame)
     )
+    from veil.io import display_source  # a database's password is never printed
+
     out.print(
         f"created the privacy budget in {path}: epsilon {epsilon:g}, delta {delta:g} "
-        f"({composition}) for {data}"
+        f"({composition}) for {display_source(data)}"
     )
 
 

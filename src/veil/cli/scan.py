@@ -111,7 +111,9 @@ def scan(
                 f"wrote a starting policy to {suggest}: {UNMARKED}, so mark the columns "
                 "that could single someone out (role: quasi_identifier) in it, then run"
             )
-        out.print(f"  veil anonymize {data} --policy {suggest} -o release.csv")
+        from veil.io import display_source  # a database's password is never printed
+
+        out.print(f"  veil anonymize {display_source(data)} --policy {suggest} -o release.csv")
 
 
 @with_groups
