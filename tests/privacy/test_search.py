@@ -276,10 +276,10 @@ def test_rolled_up_histograms_are_the_rows_counted_by_pandas(seed, rows, data) -
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), rows=st.integers(10, 200), data=st.data())
-def test_t_from_a_roll_up_s_cells_is_t_from_the_whole_histograms(seed, rows, data) -> None:
-    """The search tells t-closeness the cells its roll-up made (``Groups.cells``); each class's
-    distance from them, against the release its suppressions leave, is half the L1 distance
-    computed by numpy from the whole histograms."""
+def test_l_and_t_from_a_roll_up_s_cells_are_those_of_the_whole_histograms(seed, rows, data) -> None:
+    """The search tells the models the cells its roll-up made (``Groups.cells``): each class's
+    number of values, and its t against the release its suppressions leave, are those numpy
+    computes from the whole histograms (values present; half the L1 distance)."""
     frame, hierarchies = random_problem(seed, rows)
     table = CodedFrequencies.build(frame, ["age", "zip", "sex"], hierarchies, sensitive="disease")
     middle = [data.draw(st.integers(0, h - 1)) for h in table.heights]
@@ -288,6 +288,10 @@ def test_t_from_a_roll_up_s_cells_is_t_from_the_whole_histograms(seed, rows, dat
     hist = groups.histograms
     assert hist is not None
     released = np.array(data.draw(st.lists(st.booleans(), min_size=len(hist), max_size=len(hist))))
+    for l in (1, 2, 3):  # noqa: E741
+        diverse = DistinctLDiversity(l=l)
+        diverse.knows(hist, groups.cells)
+        assert diverse.holds(groups.sizes, hist).tolist() == ((hist > 0).sum(axis=1) >= l).tolist()
     model = TCloseness(t=0.3)
     model.prepare(table.sensitive_values)
     model.knows(hist, groups.cells)

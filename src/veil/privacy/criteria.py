@@ -213,6 +213,29 @@ def _too_few_values(l: float, distinct: int | None) -> str | None:  # noqa: E741
     )
 
 
+class _Last:
+    """The last histograms a model measured and what it drew from them, kept between calls:
+    no part of what the model is (any two compare equal)."""
+
+    def __init__(self) -> None:
+        # replaced whole: a thread reading it never sees one call's histograms with another's
+        self.kept: tuple[np.ndarray, Any] | None = None
+
+    def of(self, histograms: np.ndarray) -> Any:
+        """What was drawn from ``histograms`` (the same array), or None."""
+        kept = self.kept
+        return kept[1] if kept is not None and kept[0] is histograms else None
+
+    def keep(self, histograms: np.ndarray, drawn: Any) -> None:
+        """Keep what was drawn from ``histograms``."""
+        self.kept = (histograms, drawn)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Last)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class DistinctLDiversity(Criterion):
     """Every class holds at least l different sensitive values (Machanavajjhala et al.)."""
 
@@ -220,10 +243,17 @@ class DistinctLDiversity(Criterion):
     l: Whole = Field(ge=1)  # noqa: E741 (the model's name)
     mondrian: ClassVar[bool] = True
     shorthand: ClassVar[str | None] = "l"
+    _last: _Last = PrivateAttr(default_factory=_Last)
 
     @property
     def name(self) -> str:
         return f"distinct-{self.l}-diversity"
+
+    def knows(
+        self, histograms: np.ndarray, cells: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ) -> None:
+        """Counts each class's values from the cells a roll-up made, not from every cell."""
+        self._last.keep(histograms, np.bincount(cells[0], minlength=len(histograms)))
 
     @property
     def goal(self) -> str:
@@ -233,7 +263,11 @@ class DistinctLDiversity(Criterion):
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
     ) -> np.ndarray:
         """Classes holding at least l different sensitive values."""
-        return (_need(histograms) > 0).sum(axis=1) >= self.l
+        hist = _need(histograms)
+        distinct = self._last.of(hist)
+        if distinct is None:
+            distinct = (hist > 0).sum(axis=1)
+        return np.asarray(distinct >= self.l)
 
     def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> int | None:
         """The fewest different sensitive values in a class (None without a class)."""
@@ -344,7 +378,6 @@ class _Cells:
     """Histograms' cells that are not zero: each one's class, value, count and share of its
     class; and the classes' distributions, drawn when a distance needs them whole."""
 
-    hist: np.ndarray
     at: np.ndarray
     value: np.ndarray
     count: np.ndarray
@@ -357,20 +390,6 @@ class _Cells:
             p = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
             self.whole = p if order is None else np.cumsum(p[:, order], axis=1)
         return self.whole
-
-
-class _Last:
-    """The last histograms a model measured and what it drew from them, kept between calls:
-    no part of what the model is (any two compare equal)."""
-
-    def __init__(self) -> None:
-        # replaced whole: a thread reading it never sees one array of each call
-        self.kept: _Cells | None = None
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Last)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class TCloseness(Criterion):
@@ -454,14 +473,15 @@ class TCloseness(Criterion):
         """The cells of ``hist`` that are not zero, kept for the same histograms: the search
         measures a node against each release its suppressions leave, one round after
         another, and a class holds few of the values."""
-        kept = self._last.kept
-        if kept is not None and kept.hist is hist:
+        kept: _Cells | None = self._last.of(hist)
+        if kept is not None:
             return kept
         flat = np.flatnonzero(hist)  # the rows' cells in a row: quicker than nonzero's pairs
         at, value = np.divmod(flat, hist.shape[1])
         self.knows(hist, (at, value, hist.reshape(-1)[flat]))
-        assert self._last.kept is not None
-        return self._last.kept
+        kept = self._last.of(hist)
+        assert kept is not None
+        return kept
 
     def knows(
         self, histograms: np.ndarray, cells: tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -470,7 +490,7 @@ class TCloseness(Criterion):
         them again read every class x value."""
         at, value, count = cells
         sizes = np.bincount(at, count, len(histograms))
-        self._last.kept = _Cells(histograms, at, value, count, count / sizes[at])
+        self._last.keep(histograms, _Cells(at, value, count, count / sizes[at]))
 
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
