@@ -321,7 +321,9 @@ def _confirmed(texts: Sequence[str]) -> list[Found]:
         confirmed = [span for span in spans if span.score >= CONFIRMED]
         if confirmed:
             # one cell listing phone numbers: no chance match makes two different ones
-            several = len({texts[i][span.start : span.end] for span in confirmed}) >= 2
+            several = len(confirmed) >= 2 and (
+                len({texts[i][span.start : span.end] for span in confirmed}) >= 2
+            )
             held[i] = Found(confirmed[0].entity, several)
     return held
 
