@@ -286,8 +286,26 @@ def _embedded(column: ColumnSample) -> tuple[Evidence | None, TextFindings]:
 
 #: the entities text holds by their pattern (every one but a person's name)
 _PATTERNED = frozenset(r.entity for r in TEXT_RECOGNIZERS)
-#: what a value holding one of them has: a digit, an "@" (e-mail) or a colon (IPv6)
-_MAY_HOLD = re.compile(r"[0-9@:]")
+#: what a value holding one of them has: an "@" (e-mail), a colon (IPv6), four digits
+#: (an IPv4 address's least; phone numbers and IDs have more), or a digit and fifteen
+#: characters (an IBAN's least: two digits, the rest may be letters). Each pattern's least
+#: is derived from its expression in ``tests/scan/test_confirmations.py``. A digit is
+#: ``\d``'s, as the patterns have it: an Arabic-Indic one counts.
+_SIGN = re.compile(r"[@:]")
+_DIGIT = re.compile(r"\d")
+#: four digits: tried only where a digit is, each try to the next digits, so a long text with
+#: three digits costs three reads of it, never one per character
+_FOUR_DIGITS = re.compile(r"\d(?:\D*+\d){3}")
+_IBAN_LEAST = 15
+
+
+def may_hold(text: str) -> bool:
+    """Whether ``text`` may hold a direct identifier text holds by its pattern: it has what
+    every one of them has (``_FOUR_DIGITS``...), so a text without it is not searched. Most
+    categories' values have no such thing (``<=50K``, ``2nd``, ``Grade 11``)."""
+    if _SIGN.search(text) or _FOUR_DIGITS.search(text):
+        return True
+    return len(text) >= _IBAN_LEAST and _DIGIT.search(text) is not None
 
 
 class Found(NamedTuple):
@@ -309,11 +327,11 @@ class Place(NamedTuple):
 def _confirmed(texts: Sequence[str]) -> list[Found]:
     """Per text, the first direct identifier in it that a checksum, a parse or its form
     confirms (``""`` for none), of those text holds by their pattern, and whether it holds two
-    different ones. Only texts with a digit, an "@" or an IPv6 colon are searched (every such
-    identifier has one), so a column of words loads no text search. A date (22.08.1946) holds
+    different ones. Only texts that may hold one are searched (``may_hold``), so a column of
+    words or of short numbers compiles no pattern. A date (22.08.1946) holds
     no phone number though its digits parse as one: the text search knows it."""
     held = [Found("", several=False)] * len(texts)
-    candidates = [i for i, text in enumerate(texts) if _MAY_HOLD.search(text)]
+    candidates = [i for i, text in enumerate(texts) if may_hold(text)]
     if not candidates:
         return held
     found = find_entities_cells([texts[i] for i in candidates], _PATTERNED)
