@@ -289,7 +289,7 @@ _PATTERNED = frozenset(r.entity for r in TEXT_RECOGNIZERS)
 #: what a value holding one of them has: an "@" (e-mail), a colon (IPv6), four digits
 #: (an IPv4 address's least; phone numbers and IDs have more), or a digit and fifteen
 #: characters (an IBAN's least: two digits, the rest may be letters). Each pattern's least
-#: is derived from its expression in ``tests/scan/test_confirmations.py``. A digit is
+#: is derived from its expression in ``tests/scan/test_may_hold.py``. A digit is
 #: ``\d``'s, as the patterns have it: an Arabic-Indic one counts.
 _SIGN = re.compile(r"[@:]")
 _DIGIT = re.compile(r"\d")
