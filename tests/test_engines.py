@@ -102,6 +102,32 @@ def test_check_takes_a_dask_frame_a_file_and_a_frame_alike(
         assert result.to_dict() == first, name
 
 
+def test_a_cluster_reads_a_csv_with_its_own_delimiter_and_refuses_a_packed_one(
+    client: Any, tmp_path: Path
+) -> None:
+    """adult as downloaded is delimited by ';', and a .tsv by tabs: the cluster reads them
+    with the delimiter ``read`` detects (it read one column, or took the .tsv for Parquet: an
+    internal error). A compressed file, which cannot be cut into blocks, is refused in one
+    line."""
+    import gzip
+
+    from veil.exceptions import InputError
+
+    text = gzip.decompress((ADULT / "adult.csv.gz").read_bytes()).decode()
+    semicolons = tmp_path / "adult.csv"
+    semicolons.write_text(text)
+    tabs = tmp_path / "adult.tsv"
+    tabs.write_text(text.replace(";", "\t"))
+    expected = veil.check(semicolons, QIS, sensitive="salary-class", k=2).to_dict()
+    for source in (semicolons, tabs):
+        clustered = veil.check(source, QIS, sensitive="salary-class", k=2, engine="dask")
+        assert clustered.to_dict() == expected, source.name
+    with pytest.raises(
+        InputError, match="cannot cut into blocks for its workers; give --streaming"
+    ):
+        veil.check(ADULT / "adult.csv.gz", QIS, k=2, engine="dask")
+
+
 def test_scan_reads_a_postgresql_table_by_its_url(postgres_url: str) -> None:
     rows = pd.DataFrame(
         {
@@ -223,6 +249,16 @@ def test_auto_counts_a_parquet_file_by_its_cells_not_its_compressed_size(
     assert Source.of(tmp_path / "t.csv").engine() == "memory"
     (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
     assert Source.of(tmp_path / "bad.parquet").size() == len(b"PAR1 not really")
+    # a compressed CSV weighs what it unpacks to: streamed where the text would be, an xz
+    # file (which Arrow cannot unpack as it reads) read in memory
+    import gzip
+
+    packed = tmp_path / "t.csv.gz"
+    packed.write_bytes(gzip.compress((tmp_path / "t.csv").read_bytes()))
+    assert Source.of(packed).size() == packed.stat().st_size * _source.PACKED_RATIO
+    monkeypatch.setattr(_source, "memory_bytes", lambda: 10 * packed.stat().st_size + 1)
+    assert Source.of(packed).engine() == "stream"
+    assert Source.of(tmp_path / "t.csv.xz").engine() == "memory"
 
 
 def test_the_policy_read_section_applies_from_python(tmp_path: Path) -> None:

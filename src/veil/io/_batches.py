@@ -35,6 +35,7 @@ from veil.io._files import (
     is_streamable,
     may_quote,
     not_plain_number,
+    packing,
 )
 from veil.io._formulas import escape_formulas
 from veil.io._write import _as_written
@@ -147,6 +148,8 @@ class TableStream:
     _nulls: dict[str, int] = field(default_factory=dict)
     #: whether the CSV file may quote a value (looked for once, on the first reading)
     _quoted: bool | None = None
+    #: the CSV file's compression, Arrow's codec name (None: plain text)
+    codec: str | None = None
 
     def __post_init__(self) -> None:
         text = str(self.source)
@@ -173,7 +176,12 @@ class TableStream:
         if self.kind == "parquet":
             self._open_parquet()
         else:
-            head = self.paths[0].open("rb").read(_HEAD_BYTES)
+            self.codec = _streamed_codec(self.paths[0])
+            try:
+                with self._opened() as stream:
+                    head = stream.read(_HEAD_BYTES)
+            except OSError as err:
+                raise self._not_unpacked(err) from err
             complete = len(head) < _HEAD_BYTES
             self.encoding, self.sep, self.columns = csv_dialect(
                 self.paths[0], head, sep=self.sep, encoding=self.encoding, complete=complete
@@ -240,15 +248,35 @@ class TableStream:
         self.formats = {name: form for name, c in seen.items() if (form := c.form) is not None}
         return self
 
+    def _opened(self) -> Any:
+        """The CSV file's bytes as Arrow reads them: unpacked by Arrow's own codec as they are
+        read, so a compressed file streams in the memory of a batch (Arrow reads from its own
+        streams only: see ``arrow_source``)."""
+        path = str(self.paths[0])
+        if self.codec is None:
+            return pa.OSFile(path)
+        return pa.CompressedInputStream(pa.OSFile(path), self.codec)
+
+    def _not_unpacked(self, err: OSError) -> InputError:
+        """What to say of a file whose reading failed: a compressed one that does not unpack
+        (cut short in a copy), or a file that cannot be read."""
+        said = one_line(str(err))
+        if self.codec is None:
+            return InputError(f"{self.paths[0]}: cannot be read ({said})")
+        return InputError(
+            f"{self.paths[0]}: a {self.codec} file that does not unpack ({said}); check it "
+            "was copied whole"
+        )
+
     def _csv_tables(self, batch_rows: int) -> Iterator[pa.Table]:
         """The CSV file as text tables of ``batch_rows`` rows (the last one shorter)."""
         path = self.paths[0]
         names = [f"c{i}" for i in range(len(self.columns))]
-        if self._quoted is None:
-            self._quoted = may_quote(path, self.encoding or "utf-8")
+        if self._quoted is None:  # a compressed file is not searched for a quote: it may hold one
+            self._quoted = self.codec is not None or may_quote(path, self.encoding or "utf-8")
         try:
             reader = pacsv.open_csv(
-                path,
+                self._opened(),
                 read_options=pacsv.ReadOptions(
                     encoding=self.encoding, block_size=_BLOCK_BYTES, skip_rows=1, column_names=names
                 ),
@@ -271,7 +299,9 @@ class TableStream:
                     pending, held = rest.to_batches(), rest.num_rows
             if held:
                 yield pa.Table.from_batches(pending).rename_columns(self.columns)
-        except (pa.ArrowInvalid, UnicodeDecodeError) as err:
+        except (pa.ArrowInvalid, UnicodeDecodeError, OSError) as err:
+            if not isinstance(err, pa.ArrowInvalid | UnicodeDecodeError):
+                raise self._not_unpacked(err) from err
             raise InputError(
                 f"{path}: cannot be read as CSV with delimiter {self.sep!r} and "
                 f"encoding {self.encoding} ({one_line(str(err))}); fix that row, "
@@ -317,6 +347,23 @@ class TableStream:
         for batch in self.batches(rows):
             return batch
         raise InputError(f"{self.source}: has no rows")
+
+
+def _streamed_codec(path: Path) -> str | None:
+    """Arrow's codec for a CSV file compressed with gzip, bzip2 or zstd (told by its first
+    bytes), None for plain text; an xz file, which Arrow cannot unpack as it reads, is an
+    ``InputError`` saying what to do."""
+    kind = packing(path)
+    if kind is None:
+        return None
+    name, codec = kind
+    if codec == "xz":
+        raise InputError(
+            f"{path}: an {name} file, which is read a batch at a time only unpacked (Arrow "
+            "unpacks gzip, bzip2 and zstd as it reads, not xz); unpack it (unxz) or repack it "
+            "with gzip or zstd, or use --in-memory"
+        )
+    return codec
 
 
 def _check_batch_rows(batch_rows: int) -> None:

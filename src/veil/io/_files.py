@@ -61,14 +61,26 @@ _ISO_FORMS = (
 # --------------------------------------------------------------------------------------- read
 
 
+#: The suffixes of a CSV file read a batch at a time (none: a file named without one).
+_CSV_SUFFIXES = frozenset({".csv", ".txt", ".tsv", ""})
+#: The suffixes of a compressed file Arrow unpacks as it reads (gzip, bzip2, zstd: its own
+#: codecs; an xz file it cannot, and is unpacked whole, in memory).
+_STREAMED_PACKINGS = frozenset({".gz", ".bz2", ".zst"})
+
+
 def is_streamable(source: object) -> bool:
-    """Whether ``source`` names files veil can read a batch at a time (CSV, Parquet)."""
+    """Whether ``source`` names files veil can read a batch at a time (CSV, Parquet; a CSV
+    compressed with gzip, bzip2 or zstd too)."""
     if not isinstance(source, str | os.PathLike) or "://" in str(source):
         return False
     text = str(source)
     if glob.has_magic(text) or Path(text).is_dir():
         return True
-    return Path(text).suffix.lower() in {*PARQUET_SUFFIXES, ".csv", ".txt", ".tsv", ""}
+    suffixes = [s.lower() for s in Path(text).suffixes[-2:]]
+    if suffixes and suffixes[-1] in _STREAMED_PACKINGS:
+        suffixes = suffixes[:-1]
+    last = suffixes[-1] if suffixes else ""
+    return last in {*PARQUET_SUFFIXES, *_CSV_SUFFIXES}
 
 
 def check_readable(path: Path) -> None:
@@ -313,17 +325,10 @@ def decompressed(path: Path, *, most: int | None = None) -> bytes | None:
     than ``most`` bytes (a quarter of this machine's memory: as a table the text takes several
     times its size) is refused as soon as it has, so a small hostile file (a "zip bomb")
     cannot fill the memory."""
-    with open(path, "rb") as file:
-        magic = file.read(6)
-    if magic.startswith(b"PK\x03\x04"):
-        raise InputError(
-            f"{path}: a ZIP archive, which may hold several files; extract the CSV file "
-            f"meant (unzip {path.name}) and give that"
-        )
-    kind = next((k for k in _COMPRESSED if magic.startswith(k[0])), None)
+    kind = packing(path)
     if kind is None:
         return None
-    _, name, codec = kind
+    name, codec = kind
     most = memory_bytes() // 4 if most is None else most
     try:
         unpacked = unpack(path, codec, most)
@@ -335,10 +340,29 @@ def decompressed(path: Path, *, most: int | None = None) -> bytes | None:
     if unpacked is None:
         raise InputError(
             f"{path}: unpacks to more than {most / 1e9:,.1f} GB, a quarter of this machine's "
-            "memory (a table takes several times its text); unpack it to disk and give "
-            "--streaming"
+            "memory (a table takes several times its text); give --streaming"
+            + (
+                " (unpack an xz file first, or repack it with gzip or zstd)"
+                if codec == "xz"
+                else ""
+            )
         )
     return unpacked
+
+
+def packing(path: Path) -> tuple[str, str] | None:
+    """(name, codec) of the compression of a file, told by its first bytes whatever its name,
+    or None for a file that is not compressed. A ZIP archive, which may hold several files, is
+    an ``InputError`` saying to extract the one meant."""
+    with open(path, "rb") as file:
+        magic = file.read(6)
+    if magic.startswith(b"PK\x03\x04"):
+        raise InputError(
+            f"{path}: a ZIP archive, which may hold several files; extract the CSV file "
+            f"meant (unzip {path.name}) and give that"
+        )
+    kind = next((k for k in _COMPRESSED if magic.startswith(k[0])), None)
+    return None if kind is None else (kind[1], kind[2])
 
 
 def unpack(source: bytes | Path, codec: str, most: int) -> bytes | None:

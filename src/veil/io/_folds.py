@@ -93,15 +93,49 @@ def dask_modules() -> tuple[Any, Any]:
 
 def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
     """Parquet files (a file, a folder or a glob) as a Dask DataFrame, a partition per row
-    group at most; CSV as Dask reads it."""
+    group at most; a CSV file as Dask reads it, in blocks, with the delimiter and encoding
+    ``read`` detects."""
+    from veil.io._files import PARQUET_SUFFIXES
+
     _, dd = dask_modules()
     text = str(source)
-    if text.endswith((".csv", ".CSV")):
-        return dd.read_csv(text, usecols=columns, blocksize="64MB")
     paths = [Path(p) for p in glob.glob(text)] if glob.has_magic(text) else [Path(text)]
     if not paths or not all(p.exists() for p in paths):
         raise InputError(f"{source}: no such file or folder; check the path")
+    files = [p for p in paths if not p.is_dir()]
+    if files and not all(p.suffix.lower() in PARQUET_SUFFIXES for p in files):
+        if len(paths) > 1:
+            raise InputError(
+                f"{source}: several files are read on a cluster only as Parquet; give one CSV "
+                "file, or convert them"
+            )
+        return _dask_csv(files[0], columns)
     return dd.read_parquet(text, columns=columns, split_row_groups=True)  # a row group each
+
+
+def _dask_csv(path: Path, columns: list[str] | None) -> Any:
+    """One CSV file as Dask reads it in blocks of 64 MB, with its delimiter and encoding
+    detected as ``read`` does (a CSV delimited by ';' or a tab, a .tsv). A compressed file
+    cannot be cut into blocks: it is refused, saying what to do."""
+    from veil.io._files import check_readable, csv_dialect, packing
+
+    check_readable(path)
+    packed = packing(path)
+    if packed is not None:
+        raise InputError(
+            f"{path}: a {packed[0]} file, which a cluster cannot cut into blocks for its "
+            "workers; give --streaming, or write it as Parquet"
+        )
+    with open(path, "rb") as file:
+        head = file.read(_DIALECT_BYTES)
+    complete = len(head) < _DIALECT_BYTES
+    encoding, sep, _ = csv_dialect(path, head, sep=None, encoding=None, complete=complete)
+    _, dd = dask_modules()
+    return dd.read_csv(str(path), sep=sep, encoding=encoding, usecols=columns, blocksize="64MB")
+
+
+#: Bytes of a CSV file read to detect its delimiter and encoding before a cluster reads it.
+_DIALECT_BYTES = 1 << 20
 
 
 def each_partition(frame: Any, fn: Callable[[pd.DataFrame], Any]) -> list[Any]:
