@@ -83,6 +83,24 @@ def test_a_compressed_csv_reads_as_its_text(tmp_path: Path, codec: str) -> None:
     assert "Mïddle" in " ".join(frame.astype(str).stack())
 
 
+@pytest.mark.parametrize("codec", ["gzip", "zstd"])
+def test_a_large_compressed_csv_is_parsed_where_it_was_unpacked(tmp_path: Path, codec: str) -> None:
+    """Past the first MB the unpacked text is parsed in Arrow's buffer, judged on its head as
+    a large file is: a cp1252 letter and a quoted line break far past the head still read as
+    pandas reads the plain file."""
+    rows = [f"{20 + i % 60},Nyeri {i % 40}\n" for i in range(150_000)]
+    rows[120_000] = '44,"Mïranga\nwest"\n'
+    text = ("age,town\n" + "".join(rows)).encode("cp1252")
+    assert text.index("ï".encode("cp1252")) > 1 << 20
+    plain = write_bytes(tmp_path, "towns.csv", text)
+    packed = write_bytes(tmp_path, "towns.csv.gz", _packed(codec, text))
+    frame = io.read(packed)
+    expected = pd.read_csv(plain, encoding="cp1252")
+    assert frame["town"].tolist() == expected["town"].tolist()
+    assert frame["age"].tolist() == expected["age"].tolist()
+    assert "Mïranga\nwest" in set(frame["town"])
+
+
 def test_a_zip_archive_or_a_cut_one_is_refused_in_one_line(tmp_path: Path) -> None:
     import zipfile
 

@@ -13,7 +13,7 @@ import os
 import re
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -117,7 +117,7 @@ def read_parquet(path: Path) -> pd.DataFrame:
 _TRANSCODE_BYTES = 1 << 24
 
 
-def arrow_source(data: bytes | Path, encoding: str = "utf-8") -> pa.NativeFile:
+def arrow_source(data: bytes | pa.Buffer | Path, encoding: str = "utf-8") -> pa.NativeFile:
     """What Arrow reads ``data`` (bytes or a file, in ``encoding``) from, as UTF-8, holding
     only Arrow's own objects.
 
@@ -126,20 +126,34 @@ def arrow_source(data: bytes | Path, encoding: str = "utf-8") -> pa.NativeFile:
     pyarrow transcodes through) then takes the GIL there, and if the interpreter is exiting by
     then the process aborts ("terminate called without an active exception": 2 of 180
     ``veil budget init`` processes, six at a time, with pyarrow 26). So a UTF-8 file is Arrow's
-    own file, bytes are copied into Arrow's memory, and another encoding is decoded here into
-    Arrow's memory (the whole file as UTF-8: what a read into memory holds anyway)."""
-    if isinstance(data, Path) and codecs.lookup(encoding).name == "utf-8":
+    own file, bytes are copied into Arrow's memory (Arrow's own buffer is read where it is),
+    and another encoding is decoded here into Arrow's memory (the whole file as UTF-8: what a
+    read into memory holds anyway)."""
+    utf8 = codecs.lookup(encoding).name == "utf-8"
+    if isinstance(data, Path) and utf8:
         return pa.OSFile(str(data))
+    if isinstance(data, pa.Buffer) and utf8:
+        return pa.BufferReader(data)
     sink = pa.BufferOutputStream()
-    if codecs.lookup(encoding).name == "utf-8":
+    if utf8:
         sink.write(data)
     else:
         decoder = codecs.getincrementaldecoder(encoding)()
-        with open(data, "rb") if isinstance(data, Path) else io.BytesIO(data) as file:
-            while piece := file.read(_TRANSCODE_BYTES):
-                sink.write(decoder.decode(piece).encode("utf-8"))
+        for piece in _pieces(data, _TRANSCODE_BYTES):
+            sink.write(decoder.decode(piece).encode("utf-8"))
         sink.write(decoder.decode(b"", final=True).encode("utf-8"))
     return pa.BufferReader(sink.getvalue())
+
+
+def _pieces(data: bytes | pa.Buffer | Path, size: int) -> Iterator[bytes]:
+    """``data`` (bytes, Arrow's buffer or a file) ``size`` bytes at a time."""
+    if isinstance(data, pa.Buffer):
+        for start in range(0, data.size, size):
+            yield data.slice(start, min(size, data.size - start)).to_pybytes()
+        return
+    with open(data, "rb") if isinstance(data, Path) else io.BytesIO(data) as file:
+        while piece := file.read(size):
+            yield piece
 
 
 def parquet_frame(data: bytes) -> pd.DataFrame:
@@ -317,7 +331,7 @@ _COMPRESSED = (
 )
 
 
-def decompressed(path: Path, *, most: int | None = None) -> bytes | None:
+def decompressed(path: Path, *, most: int | None = None) -> pa.Buffer | None:
     """A compressed CSV file's bytes unpacked (gzip, bzip2, zstd or xz, told by its first
     bytes, whatever its name), or None for a file that is not compressed. Arrow unpacks into
     its own memory, on the caller's thread (``arrow_source`` says why). A ZIP archive may hold
@@ -365,11 +379,12 @@ def packing(path: Path) -> tuple[str, str] | None:
     return None if kind is None else (kind[1], kind[2])
 
 
-def unpack(source: bytes | Path, codec: str, most: int) -> bytes | None:
-    """``source`` (a file, or its bytes) unpacked by ``codec`` (gzip, bz2, zstd or xz),
-    ``_UNPACK_BYTES`` at a time on the caller's thread; None once it passes ``most`` bytes, so
-    a small hostile file cannot fill the memory. Bytes that do not unpack raise ``OSError``,
-    ``EOFError`` or Arrow's error."""
+def unpack(source: bytes | Path, codec: str, most: int) -> pa.Buffer | None:
+    """``source`` (a file, or its bytes) unpacked by ``codec`` (gzip, bz2, zstd or xz) into
+    Arrow's memory, ``_UNPACK_BYTES`` at a time on the caller's thread; None once it passes
+    ``most`` bytes, so a small hostile file cannot fill the memory. Bytes that do not unpack
+    raise ``OSError``, ``EOFError`` or Arrow's error. The text stays in Arrow's buffer, which
+    Arrow parses where it is (a Python copy of it held the text twice more)."""
     import lzma
 
     sink = pa.BufferOutputStream()
@@ -393,7 +408,7 @@ def unpack(source: bytes | Path, codec: str, most: int) -> bytes | None:
                 sink.write(piece)
                 if sink.tell() > most:
                     return None
-    return sink.getvalue().to_pybytes()
+    return sink.getvalue()
 
 
 def memory_bytes() -> int:
@@ -418,14 +433,17 @@ def read_csv_text(
     them: only ``columns`` when given (one the header lacks is an ``UnknownColumnError``
     naming ``where`` it was asked for); with ``dictionary``, each column dictionary-encoded
     as it is parsed (its chunks' dictionaries unified), for a caller that counts values."""
-    unpacked = decompressed(path)
-    size = path.stat().st_size if unpacked is None else len(unpacked)
-    large = size > _UTF8_HEAD and unpacked is None  # parsed by Arrow from the file itself
+    unpacked = decompressed(path)  # Arrow's buffer, parsed where it is
+    size = path.stat().st_size if unpacked is None else unpacked.size
+    large = size > _UTF8_HEAD  # parsed by Arrow from the file (or the unpacked buffer) itself
+    source: bytes | pa.Buffer | Path
     if unpacked is not None:
-        data = unpacked
+        data = unpacked.slice(0, min(size, _UTF8_HEAD)).to_pybytes()
+        source = unpacked if large else data
     else:
         with open(path, "rb") as file:
             data = file.read(_UTF8_HEAD) if large else file.read()
+        source = path if large else data
     # an encoding to detect is judged on the file's first MB: UTF-8 there, Arrow's parser
     # checks the rest (a file that is no UTF-8 further on is then judged whole, as before)
     head = large and encoding is None
@@ -435,9 +453,11 @@ def read_csv_text(
     if missing:
         raise UnknownColumnError(missing[0], header, where=where)
     try:
-        table = _parse_csv(path if large else data, encoding, sep, header, columns, dictionary)
+        table = _parse_csv(source, encoding, sep, header, columns, dictionary)
     except pa.ArrowInvalid as err:
-        whole = path.read_bytes() if large else data
+        whole = (
+            (path.read_bytes() if unpacked is None else unpacked.to_pybytes()) if large else data
+        )
         if head and encoding == "utf-8" and "UTF8" in str(err):
             detected = csv_dialect(path, whole, sep=sep, encoding=given)[0]
             if detected != "utf-8":
@@ -488,7 +508,7 @@ def _date_form(valid: pa.ChunkedArray) -> str | None:
 _QUOTE_SCAN_BYTES = 1 << 24
 
 
-def may_quote(data: bytes | Path, encoding: str) -> bool:
+def may_quote(data: bytes | pa.Buffer | Path, encoding: str) -> bool:
     """Whether a CSV text may hold a quoted value, so a line break inside a value: False only
     when the quote character is a byte ``"`` in ``encoding`` (UTF-8, Latin, UTF-16, ...) and
     no such byte is in ``data`` (or the file). Without a quote every line break ends a row, and
@@ -501,6 +521,8 @@ def may_quote(data: bytes | Path, encoding: str) -> bool:
         return True
     if isinstance(data, bytes):
         return b'"' in data
+    if isinstance(data, pa.Buffer):  # a window at a time: no copy of the whole text
+        return any(b'"' in piece for piece in _pieces(data, _QUOTE_SCAN_BYTES))
     with open(data, "rb") as file:
         size = os.fstat(file.fileno()).st_size
         try:  # mapped a window at a time: no copy, and no more memory than a window
@@ -515,7 +537,7 @@ def may_quote(data: bytes | Path, encoding: str) -> bool:
 
 
 def _parse_csv(
-    data: bytes | Path,
+    data: bytes | pa.Buffer | Path,
     encoding: str,
     sep: str,
     header: list[str],
@@ -552,7 +574,7 @@ def _parse_csv(
                     ),
                 )
         except pa.ArrowInvalid as err:
-            size = len(data) if isinstance(data, bytes) else data.stat().st_size
+            size = data.stat().st_size if isinstance(data, Path) else len(data)
             if "straddling" not in str(err) or block >= size:
                 raise
             block = min(block * 8, size + 1)

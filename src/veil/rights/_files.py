@@ -193,7 +193,7 @@ def unpacked(data: bytes, label: str) -> bytes:
             f"{label!r} unpacks to more than {most / 1e9:,.1f} GB, a quarter of this machine's "
             "memory: refusing to read it (nothing was changed)"
         )
-    return out
+    return out.to_pybytes()
 
 
 def packed(data: bytes, label: str) -> bytes:
