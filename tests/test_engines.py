@@ -180,6 +180,44 @@ def test_a_database_s_password_is_never_printed(
         assert secret not in text
 
 
+def test_a_query_naming_a_person_is_not_written_into_the_policy(
+    postgres_url: str, tmp_path: Path, key_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scan writes how it read the table into the policy it suggests, a query too; one
+    that names a person (their phone number) is left out, saying so, and the policy with the
+    query given again releases what the query selects. A query naming no one is kept."""
+    from veil.cli import main
+
+    rows = pd.DataFrame(
+        {
+            "phone": [f"+2547{12345600 + i}" for i in range(40)],
+            "county": ["Nairobi", "Kisumu"] * 20,
+            "age": [30 + i % 4 for i in range(40)],
+        }
+    )
+    with sa.create_engine(postgres_url).begin() as connection:
+        rows.to_sql("query_clients", connection, index=False, if_exists="replace")
+    person = "+254712345611"
+    named = f"SELECT county, age FROM query_clients WHERE phone <> '{person}'"
+    policy = tmp_path / "p.yaml"
+    assert main(["scan", postgres_url, "--query", named, "--suggest-policy", str(policy)]) == 0
+    said = capsys.readouterr().out
+    written = policy.read_text()
+    assert person not in written
+    assert "the query the scan read holds a phone number" in written
+    assert "--query ...  (your query: it holds a phone number" in said
+    out = tmp_path / "release.csv"
+    args = ["anonymize", postgres_url, "--policy", str(policy), "-o", str(out)]
+    assert main([*args, "--query", named]) == 0
+    assert len(pd.read_csv(out)) <= 39
+    plain = "SELECT county, age FROM query_clients WHERE age > 30"
+    assert (
+        main(["scan", postgres_url, "--query", plain, "--suggest-policy", str(policy), "--force"])
+        == 0
+    )
+    assert plain in policy.read_text()
+
+
 def test_what_an_engine_cannot_do_is_refused_in_one_line(
     adult_parquet: Path, tmp_path: Path
 ) -> None:

@@ -112,8 +112,13 @@ def scan(
                 "that could single someone out (role: quasi_identifier) in it, then run"
             )
         from veil.io import display_source  # a database's password is never printed
+        from veil.privacy.suggest import personal_query
 
-        out.print(f"  veil anonymize {display_source(data)} --policy {suggest} -o release.csv")
+        run = f"  veil anonymize {display_source(data)} --policy {suggest} -o release.csv"
+        held = personal_query(reading.given().get("query"))
+        if held is not None:  # not in the policy: the query is given again
+            run += f" --query ...  (your query: it holds {held}, so the policy does not)"
+        out.print(run)
 
 
 @with_groups

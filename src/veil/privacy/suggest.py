@@ -364,6 +364,23 @@ def suggest_policy(
     return Policy.from_yaml(text, source="suggested policy")
 
 
+def personal_query(query: str | None) -> str | None:
+    """What personal value a SQL ``query`` holds (``a phone number``...), as the text search
+    finds one in a note (an e-mail address, a phone number, an ID confirmed or likely), or
+    None: a query naming a person (``WHERE phone = '+2547...'``) is not written into the
+    policy the scan suggests, which is shared."""
+    if not query:
+        return None
+    from veil.scan.text import find_entities, label
+
+    found = [span for span in find_entities(query) if span.score >= _LIKELY]
+    return label(found[0].entity) if found else None
+
+
+#: a span the text search is at least this sure of is a personal value in a query
+_LIKELY = 0.75
+
+
 def suggest_policy_yaml(
     result: ScanResult,
     data: pd.DataFrame | None = None,
@@ -398,6 +415,11 @@ def suggest_policy_yaml(
     settings = {
         name: value for name, value in (read or {}).items() if name in ReadSettings.model_fields
     }
+    held = personal_query(settings.get("query"))
+    if held is not None:
+        del settings["query"]
+        lines.append(f"# the query the scan read holds {held}: a policy is shared, so it is not")
+        lines.append("# written here; give --query again")
     if settings:
         lines.append("# read as the scan read it (the command's flags override these)")
         block = yaml.safe_dump({"read": settings}, sort_keys=False, allow_unicode=True)
