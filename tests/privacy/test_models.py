@@ -234,21 +234,24 @@ def test_a_flag_replaces_the_part_of_a_goal_it_names(policy, flags, expected) ->
     classes=st.integers(1, 12),
     values=st.integers(2, 9),
     distance=st.sampled_from(["equal", "ordered"]),
+    in_order=st.booleans(),
 )
 def test_t_distances_are_the_earth_movers_distance_scipy_computes(
-    seed: int, classes: int, values: int, distance: str
+    seed: int, classes: int, values: int, distance: str, in_order: bool
 ) -> None:
     """Each class's t against the release's distribution, for histograms measured one after
     another and again (a model keeps the distributions of the last ones it measured): equal
     distance is half the L1 distance, ordered distance SciPy's Wasserstein distance over the
-    values' ranks divided by their span (Li et al.). A model that measured other histograms
-    still equals one prepared alike that measured none."""
+    values' ranks divided by their span (Li et al.), which veil sums from each class's cells
+    that are not zero. A model that measured other histograms still equals one prepared alike
+    that measured none."""
     from scipy.stats import wasserstein_distance
 
     from veil.privacy.criteria import TCloseness
 
     rng = np.random.default_rng(seed)
-    labels = [str(v) for v in rng.permutation(values) * 10]  # numbers, in no order
+    # numbers, in no order or in order (ordered distance then reads the cells as they come)
+    labels = [str(v) for v in (np.arange(values) if in_order else rng.permutation(values)) * 10]
     model = TCloseness(t=0.5, distance=distance)
     model.prepare(labels)
     first, second = (rng.integers(0, 4, (classes, values)) for _ in range(2))

@@ -220,6 +220,8 @@ class _Last:
     def __init__(self) -> None:
         # replaced whole: a thread reading it never sees one call's histograms with another's
         self.kept: tuple[np.ndarray, Any] | None = None
+        #: the values' order, for ordered distance (made once for the values prepared)
+        self.ordering: np.ndarray | None = None
 
     def of(self, histograms: np.ndarray) -> Any:
         """What was drawn from ``histograms`` (the same array), or None."""
@@ -383,12 +385,38 @@ class _Cells:
     count: np.ndarray
     share: np.ndarray
     whole: np.ndarray | None = None
+    order: tuple[np.ndarray, ...] | None = None  # ``ranked``'s, made once
 
-    def shares(self, hist: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-        """Each class's distribution of the values (cumulated in ``order`` when given)."""
+    def ranked(self, order: np.ndarray, m: int) -> tuple[np.ndarray, ...]:
+        """The cells for ordered distance over ``m`` values in ``order``, each class's in the
+        values' order: each cell's class, the class's cumulative share from it to its next
+        cell, the values ``[a, b)`` that share spans (within the first m-1), the classes
+        holding a cell and the value each starts at. Made once for the cells: the search
+        measures them against each release its suppressions leave."""
+        if self.order is None:
+            rank = np.empty(m, dtype=np.int64)
+            rank[order] = np.arange(m)
+            ranks = rank[self.value]
+            key = self.at * m + ranks
+            if len(key) and bool((key[1:] < key[:-1]).any()):  # by class, then value
+                by = np.argsort(key, kind="stable")
+                at, start, share = self.at[by], ranks[by], self.share[by]
+            else:
+                at, start, share = self.at, ranks, self.share
+            first = np.ones(len(at), dtype=bool)
+            first[1:] = at[1:] != at[:-1]
+            level = np.cumsum(share)
+            level -= (level - share)[first][np.cumsum(first) - 1]  # from the class's start
+            end = np.full(len(at), m - 1, dtype=np.int64)
+            end[:-1] = np.where(first[1:], m - 1, start[1:])
+            a, b = np.minimum(start, m - 1), np.minimum(end, m - 1)
+            self.order = (at, level, a, b, at[first], a[first])
+        return self.order
+
+    def shares(self, hist: np.ndarray) -> np.ndarray:
+        """Each class's distribution of the values (for hierarchical distance)."""
         if self.whole is None:
-            p = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
-            self.whole = p if order is None else np.cumsum(p[:, order], axis=1)
+            self.whole = hist / np.maximum(hist.sum(axis=1, keepdims=True), 1)
         return self.whole
 
 
@@ -450,14 +478,12 @@ class TCloseness(Criterion):
             # the distance is q's share, and the shares of q add up to 1
             beside = np.abs(kept.share - q[kept.value]) - q[kept.value]
             return 0.5 * (1 + np.bincount(kept.at, beside, n_classes))
-        p = kept.shares(hist, self._order())
         if self.distance == "ordered":
-            m = hist.shape[1]
-            if m < 2:
+            order = self._order()
+            if hist.shape[1] < 2 or order is None:
                 return np.zeros(n_classes)
-            # p holds each class's cumulative distribution, in the values' order
-            cumulative = np.cumsum(q[self._order()])
-            return np.abs(p[:, :-1] - cumulative[:-1]).sum(axis=1) / (m - 1)
+            return _ordered_emd(kept, q, order, n_classes)
+        p = kept.shares(hist)
         if self._hierarchy is None:
             raise ParameterError(
                 "hierarchical t-closeness needs the sensitive column's hierarchy: give it one "
@@ -467,7 +493,12 @@ class TCloseness(Criterion):
 
     def _order(self) -> np.ndarray | None:
         """The values' order, for ordered distance (None for the others)."""
-        return _value_order(self._values, self.order) if self.distance == "ordered" else None
+        if self.distance != "ordered":
+            return None
+        last = self._last
+        if last.ordering is None:
+            last.ordering = _value_order(self._values, self.order)
+        return last.ordering
 
     def _kept(self, hist: np.ndarray) -> _Cells:
         """The cells of ``hist`` that are not zero, kept for the same histograms: the search
@@ -507,6 +538,33 @@ class TCloseness(Criterion):
     def met(self, value: float | None) -> bool:
         """Whether the measured largest distance is at most t."""
         return value is not None and value <= self.t + _TOLERANCE
+
+
+def _ordered_emd(kept: _Cells, q: np.ndarray, order: np.ndarray, classes: int) -> np.ndarray:
+    """Li et al.'s ordered distance of each class to ``q``: the sum over the values, in
+    ``order``, of the difference of the two cumulative distributions, over m-1. Summed from
+    the class's cells that are not zero: between two of its values the class's cumulative
+    share stays the same, and q's rises, so the sum over the values between is read off q's
+    prefix sums either side of where q's passes it. A class of 20,000 holding 2 of 119 values
+    costs 3 segments, not 119 values (adult's ordered t on capital-gain: 36 s, most of it here).
+    """
+    m = len(q)
+    cumulative = np.cumsum(q[order])[: m - 1]  # the sum runs over the first m-1 values
+    prefix = np.concatenate(([0.0], np.cumsum(cumulative)))  # prefix[i]: values before i
+    at, level, a, b, firsts, leads = kept.ranked(order, m)
+    cross = np.clip(np.searchsorted(cumulative, level, side="left"), a, b)
+    # sum over [a, b) of |level - cumulative|: below the crossing level is above, after it below
+    gaps = (
+        level * (cross - a)
+        - (prefix[cross] - prefix[a])
+        + (prefix[b] - prefix[cross])
+        - level * (b - cross)
+    )
+    total = np.bincount(at, gaps, classes)
+    # before a class's first value its cumulative share is 0: the sum is q's alone
+    lead = np.full(classes, prefix[m - 1])
+    lead[firsts] = prefix[leads]
+    return (total + lead) / (m - 1)
 
 
 def _value_order(values: Sequence[str], order: Sequence[str] | None) -> np.ndarray:
