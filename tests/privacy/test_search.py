@@ -18,7 +18,13 @@ from veil import anonymize
 from veil.cli import main
 from veil.hierarchy import Hierarchy, load_hierarchies
 from veil.privacy import verify
-from veil.privacy.criteria import DistinctLDiversity, KAnonymity, TCloseness
+from veil.privacy.criteria import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 from veil.privacy.lattice import CodedFrequencies, check
 from veil.privacy.metrics import make_metric
 from veil.privacy.search import search
@@ -278,8 +284,9 @@ def test_rolled_up_histograms_are_the_rows_counted_by_pandas(seed, rows, data) -
 @given(seed=st.integers(0, 10_000), rows=st.integers(10, 200), data=st.data())
 def test_l_and_t_from_a_roll_up_s_cells_are_those_of_the_whole_histograms(seed, rows, data) -> None:
     """The search tells the models the cells its roll-up made (``Groups.cells``): each class's
-    number of values, and its t against the release its suppressions leave, are those numpy
-    computes from the whole histograms (values present; half the L1 distance)."""
+    number of values, entropy, recursive ratio and its t against the release its suppressions
+    leave are those numpy and SciPy compute from the whole histograms (values present, SciPy's
+    entropy, the counts sorted, half the L1 distance)."""
     frame, hierarchies = random_problem(seed, rows)
     table = CodedFrequencies.build(frame, ["age", "zip", "sex"], hierarchies, sensitive="disease")
     middle = [data.draw(st.integers(0, h - 1)) for h in table.heights]
@@ -292,6 +299,25 @@ def test_l_and_t_from_a_roll_up_s_cells_are_those_of_the_whole_histograms(seed, 
         diverse = DistinctLDiversity(l=l)
         diverse.knows(hist, groups.cells)
         assert diverse.holds(groups.sizes, hist).tolist() == ((hist > 0).sum(axis=1) >= l).tolist()
+    from scipy.stats import entropy
+
+    from veil.privacy import criteria
+
+    spread = entropy(hist, axis=1)  # SciPy's Shannon entropy, natural log
+    ranked = -np.sort(-hist, axis=1)
+    for l in (1.5, 2, 3):  # noqa: E741
+        model = EntropyLDiversity(l=l)
+        model.knows(hist, groups.cells)
+        expected = spread >= np.log(l) - 1e-9
+        assert model.holds(groups.sizes, hist).tolist() == expected.tolist()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(criteria, "_SPARSE", 0)  # the cells sorted, however many there are
+        for l, c in ((1, 1.0), (2, 2.0), (2, 0.7), (3, 1.5)):  # noqa: E741
+            model = RecursiveCLDiversity(l=l, c=c)
+            model.knows(hist, groups.cells)
+            tail = ranked[:, l - 1 :].sum(axis=1)
+            expected = (tail > 0) & (ranked[:, 0] < c * tail)
+            assert model.holds(groups.sizes, hist).tolist() == expected.tolist(), (l, c)
     model = TCloseness(t=0.3)
     model.prepare(table.sensitive_values)
     model.knows(hist, groups.cells)

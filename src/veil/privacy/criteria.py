@@ -301,6 +301,15 @@ class EntropyLDiversity(Criterion):
     model: Literal["entropy_l_diversity"] = "entropy_l_diversity"
     l: float = Field(ge=1)  # noqa: E741
     shorthand: ClassVar[str | None] = "l"
+    _last: _Last = PrivateAttr(default_factory=_Last)
+
+    def knows(
+        self, histograms: np.ndarray, cells: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ) -> None:
+        """Each class's entropy from the cells a roll-up made, not from every cell."""
+        at, _, count = cells
+        share = count / np.bincount(at, count, len(histograms))[at]
+        self._last.keep(histograms, -np.bincount(at, share * np.log(share), len(histograms)))
 
     @property
     def name(self) -> str:
@@ -316,7 +325,11 @@ class EntropyLDiversity(Criterion):
         # a tiny tolerance: a class with exactly l equally frequent values has entropy log(l)
         """Classes whose sensitive values' entropy is at least log(l) (within a rounding
         tolerance)."""
-        return class_entropy(_need(histograms)) >= math.log(self.l) - _TOLERANCE
+        hist = _need(histograms)
+        entropy = self._last.of(hist)
+        if entropy is None:
+            entropy = class_entropy(hist)
+        return np.asarray(entropy >= math.log(self.l) - _TOLERANCE)
 
     def measure(self, sizes: np.ndarray, histograms: np.ndarray | None) -> float | None:
         """exp of the smallest class entropy: the least diverse class's effective number of
@@ -341,6 +354,32 @@ class RecursiveCLDiversity(Criterion):
     c: float = Field(gt=0)
     l: Whole = Field(ge=1)  # noqa: E741
     shorthand: ClassVar[str | None] = "l"
+    _last: _Last = PrivateAttr(default_factory=_Last)
+
+    def knows(
+        self, histograms: np.ndarray, cells: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ) -> None:
+        """Each class's ratio from the cells a roll-up made, each class's counts sorted among
+        its own values, where they are few beside every class x value (a sort of the cells
+        costs more per cell than the histograms' own: adult's top nodes hold few classes)."""
+        at, _, count = cells
+        if len(at) * _SPARSE > histograms.size:
+            return
+        classes = len(histograms)
+        # each class's counts, the largest first: one integer key sorts quicker than two
+        if np.issubdtype(count.dtype, np.integer) and len(count):
+            most = int(count.max()) + 1
+            by = np.argsort(at.astype(np.int64) * most + (most - 1 - count))
+        else:
+            by = np.lexsort((-count, at))
+        at, count = at[by], count[by]
+        first = np.ones(len(at), dtype=bool)
+        first[1:] = at[1:] != at[:-1]
+        rank = np.arange(len(at)) - np.flatnonzero(first)[np.cumsum(first) - 1]
+        top = np.zeros(classes)
+        top[at[first]] = count[first]
+        tail = np.bincount(at, np.where(rank >= self.l - 1, count, 0), classes)
+        self._last.keep(histograms, _ratio(top, tail))
 
     @property
     def name(self) -> str:
@@ -351,12 +390,14 @@ class RecursiveCLDiversity(Criterion):
         return f"l >= {self.l} (recursive, c = {self.c:g})"
 
     def _ratios(self, histograms: np.ndarray | None) -> np.ndarray:
-        hist = -np.sort(-_need(histograms), axis=1)
+        hist = _need(histograms)
+        kept = self._last.of(hist)
+        if kept is not None:
+            return np.asarray(kept)
+        hist = -np.sort(-hist, axis=1)
         if hist.shape[1] < self.l:
             return np.full(len(hist), np.inf)
-        tail = hist[:, self.l - 1 :].sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(tail > 0, hist[:, 0] / np.maximum(tail, 1), np.inf)
+        return _ratio(hist[:, 0], hist[:, self.l - 1 :].sum(axis=1))
 
     def holds(
         self, sizes: np.ndarray, histograms: np.ndarray | None, released: np.ndarray | None = None
@@ -373,6 +414,16 @@ class RecursiveCLDiversity(Criterion):
     def met(self, value: float | None) -> bool:
         """Whether the measured least c is below the model's c."""
         return value is not None and value < self.c
+
+
+#: cells fewer than a histogram's size over this are sorted themselves for recursive l
+_SPARSE = 16
+
+
+def _ratio(top: np.ndarray, tail: np.ndarray) -> np.ndarray:
+    """r1 / (r_l + ... + r_m) of each class, infinite where the tail is empty."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tail > 0, top / np.maximum(tail, 1), np.inf)
 
 
 @dataclass
