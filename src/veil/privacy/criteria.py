@@ -450,7 +450,7 @@ class _Cells:
             ranks = rank[self.value]
             key = self.at * m + ranks
             if len(key) and bool((key[1:] < key[:-1]).any()):  # by class, then value
-                by = np.argsort(key, kind="stable")
+                by = np.argsort(key)  # each key once: no order among equals to keep
                 at, start, share = self.at[by], ranks[by], self.share[by]
             else:
                 at, start, share = self.at, ranks, self.share
