@@ -146,3 +146,40 @@ def test_wordy_categories_are_no_free_text_but_a_column_of_notes_is() -> None:
     notes = list(rng.choice(["No change to the plan.", "Renewal sent by post."], 30_000))
     notes[::500] = [f"Customer {i} asked for the claim form again." for i in range(60)]
     assert scan(pd.DataFrame({"notes": notes})).columns[0].free_text  # 60 written once
+
+
+@pytest.mark.parametrize(
+    ("path", "column"),
+    [
+        ("surveys/HealthInsurance.csv.gz", "ethnicity"),  # cauc, afam, other
+        ("surveys/CPS1985.csv.gz", "ethnicity"),  # cauc, hispanic, other
+        ("surveys/acs12.csv.gz", "race"),
+        ("surveys/Wage.csv.gz", "race"),  # 1. White, 2. Black...
+        ("arx_adult/adult.csv.gz", "race"),
+        ("arx_fars/fars_subset.csv.gz", "irace"),  # 58% "Not a fatal(N/A)", 5% "Unknown"
+    ],
+)
+def test_a_race_column_is_read_from_its_values_under_a_name_that_says_nothing(
+    path: str, column: str
+) -> None:
+    """Race is special-category data: a column of races is found by its values, whatever it
+    is called (FARS's ``irace`` was insensitive: its census categories were not in the word
+    list, and answers saying the race is not known counted against it)."""
+    table = read(DATA / path).rename(columns={column: "v7"})
+    found = scan(table).column("v7")
+    assert (found.role.value, found.entity) == ("quasi_identifier", "ETHNICITY")
+
+
+def test_answers_that_say_nothing_make_no_column_a_vocabulary_s() -> None:
+    """A column of "Unknown" and "N/A" is of no vocabulary, nor are colours with black and
+    white among them."""
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame(
+        {
+            "a": rng.choice(["Unknown", "N/A", "Not stated", "Refused"], 600),
+            "b": rng.choice(["black", "white", "red", "blue", "green", "yellow"], 600),
+        }
+    )
+    found = scan(table)
+    assert found.column("a").entity is None
+    assert found.column("b").entity != "ETHNICITY"

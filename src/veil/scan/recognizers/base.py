@@ -29,6 +29,14 @@ _CONFIRM_DISTINCT = 100_000
 #: No entry of a word list is longer: a longer cell is not looked up (nor normalized, which a
 #: cell of megabytes would make the scan's slowest step).
 LONGEST_WORD = 256
+#: A value (``normalize``d) that says the answer is not known: "Unknown", "N/A", "Not stated",
+#: "Refused", FARS's "Not a fatal(N/A)". No vocabulary is of it, so it counts neither for a
+#: column being of one nor against (a race column half "Not a fatal(N/A)" is still of races).
+NOT_STATED = re.compile(
+    r"^(?:unknown|unk|n/?a|missing|blank|refused|no answer|prefer not to say|don'?t know"
+    r"|not (?:stated|known|available|applicable|reported|specified|recorded|given))$"
+    r"|(?:^|\s)n/a(?:\s|$)"
+)
 #: No value a pattern recognizes (an e-mail address has at most 254 characters, an IBAN 34) is
 #: longer: a longer cell is not matched whole against every pattern.
 LONGEST_VALUE = 512
@@ -409,16 +417,22 @@ class VocabularyRecognizer:
         places when most of its values are places, not when one frequent word is ("Well", 636
         of 693 health statuses, is also a place name somewhere)."""
         vocabulary = self.words()
+        texts = [str(t) for t in counts.index]
         known = np.fromiter(
-            (
-                len(t) <= LONGEST_WORD and self.normalizer(t) in vocabulary
-                for t in map(str, counts.index)
-            ),
+            (len(t) <= LONGEST_WORD and self.normalizer(t) in vocabulary for t in texts),
             bool,
             len(counts),
         )
+        # a value saying the answer is not known is neither for the vocabulary nor against it,
+        # even one a word list holds ("unknown" among genders)
+        silent = np.fromiter(
+            (len(t) <= LONGEST_WORD and NOT_STATED.search(normalize(t)) is not None for t in texts),
+            bool,
+            len(counts),
+        )
+        known &= ~silent
         rows = counts.to_numpy(dtype=float)
-        weights = np.log1p(rows)
+        weights = np.where(silent, 0.0, np.log1p(rows))
         total = weights.sum()
         if not total:
             return 0.0, 0.0, 0
