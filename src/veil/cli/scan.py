@@ -102,23 +102,27 @@ def scan(
             "it secret, or set VEIL_KEY to use your own)"
         )
     if suggest is not None:
-        if found.scan.quasi_identifiers:
-            out.print(f"wrote a starting policy to {suggest}: edit it, then run")
-        else:
-            from veil.privacy.suggest import UNMARKED
+        _say_what_next(data, suggest, bool(found.scan.quasi_identifiers), reading.given())
 
-            out.print(
-                f"wrote a starting policy to {suggest}: {UNMARKED}, so mark the columns "
-                "that could single someone out (role: quasi_identifier) in it, then run"
-            )
-        from veil.io import display_source  # a database's password is never printed
-        from veil.privacy.suggest import personal_query
 
-        run = f"  veil anonymize {display_source(data)} --policy {suggest} -o release.csv"
-        held = personal_query(reading.given().get("query"))
-        if held is not None:  # not in the policy: the query is given again
-            run += f" --query ...  (your query: it holds {held}, so the policy does not)"
-        out.print(run)
+def _say_what_next(data: str, suggest: Path, marked: bool, reading: dict[str, Any]) -> None:
+    """The lines after a suggested policy: what to do with it and the command that releases
+    with it (a database's password and a query naming a person never printed)."""
+    from veil.io import display_source
+    from veil.privacy.suggest import UNMARKED, personal_query
+
+    if marked:
+        out.print(f"wrote a starting policy to {suggest}: edit it, then run")
+    else:
+        out.print(
+            f"wrote a starting policy to {suggest}: {UNMARKED}, so mark the columns "
+            "that could single someone out (role: quasi_identifier) in it, then run"
+        )
+    run = f"  veil anonymize {display_source(data)} --policy {suggest} -o release.csv"
+    held = personal_query(reading.get("query"))
+    if held is not None:  # not in the policy: the query is given again
+        run += f" --query ...  (your query: it holds {held}, so the policy does not)"
+    out.print(run)
 
 
 @with_groups

@@ -381,6 +381,25 @@ def personal_query(query: str | None) -> str | None:
 _LIKELY = 0.75
 
 
+def _read_section(read: Mapping[str, Any] | None) -> list[str]:
+    """The policy's ``read:`` section: how the scan read the table (none when it was read as
+    it is), without a query naming a person (``personal_query``)."""
+    lines = []
+    settings = {
+        name: value for name, value in (read or {}).items() if name in ReadSettings.model_fields
+    }
+    held = personal_query(settings.get("query"))
+    if held is not None:
+        del settings["query"]
+        lines.append(f"# the query the scan read holds {held}: a policy is shared, so it is not")
+        lines.append("# written here; give --query again")
+    if settings:
+        lines.append("# read as the scan read it (the command's flags override these)")
+        block = yaml.safe_dump({"read": settings}, sort_keys=False, allow_unicode=True)
+        lines.extend(block.rstrip("\n").splitlines())
+    return lines
+
+
 def suggest_policy_yaml(
     result: ScanResult,
     data: pd.DataFrame | None = None,
@@ -412,18 +431,7 @@ def suggest_policy_yaml(
         "# A starting point: check each role, then edit the steps (`veil transforms` lists them).",
         "version: 1",
     ]
-    settings = {
-        name: value for name, value in (read or {}).items() if name in ReadSettings.model_fields
-    }
-    held = personal_query(settings.get("query"))
-    if held is not None:
-        del settings["query"]
-        lines.append(f"# the query the scan read holds {held}: a policy is shared, so it is not")
-        lines.append("# written here; give --query again")
-    if settings:
-        lines.append("# read as the scan read it (the command's flags override these)")
-        block = yaml.safe_dump({"read": settings}, sort_keys=False, allow_unicode=True)
-        lines.extend(block.rstrip("\n").splitlines())
+    lines.extend(_read_section(read))
     lines.append("columns:")
     for finding in result.columns:
         steps, note = suggested_steps(finding, key_file)
