@@ -554,3 +554,64 @@ def test_the_previous_spellings_are_read_as_the_new_ones_and_said(capsys) -> Non
         "r.csv",
     ]
     assert renamed(["report", "r.csv", "-c", "c.json"])[2] == "--certificate"
+
+
+_HOSTILE_LINES = [
+    "plain line",
+    "tab\there and 漢字\tthere",  # a tab goes to rich, which sets it by cell width
+    "cr\rhere",
+    "bell\x07 bs\x08 vt\x0b ff\x0c",
+    "esc \x1b[31mred\x1b[0m",
+    "wide 漢字 é",
+    "x" * 300,
+    "trailing   ",
+    "",
+    "multi\nline",
+    "[bold]markup[/bold] :smile:",
+    "nul\x00 del\x7f \u200b",
+]
+
+
+@pytest.mark.parametrize("stderr", [False, True])
+def test_a_plain_line_is_written_as_rich_writes_it(
+    stderr: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The consoles write plain text without importing rich (13 ms of every command's start):
+    each line, hostile ones too, is what a rich console with the same options writes, and once
+    rich's console is made (a table, a live bar) everything goes through it."""
+    import io
+
+    from rich.console import Console
+
+    from veil.cli._common import LazyConsole
+
+    for line in _HOSTILE_LINES:
+        lazy = LazyConsole(stderr=stderr)
+        lazy.print(line)
+        captured = capsys.readouterr()
+        got = captured.err if stderr else captured.out
+        buffer = io.StringIO()
+        Console(file=buffer, highlight=False, soft_wrap=True, markup=False, emoji=False).print(line)
+        assert got == buffer.getvalue(), repr(line)
+    lazy = LazyConsole()
+    assert lazy.is_terminal is False  # captured: no terminal, and no console made to say so
+    assert lazy._console is None
+    lazy.print("a", "b", end="!\n")  # an option: rich's own print
+    assert capsys.readouterr().out == "a b!\n"
+    assert lazy._console is not None
+
+
+def test_a_command_printing_plain_lines_loads_no_rich(tmp_path: Path) -> None:
+    """``veil check`` prints lines only: rich is not imported (in a process of its own)."""
+    table = tmp_path / "t.csv"
+    table.write_text("age,county\n" + "34,Nyeri\n" * 5)
+    probe = (
+        "import sys, runpy; sys.argv = ['veil', 'check', sys.argv[1], '-q', 'age,county', "
+        "'-k', '2']\ntry:\n    runpy.run_module('veil', run_name='__main__')\n"
+        "except SystemExit:\n    pass\nprint('rich' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(table)], capture_output=True, text=True, check=True
+    )
+    assert "k = 5" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "False"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import os
 import sys
 import typing
 from collections.abc import Callable, Iterator
@@ -16,14 +17,71 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from veil.exceptions import ParameterError
 from veil.progress import Progress
 
-# markup and emoji off: a column or file named "[red]x" or ":bomb:" is printed as it is
-out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
+if typing.TYPE_CHECKING:
+    from rich.console import Console
+
+#: the control characters rich's text drops (bell, backspace, vertical tab, form feed, return)
+_DROPPED = dict.fromkeys((7, 8, 11, 12, 13))
+
+
+class LazyConsole:
+    """A rich ``Console`` made when first needed. Until then a line of plain text is written
+    as that console writes it (the control characters rich drops dropped; a line with a tab,
+    which rich sets to its stops by cell width, goes to rich): most commands print only such
+    lines, and importing rich took 13 ms of every command's start, before any work."""
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        """The rich console (made now if it was not): for tables, JSON, live progress."""
+        if self._console is None:
+            from rich.console import Console
+
+            # markup and emoji off: a column or file named "[red]x" or ":bomb:" is printed as
+            # it is
+            self._console = Console(
+                stderr=self._stderr, highlight=False, soft_wrap=True, markup=False, emoji=False
+            )
+        return self._console
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        """``Console.print``; plain text, with no option, written without rich until a
+        console is made (after it, always through it: a live bar may be on screen)."""
+        plain = self._console is None and not options
+        if plain and all(isinstance(o, str) and "\t" not in o for o in objects):
+            stream = sys.stderr if self._stderr else sys.stdout
+            stream.write(" ".join(objects).translate(_DROPPED) + "\n")
+            stream.flush()
+            return
+        self.console.print(*objects, **options)
+
+    @property
+    def is_terminal(self) -> bool:
+        """Rich's answer, asked of rich only where it may be yes: a stream that is a terminal,
+        or the variables rich reads to be told it is one (``TTY_COMPATIBLE``, ``FORCE_COLOR``)."""
+        stream = sys.stderr if self._stderr else sys.stdout
+        try:
+            tty = bool(stream.isatty())
+        except (AttributeError, ValueError):  # no such method, or a closed stream
+            tty = False
+        told = any(name in os.environ for name in ("TTY_COMPATIBLE", "FORCE_COLOR"))
+        if tty or told or self._console is not None:
+            return bool(self.console.is_terminal)
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+
+out = LazyConsole()
+err = LazyConsole(stderr=True)
 
 # Options shared by every command that reads data, with the same words everywhere.
 Sep = Annotated[str | None, typer.Option("--sep", help="CSV delimiter (detected if omitted).")]
@@ -183,7 +241,7 @@ def _progress(enabled: bool = True) -> Iterator[Progress]:
     if not enabled or QUIET:
         yield Progress()
         return
-    shown = RichProgress(err) if err.is_terminal else LineProgress(sys.stderr)
+    shown = RichProgress(err.console) if err.is_terminal else LineProgress(sys.stderr)
     try:
         yield shown
     except BaseException:
