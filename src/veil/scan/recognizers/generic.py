@@ -8,10 +8,6 @@ import string
 from functools import cache, lru_cache
 from typing import Any
 
-from stdnum import iban, luhn
-from stdnum.exceptions import ValidationError
-from stdnum.iso7064 import mod_97_10
-
 from veil.scan.recognizers import phones, vocabulary
 from veil.scan.recognizers.base import (
     ColumnSample,
@@ -69,6 +65,8 @@ def parsed_phone(text: str, regions: tuple[str | None, ...]) -> bool | None:
 
 def valid_card(text: str) -> bool:
     """Whether ``text`` is a payment card number with a valid Luhn check digit."""
+    from stdnum import luhn  # python-stdnum imports ssl: loaded when a number is checked
+
     digits = re.sub(r"[ -]", "", text)
     return 12 <= len(digits) <= 19 and digits[0] in "23456" and luhn.is_valid(digits)
 
@@ -79,6 +77,10 @@ def valid_iban(text: str) -> bool:
     country's format looked up once rather than per number (stdnum walks its registry of 89
     countries for every number: 25 µs of the 30). Held equal to ``iban.is_valid`` by the
     tests."""
+    from stdnum import iban
+    from stdnum.exceptions import ValidationError
+    from stdnum.iso7064 import mod_97_10
+
     # stdnum's compact and mod-97 check, written for ASCII as str.translate (stdnum maps
     # Unicode's look-alikes, and "`", to ASCII first: such a text takes stdnum's own way)
     ascii_text = text.isascii() and "`" not in text
@@ -114,6 +116,8 @@ def _iban_country(prefix: str) -> tuple[re.Pattern[str], Any] | None:
     """A country's BBAN format and its own IBAN check (None: not an IBAN country). stdnum's
     registry has one level, two letters, so the number's first two letters find what the
     whole number would."""
+    from stdnum import iban
+
     found = iban._ibandb.info(prefix)
     if not found or not found[0][1]:
         return None

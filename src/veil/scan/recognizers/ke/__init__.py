@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from stdnum.ke import pin
-
 from veil.scan.recognizers.base import ColumnSample, Entity, Evidence, Pattern, PatternRecognizer
 from veil.scan.recognizers.ke.counties import NORMALIZED_PROVINCE, province_of
 
@@ -11,6 +9,8 @@ from veil.scan.recognizers.ke.counties import NORMALIZED_PROVINCE, province_of
 def valid_kra_pin(text: str) -> bool | None:
     """python-stdnum's rule (A for individuals, P for others) confirms; other letters keep the
     shape's score, because exports and test data use them too."""
+    from stdnum.ke import pin  # python-stdnum imports ssl: loaded when a PIN is checked
+
     return True if pin.is_valid(text) else None
 
 

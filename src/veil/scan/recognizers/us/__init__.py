@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from stdnum.us import ssn
-
 from veil.scan.recognizers.base import Entity, Pattern, PatternRecognizer
+
+
+def _valid_ssn(text: str) -> bool:
+    """python-stdnum's check (imported when a number is checked: it imports ssl)."""
+    from stdnum.us import ssn
+
+    return bool(ssn.is_valid(text))
+
 
 US_SSN = PatternRecognizer(
     "US_SSN",
     [Pattern("ssn", r"\d{3}-\d{2}-\d{4}", 0.5)],
     description="US Social Security numbers (valid area/group/serial)",
-    validate=lambda text: bool(ssn.is_valid(text)),
+    validate=lambda text: _valid_ssn(text),
 )
 
 # Five digits are also order numbers and amounts: alone this is weak evidence, a column name
