@@ -44,8 +44,9 @@ privacy:
 SIZES = {"1m": 1_000_000, "10m": 10_000_000, "100m": 100_000_000}
 
 
-def measured(command: list[str], cwd: Path) -> tuple[float, float, str, int]:
-    """(wall seconds, peak RSS in GB, its output (errors, then standard output), exit code) of
+def measured(command: list[str], cwd: Path) -> tuple[float, float, float, str, int]:
+    """(wall seconds, CPU seconds (user and system, its children's included), peak RSS in GB,
+    its output (errors, then standard output), exit code) of
     ``command`` as a process of its own (its own peak: wait4 on it, not the running maximum of
     all children)."""
     start = time.perf_counter()
@@ -68,7 +69,8 @@ def measured(command: list[str], cwd: Path) -> tuple[float, float, str, int]:
         thread.join()
     seconds = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
-    return seconds, usage.ru_maxrss / 1e6, chunks.get("err", "") + chunks.get("out", ""), code
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, cpu, usage.ru_maxrss / 1e6, chunks.get("err", "") + chunks.get("out", ""), code
 
 
 def passes(log: str) -> str:
@@ -101,9 +103,9 @@ def passes(log: str) -> str:
     return ", ".join(found)
 
 
-def line(label: str, rows: int, seconds: float, rss: float, extra: str = "") -> None:
+def line(label: str, rows: int, seconds: float, cpu: float, rss: float, extra: str = "") -> None:
     print(
-        f"  {label:<44} {seconds:7.1f} s  {rows / seconds / 1e6:6.2f}M rows/s  "
+        f"  {label:<44} {seconds:7.1f} s  CPU {cpu:6.1f} s  {rows / seconds / 1e6:6.2f}M rows/s  "
         f"peak RSS {rss:5.2f} GB  {extra}"
     )
 
@@ -154,7 +156,7 @@ def main() -> int:
                     "--backend dask --workers 2",
                 ]
             for way in ways:
-                seconds, rss, log, code = measured(
+                seconds, cpu, rss, log, code = measured(
                     [
                         *VEIL,
                         "check",
@@ -176,11 +178,11 @@ def main() -> int:
                 if code not in (0, 1):
                     print(f"  check {way} failed ({code}): {log.strip().splitlines()[-1:]}")
                     continue
-                line(f"check k,l,t {way}", rows, seconds, rss, passes(log))
+                line(f"check k,l,t {way}", rows, seconds, cpu, rss, passes(log))
             for way in ways:
                 out = f"release_{stem}_{way.split()[-1].strip('-')}"
                 out += "" if "dask" in way else ".parquet"  # a cluster writes a folder of parts
-                seconds, rss, log, code = measured(
+                seconds, cpu, rss, log, code = measured(
                     [
                         *VEIL,
                         "anonymize",
@@ -199,13 +201,13 @@ def main() -> int:
                 if code != 0:
                     print(f"  anonymize {way} failed ({code}): {log.strip().splitlines()[-1:]}")
                     continue
-                line(f"anonymize k=5 4% {way}", rows, seconds, rss, passes(log))
+                line(f"anonymize k=5 4% {way}", rows, seconds, cpu, rss, passes(log))
                 if (DATA / out).is_dir():
                     shutil.rmtree(DATA / out)
                 (DATA / out).unlink(missing_ok=True)
             scanned: dict[str, str] = {}  # each way's JSON, compared with the first
             for way in ways:
-                seconds, rss, log, code = measured(
+                seconds, cpu, rss, log, code = measured(
                     [*VEIL, "scan", name, "--format", "json", *way.split()], DATA
                 )
                 if code != 0:
@@ -223,7 +225,7 @@ def main() -> int:
                     )
                 )
                 timed = ", ".join(filter(None, [passes(log), same]))
-                line(f"scan {way}", rows, seconds, rss, timed)
+                line(f"scan {way}", rows, seconds, cpu, rss, timed)
             # peers, the same k check on the same file
             if name.endswith(".parquet") and size != "100m":
                 script = (
@@ -234,18 +236,19 @@ def main() -> int:
                     "print(int(n.min()), len(n), time.perf_counter()-t, "
                     "time.perf_counter()-r)"
                 )
-                seconds, rss, log, code = measured([sys.executable, "-c", script, name], DATA)
+                seconds, cpu, rss, log, code = measured([sys.executable, "-c", script, name], DATA)
                 k, classes, _, groupby = log.split()[-4:]
                 line(
                     "pandas group-by k (peer)",
                     rows,
                     seconds,
+                    cpu,
                     rss,
                     f"k {k}, {int(classes):,} classes; group-by alone {float(groupby):.1f} s",
                 )
             if Path(args.duckdb_python).exists():
                 for engine, extra in (("DuckDB", []), ("Polars", ["polars"])):
-                    seconds, rss, log, code = measured(
+                    seconds, cpu, rss, log, code = measured(
                         [
                             args.duckdb_python,
                             str(ROOT / "bench" / "duckdb_runner.py"),
@@ -263,6 +266,7 @@ def main() -> int:
                         f"{engine} group-by k (peer)",
                         rows,
                         seconds,
+                        cpu,
                         rss,
                         f"k {got['k']}, {got['classes']:,} classes; query alone "
                         f"{got['seconds']:.1f} s",
