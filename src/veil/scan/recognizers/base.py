@@ -418,17 +418,18 @@ class VocabularyRecognizer:
         of 693 health statuses, is also a place name somewhere)."""
         vocabulary = self.words()
         texts = [str(t) for t in counts.index]
-        known = np.fromiter(
-            (len(t) <= LONGEST_WORD and self.normalizer(t) in vocabulary for t in texts),
-            bool,
-            len(counts),
-        )
+        keys = [self.normalizer(t) if len(t) <= LONGEST_WORD else None for t in texts]
+        known = np.fromiter((k is not None and k in vocabulary for k in keys), bool, len(keys))
         # a value saying the answer is not known is neither for the vocabulary nor against it,
-        # even one a word list holds ("unknown" among genders)
+        # even one a word list holds ("unknown" among genders); read from the words already
+        # normalized where the list's own normalizer is the plain one (all but places')
+        plain = (
+            keys
+            if self.normalizer is normalize
+            else [normalize(t) if k is not None else None for t, k in zip(texts, keys, strict=True)]
+        )
         silent = np.fromiter(
-            (len(t) <= LONGEST_WORD and NOT_STATED.search(normalize(t)) is not None for t in texts),
-            bool,
-            len(counts),
+            (p is not None and NOT_STATED.search(p) is not None for p in plain), bool, len(keys)
         )
         known &= ~silent
         rows = counts.to_numpy(dtype=float)
