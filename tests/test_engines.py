@@ -126,6 +126,15 @@ def test_a_cluster_reads_a_csv_with_its_own_delimiter_and_refuses_a_packed_one(
         InputError, match="cannot cut into blocks for its workers; give --streaming"
     ):
         veil.check(ADULT / "adult.csv.gz", QIS, k=2, engine="dask")
+    # Dask guessed each column's type from a sample and stopped with an internal error when a
+    # later block held a value that did not fit it: the cluster now types as the stream does
+    mixed = tmp_path / "ages.csv"
+    mixed.write_text("age,county\n" + "".join(f"{20 + i % 60},Nyeri\n" for i in range(60_000)))
+    with mixed.open("a") as tail:
+        tail.write("n/a,Nyeri\nforty,Nyeri\n")
+    streamed = veil.check(mixed, ["age", "county"], k=2, engine="stream").to_dict()
+    assert veil.check(mixed, ["age", "county"], k=2, engine="dask").to_dict() == streamed
+    assert veil.check(mixed, ["age", "county"], k=2).to_dict() == streamed
 
 
 def test_scan_reads_a_postgresql_table_by_its_url(postgres_url: str) -> None:

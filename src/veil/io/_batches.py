@@ -323,6 +323,29 @@ class TableStream:
             frame.attrs[TEXT_FORMATS] = {k: v for k, v in self.formats.items() if k in wanted}
             yield frame
 
+    def pandas_reading(self) -> dict[str, Any]:
+        """How pandas (a Dask cluster's blocks) reads this CSV file as ``batches`` types it:
+        the delimiter, the encoding, each column's dtype as decided over every row (a first
+        reading), the dates to parse, and Arrow's texts for a missing value, no others."""
+        self.prepare()
+        dtypes = {
+            "int": lambda name: "float64" if self._nulls[name] else "int64",
+            "float": lambda name: "float64",
+        }
+        return {
+            "sep": self.sep,
+            "encoding": self.encoding,
+            "dtype": {
+                name: dtypes[kind](name) if kind in dtypes else "string"
+                for name, kind in self._kinds.items()
+                if kind != "date"
+            },
+            "parse_dates": [name for name, kind in self._kinds.items() if kind == "date"],
+            "date_format": "ISO8601",
+            "keep_default_na": False,
+            "na_values": pacsv.ConvertOptions().null_values,
+        }
+
     def _typed(self, name: str, col: pa.ChunkedArray) -> Any:
         kind = self._kinds[name]
         if kind == "int":

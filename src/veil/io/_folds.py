@@ -114,10 +114,12 @@ def dask_frame(source: str, *, columns: list[str] | None = None) -> Any:
 
 
 def _dask_csv(path: Path, columns: list[str] | None) -> Any:
-    """One CSV file as Dask reads it in blocks of 64 MB, with its delimiter and encoding
-    detected as ``read`` does (a CSV delimited by ';' or a tab, a .tsv). A compressed file
-    cannot be cut into blocks: it is refused, saying what to do."""
-    from veil.io._files import check_readable, csv_dialect, packing
+    """One CSV file as Dask reads it in blocks of 64 MB, typed as a stream types it: the
+    delimiter and encoding detected as ``read`` does (a CSV delimited by ';' or a tab, a .tsv),
+    each column's type decided over every row in a first reading (Dask's own guess, from a
+    sample, stopped the job when a later block held a value it did not fit: one ``n/a`` after
+    3M ages). A compressed file cannot be cut into blocks: it is refused, saying what to do."""
+    from veil.io._files import check_readable, packing
 
     check_readable(path)
     packed = packing(path)
@@ -126,16 +128,9 @@ def _dask_csv(path: Path, columns: list[str] | None) -> Any:
             f"{path}: a {packed[0]} file, which a cluster cannot cut into blocks for its "
             "workers; give --streaming, or write it as Parquet"
         )
-    with open(path, "rb") as file:
-        head = file.read(_DIALECT_BYTES)
-    complete = len(head) < _DIALECT_BYTES
-    encoding, sep, _ = csv_dialect(path, head, sep=None, encoding=None, complete=complete)
+    reading = TableStream(str(path)).pandas_reading()
     _, dd = dask_modules()
-    return dd.read_csv(str(path), sep=sep, encoding=encoding, usecols=columns, blocksize="64MB")
-
-
-#: Bytes of a CSV file read to detect its delimiter and encoding before a cluster reads it.
-_DIALECT_BYTES = 1 << 20
+    return dd.read_csv(str(path), usecols=columns, blocksize="64MB", **reading)
 
 
 def each_partition(frame: Any, fn: Callable[[pd.DataFrame], Any]) -> list[Any]:
