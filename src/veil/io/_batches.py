@@ -336,7 +336,7 @@ class TableStream:
             "sep": self.sep,
             "encoding": self.encoding,
             "dtype": {
-                name: dtypes[kind](name) if kind in dtypes else "string"
+                name: dtypes[kind](name) if kind in dtypes else "str"
                 for name, kind in self._kinds.items()
                 if kind != "date"
             },

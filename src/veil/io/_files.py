@@ -28,6 +28,7 @@ from veil.exceptions import (
     one_line,
     shown,
 )
+from veil.io._packed import PACKED_SUFFIXES
 
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: Arrow alone reads and types
     import numpy as np
@@ -65,7 +66,7 @@ _ISO_FORMS = (
 _CSV_SUFFIXES = frozenset({".csv", ".txt", ".tsv", ""})
 #: The suffixes of a compressed file Arrow unpacks as it reads (gzip, bzip2, zstd: its own
 #: codecs; an xz file it cannot, and is unpacked whole, in memory).
-_STREAMED_PACKINGS = frozenset({".gz", ".bz2", ".zst"})
+_STREAMED_PACKINGS = frozenset(s for s, codec in PACKED_SUFFIXES.items() if codec != "xz")
 
 
 def is_streamable(source: object) -> bool:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from veil._lazy import is_dask, is_frame
 from veil.exceptions import InputError, ParameterError
+from veil.io._packed import PACKED_SUFFIXES, unpacked_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +49,7 @@ CELL_BYTES = 64
 #: How many times its size a compressed CSV unpacks to, for ``"auto"``'s rule: a CSV packs to
 #: an eighth to a fourteenth of its text with gzip (adult 13.7x, HealthInsurance 8.0x).
 PACKED_RATIO = 10
-_PACKED_SUFFIXES = (".gz", ".bz2", ".zst", ".xz")
+
 
 #: What each engine is called in messages: the engine and the command-line words for it.
 _SAID = {
@@ -258,7 +259,7 @@ class Source:
 
 def _stem(path: Path) -> str:
     """``path``'s stem, less a compression's suffix (``adult.csv.gz``: ``adult``)."""
-    return Path(path.stem).stem if path.suffix.lower() in _PACKED_SUFFIXES else path.stem
+    return Path(unpacked_name(path.name)).stem
 
 
 def _bytes_held(path: Path) -> int:
@@ -267,7 +268,7 @@ def _bytes_held(path: Path) -> int:
     from veil.io._files import PARQUET_SUFFIXES
 
     on_disk = path.stat().st_size
-    if path.suffix.lower() in _PACKED_SUFFIXES:
+    if path.suffix.lower() in PACKED_SUFFIXES:
         return on_disk * PACKED_RATIO
     if path.suffix.lower() not in PARQUET_SUFFIXES:
         return on_disk

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from veil.exceptions import InputError, MissingExtraError
+from veil.io._packed import PACKED_SUFFIXES, unpacked_name
 from veil.rights._map import Store, TableMap
 from veil.rights._subject import TOKEN, Subject, token, values_of
 
@@ -157,18 +158,11 @@ JSON_ENDINGS = {".json": "array", ".jsonl": "lines", ".ndjson": "lines"}
 
 
 def _json_kind(name: str) -> str | None:
-    inner = _inner(name).lower()
+    inner = unpacked_name(name).lower()
     return next((kind for end, kind in JSON_ENDINGS.items() if inner.endswith(end)), None)
 
 
 #: A store file's compression, by its name's last suffix (``claims_2024.csv.gz``)
-PACKED = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
-
-
-def _inner(name: str) -> str:
-    """The name without its compression suffix: what says the file's kind."""
-    suffix = Path(name).suffix.lower()
-    return name[: -len(suffix)] if suffix in PACKED else name
 
 
 def unpacked(data: bytes, label: str) -> bytes:
@@ -177,7 +171,7 @@ def unpacked(data: bytes, label: str) -> bytes:
     says compressed but whose bytes are not is one clear line."""
     from veil.io import memory_bytes, unpack
 
-    codec = PACKED.get(Path(label).suffix.lower())
+    codec = PACKED_SUFFIXES.get(Path(label).suffix.lower())
     if codec is None:
         return data
     most = memory_bytes() // 4
@@ -203,7 +197,7 @@ def packed(data: bytes, label: str) -> bytes:
     import gzip
     import lzma
 
-    codec = PACKED.get(Path(label).suffix.lower())
+    codec = PACKED_SUFFIXES.get(Path(label).suffix.lower())
     if codec is None:
         return data
     if codec == "zstd":
@@ -295,7 +289,7 @@ def _json_rewritten(
 
 
 def _parquet(name: str) -> bool:
-    return _inner(name).lower().endswith(".parquet")
+    return unpacked_name(name).lower().endswith(".parquet")
 
 
 def units(name: str, store: Store, pattern: str) -> list[Unit]:
@@ -368,7 +362,7 @@ def objects_of(s3: Any, name: str, store: Store, prefix: str) -> list[str]:
         ):
             for found in page.get("Contents", []):
                 key = found["Key"]
-                if _inner(key).lower().endswith((".csv", ".parquet", *JSON_ENDINGS)):
+                if unpacked_name(key).lower().endswith((".csv", ".parquet", *JSON_ENDINGS)):
                     keys.append(key)
                 elif found.get("Size", 1) and not key.rsplit("/", 1)[-1].startswith(("_", ".")):
                     unread.append(key)
