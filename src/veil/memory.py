@@ -50,6 +50,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 
 #: glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
@@ -63,6 +64,36 @@ _NEVER = -1
 #: Whether this process runs one command (``tune_for_one_job``): only then ``xla_for_mbi``
 #: sets XLA's flags.
 _ONE_JOB = False
+
+
+#: Seconds the command's process runs without cyclic garbage collection (``hold_collection``).
+GC_HELD_SECONDS = 1.0
+
+
+def hold_collection() -> threading.Timer:
+    """Cyclic garbage collection off for the command's first ``GC_HELD_SECONDS``; then what
+    exists is frozen (never walked again) and collection resumes. The imports make ~150,000
+    objects and no garbage, and Python's collector walked them again and again as they came:
+    105 collections and 22 ms of `veil check`'s 1M rows, 218 and 48 ms of `veil anonymize` of
+    six rows, 342 and 103 ms of `veil report` (the collections walk each module's
+    dictionary). A second of a job makes little cyclic garbage: a stream of 10M rows made
+    none (the same peak memory with no collection at all). The timer, cancelled when the
+    command ends, is returned."""
+    import gc
+
+    gc.disable()
+    resume = threading.Timer(GC_HELD_SECONDS, _resume_collection)
+    resume.daemon = True
+    resume.start()
+    return resume
+
+
+def _resume_collection() -> None:
+    """Cyclic garbage collection from now on, over what is made from now on."""
+    import gc
+
+    gc.freeze()
+    gc.enable()
 
 
 def tune_for_one_job(*, arrow_pool: bool = False) -> bool:

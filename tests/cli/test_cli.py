@@ -630,12 +630,12 @@ def test_a_command_loads_only_what_it_uses(
 def test_the_command_collects_garbage_after_its_first_second_only() -> None:
     """The command's process holds cyclic garbage collection while it starts (the imports'
     objects, walked again and again, were 48 ms of `veil anonymize`'s start); after
-    ``GC_HELD_SECONDS`` what exists is frozen and collection runs again, so a long command
-    still collects (in a process of its own, with a command that takes 0.3 s and a hold of
+    ``veil.memory.GC_HELD_SECONDS`` what exists is frozen and collection runs again, so a long
+    command still collects (in a process of its own, with a command that takes 0.3 s and a hold of
     0.1 s; and one done before its hold ends, which never collected)."""
     probe = (
-        "import gc, sys, time, veil.cli as c\n"
-        "c.GC_HELD_SECONDS = float(sys.argv[1])\n"
+        "import gc, sys, time, veil.cli as c, veil.memory as m\n"
+        "m.GC_HELD_SECONDS = float(sys.argv[1])\n"
         "seen = []\n"
         "def main():\n"
         "    seen.append(gc.isenabled())\n"

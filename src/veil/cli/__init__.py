@@ -138,34 +138,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: Seconds the command's process runs without cyclic garbage collection (``run``).
-GC_HELD_SECONDS = 1.0
-
-
-def _resume_gc() -> None:
-    """Cyclic garbage collection from now on, over what is made from now on."""
-    import gc
-
-    gc.freeze()
-    gc.enable()
-
-
 def run() -> int:
     """The ``veil`` command: ``main`` in a process tuned for one job (``veil.memory``)."""
     import gc
-    import threading
 
-    # The imports make ~150,000 objects and no garbage, and Python's collector walked them
-    # again and again as they came: 200-350 collections, 22 ms of `veil check`'s start, 48 ms
-    # of `veil anonymize`'s, 200 ms of `veil report`'s (the collections walk each module's
-    # dictionary). The command's first second runs without it; then what exists is frozen
-    # (never walked again) and collection resumes. A second of a job makes little cyclic
-    # garbage (a stream of 10M rows made none: the same peak memory without any collection).
-    gc.disable()
-    resume = threading.Timer(GC_HELD_SECONDS, _resume_gc)
-    resume.daemon = True
-    resume.start()
-    from veil.memory import tune_for_one_job
+    from veil.memory import hold_collection, tune_for_one_job
+
+    resume = hold_collection()
 
     # `veil check` reads its table once and exits: Arrow's own pool serves it best
     tune_for_one_job(arrow_pool=_common.command_of(sys.argv[1:]) == "check")
