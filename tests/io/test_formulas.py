@@ -9,6 +9,7 @@ from pathlib import Path
 
 import openpyxl
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,6 +55,41 @@ def test_escaping_never_makes_two_values_equal(values: list[str]) -> None:
     assert escaped["v"].nunique() == pd.Series(values).nunique()
     for before, after in zip(values, escaped["v"], strict=True):
         assert after in (before, "'" + before)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.text(alphabet="'=+-@a1é \t\r", max_size=4)), max_size=30),
+    st.integers(0, 30),
+    st.integers(0, 30),
+    st.sampled_from(["str", "large", "object", "chunked"]),
+)
+def test_cells_are_escaped_alike_however_the_column_is_held(
+    values: list[str | None], start: int, stop: int, held: str
+) -> None:
+    # the cells' first bytes are read from Arrow's buffers (a slice of a column starts at an
+    # offset, a large string has 64-bit offsets, a column may be in chunks): whatever the
+    # holding, the cells escaped are those escaped in a column of Python objects
+    part = values[start:stop] or values
+    arrow = pa.array(values, type=pa.large_string() if held == "large" else pa.string())
+    arrow = arrow.slice(min(start, len(values)), len(part)) if values[start:stop] else arrow
+    if held == "chunked":
+        half = len(part) // 2
+        column = pd.Series(
+            pd.arrays.ArrowExtensionArray(
+                pa.chunked_array([arrow.slice(0, half), arrow.slice(half)], type=pa.string())
+            )
+        )
+    elif held == "object":
+        column = pd.Series(part, dtype=object)
+    else:
+        column = pd.Series(pd.arrays.ArrowExtensionArray(arrow))
+    escaped, count = escape_formulas(pd.DataFrame({"v": column}))
+    plain, expected = escape_formulas(pd.DataFrame({"v": pd.Series(part, dtype=object)}))
+    assert count == expected
+    assert [None if pd.isna(v) else v for v in escaped["v"]] == [
+        None if pd.isna(v) else v for v in plain["v"]
+    ]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".xlsx"])

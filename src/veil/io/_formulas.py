@@ -49,17 +49,17 @@ def escape_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     total = 0
     for name in _text_columns(frame):
         series = frame[name]
-        values = series.to_numpy(dtype=object)
-        text = _strings(values)
+        held = arrow_text(series)  # Arrow's own strings: read where they are, no copy
+        values = None if held is not None else series.to_numpy(dtype=object)
+        text = held if values is None else _strings(values)
         if text is None:
             continue
-        runs = pc.and_not(
-            pc.match_substring_regex(text, _RUNS), pc.match_substring_regex(text, _NUMBER)
-        )
-        hits = pc.fill_null(runs, False).to_numpy(zero_copy_only=False)
-        count = int(hits.sum())
+        hits = _formula_cells(text)
+        count = 0 if hits is None else int(hits.sum())
         if not count:
             continue
+        if values is None:
+            values = series.to_numpy(dtype=object)
         if out is frame:
             out = frame.copy(deep=False)
         escaped = values.copy()
@@ -70,6 +70,54 @@ def escape_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         out = frame.copy(deep=False)
     out.attrs[ESCAPED] = True
     return out, total
+
+
+def arrow_text(series: pd.Series) -> pa.ChunkedArray | None:
+    """A text column's values as the Arrow strings pandas holds them in (no copy), or None
+    when pandas does not hold the column in Arrow (NumPy objects)."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        kind = dtype.pyarrow_dtype
+        held = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    else:
+        held = isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+    if not held:
+        return None
+    arrow = series.array.__arrow_array__()  # the Arrow interface pandas' arrays offer
+    return arrow if isinstance(arrow, pa.ChunkedArray) else pa.chunked_array([arrow])
+
+
+def _formula_cells(text: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """Which cells of ``text`` a spreadsheet would run (a bool per cell), or None when none
+    begins as a formula does: only then are the cells so begun tested for a plain number."""
+    if not _may_run(text):
+        return None
+    runs = pc.fill_null(pc.match_substring_regex(text, _RUNS), False)
+    if not pc.any(runs).as_py():
+        return None
+    hits = pc.and_not(runs, pc.fill_null(pc.match_substring_regex(text, _NUMBER), False))
+    return np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+#: the first bytes a cell that runs can begin with (an apostrophe or a trigger: ASCII, so a
+#: UTF-8 text's first byte is its first character's)
+_FIRST = np.frombuffer(("'" + TRIGGERS).encode(), dtype=np.uint8)
+
+
+def _may_run(text: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether a cell of ``text`` may begin as a formula does, judged on each cell's first
+    byte read from Arrow's buffers (a gather over the offsets, where a regular expression
+    reads every cell): False only when none can."""
+    for chunk in text.chunks if isinstance(text, pa.ChunkedArray) else [text]:
+        _, offsets, data = chunk.buffers()
+        if data is None or len(chunk) == 0:
+            continue
+        wide = "<i8" if pa.types.is_large_string(chunk.type) else "<i4"
+        ends = np.frombuffer(offsets, dtype=wide)[chunk.offset : chunk.offset + len(chunk) + 1]
+        starts = ends[:-1][ends[1:] > ends[:-1]]  # the cells with a first byte
+        if np.isin(np.frombuffer(data, dtype=np.uint8)[starts], _FIRST).any():
+            return True
+    return False
 
 
 def _strings(values: np.ndarray) -> pa.Array | None:
