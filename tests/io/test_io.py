@@ -9,6 +9,7 @@ import mmap
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -446,11 +447,16 @@ def test_failed_write_leaves_nothing_behind(
     frame = pd.DataFrame({"a": range(1000)})
     target = tmp_path / "out.csv"
 
-    def half_then_fail(self: pd.DataFrame, path: Path, **kwargs: object) -> None:
-        Path(path).write_text("a\n0\n1\n")  # a partial file...
+    def half_then_fail(self: pd.DataFrame, where: Any, **kwargs: object) -> None:
+        if hasattr(where, "write"):  # a partial file...
+            where.write(b"a\n0\n1\n")
+        else:
+            Path(where).write_text("a\n0\n1\n")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # ...then the failure
 
+    # whichever writes it: Arrow's kernels (veil.io._csvout) or pandas
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
+    monkeypatch.setattr("veil.io._write.write_csv", half_then_fail)
     with pytest.raises(OutputError, match=r"cannot write .*out\.csv: No space left on device"):
         io.write(frame, target)
     assert list(tmp_path.iterdir()) == []
