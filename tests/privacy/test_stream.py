@@ -204,33 +204,46 @@ def test_mondrian_and_people_are_refused_with_the_alternative(adult: Path, tmp_p
             )
 
 
-def test_csv_columns_are_typed_over_every_row(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("rows", "batch"), [(50, 10), (6000, 1200)])
+def test_csv_columns_are_typed_over_every_row(tmp_path: Path, rows: int, batch: int) -> None:
     """What only later rows show decides a column's type, as when the whole file is read: a
-    gap makes whole numbers float, a leading zero keeps a code text, decimals keep their form."""
-    rows = 50
+    gap makes whole numbers float, a leading zero keeps a code text, decimals keep their form,
+    one text among dates keeps them text, one date of another form drops theirs. With batches
+    of 1,200 rows, the value that decides lies past the first rows of its batch (which a
+    batch's column is tried on first)."""
     frame = pd.DataFrame(
         {
             "count": [str(i) for i in range(rows)],
             "code": [f"{i + 100}" for i in range(rows)],
             "price": [f"{i}.50" for i in range(rows)],
+            "cost": [f"{i}.25" for i in range(rows)],
             "day": [f"2024-01-{i % 28 + 1:02d}" for i in range(rows)],
+            "seen": [f"2024-01-{i % 28 + 1:02d}" for i in range(rows)],
+            "at": [f"2024-01-{i % 28 + 1:02d} 10:{i % 60:02d}" for i in range(rows)],
             "text": ["a"] * rows,
         }
     )
-    frame.loc[41, "count"] = ""  # a gap in the fifth batch only
-    frame.loc[45, "code"] = "0712"  # a leading zero in the fifth batch only
+    frame.loc[rows - 9, "count"] = ""  # a gap in the fifth batch only
+    frame.loc[rows - 5, "code"] = "0712"  # a leading zero in the fifth batch only
+    frame.loc[rows - 3, "cost"] = "2.5"  # the decimals' form broken in the fifth batch only
+    frame.loc[rows - 2, "seen"] = "soon"  # a text among dates
+    frame.loc[rows - 1, "at"] = "2024-01-02"  # a date of another form
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
     whole = read(path)
     source = TableStream(str(path))
-    batches = list(source.batches(10))
+    batches = list(source.batches(batch))
     assert len(batches) == 5
-    for batch in batches:
-        assert dict(batch.dtypes) == dict(whole.dtypes)
+    for each in batches:
+        assert dict(each.dtypes) == dict(whole.dtypes)
     pd.testing.assert_frame_equal(pd.concat(batches, ignore_index=True), whole)
     assert source.formats == whole.attrs["veil.text_formats"]
     assert whole["count"].dtype == float
     assert not pd.api.types.is_numeric_dtype(whole["code"])
+    assert pd.api.types.is_datetime64_any_dtype(whole["day"])
+    assert not pd.api.types.is_datetime64_any_dtype(whole["seen"])
+    assert "price" in source.formats
+    assert "cost" not in source.formats
 
 
 def with_remark(adult: Path, tmp_path: Path, first: int, after: str | None = None) -> Path:

@@ -77,31 +77,25 @@ class _Column:
             self.decimals = len(match.group(1)) if match else 0
             self.date_pattern = next((p for p, _ in _ISO_FORMS if re.match(p, text)), None)
         if self.integers:
-            try:
-                pc.cast(valid, pa.int64())
+            self.integers = _casts(valid, pa.int64())
+            if self.integers:
                 self.not_plain |= bool(pc.any(not_plain_number(valid)).as_py())
-            except pa.ArrowInvalid:
-                self.integers = False
         if not self.integers and self.floats:
-            try:
-                pc.cast(valid, pa.float64())
+            self.floats = _casts(valid, pa.float64())
+            if self.floats:
                 self.not_plain |= bool(pc.any(not_plain_number(valid)).as_py())
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                self.floats = False
         if self.decimals and self.decimals >= 2 and self.decimals_kept:
             pattern = rf"^-?\d+\.\d{{{self.decimals}}}$"
-            self.decimals_kept = bool(pc.all(pc.match_substring_regex(valid, pattern)).as_py())
+            self.decimals_kept = _all_match(valid, pattern)
         if self.dates:
-            iso = pc.all(pc.match_substring_regex(valid, _ISO_DATE_RE)).as_py()
-            self.dates = bool(iso)
+            self.dates = _all_match(valid, _ISO_DATE_RE)
             if self.dates:
                 try:
                     pd.to_datetime(valid.to_pandas(), format="ISO8601")
                 except ValueError:
                     self.dates = False
         if self.date_pattern is not None and self.date_kept:
-            every = pc.all(pc.match_substring_regex(valid, self.date_pattern)).as_py()
-            self.date_kept = bool(every)
+            self.date_kept = _all_match(valid, self.date_pattern)
 
     @property
     def kind(self) -> str:
@@ -126,6 +120,29 @@ class _Column:
             form = dict(_ISO_FORMS)[self.date_pattern]
             return None if form in _PANDAS_DATE_FORMS else form
         return None
+
+
+#: values of a batch's column tried first: a text column is told from numbers and dates on
+#: them, not by parsing all its values (Arrow's cast reads every value before it fails)
+_HEAD = 1024
+
+
+def _casts(valid: pa.Array, to: pa.DataType) -> bool:
+    """Whether every value of ``valid`` (no nulls) reads as ``to``."""
+    for values in (valid.slice(0, _HEAD), valid) if len(valid) > _HEAD else (valid,):
+        try:
+            pc.cast(values, to)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+    return True
+
+
+def _all_match(valid: pa.Array, pattern: str) -> bool:
+    """Whether every value of ``valid`` (no nulls) matches ``pattern``."""
+    for values in (valid.slice(0, _HEAD), valid) if len(valid) > _HEAD else (valid,):
+        if not pc.all(pc.match_substring_regex(values, pattern)).as_py():
+            return False
+    return True
 
 
 @dataclass
