@@ -30,6 +30,8 @@ from veil.io._files import (
     _PANDAS_DATE_FORMS,
     PARQUET_SUFFIXES,
     TEXT_FORMATS,
+    all_match,
+    cast_values,
     check_header,
     check_readable,
     csv_dialect,
@@ -77,25 +79,25 @@ class _Column:
             self.decimals = len(match.group(1)) if match else 0
             self.date_pattern = next((p for p, _ in _ISO_FORMS if re.match(p, text)), None)
         if self.integers:
-            self.integers = _casts(valid, pa.int64())
+            self.integers = cast_values(valid, pa.int64()) is not None
             if self.integers:
                 self.not_plain |= bool(pc.any(not_plain_number(valid)).as_py())
         if not self.integers and self.floats:
-            self.floats = _casts(valid, pa.float64())
+            self.floats = cast_values(valid, pa.float64()) is not None
             if self.floats:
                 self.not_plain |= bool(pc.any(not_plain_number(valid)).as_py())
         if self.decimals and self.decimals >= 2 and self.decimals_kept:
             pattern = rf"^-?\d+\.\d{{{self.decimals}}}$"
-            self.decimals_kept = _all_match(valid, pattern)
+            self.decimals_kept = all_match(valid, pattern)
         if self.dates:
-            self.dates = _all_match(valid, _ISO_DATE_RE)
+            self.dates = all_match(valid, _ISO_DATE_RE)
             if self.dates:
                 try:
                     pd.to_datetime(valid.to_pandas(), format="ISO8601")
                 except ValueError:
                     self.dates = False
         if self.date_pattern is not None and self.date_kept:
-            self.date_kept = _all_match(valid, self.date_pattern)
+            self.date_kept = all_match(valid, self.date_pattern)
 
     @property
     def kind(self) -> str:
@@ -120,29 +122,6 @@ class _Column:
             form = dict(_ISO_FORMS)[self.date_pattern]
             return None if form in _PANDAS_DATE_FORMS else form
         return None
-
-
-#: values of a batch's column tried first: a text column is told from numbers and dates on
-#: them, not by parsing all its values (Arrow's cast reads every value before it fails)
-_HEAD = 1024
-
-
-def _casts(valid: pa.Array, to: pa.DataType) -> bool:
-    """Whether every value of ``valid`` (no nulls) reads as ``to``."""
-    for values in (valid.slice(0, _HEAD), valid) if len(valid) > _HEAD else (valid,):
-        try:
-            pc.cast(values, to)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return False
-    return True
-
-
-def _all_match(valid: pa.Array, pattern: str) -> bool:
-    """Whether every value of ``valid`` (no nulls) matches ``pattern``."""
-    for values in (valid.slice(0, _HEAD), valid) if len(valid) > _HEAD else (valid,):
-        if not pc.all(pc.match_substring_regex(values, pattern)).as_py():
-            return False
-    return True
 
 
 @dataclass
