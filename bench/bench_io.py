@@ -96,6 +96,13 @@ def main() -> None:
         peer = best_of(lambda: frame.to_parquet(out))
         row("write Parquet (atomic vs direct)", ours, peer)
 
+        # CSV: veil's Arrow-made text against pandas' to_csv of the same frame; the bytes equal
+        out, direct = Path(tmp) / "release.csv", Path(tmp) / "direct.csv"
+        ours = best_of(lambda: veil.write(frame, out, force=True))
+        peer = best_of(lambda: frame.to_csv(direct, index=False))
+        same = "same bytes" if out.read_bytes() == direct.read_bytes() else "BYTES DIFFER"
+        row(f"write CSV (atomic vs to_csv; {same})", ours, peer)
+
 
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "arx" / "adult" / "adult.csv"
 #: pycanon's own environment (made by `make test`): the peer of `veil check`

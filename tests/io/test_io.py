@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import veil
 from veil import io
@@ -48,6 +50,82 @@ def test_a_large_file_in_utf16_is_transcoded_piece_by_piece(
     expected = pd.read_csv(path, encoding="utf-16")
     assert frame["town"].tolist() == expected["town"].tolist()
     assert frame["age"].tolist() == expected["age"].tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.text(alphabet='ab é€",\n\r', max_size=6), st.integers(0, 99)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from(["cp1252", "utf-16", "utf-8-sig"]),
+    st.integers(3, 40),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_a_stream_in_another_encoding_is_cut_only_where_a_row_ends(
+    rows: list[tuple[str, int]], encoding: str, piece: int, ending: str
+) -> None:
+    """A stream of a file not in UTF-8 is decoded by veil a piece at a time and each piece
+    parsed by Arrow: cut into pieces of a few bytes, inside quoted values holding delimiters,
+    doubled quotes and line breaks, the rows are those of the file read whole."""
+    import csv
+    import tempfile
+
+    from veil.io import TableStream
+    from veil.io import _batches as batches
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.csv"
+        with open(path, "w", encoding=encoding, newline="") as handle:
+            writer = csv.writer(handle, lineterminator=ending)
+            writer.writerow(["note", "n"])
+            # (the csv module of Python 3.11 quotes a lone CR only where lines end in one)
+            written = [
+                (f"x{t}" if "\r" in ending else f"x{t}".replace("\r", ""), n) for t, n in rows
+            ]
+            writer.writerows(written)
+        whole = io.read(path, encoding=encoding)
+        held = batches._TRANSCODE_BYTES
+        batches._TRANSCODE_BYTES = piece
+        try:
+            stream = TableStream(str(path), encoding=encoding)
+            streamed = pd.concat(list(stream.batches(7)), ignore_index=True)
+        finally:
+            batches._TRANSCODE_BYTES = held
+    pd.testing.assert_frame_equal(streamed, whole)
+    assert streamed["note"].tolist() == [text for text, _ in written]
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "utf-16"])
+def test_a_stream_in_another_encoding_hands_arrow_utf8_in_its_own_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    """pyarrow given another encoding decodes through a Python codec called from Arrow's own
+    threads (what a process exiting aborts on, README): every parse of the stream is told
+    UTF-8 and reads one of Arrow's own streams."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from veil.io import TableStream
+
+    told: list[tuple[str, type]] = []
+    for name in ("open_csv", "read_csv"):
+        real = getattr(pacsv, name)
+
+        def spy(source: Any, *args: Any, real: Any = real, **kwargs: Any) -> Any:
+            told.append((kwargs["read_options"].encoding, type(source)))
+            return real(source, *args, **kwargs)
+
+        monkeypatch.setattr(pacsv, name, spy)
+    path = write_bytes(tmp_path, "t.csv", "town,age\nMûranga,34\nRenée,35\n".encode(encoding))
+    stream = TableStream(str(path))
+    frame = pd.concat(list(stream.batches(1)), ignore_index=True)
+    assert frame["town"].tolist() == ["Mûranga", "Renée"]
+    assert told
+    assert {encoding for encoding, _ in told} == {"utf8"}
+    assert all(issubclass(kind, pa.NativeFile) for _, kind in told)
+    assert not any(issubclass(kind, pa.PythonFile) for _, kind in told)
 
 
 WAGE = Path(__file__).parents[1] / "data" / "surveys" / "Wage.csv.gz"

@@ -9,6 +9,7 @@ transforms, hierarchies and hashes veil applies to a table give the same result 
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import glob
 import re
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,9 +30,11 @@ from veil.io._files import (
     _ISO_DATE_RE,
     _ISO_FORMS,
     _PANDAS_DATE_FORMS,
+    _TRANSCODE_BYTES,
     PARQUET_SUFFIXES,
     TEXT_FORMATS,
     all_match,
+    arrow_source,
     cast_values,
     check_header,
     check_readable,
@@ -122,6 +126,38 @@ class _Column:
             form = dict(_ISO_FORMS)[self.date_pattern]
             return None if form in _PANDAS_DATE_FORMS else form
         return None
+
+
+def _utf8_pieces(raw: pa.NativeFile, encoding: str, quoted: bool) -> Iterator[bytes]:
+    """The text of ``raw`` (in ``encoding``) as UTF-8, about 16 MB at a time, each piece
+    ending after a line break that ends a row: outside quotes when a value may hold a line
+    break (``quoted``), where the quotes before it are even in number (a quote inside a value
+    is doubled, so the count's parity is whether a value is open)."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    carry = b""
+    with raw:
+        while True:
+            block = raw.read(_TRANSCODE_BYTES)
+            text = carry + decoder.decode(block, final=not block).encode("utf-8")
+            if not block:
+                if text:
+                    yield text
+                return
+            cut = _row_end(text, quoted)
+            carry = text[cut:]
+            if cut:
+                yield text[:cut]
+
+
+def _row_end(text: bytes, quoted: bool) -> int:
+    """Where the last row that ends in ``text`` ends (after its line break: a newline or a
+    carriage return, outside quotes when ``quoted``); 0 when none does."""
+    if not quoted:
+        return max(text.rfind(b"\n"), text.rfind(b"\r")) + 1
+    data = np.frombuffer(text, dtype=np.uint8)
+    inside = np.bitwise_xor.accumulate(data == ord('"'))  # a value open after each byte
+    breaks = np.flatnonzero(((data == ord("\n")) | (data == ord("\r"))) & ~inside)
+    return int(breaks[-1]) + 1 if len(breaks) else 0
 
 
 @dataclass
@@ -271,19 +307,22 @@ class TableStream:
         names = [f"c{i}" for i in range(len(self.columns))]
         if self._quoted is None:  # a compressed file is not searched for a quote: it may hold one
             self._quoted = self.codec is not None or may_quote(path, self.encoding or "utf-8")
+        parse = pacsv.ParseOptions(delimiter=self.sep, newlines_in_values=self._quoted)
+        convert = pacsv.ConvertOptions(
+            column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True
+        )
         try:
-            reader = pacsv.open_csv(
-                self._opened(),
-                read_options=pacsv.ReadOptions(
-                    encoding=self.encoding, block_size=_BLOCK_BYTES, skip_rows=1, column_names=names
-                ),
-                parse_options=pacsv.ParseOptions(
-                    delimiter=self.sep, newlines_in_values=self._quoted
-                ),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=True
-                ),
-            )
+            if codecs.lookup(self.encoding or "utf-8").name == "utf-8":
+                reader: Iterator[pa.RecordBatch] = pacsv.open_csv(
+                    self._opened(),
+                    read_options=pacsv.ReadOptions(
+                        block_size=_BLOCK_BYTES, skip_rows=1, column_names=names
+                    ),
+                    parse_options=parse,
+                    convert_options=convert,
+                )
+            else:  # decoded here, never through a Python codec Arrow calls (``arrow_source``)
+                reader = self._transcoded_batches(names, parse, convert)
             pending: list[pa.RecordBatch] = []
             held = 0
             for batch in reader:
@@ -304,6 +343,26 @@ class TableStream:
                 f"encoding {self.encoding} ({one_line(str(err))}); fix that row, "
                 "or pass --sep/--encoding"
             ) from err
+
+    def _transcoded_batches(
+        self, names: list[str], parse: pacsv.ParseOptions, convert: pacsv.ConvertOptions
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of a CSV file in another encoding than UTF-8: decoded by veil a piece at a
+        time into UTF-8 in Arrow's memory, each piece ending where a row ends, and parsed by
+        Arrow from there. (pyarrow would decode through a Python codec it calls from its own
+        threads: the source a process exiting aborts on, ``arrow_source``.)"""
+        first = True
+        for piece in _utf8_pieces(self._opened(), self.encoding or "utf-8", bool(self._quoted)):
+            table = pacsv.read_csv(
+                arrow_source(piece),
+                read_options=pacsv.ReadOptions(
+                    block_size=_BLOCK_BYTES, skip_rows=1 if first else 0, column_names=names
+                ),
+                parse_options=parse,
+                convert_options=convert,
+            )
+            first = False
+            yield from table.to_batches()
 
     def batches(
         self, batch_rows: int, columns: Sequence[str] | None = None
