@@ -97,6 +97,89 @@ def test_a_stream_in_another_encoding_is_cut_only_where_a_row_ends(
     assert streamed["note"].tolist() == [text for text, _ in written]
 
 
+# a value's quotes are plain unless it starts with one (its tail after the closing quote must
+# not start with one: two quotes there are a quote inside)
+_PLAIN = st.text(alphabet='ab "', max_size=5).filter(lambda v: not v.startswith('"'))
+_QUOTED = st.builds(
+    lambda inside, tail: '"' + inside.replace('"', '""') + '"' + tail,
+    st.text(alphabet='ab,"\n\r', max_size=5),
+    _PLAIN,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(_PLAIN, _QUOTED),
+            st.one_of(_PLAIN, _QUOTED),
+            st.sampled_from(["\n", "\r\n", "\r"]),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(0, 200),
+)
+def test_a_piece_ends_where_arrow_ends_a_row(rows: list[tuple[str, str, str]], at: int) -> None:
+    """Arrow is the oracle: a text cut where ``_row_end`` says, each side parsed on its own,
+    gives the rows Arrow parses from the whole. The values hold quotes Arrow reads as plain
+    (``5" tall``: inside a value that does not start with one, and after a closing quote),
+    doubled quotes, delimiters and line breaks inside quotes, and every line ending."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from veil.io._batches import _row_end, _row_end_by_quotes, _rows
+
+    text = "".join(f"{a},{b}{end}" for a, b, end in rows).encode("utf-8")
+
+    def parsed(part: bytes) -> list[dict[str, str]]:
+        if not part.strip(b"\r\n"):
+            return []
+        table = pacsv.read_csv(
+            pa.BufferReader(part),
+            read_options=pacsv.ReadOptions(column_names=["a", "b"]),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(column_types={"a": pa.string(), "b": pa.string()}),
+        )
+        return table.to_pylist()
+
+    whole = parsed(text)
+    assert len(whole) == len(rows)  # what was written (every line ending a row)
+    head = text[: min(at, len(text))]
+    cut = _row_end(head, ",", quoted=True)
+    assert cut <= len(head)
+    # the quotes' count, where it answers, answers as the reading of every value does
+    counted = _row_end_by_quotes(head, ",")
+    if counted is not None:
+        assert counted == cut == _rows(",").match(head).end()  # type: ignore[union-attr]
+    assert parsed(text[:cut]) + parsed(text[cut:]) == whole
+    assert _row_end(text, ",", quoted=True) == len(text)  # the whole text ends a row
+
+
+def test_a_quote_left_open_in_another_encoding_stops_the_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile cell: a quote opened and never closed would hold the rest of the file as one
+    row, in memory and read again with each piece. It stops the stream in one line once no row
+    ends within Arrow's block, as a UTF-8 stream stops."""
+    from veil.io import TableStream
+    from veil.io import _batches as batches
+
+    monkeypatch.setattr(batches, "_TRANSCODE_BYTES", 1000)
+    monkeypatch.setattr(batches, "_BLOCK_BYTES", 4000)
+    rows = "".join(f"Nyeri {i},{i % 90}\n" for i in range(20_000))
+    path = write_bytes(
+        tmp_path, "t.csv", f'town,age\nNyeri,34\n"Mûranga,35\n{rows}'.encode("cp1252")
+    )
+    pieces: list[bytes] = []
+    real = batches._row_end
+    monkeypatch.setattr(batches, "_row_end", lambda text, *a: pieces.append(text) or real(text, *a))
+    with pytest.raises(InputError, match=r"no row ends within .*quoted value left open"):
+        list(TableStream(str(path)).batches(100))
+    assert max(len(p) for p in pieces) < 4000 + 2 * 1000  # never the whole file held
+    assert len(pieces) < 10
+
+
 @pytest.mark.parametrize("encoding", ["cp1252", "utf-16"])
 def test_a_stream_in_another_encoding_hands_arrow_utf8_in_its_own_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
 import glob
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -128,11 +129,11 @@ class _Column:
         return None
 
 
-def _utf8_pieces(raw: pa.NativeFile, encoding: str, quoted: bool) -> Iterator[bytes]:
+def _utf8_pieces(raw: pa.NativeFile, encoding: str, sep: str, quoted: bool) -> Iterator[bytes]:
     """The text of ``raw`` (in ``encoding``) as UTF-8, about 16 MB at a time, each piece
-    ending after a line break that ends a row: outside quotes when a value may hold a line
-    break (``quoted``), where the quotes before it are even in number (a quote inside a value
-    is doubled, so the count's parity is whether a value is open)."""
+    ending where a row ends (``_row_end``). A row longer than Arrow's block stops the reading
+    there, as it stops a UTF-8 stream: held on to, a quote left open would hold the rest of
+    the file in memory, read again with each piece."""
     decoder = codecs.getincrementaldecoder(encoding)()
     carry = b""
     with raw:
@@ -143,21 +144,64 @@ def _utf8_pieces(raw: pa.NativeFile, encoding: str, quoted: bool) -> Iterator[by
                 if text:
                     yield text
                 return
-            cut = _row_end(text, quoted)
+            cut = _row_end(text, sep, quoted)
+            if not cut and len(text) > _BLOCK_BYTES:  # as Arrow stops a UTF-8 stream there
+                raise pa.ArrowInvalid(
+                    f"no row ends within {_BLOCK_BYTES >> 20} MB (a quoted value left open?)"
+                )
             carry = text[cut:]
             if cut:
                 yield text[:cut]
 
 
-def _row_end(text: bytes, quoted: bool) -> int:
-    """Where the last row that ends in ``text`` ends (after its line break: a newline or a
-    carriage return, outside quotes when ``quoted``); 0 when none does."""
+def _row_end(text: bytes, sep: str, quoted: bool) -> int:
+    """Where the last row that ends in ``text`` (which starts a row) ends, after its line break;
+    0 when none does. Without quoted values (``quoted`` false) every line break ends a row.
+    Otherwise the rows are read as Arrow's parser reads them (``_rows``)."""
     if not quoted:
         return max(text.rfind(b"\n"), text.rfind(b"\r")) + 1
+    counted = _row_end_by_quotes(text, sep)
+    if counted is not None:
+        return counted
+    found = _rows(sep).match(text)
+    return found.end() if found else 0
+
+
+def _row_end_by_quotes(text: bytes, sep: str) -> int | None:
+    """``_row_end`` from the quotes counted before each line break (an even count: no value
+    open), where that count is Arrow's reading: where every quote met outside a value opens
+    one (it starts a value) or is the second of a doubled quote. None where a quote is plain
+    (``5" tall``, or after a closing quote), for ``_rows`` to read. Twice as fast."""
+    if len(sep.encode("utf-8")) != 1:
+        return None
+    if not text:
+        return 0
     data = np.frombuffer(text, dtype=np.uint8)
-    inside = np.bitwise_xor.accumulate(data == ord('"'))  # a value open after each byte
-    breaks = np.flatnonzero(((data == ord("\n")) | (data == ord("\r"))) & ~inside)
+    quote = data == ord('"')
+    after = np.bitwise_xor.accumulate(quote)  # a value open after each byte
+    before = np.empty_like(data)  # the byte before each (a line break before the first)
+    before[0], before[1:] = ord("\n"), data[:-1]
+    starts = (before == ord(sep)) | (before == ord("\n")) | (before == ord("\r"))
+    if (quote & ~(after ^ quote) & ~(starts | (before == ord('"')))).any():
+        return None
+    breaks = np.flatnonzero(((data == ord("\n")) | (data == ord("\r"))) & ~after)
     return int(breaks[-1]) + 1 if len(breaks) else 0
+
+
+@functools.cache
+def _rows(sep: str) -> re.Pattern[bytes]:
+    """Whole rows of CSV text as Arrow's parser reads them: a value opens quotes only where it
+    starts with one; inside them a doubled quote is a quote and line breaks are the value's;
+    after the closing quote, the value goes on unquoted to the delimiter, its quotes plain; a
+    row ends at a newline, a carriage return, or both. Each part is atomic (possessive), so a
+    row cut off by the piece's end is never read as a shorter row that ends inside quotes.
+    (A count of quotes would be thrown by a plain quote inside a value: ``5" tall``.)"""
+    d = re.escape(sep.encode("utf-8"))
+    value = (
+        rb'(?>"(?:[^"]|"")*+"[^' + d + rb"\r\n]*+|(?:[^\"" + d + rb"\r\n][^" + d + rb"\r\n]*+)?)"
+    )
+    row = value + rb"(?:" + d + value + rb")*+(?:\r\n|\n|\r)"
+    return re.compile(rb"(?:" + row + rb")*+")
 
 
 @dataclass
@@ -352,7 +396,8 @@ class TableStream:
         Arrow from there. (pyarrow would decode through a Python codec it calls from its own
         threads: the source a process exiting aborts on, ``arrow_source``.)"""
         first = True
-        for piece in _utf8_pieces(self._opened(), self.encoding or "utf-8", bool(self._quoted)):
+        encoding, sep = self.encoding or "utf-8", self.sep or ","
+        for piece in _utf8_pieces(self._opened(), encoding, sep, bool(self._quoted)):
             table = pacsv.read_csv(
                 arrow_source(piece),
                 read_options=pacsv.ReadOptions(
