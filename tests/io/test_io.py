@@ -156,28 +156,37 @@ def test_a_piece_ends_where_arrow_ends_a_row(rows: list[tuple[str, str, str]], a
     assert _row_end(text, ",", quoted=True) == len(text)  # the whole text ends a row
 
 
-def test_a_quote_left_open_in_another_encoding_stops_the_stream(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])
+def test_a_row_longer_than_arrows_block_is_read_or_stops_the_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
 ) -> None:
-    """A hostile cell: a quote opened and never closed would hold the rest of the file as one
-    row, in memory and read again with each piece. It stops the stream in one line once no row
-    ends within Arrow's block, as a UTF-8 stream stops."""
+    """A cell holding a document is longer than Arrow's first block: the first reading starts
+    again with larger blocks, and the stream reads it. A hostile cell, a quote opened and never
+    closed, would hold the rest of the file as one row (in memory, and read again with each
+    piece): it stops the stream in one line once no row ends within the largest block."""
     from veil.io import TableStream
     from veil.io import _batches as batches
 
     monkeypatch.setattr(batches, "_TRANSCODE_BYTES", 1000)
     monkeypatch.setattr(batches, "_BLOCK_BYTES", 4000)
+    monkeypatch.setattr(batches, "_LARGEST_BLOCK_BYTES", 64_000)
     rows = "".join(f"Nyeri {i},{i % 90}\n" for i in range(20_000))
+    document = "é" * 20_000
+    path = write_bytes(tmp_path, "t.csv", f"town,age\n{document},34\n{rows}".encode(encoding))
+    frame = pd.concat(
+        list(TableStream(str(path), encoding=encoding).batches(5000)), ignore_index=True
+    )
+    assert frame["town"].iloc[0] == document
+    assert len(frame) == 20_001
     path = write_bytes(
-        tmp_path, "t.csv", f'town,age\nNyeri,34\n"Mûranga,35\n{rows}'.encode("cp1252")
+        tmp_path, "t.csv", f'town,age\nNyeri,34\n"Mûranga,35\n{rows}'.encode(encoding)
     )
     pieces: list[bytes] = []
     real = batches._row_end
     monkeypatch.setattr(batches, "_row_end", lambda text, *a: pieces.append(text) or real(text, *a))
-    with pytest.raises(InputError, match=r"no row ends within .*quoted value left open"):
-        list(TableStream(str(path)).batches(100))
-    assert max(len(p) for p in pieces) < 4000 + 2 * 1000  # never the whole file held
-    assert len(pieces) < 10
+    with pytest.raises(InputError, match=r"a row is longer than .* MB \(a quoted value left open"):
+        list(TableStream(str(path), encoding=encoding).batches(100))
+    assert max(map(len, pieces), default=0) < 64_000 + 2 * 1000  # never the whole file held
 
 
 @pytest.mark.parametrize("encoding", ["cp1252", "utf-16"])

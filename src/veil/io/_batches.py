@@ -52,8 +52,16 @@ __all__ = ["BatchWriter", "TableStream", "is_streamable"]
 
 #: Bytes of a CSV file read to detect its encoding and delimiter.
 _HEAD_BYTES = 1 << 24
-#: Arrow's block: rows are parsed this many bytes at a time (a row longer than it is refused).
-_BLOCK_BYTES = 1 << 24
+#: Arrow's block: rows are parsed this many bytes at a time, a row longer than it stopping
+#: the reading (``_LongRowError``). The first reading starts with 4 MB blocks and, at a longer row,
+#: starts again with blocks 4x as large, up to 256 MB. (Arrow reads blocks ahead: 10M rows of
+#: adult streamed from CSV peaked at 2.9 GB with 16 MB blocks, at 2.0 GB with 4 MB blocks.)
+_BLOCK_BYTES = 1 << 22
+_LARGEST_BLOCK_BYTES = 1 << 28
+
+
+class _LongRowError(InputError):
+    """A CSV row longer than the block Arrow parsed it in."""
 
 
 @dataclass
@@ -129,26 +137,26 @@ class _Column:
         return None
 
 
-def _utf8_pieces(raw: pa.NativeFile, encoding: str, sep: str, quoted: bool) -> Iterator[bytes]:
+def _utf8_pieces(
+    raw: pa.NativeFile, encoding: str, sep: str, quoted: bool, block: int
+) -> Iterator[bytes]:
     """The text of ``raw`` (in ``encoding``) as UTF-8, about 16 MB at a time, each piece
-    ending where a row ends (``_row_end``). A row longer than Arrow's block stops the reading
-    there, as it stops a UTF-8 stream: held on to, a quote left open would hold the rest of
-    the file in memory, read again with each piece."""
+    ending where a row ends (``_row_end``). A row longer than Arrow's ``block`` stops the
+    reading there, as it stops a UTF-8 stream: held on to, a quote left open would hold the
+    rest of the file in memory, read again with each piece."""
     decoder = codecs.getincrementaldecoder(encoding)()
     carry = b""
     with raw:
         while True:
-            block = raw.read(_TRANSCODE_BYTES)
-            text = carry + decoder.decode(block, final=not block).encode("utf-8")
-            if not block:
+            read = raw.read(_TRANSCODE_BYTES)
+            text = carry + decoder.decode(read, final=not read).encode("utf-8")
+            if not read:
                 if text:
                     yield text
                 return
             cut = _row_end(text, sep, quoted)
-            if not cut and len(text) > _BLOCK_BYTES:  # as Arrow stops a UTF-8 stream there
-                raise pa.ArrowInvalid(
-                    f"no row ends within {_BLOCK_BYTES >> 20} MB (a quoted value left open?)"
-                )
+            if not cut and len(text) > block:  # as Arrow stops a UTF-8 stream there
+                raise pa.ArrowInvalid(f"straddling: no row ends within {block:,} bytes")
             carry = text[cut:]
             if cut:
                 yield text[:cut]
@@ -225,6 +233,7 @@ class TableStream:
     _nulls: dict[str, int] = field(default_factory=dict)
     #: whether the CSV file may quote a value (looked for once, on the first reading)
     _quoted: bool | None = None
+    _block: int | None = None  # Arrow's block (``_BLOCK_BYTES``), as the first reading found it
     #: the CSV file's compression, Arrow's codec name (None: plain text)
     codec: str | None = None
 
@@ -308,15 +317,23 @@ class TableStream:
         _check_batch_rows(batch_rows)
         if self.kind == "parquet" or self.rows is not None:
             return self
-        seen = {name: _Column() for name in self.columns}
-        rows = 0
-        for table in self._csv_tables(batch_rows):
-            for name in self.columns:
-                for chunk in table.column(name).chunks:
-                    seen[name].see(chunk)
-            rows += table.num_rows
-            if progress is not None:
-                progress(table.num_rows)
+        while True:  # again with larger blocks where a row is longer than Arrow's block
+            seen = {name: _Column() for name in self.columns}
+            rows = 0
+            try:
+                for table in self._csv_tables(batch_rows):
+                    for name in self.columns:
+                        for chunk in table.column(name).chunks:
+                            seen[name].see(chunk)
+                    rows += table.num_rows
+                    if progress is not None:
+                        progress(table.num_rows)
+                break
+            except _LongRowError:
+                block = (self._block or _BLOCK_BYTES) * 4
+                if block > _LARGEST_BLOCK_BYTES:
+                    raise
+                self._block = block
         if rows == 0:
             raise InputError(f"{self.paths[0]}: has a header but no data rows")
         self.rows = rows
@@ -360,7 +377,7 @@ class TableStream:
                 reader: Iterator[pa.RecordBatch] = pacsv.open_csv(
                     self._opened(),
                     read_options=pacsv.ReadOptions(
-                        block_size=_BLOCK_BYTES, skip_rows=1, column_names=names
+                        block_size=self._block or _BLOCK_BYTES, skip_rows=1, column_names=names
                     ),
                     parse_options=parse,
                     convert_options=convert,
@@ -382,6 +399,12 @@ class TableStream:
         except (pa.ArrowInvalid, UnicodeDecodeError, OSError) as err:
             if not isinstance(err, pa.ArrowInvalid | UnicodeDecodeError):
                 raise self._not_unpacked(err) from err
+            if "straddling" in str(err):
+                block = self._block or _BLOCK_BYTES
+                raise _LongRowError(
+                    f"{path}: a row is longer than {block / 2**20:g} MB (a quoted value left "
+                    "open?); fix that row"
+                ) from err
             raise InputError(
                 f"{path}: cannot be read as CSV with delimiter {self.sep!r} and "
                 f"encoding {self.encoding} ({one_line(str(err))}); fix that row, "
@@ -396,12 +419,16 @@ class TableStream:
         Arrow from there. (pyarrow would decode through a Python codec it calls from its own
         threads: the source a process exiting aborts on, ``arrow_source``.)"""
         first = True
-        encoding, sep = self.encoding or "utf-8", self.sep or ","
-        for piece in _utf8_pieces(self._opened(), encoding, sep, bool(self._quoted)):
+        encoding, sep, block = (
+            self.encoding or "utf-8",
+            self.sep or ",",
+            self._block or _BLOCK_BYTES,
+        )
+        for piece in _utf8_pieces(self._opened(), encoding, sep, bool(self._quoted), block):
             table = pacsv.read_csv(
                 arrow_source(piece),
                 read_options=pacsv.ReadOptions(
-                    block_size=_BLOCK_BYTES, skip_rows=1 if first else 0, column_names=names
+                    block_size=block, skip_rows=1 if first else 0, column_names=names
                 ),
                 parse_options=parse,
                 convert_options=convert,
