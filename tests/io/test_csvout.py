@@ -6,6 +6,7 @@ rows in several pieces."""
 from __future__ import annotations
 
 import io
+from datetime import date, datetime
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,13 @@ def _column(kind: str, rows: int, data: st.DataObject) -> pd.Series:
         return pd.Series(draw(st.floats(width=32), missing=False), dtype="float32")
     if kind == "bool":
         return pd.Series(draw(st.booleans(), missing=False), dtype=bool)
+    if kind.startswith("datetime"):  # dates alone, or to the second, or finer
+        unit = kind.split("-")[1]
+        days = st.dates(date(1678, 1, 1), date(2261, 12, 31)).map(pd.Timestamp)
+        moments = st.datetimes(datetime(1678, 1, 1), datetime(2261, 12, 31)).map(pd.Timestamp)
+        fine = st.builds(lambda m, ns: m + pd.Timedelta(ns, "ns"), moments, st.integers(0, 999))
+        values = draw(data.draw(st.sampled_from([days, moments, fine])))
+        return pd.Series(pd.to_datetime(values).as_unit(unit))
     return pd.Series(draw(st.booleans()), dtype="boolean")
 
 
@@ -96,7 +104,7 @@ def test_each_kind_of_column_is_written_as_pandas_writes_it(
 @pytest.mark.parametrize(
     "column",
     [
-        pd.to_datetime(["2020-01-01", "2020-01-02"]) + pd.Timedelta(hours=10),
+        pd.Series(pd.to_datetime(["2020-01-01", "2020-01-02"])).dt.tz_localize("Africa/Nairobi"),
         pd.Series(["a", "b"], dtype="category"),
         pd.Series([1, "a"], dtype=object),
         pd.Series([b"x", "y"], dtype=object),  # pandas writes the bytes as b'x'
@@ -108,6 +116,23 @@ def test_a_kind_pandas_alone_makes_is_left_to_it_and_nothing_is_written(column: 
     written = io.BytesIO()
     assert not write_csv(frame, written)
     assert written.getvalue() == b""
+
+
+def test_dates_take_the_form_pandas_gives_each_chunk_of_rows() -> None:
+    # pandas formats 100,000 cells at a time, a date column in the form its dates need there
+    rows = 120_000  # three chunks of 50,000 rows for two columns
+    days = pd.Series(pd.date_range("2001-01-01", periods=rows, freq="h").normalize())
+    days[60_000] = pd.Timestamp("2001-03-01 10:30:00.250")  # milliseconds: the second chunk
+    days[110_000] = pd.Timestamp("2001-03-01 10:30:00.000001")  # microseconds: the third
+    days[5] = pd.NaT
+    frame = pd.DataFrame({"seen": days, "n": range(rows)})
+    written = io.BytesIO()
+    assert write_csv(frame, written)
+    assert written.getvalue() == frame.to_csv(index=False).encode("utf-8")
+    lines = written.getvalue().decode().splitlines()
+    assert lines[1] == "2001-01-01,0"
+    assert lines[50_001].endswith(".000,50000")
+    assert lines[100_001].endswith(".000000,100000")
 
 
 def test_a_release_written_as_csv_reads_back_as_pandas_wrote_it(tmp_path: Path) -> None:

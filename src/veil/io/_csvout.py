@@ -3,10 +3,11 @@
 pandas writes a CSV through Python's ``csv`` module, a row at a time, after turning every
 column into Python objects: 1.6 s for a release of 1M rows x 9 columns, three times the rest
 of ``veil anonymize``. Here each column's cells are made as Arrow text the way pandas makes
-them (a text as it is, an integer in decimal, a float as NumPy's ``str`` gives it, a missing
+them (a text as it is, an integer in decimal, a float as NumPy's ``str`` gives it, a date as
+pandas' ``astype(str)`` gives it for each chunk of rows pandas formats at once, a missing
 value empty), quoted where the ``csv`` module would quote them, and joined into lines by
-Arrow. A column of another kind (dates, categories, objects other than text) leaves the whole
-table to pandas, so what is written is always what pandas writes.
+Arrow. A column of another kind (dates with a time zone, categories, objects other than text)
+leaves the whole table to pandas, so what is written is always what pandas writes.
 
 Which characters make the ``csv`` module quote a cell is asked of the module itself, once:
 it has changed between Python versions (3.11 leaves a lone carriage return unquoted when lines
@@ -75,10 +76,33 @@ def write_csv(frame: pd.DataFrame, handle: IO[bytes], *, header: bool = True) ->
         line = io.StringIO()
         _csv_writer(line).writerow(names)
         handle.write(line.getvalue().encode("utf-8"))
+    dates = {
+        n: _date_cells(frame[n], len(names))
+        for n, k in zip(names, kinds, strict=True)
+        if k == _DATES
+    }
     for start in range(0, len(frame), _PIECE_ROWS):
         piece = frame.iloc[start : start + _PIECE_ROWS]
-        handle.write(_lines([_cells(piece[n], k) for n, k in zip(names, kinds, strict=True)]))
+        made = [
+            dates[n].slice(start, _PIECE_ROWS) if n in dates else _cells(piece[n], k)
+            for n, k in zip(names, kinds, strict=True)
+        ]
+        handle.write(_lines(made))
     return True
+
+
+def _date_cells(series: pd.Series, columns: int) -> pa.Array:
+    """A date column's cells as pandas writes them in a table of ``columns`` columns: each
+    chunk of its rows in the form that chunk's dates need (``2020-01-01`` when all are at
+    midnight, else to the second, millisecond... the finest any needs), as pandas' own
+    ``astype(str)`` makes them; a missing date empty."""
+    rows = max(_PANDAS_CHUNK_CELLS // columns, 1)
+    made = []
+    for start in range(0, len(series), rows):
+        shown = series.iloc[start : start + rows].astype(str)
+        present = series.iloc[start : start + rows].notna()
+        made.append(pa.array(shown.where(present, ""), type=pa.large_string()))
+    return pa.chunked_array(made, pa.large_string()).combine_chunks()
 
 
 def _lines(columns: list[pa.Array]) -> memoryview:
@@ -121,7 +145,10 @@ def _large(text: str) -> pa.Scalar:
 
 
 #: the kinds of column made here (any other is written by pandas)
-_TEXT, _OBJECTS, _INTEGERS, _FLOATS, _BOOLS, _NULLABLE_BOOLS = range(6)
+_TEXT, _OBJECTS, _INTEGERS, _FLOATS, _BOOLS, _NULLABLE_BOOLS, _DATES = range(7)
+#: pandas' ``to_csv`` formats its rows in chunks of this many cells (``_save_chunk``), and a
+#: date column's form (dates only, or times to the millisecond...) is decided chunk by chunk
+_PANDAS_CHUNK_CELLS = 100_000
 
 
 def _kind(series: pd.Series) -> int | None:
@@ -134,7 +161,8 @@ def _kind(series: pd.Series) -> int | None:
     ):  # texts only (a bytes object or a number is written by str or repr)
         return _OBJECTS if pd.api.types.infer_dtype(series, skipna=True) in _ALL_TEXT else None
     if isinstance(dtype, np.dtype):
-        return {"i": _INTEGERS, "u": _INTEGERS, "f": _FLOATS, "b": _BOOLS}.get(dtype.kind)
+        kinds = {"i": _INTEGERS, "u": _INTEGERS, "f": _FLOATS, "b": _BOOLS, "M": _DATES}
+        return kinds.get(dtype.kind)
     if isinstance(dtype, pd.BooleanDtype):
         return _NULLABLE_BOOLS
     if pd.api.types.is_integer_dtype(dtype):  # pandas' Int64, Arrow's integers
