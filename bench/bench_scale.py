@@ -181,7 +181,9 @@ def main() -> int:
                 line(f"check k,l,t {way}", rows, seconds, cpu, rss, passes(log))
             for way in ways:
                 out = f"release_{stem}_{way.split()[-1].strip('-')}"
-                out += "" if "dask" in way else ".parquet"  # a cluster writes a folder of parts
+                # a cluster writes a folder of parts; a CSV is released as CSV (its text made
+                # as pandas' to_csv makes it), a Parquet file as Parquet
+                out += "" if "dask" in way else Path(name).suffix
                 seconds, cpu, rss, log, code = measured(
                     [
                         *VEIL,
