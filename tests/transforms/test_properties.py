@@ -60,6 +60,12 @@ def test_mask_keeps_length_ends_and_hides_the_middle(values, first, last) -> Non
 def test_vectorized_mask_equals_the_per_value_rule(values, first, last) -> None:
     mask = Mask("v", keep_first=first, keep_last=last).fit(frame_of(values))
     out = mask.transform(frame_of(values))["v"]
+    # a column pandas holds in Arrow is read where it is: the same column as from objects
+    held = frame_of(values).astype({"v": pd.StringDtype("pyarrow")})
+    objects = frame_of(values).astype({"v": object})
+    for frame in (held, objects):
+        again = Mask("v", keep_first=first, keep_last=last).fit(frame).transform(frame)["v"]
+        pd.testing.assert_series_equal(again, out)
     for original, masked in zip(values, out, strict=True):
         if original is None:
             assert pd.isna(masked)

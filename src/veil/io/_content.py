@@ -103,6 +103,21 @@ def _content_sha256_v1(frame: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
+def arrow_text(series: pd.Series) -> pa.ChunkedArray | None:
+    """A text column's values as the Arrow strings pandas holds them in (no copy), or None
+    when pandas does not hold the column in Arrow (NumPy objects)."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        kind = dtype.pyarrow_dtype
+        held = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    else:
+        held = isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+    if not held:
+        return None
+    arrow = series.array.__arrow_array__()  # the Arrow interface pandas' arrays offer
+    return arrow if isinstance(arrow, pa.ChunkedArray) else pa.chunked_array([arrow])
+
+
 def _text_parts(text: pa.Array | pa.ChunkedArray) -> Iterator[tuple[bytes, memoryview | bytes]]:
     """(the cells' lengths, their bytes) per chunk of an Arrow text column, without a Python
     loop over the cells."""

@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from veil.io._formulas import arrow_text
+from veil.io._content import arrow_text
 
 __all__ = ["write_csv"]
 

@@ -17,6 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from veil.io._content import arrow_text
+
 #: What makes a spreadsheet read a cell as a formula (OWASP's list).
 TRIGGERS = "=+-@\t\r"
 _RUNS = "^'*[=+\\-@\\t\\r]"
@@ -70,21 +72,6 @@ def escape_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         out = frame.copy(deep=False)
     out.attrs[ESCAPED] = True
     return out, total
-
-
-def arrow_text(series: pd.Series) -> pa.ChunkedArray | None:
-    """A text column's values as the Arrow strings pandas holds them in (no copy), or None
-    when pandas does not hold the column in Arrow (NumPy objects)."""
-    dtype = series.dtype
-    if isinstance(dtype, pd.ArrowDtype):
-        kind = dtype.pyarrow_dtype
-        held = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    else:
-        held = isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
-    if not held:
-        return None
-    arrow = series.array.__arrow_array__()  # the Arrow interface pandas' arrays offer
-    return arrow if isinstance(arrow, pa.ChunkedArray) else pa.chunked_array([arrow])
 
 
 def _formula_cells(text: pa.Array | pa.ChunkedArray) -> np.ndarray | None:

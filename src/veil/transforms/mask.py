@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from veil.exceptions import ParameterError
+from veil.io._content import arrow_text
 from veil.transforms._base import (
     COLUMNS,
     Columns,
@@ -120,7 +121,12 @@ class Mask(ColumnTransform):
     def _mask_vectorized(self, series: pd.Series) -> tuple[pd.Series, np.ndarray]:
         """The common case in Arrow kernels: same result as ``_mask_value``, 20x faster; and
         per row whether the mask is the value itself (missing values count as unchanged)."""
-        text = pa.array(series.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+        held = arrow_text(series)  # Arrow's own strings, read where they are
+        text = (
+            pa.array(series.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+            if held is None
+            else held.cast(pa.string()).combine_chunks()  # the array the objects made
+        )
         n = pc.utf8_length(text)
         kept = self.keep_first + self.keep_last
         hidden = pc.binary_repeat(self.char, pc.max_element_wise(pc.subtract(n, kept), 0))
@@ -134,4 +140,9 @@ class Mask(ColumnTransform):
 
 
 def _is_text(series: pd.Series) -> bool:
+    """Whether every present value is a text, and one is (Arrow's text columns are told by
+    their type: inferring it looked at every value as a Python object)."""
+    held = arrow_text(series)
+    if held is not None:
+        return held.null_count < len(held)
     return bool(pd.api.types.infer_dtype(series, skipna=True) == "string")
