@@ -122,14 +122,21 @@ def _text_parts(text: pa.Array | pa.ChunkedArray) -> Iterator[tuple[bytes, memor
     """(the cells' lengths, their bytes) per chunk of an Arrow text column, without a Python
     loop over the cells."""
     for chunk in text.chunks if isinstance(text, pa.ChunkedArray) else [text]:
-        chunk = chunk.cast(pa.large_string())
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)
-        offsets = offsets[chunk.offset : chunk.offset + len(chunk) + 1]
-        data = chunk.buffers()[2]
-        yield (
-            np.diff(offsets).tobytes(),
-            b"" if data is None else memoryview(data)[offsets[0] : offsets[-1]],
-        )
+        ends, data = text_buffers(chunk)
+        yield np.diff(ends).tobytes(), data
+
+
+def text_buffers(chunk: pa.Array) -> tuple[np.ndarray, memoryview]:
+    """An Arrow text array's cells as Arrow holds them, without a Python loop over them: where
+    each one ends (int64, one more than the cells, the first 0) and their bytes one after
+    another (either offset width; a slice read from its own offset)."""
+    _, offsets, data = chunk.buffers()
+    if offsets is None or data is None or len(chunk) == 0:
+        return np.zeros(len(chunk) + 1, dtype=np.int64), memoryview(b"")
+    wide = "<i8" if pa.types.is_large_string(chunk.type) else "<i4"
+    ends = np.frombuffer(offsets, dtype=wide)[chunk.offset : chunk.offset + len(chunk) + 1]
+    ends = ends.astype(np.int64)
+    return ends - ends[0], memoryview(data)[int(ends[0]) : int(ends[-1])]
 
 
 def _canonical_cells(series: pd.Series) -> pa.Array:

@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from veil.io._content import arrow_text
+from veil.io._content import arrow_text, text_buffers
 
 __all__ = ["write_csv"]
 
@@ -115,28 +115,14 @@ def _lines(columns: list[pa.Array]) -> memoryview:
         columns = [pc.if_else(pc.equal(pc.binary_length(only), 0), _large('""'), only)]
     last = pc.binary_join_element_wise(columns[-1], _large(_LINE), _large(""))
     ended = pc.binary_join_element_wise(*columns[:-1], last, _large(_SEP))
-    text = _text_bytes(ended)
-    return memoryview(b"") if text is None else text
-
-
-def _text_bytes(array: pa.Array) -> memoryview | None:
-    """The bytes of a large-string array's texts, one after the other (None when it has
-    none)."""
-    _, offsets, data = array.buffers()
-    if data is None or not len(array):
-        return None
-    ends = np.frombuffer(offsets, dtype="<i8")[array.offset : array.offset + len(array) + 1]
-    return memoryview(data)[int(ends[0]) : int(ends[-1])]
+    return text_buffers(ended)[1]
 
 
 def _may_need_quotes(text: pa.Array) -> bool:
     """Whether a cell of ``text`` holds a character the ``csv`` module quotes: its bytes
     compared with each such character's in one pass each (a regular expression over every
     cell took twice as long as making the cells)."""
-    held = _text_bytes(text)
-    if held is None:
-        return False
-    data = np.frombuffer(held, dtype=np.uint8)
+    data = np.frombuffer(text_buffers(text)[1], dtype=np.uint8)
     return any(bool((data == byte).any()) for byte in _QUOTING_BYTES)
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from veil.io._content import arrow_text
+from veil.io._content import arrow_text, text_buffers
 
 #: What makes a spreadsheet read a cell as a formula (OWASP's list).
 TRIGGERS = "=+-@\t\r"
@@ -96,11 +96,7 @@ def _may_run(text: pa.Array | pa.ChunkedArray) -> bool:
     byte read from Arrow's buffers (a gather over the offsets, where a regular expression
     reads every cell): False only when none can."""
     for chunk in text.chunks if isinstance(text, pa.ChunkedArray) else [text]:
-        _, offsets, data = chunk.buffers()
-        if data is None or len(chunk) == 0:
-            continue
-        wide = "<i8" if pa.types.is_large_string(chunk.type) else "<i4"
-        ends = np.frombuffer(offsets, dtype=wide)[chunk.offset : chunk.offset + len(chunk) + 1]
+        ends, data = text_buffers(chunk)
         starts = ends[:-1][ends[1:] > ends[:-1]]  # the cells with a first byte
         if np.isin(np.frombuffer(data, dtype=np.uint8)[starts], _FIRST).any():
             return True
