@@ -774,12 +774,13 @@ def test_an_encoding_is_judged_on_the_whole_file_when_its_start_is_plain(tmp_pat
 
 
 def test_a_cell_longer_than_arrows_block_is_read_from_a_large_file(tmp_path: Path) -> None:
-    """A 3 MB cell straddles Arrow's 1 MB blocks: the file (read by Arrow from disk, being
-    over a MB) is parsed again with blocks large enough, for the table and for its check."""
-    document = "word " * 600_000
+    """A 10 MB cell straddles Arrow's 4 MB blocks (Arrow takes a row over one boundary, not
+    over two): the file (read by Arrow from disk, being over a MB) is parsed again with blocks
+    large enough, for the table and for its check."""
+    document = "word " * 2_000_000
     text = f"id,note\n1,short\n2,{document}\n3,short\n"
     path = write_bytes(tmp_path, "long.csv", text.encode())
-    assert path.stat().st_size > 2 << 20
+    assert path.stat().st_size > 9 << 20
     frame = io.read(path)
     assert frame["note"].tolist() == ["short", document, "short"]
     assert veil.check(path, ["note"]).k == 1

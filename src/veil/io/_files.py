@@ -546,10 +546,10 @@ def _parse_csv(
     dictionary: bool = False,
 ) -> pa.Table:
     """Arrow's parser, every column as text (only ``columns`` when given; dictionary-encoded
-    text with ``dictionary``). A row longer than Arrow's block (1 MB by default: a cell
+    text with ``dictionary``). A row longer than Arrow's block (4 MB at first: a cell
     holding a document) is read again with blocks large enough for it."""
     text = pa.dictionary(pa.int32(), pa.string()) if dictionary else pa.string()
-    block = 1 << 20
+    block = 1 << 22
     quoted = may_quote(data, encoding)
     while True:
         # a large file in UTF-8 is read by Arrow from the file itself (no copy in memory first)
