@@ -626,7 +626,7 @@ def test_failed_write_leaves_nothing_behind(
 
     # whichever writes it: Arrow's kernels (veil.io._csvout) or pandas
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
-    monkeypatch.setattr("veil.io._write.write_csv", half_then_fail)
+    monkeypatch.setattr("veil.io._write.write_any", half_then_fail)
     with pytest.raises(OutputError, match=r"cannot write .*out\.csv: No space left on device"):
         io.write(frame, target)
     assert list(tmp_path.iterdir()) == []

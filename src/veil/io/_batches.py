@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from veil.exceptions import InputError, ParameterError, one_line
-from veil.io._csvout import write_csv
+from veil.io._csvout import write_any
 from veil.io._files import (
     _ISO_DATE_RE,
     _ISO_FORMS,
@@ -552,8 +552,7 @@ class BatchWriter:
             if self._handle is None:
                 self._handle = open(self.path, "wb")  # noqa: SIM115
             written = _as_written(batch, self.formats)
-            if not write_csv(written, self._handle, header=self.rows == 0):
-                written.to_csv(self._handle, index=False, header=self.rows == 0)
+            write_any(written, self._handle, header=self.rows == 0)
         else:
             import pyarrow.parquet as pq
 

@@ -9,9 +9,11 @@ value empty), quoted where the ``csv`` module would quote them, and joined into 
 Arrow. A column of another kind (dates with a time zone, categories, objects other than text)
 leaves the whole table to pandas, so what is written is always what pandas writes.
 
-Which characters make the ``csv`` module quote a cell is asked of the module itself, once:
-it has changed between Python versions (3.11 leaves a lone carriage return unquoted when lines
-end in a newline).
+Which characters make the ``csv`` module quote a cell is asked of the module itself, once,
+and a carriage return and a newline are quoted whatever it says: CPython quotes both since
+3.11.9 (gh-67044), but before it left a lone carriage return unquoted when lines end in a
+newline, and that file reads back with the row split in two (pandas GH#10018). On such a
+Python a table left to pandas that holds one is refused (``write_any``).
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from veil.exceptions import OutputError
 from veil.io._content import arrow_text, text_buffers
 
-__all__ = ["write_csv"]
+__all__ = ["write_any", "write_csv"]
 
 #: pandas' defaults: a comma, lines ended as the system ends them, minimal quoting
 _SEP = ","
@@ -41,6 +44,41 @@ _PIECE_ROWS = 1 << 18
 def _csv_writer(handle: IO[str]) -> Any:
     """The ``csv`` writer pandas writes with (``to_csv``'s defaults)."""
     return csv.writer(handle, lineterminator=_LINE, delimiter=_SEP, quoting=csv.QUOTE_MINIMAL)
+
+
+def _quoted(text: str) -> str:
+    """One cell as the ``csv`` module writes it (``_QUOTING``)."""
+    if any(c in _QUOTING for c in text):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def write_any(frame: pd.DataFrame, handle: IO[bytes], *, header: bool = True) -> None:
+    """Write ``frame`` to ``handle`` as ``write_csv`` does, or by pandas where a column is of a
+    kind only pandas makes. There, on a Python whose ``csv`` module leaves a lone carriage
+    return unquoted, a text holding one is refused (an ``OutputError`` naming its column):
+    the file would not read back as written."""
+    if write_csv(frame, handle, header=header):
+        return
+    if "\r" not in _CSV_QUOTING:  # this Python's csv module leaves a lone one unquoted
+        held = [f"column {n!r}" for n in frame.columns if _holds_carriage_return(frame[n])]
+        if header and any("\r" in str(n) for n in frame.columns):
+            held.insert(0, "its header")
+        if held:
+            raise OutputError(
+                f"{held[0]} holds a carriage return, which this Python's csv module (before "
+                "3.11.9) writes unquoted, so the CSV would not read back; write .parquet, or "
+                "upgrade Python"
+            )
+    frame.to_csv(handle, index=False, header=header)
+
+
+def _holds_carriage_return(column: pd.Series) -> bool:
+    """Whether a cell of ``column`` (as text: numbers never hold one) holds a carriage return."""
+    if pd.api.types.is_numeric_dtype(column) and not isinstance(column.dtype, pd.CategoricalDtype):
+        return False
+    held = column.astype("string").str.contains("\r", regex=False)
+    return bool(held.fillna(False).any())
 
 
 def _quoting_characters() -> str:
@@ -55,7 +93,8 @@ def _quoting_characters() -> str:
     return "".join(found)
 
 
-_QUOTING = _quoting_characters()
+_CSV_QUOTING = _quoting_characters()
+_QUOTING = "".join(sorted(set(_CSV_QUOTING) | {"\r", "\n"}))
 #: those characters' bytes (ASCII: in UTF-8 no other character's bytes hold one)
 _QUOTING_BYTES = tuple(_QUOTING.encode())
 _NEEDS_QUOTES = "[" + re.escape(_QUOTING) + "]"
@@ -73,9 +112,8 @@ def write_csv(frame: pd.DataFrame, handle: IO[bytes], *, header: bool = True) ->
     if len(kinds) < len(names):
         return False
     if header:
-        line = io.StringIO()
-        _csv_writer(line).writerow(names)
-        handle.write(line.getvalue().encode("utf-8"))
+        quoted = [_quoted(n) for n in names]
+        handle.write((_SEP.join(quoted if quoted != [""] else ['""']) + _LINE).encode("utf-8"))
     dates = {
         n: _date_cells(frame[n], len(names))
         for n, k in zip(names, kinds, strict=True)

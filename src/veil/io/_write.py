@@ -15,7 +15,7 @@ from veil.exceptions import (
     ParameterError,
 )
 from veil.io._content import whole_numbers
-from veil.io._csvout import write_csv
+from veil.io._csvout import write_any
 from veil.io._files import TEXT_FORMATS
 from veil.io._formulas import escape_formulas as _escape
 from veil.io._outputs import OutputSet
@@ -121,8 +121,7 @@ def write_table(
         given = frame.attrs.get(TEXT_FORMATS, {}) if formats is None else formats
         written = _as_written(frame, given)
         with open(path, "wb") as handle:
-            if not write_csv(written, handle):  # a column only pandas makes: pandas writes
-                written.to_csv(handle, index=False)
+            write_any(written, handle)
     elif fmt == "parquet":
         frame.to_parquet(path, index=False)
     elif fmt == "xlsx":
