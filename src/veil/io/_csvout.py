@@ -102,8 +102,9 @@ _NEEDS_QUOTES = "[" + re.escape(_QUOTING) + "]"
 
 def write_csv(frame: pd.DataFrame, handle: IO[bytes], *, header: bool = True) -> bool:
     """Write ``frame`` to the binary ``handle`` as ``frame.to_csv(handle, index=False,
-    header=header)`` would, in UTF-8; False (nothing written) when a column is of a kind
-    made here by pandas only, for the caller to write with pandas."""
+    header=header)`` would, in UTF-8, but for a lone carriage return, quoted here whatever the
+    Python (``_QUOTING``); False (nothing written) when a column is of a kind made by pandas
+    only, for the caller to write with pandas (``write_any``)."""
     names = list(frame.columns)
     if not names or not frame.columns.is_unique or not all(isinstance(n, str) for n in names):
         return False
