@@ -189,6 +189,35 @@ def test_a_row_longer_than_arrows_block_is_read_or_stops_the_stream(
     assert max(map(len, pieces), default=0) < 64_000 + 2 * 1000  # never the whole file held
 
 
+def test_a_long_row_past_the_first_batch_is_read_when_types_were_presumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file typed on its first batch (``typed_as_read``) holding a document far past it:
+    the reading that meets it stops, the file is typed over every row with larger blocks, and
+    the reading made again reads it; an open quote there still stops the stream in one line."""
+    from veil.io import TableStream, typed_as_read
+    from veil.io import _batches as batches
+    from veil.progress import Progress
+
+    monkeypatch.setattr(batches, "_BLOCK_BYTES", 4000)
+    monkeypatch.setattr(batches, "_LARGEST_BLOCK_BYTES", 64_000)
+    rows = "".join(f"Nyeri {i},{i % 90}\n" for i in range(20_000))
+    document = "é" * 20_000
+    path = write_bytes(tmp_path, "t.csv", f"town,age\n{rows}{document},34\n{rows}".encode())
+    source = TableStream(str(path))
+    frame = pd.concat(
+        typed_as_read(source, 5000, Progress(), lambda: list(source.batches(5000))),
+        ignore_index=True,
+    )
+    assert frame["town"].iloc[20_000] == document
+    assert len(frame) == 40_001
+    assert source._block == 4000 * 4**2  # grown past the 20,000-character row
+    path = write_bytes(tmp_path, "t.csv", f'town,age\n{rows}"Mûranga,35\n{rows}'.encode())
+    source = TableStream(str(path))
+    with pytest.raises(InputError, match=r"a row is longer than .* MB \(a quoted value left open"):
+        typed_as_read(source, 5000, Progress(), lambda: list(source.batches(5000)))
+
+
 @pytest.mark.parametrize("encoding", ["cp1252", "utf-16"])
 def test_a_stream_in_another_encoding_hands_arrow_utf8_in_its_own_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
@@ -785,3 +814,41 @@ def test_a_cell_longer_than_arrows_block_is_read_from_a_large_file(tmp_path: Pat
     assert frame["note"].tolist() == ["short", document, "short"]
     assert veil.check(path, ["note"]).k == 1
     assert veil.check(path, ["note"]).classes == 2
+
+
+_NUMBER_TEXT = st.one_of(
+    st.text(alphabet="0123456789+-. \t\u00a0\u2003e", max_size=20),
+    st.builds(
+        str.__add__, st.sampled_from(["", "-", " ", "+"]), st.text("0123456789", min_size=14)
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), _NUMBER_TEXT), max_size=40),
+    st.integers(0, 5),
+    st.booleans(),
+)
+def test_a_number_not_plain_is_found_as_the_expression_finds_it(
+    texts: list[str | None], cut: int, large: bool
+) -> None:
+    """``any_not_plain``, which matches only the texts whose first byte or length may make
+    them one, answers as the expression matched over every text does: on slices, chunks,
+    large strings and gaps, with signs, zeros, ASCII and other spaces, and long digits."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = pa.large_string() if large else pa.string()
+    whole = pa.array(texts, kind)
+    for values in (
+        whole,
+        whole.slice(min(cut, len(whole))),
+        pa.chunked_array([whole.slice(0, cut), whole.slice(cut)], kind),
+    ):
+        expected = bool(pc.any(pc.match_substring_regex(values, files._NOT_PLAIN)).as_py())
+        assert files.any_not_plain(values) == expected
+    for one in whole.slice(0, 8):  # each text alone: the others do not answer for it
+        alone = pa.array([one.as_py()], kind)
+        expected = bool(pc.any(pc.match_substring_regex(alone, files._NOT_PLAIN)).as_py())
+        assert files.any_not_plain(alone) == expected

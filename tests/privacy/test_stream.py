@@ -204,14 +204,10 @@ def test_mondrian_and_people_are_refused_with_the_alternative(adult: Path, tmp_p
             )
 
 
-@pytest.mark.parametrize(("rows", "batch"), [(50, 10), (6000, 1200)])
-def test_csv_columns_are_typed_over_every_row(tmp_path: Path, rows: int, batch: int) -> None:
-    """What only later rows show decides a column's type, as when the whole file is read: a
-    gap makes whole numbers float, a leading zero keeps a code text, decimals keep their form,
-    one text among dates keeps them text, one date of another form drops theirs. With batches
-    of 1,200 rows, the value that decides lies past the first rows of its batch (which a
-    batch's column is tried on first)."""
-    frame = pd.DataFrame(
+def texts_of_every_kind(rows: int) -> pd.DataFrame:
+    """``rows`` rows of texts that read as whole numbers, decimals, dates and times, and
+    words; a column empty throughout."""
+    return pd.DataFrame(
         {
             "count": [str(i) for i in range(rows)],
             "code": [f"{i + 100}" for i in range(rows)],
@@ -221,8 +217,19 @@ def test_csv_columns_are_typed_over_every_row(tmp_path: Path, rows: int, batch: 
             "seen": [f"2024-01-{i % 28 + 1:02d}" for i in range(rows)],
             "at": [f"2024-01-{i % 28 + 1:02d} 10:{i % 60:02d}" for i in range(rows)],
             "text": ["a"] * rows,
+            "empty": [""] * rows,
         }
     )
+
+
+@pytest.mark.parametrize(("rows", "batch"), [(50, 10), (6000, 1200)])
+def test_csv_columns_are_typed_over_every_row(tmp_path: Path, rows: int, batch: int) -> None:
+    """What only later rows show decides a column's type, as when the whole file is read: a
+    gap makes whole numbers float, a leading zero keeps a code text, decimals keep their form,
+    one text among dates keeps them text, one date of another form drops theirs. With batches
+    of 1,200 rows, the value that decides lies past the first rows of its batch (which a
+    batch's column is tried on first)."""
+    frame = texts_of_every_kind(rows)
     frame.loc[rows - 9, "count"] = ""  # a gap in the fifth batch only
     frame.loc[rows - 5, "code"] = "0712"  # a leading zero in the fifth batch only
     frame.loc[rows - 3, "cost"] = "2.5"  # the decimals' form broken in the fifth batch only
@@ -244,6 +251,119 @@ def test_csv_columns_are_typed_over_every_row(tmp_path: Path, rows: int, batch: 
     assert not pd.api.types.is_datetime64_any_dtype(whole["seen"])
     assert "price" in source.formats
     assert "cost" not in source.formats
+
+
+#: A value that types its column otherwise than the rows before it: (column, row, value).
+#: Past the first batch of 1,200 rows (and past the first rows of its own batch), but for
+#: ``early``: inside the first batch, after the first 100 rows.
+LATE = {
+    "none": None,
+    "count": ("count", 5997, ""),  # a gap: whole numbers become floats
+    "code": ("code", 5997, "0712"),  # a leading zero: the codes stay text
+    "cost": ("cost", 5997, "2.5"),  # the decimals' form broken
+    "seen": ("seen", 5997, "soon"),  # a text among dates
+    "at": ("at", 5997, "2024-01-02"),  # a date of another form
+    "empty": ("empty", 5997, "x"),  # a value in a column empty until then
+    "float": ("count", 5997, "1e3"),  # a float among whole numbers
+    "early": ("count", 500, ""),  # a gap the first batch holds
+}
+
+
+@pytest.mark.parametrize("change", list(LATE))
+def test_types_presumed_on_the_first_batch_are_confirmed_or_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """A CSV file streamed is typed on its first batch, and the first reading of every row
+    confirms the types as it goes: without a change, the file is read twice whole (the first
+    batch, a sample of 100 rows, then every row), not three times. A value past the first
+    batch (and past the first rows of its own) that types its column otherwise stops that
+    reading; the file is typed over every row and the readings made again. A reading shorter
+    than the first batch (the sample) is typed as presumed, whatever its own rows would say.
+    Either way the batches are the table ``read`` reads, typed as it types it."""
+    from veil.io import typed_as_read
+    from veil.progress import Progress
+
+    rows, batch = 6000, 1200
+    frame = texts_of_every_kind(rows)
+    late = LATE[change]
+    if late is not None:
+        frame.loc[late[1], late[0]] = late[2]
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    whole = read(path)
+    readings: list[int] = []
+    real = TableStream._csv_tables
+
+    def counted(self: TableStream, batch_rows: int) -> Any:
+        readings.append(batch_rows)
+        return real(self, batch_rows)
+
+    monkeypatch.setattr(TableStream, "_csv_tables", counted)
+    steps: list[str] = []
+
+    class Steps(Progress):
+        def step(self, description: str) -> None:
+            steps.append(description)
+
+    source = TableStream(str(path))
+    sampled: list[pd.DataFrame] = []
+
+    def run() -> list[pd.DataFrame]:
+        sampled.append(source.head(100))
+        return list(source.batches(batch))
+
+    got = typed_as_read(source, batch, Steps(), run)
+    pd.testing.assert_frame_equal(sampled[-1], whole.head(100))
+    assert len(got) == 5
+    for each in got:
+        assert dict(each.dtypes) == dict(whole.dtypes)
+    pd.testing.assert_frame_equal(pd.concat(got, ignore_index=True), whole)
+    assert source.formats == whole.attrs["veil.text_formats"]
+    assert source.rows == rows
+    again = [s for s in steps if "typing every row first" in s]
+    if late is None or late[1] < batch:
+        assert (again, len(readings)) == ([], 3)
+    else:
+        assert len(again) == 1
+        assert repr(late[0]) in again[0]
+        # the first batch, the sample, the reading stopped; every row, the sample, the reading
+        assert len(readings) == 6
+
+
+def test_a_late_type_change_gives_the_release_typing_first_gives(
+    adult: Path, tmp_path: Path
+) -> None:
+    """adult with a count of visits, whole numbers but for a gap far past the first batch: the
+    streamed release, whose first pass stops there and starts again once every row is typed,
+    is the one made from the file typed first, byte for byte, certificate and all."""
+    table = read(adult / "adult.csv")
+    table["visits"] = [str(i % 7) for i in range(len(table))]
+    table.loc[len(table) - 10, "visits"] = ""
+    path = tmp_path / "adult.csv"
+    write(table, path)
+    for tree in adult.glob("adult_hierarchy_*.csv"):
+        shutil.copy(tree, tmp_path / tree.name)
+    hierarchies = load_hierarchies(tmp_path, "adult")
+    policy = _policy()
+    policy["columns"]["visits"] = {"role": "insensitive"}
+    typed_first = TableStream(str(path)).prepare(batch_rows=997)
+    bodies, steps = [], []
+    for source, out in ((TableStream(str(path)), "a.csv"), (typed_first, "b.csv")):
+        release = anonymize_stream(
+            source,
+            policy,
+            tmp_path / out,
+            "csv",
+            hierarchies=hierarchies,
+            batch_rows=997,
+            progress=steps.append,
+        )
+        assert set(release.seconds) >= {"typing", "first pass", "second pass"}
+        bodies.append(release.certificate.to_dict())
+    assert read(path)["visits"].dtype == float
+    assert sum("'visits' hold texts of another type" in step for step in steps) == 1
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    _same_certificate(*bodies)
 
 
 def with_remark(adult: Path, tmp_path: Path, first: int, after: str | None = None) -> Path:

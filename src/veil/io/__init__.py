@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         dask_modules,
         each_partition,
         fold_batches,
+        typed_as_read,
     )
     from veil.io._formulas import escape_formulas
     from veil.io._outputs import (
@@ -86,7 +87,14 @@ _LAZY = {
         "veil.io._files",
     ),
     **dict.fromkeys(
-        ("Partitions", "dask_frame", "dask_modules", "each_partition", "fold_batches"),
+        (
+            "Partitions",
+            "dask_frame",
+            "dask_modules",
+            "each_partition",
+            "fold_batches",
+            "typed_as_read",
+        ),
         "veil.io._folds",
     ),
     "escape_formulas": "veil.io._formulas",
@@ -182,6 +190,7 @@ __all__ = [
     "parts_sha256",
     "read",
     "remove_stale_temps",
+    "typed_as_read",
     "unpack",
     "workers_for_batches",
     "write",

@@ -35,6 +35,7 @@ from veil.io._files import (
     PARQUET_SUFFIXES,
     TEXT_FORMATS,
     all_match,
+    any_not_plain,
     arrow_source,
     cast_values,
     check_header,
@@ -42,7 +43,6 @@ from veil.io._files import (
     csv_dialect,
     is_streamable,
     may_quote,
-    not_plain_number,
     packing,
 )
 from veil.io._formulas import escape_formulas
@@ -62,6 +62,12 @@ _LARGEST_BLOCK_BYTES = 1 << 28
 
 class _LongRowError(InputError):
     """A CSV row longer than the block Arrow parsed it in."""
+
+
+class UnsettledTypesError(InputError):
+    """A CSV file's types presumed from its first batch (``TableStream.presume``), then met
+    a batch that types a column otherwise, or a row longer than the block: the reading stops,
+    to be made again after a reading that types every row (``typed_as_read``)."""
 
 
 @dataclass
@@ -94,11 +100,11 @@ class _Column:
         if self.integers:
             self.integers = cast_values(valid, pa.int64()) is not None
             if self.integers:
-                self.not_plain |= bool(pc.any(not_plain_number(valid)).as_py())
+                self.not_plain |= bool(any_not_plain(valid))
         if not self.integers and self.floats:
             self.floats = cast_values(valid, pa.float64()) is not None
             if self.floats:
-                self.not_plain |= bool(pc.any(not_plain_number(valid)).as_py())
+                self.not_plain |= bool(any_not_plain(valid))
         if self.decimals and self.decimals >= 2 and self.decimals_kept:
             pattern = rf"^-?\d+\.\d{{{self.decimals}}}$"
             self.decimals_kept = all_match(valid, pattern)
@@ -111,6 +117,11 @@ class _Column:
                     self.dates = False
         if self.date_pattern is not None and self.date_kept:
             self.date_kept = all_match(valid, self.date_pattern)
+
+    @property
+    def decision(self) -> tuple[str, str | None]:
+        """The column's type and text form, as decided so far (``kind``, ``form``)."""
+        return self.kind, self.form
 
     @property
     def kind(self) -> str:
@@ -236,6 +247,10 @@ class TableStream:
     _block: int | None = None  # Arrow's block (``_BLOCK_BYTES``), as the first reading found it
     #: the CSV file's compression, Arrow's codec name (None: plain text)
     codec: str | None = None
+    #: each column's type and form as ``presume`` decided them on the first rows, and how many
+    #: rows those were, until the first reading of every row confirms them (None: decided
+    #: over every row, or not yet)
+    _presumed: tuple[dict[str, tuple[str, str | None]], int] | None = None
 
     def __post_init__(self) -> None:
         text = str(self.source)
@@ -317,30 +332,74 @@ class TableStream:
         _check_batch_rows(batch_rows)
         if self.kind == "parquet" or self.rows is not None:
             return self
-        while True:  # again with larger blocks where a row is longer than Arrow's block
-            seen = {name: _Column() for name in self.columns}
-            rows = 0
+        self._settle(*self._seen(batch_rows, progress, first_only=False))
+        return self
+
+    def presume(
+        self, *, batch_rows: int = 1_000_000, progress: Callable[[int], None] | None = None
+    ) -> TableStream:
+        """Type a CSV file's columns on its first batch of ``batch_rows`` rows, for the first
+        reading of every row (``batches``) to confirm as it goes: that reading raises
+        ``UnsettledTypesError`` at the first batch whose texts type a column otherwise (the caller
+        ``prepare``s and reads again: ``typed_as_read``), and when it ends the types are
+        those ``prepare`` decides. A file of one batch is typed whole here; a no-op for
+        Parquet."""
+        _check_batch_rows(batch_rows)
+        if self.kind == "parquet" or self.rows is not None:
+            return self
+        seen, rows = self._seen(batch_rows, progress, first_only=True)
+        if rows < batch_rows:  # the whole file
+            self._settle(seen, rows)
+        else:
+            self._decide(seen)
+            self._presumed = {name: c.decision for name, c in seen.items()}, rows
+        return self
+
+    def _seen(
+        self, batch_rows: int, progress: Callable[[int], None] | None, first_only: bool
+    ) -> tuple[dict[str, _Column], int]:
+        """What each column's texts allow over every row (``first_only``: the first batch's),
+        and how many rows were read; again with larger blocks where a row is longer than
+        Arrow's block."""
+        while True:
+            seen, rows = {name: _Column() for name in self.columns}, 0  # a file of no rows
             try:
-                for table in self._csv_tables(batch_rows):
-                    for name in self.columns:
-                        for chunk in table.column(name).chunks:
-                            seen[name].see(chunk)
-                    rows += table.num_rows
+                for read in self._seeing(batch_rows):
+                    table, seen, rows = read
                     if progress is not None:
                         progress(table.num_rows)
-                break
+                    if first_only:
+                        break
+                return seen, rows
             except _LongRowError:
                 block = (self._block or _BLOCK_BYTES) * 4
                 if block > _LARGEST_BLOCK_BYTES:
                     raise
                 self._block = block
+
+    def _seeing(self, batch_rows: int) -> Iterator[tuple[pa.Table, dict[str, _Column], int]]:
+        """Each text table of the file, with what each column's texts allow and how many rows
+        were read, up to it and with it."""
+        seen = {name: _Column() for name in self.columns}
+        rows = 0
+        for table in self._csv_tables(batch_rows):
+            for name, column in seen.items():
+                for chunk in table.column(name).chunks:
+                    column.see(chunk)
+            rows += table.num_rows
+            yield table, seen, rows
+
+    def _settle(self, seen: dict[str, _Column], rows: int) -> None:
+        """The types decided over every row (``rows`` of them)."""
         if rows == 0:
             raise InputError(f"{self.paths[0]}: has a header but no data rows")
-        self.rows = rows
+        self._decide(seen)
+        self.rows, self._presumed = rows, None
+
+    def _decide(self, seen: dict[str, _Column]) -> None:
         self._kinds = {name: c.kind for name, c in seen.items()}
         self._nulls = {name: c.nulls for name, c in seen.items()}
         self.formats = {name: form for name, c in seen.items() if (form := c.form) is not None}
-        return self
 
     def _opened(self) -> Any:
         """The CSV file's bytes as Arrow reads them: unpacked by Arrow's own codec as they are
@@ -445,11 +504,44 @@ class TableStream:
         if self.kind == "parquet":
             yield from self._parquet_batches(batch_rows, wanted)
             return
+        if self.rows is None and self._presumed is not None:
+            yield from self._confirmed(batch_rows, wanted, self._presumed)
+            return
         self.prepare(batch_rows=batch_rows)
         for table in self._csv_tables(batch_rows):
-            frame = pd.DataFrame({name: self._typed(name, table.column(name)) for name in wanted})
-            frame.attrs[TEXT_FORMATS] = {k: v for k, v in self.formats.items() if k in wanted}
-            yield frame
+            yield self._frame(table, wanted)
+
+    def _frame(self, table: pa.Table, wanted: list[str]) -> pd.DataFrame:
+        frame = pd.DataFrame({name: self._typed(name, table.column(name)) for name in wanted})
+        frame.attrs[TEXT_FORMATS] = {k: v for k, v in self.formats.items() if k in wanted}
+        return frame
+
+    def _confirmed(
+        self,
+        batch_rows: int,
+        wanted: list[str],
+        presumed: tuple[dict[str, tuple[str, str | None]], int],
+    ) -> Iterator[pd.DataFrame]:
+        """``batches`` while the types are presumed (``presume``): each batch's texts seen as
+        ``prepare`` sees them, and the batch typed only while every column is typed as
+        presumed (a column's type only widens as rows come: once the rows read cover those
+        the types were presumed on, any other type is a wider one); a reading to the end
+        settles the types."""
+        decided, first = presumed
+        seen, rows = {name: _Column() for name in self.columns}, 0
+        try:
+            for table, seen, rows in self._seeing(batch_rows):
+                changed = [n for n, c in seen.items() if c.decision != decided[n]]
+                if changed and rows >= first:
+                    raise UnsettledTypesError(
+                        f"{self.paths[0]}: past its first rows, column(s) "
+                        f"{', '.join(map(repr, changed))} hold texts of another type"
+                    )
+                yield self._frame(table, wanted)
+        except _LongRowError as err:  # ``prepare`` reads with larger blocks
+            raise UnsettledTypesError(f"{err}: read again with larger blocks") from err
+        if self._presumed is presumed:
+            self._settle(seen, rows)
 
     def pandas_reading(self) -> dict[str, Any]:
         """How pandas (a Dask cluster's blocks) reads this CSV file as ``batches`` types it:

@@ -664,24 +664,22 @@ def typed_column(col: pa.ChunkedArray) -> Typed:
     """Pick int, float, ISO datetime or text for a column read as text, and the form that
     writes it back as it was read where the default writer would not (``TEXT_FORMATS``).
 
-    A value that is not a plain number keeps its column text (``not_plain_number``):
+    A value that is not a plain number keeps its column text (``any_not_plain``):
     ``0712345678`` and ``+254712345678`` are phone numbers, and 712345678 or 254712345678.0
     would lose what they are. Each cast and pattern is tried on the first 1,000 values before
     the whole column (``cast_values``).
     """
-    import pyarrow.compute as pc
-
     if col.null_count == len(col):
         return Typed("empty", col)
     ints = cast_values(col, pa.int64())
     if ints is not None:
-        if pc.any(not_plain_number(col)).as_py():
+        if any_not_plain(col):
             return Typed("text", col)
         # nulls make it float64, as pandas does: written back as whole numbers
         return Typed("int", ints, "%d" if col.null_count else None)
     floats = cast_values(col, pa.float64())
     if floats is not None:
-        if pc.any(not_plain_number(col)).as_py():
+        if any_not_plain(col):
             return Typed("text", col)
         return Typed("float", floats, _decimals_form(col))
     valid = col.drop_null()
@@ -743,12 +741,34 @@ def as_kind(kind: Kind, col: pa.ChunkedArray | pa.Array) -> Typed:
 _NOT_PLAIN = r"^\s*\+|^\s*-?0\d|^\s*-?\d{16}"
 
 
-def not_plain_number(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-    """True where a number's text is not a plain number (``_NOT_PLAIN``): such a column stays
-    text, as written."""
+def any_not_plain(col: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether one of a number column's texts is not a plain number (``_NOT_PLAIN``): such a
+    column stays text, as written. Only a text that may be one is matched: its first byte a
+    sign, a zero, a space or not ASCII, or 16 bytes or more (a gather over Arrow's offsets,
+    where the expression read every text: 0.04 s of 0.05 s typing 500,000 rows of adult)."""
+    import numpy as np
     import pyarrow.compute as pc
 
-    return pc.match_substring_regex(col, _NOT_PLAIN)
+    from veil.io._content import text_buffers
+
+    signs = np.frombuffer(_MAY_NOT_BE_PLAIN, dtype=np.uint8)
+    for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
+        ends, data = text_buffers(chunk)
+        starts, lengths = ends[:-1], np.diff(ends)
+        first = np.frombuffer(data, dtype=np.uint8)[starts[lengths > 0]]
+        may = np.zeros(len(lengths), dtype=bool)
+        may[lengths > 0] = np.isin(first, signs) | (first >= 0x80)
+        may |= lengths >= 16
+        if may.any():
+            maybe = chunk.filter(pa.array(may & chunk.is_valid().to_numpy(zero_copy_only=False)))
+            if pc.any(pc.match_substring_regex(maybe, _NOT_PLAIN)).as_py():
+                return True
+    return False
+
+
+#: First bytes a text ``_NOT_PLAIN`` matches may begin with (beside digits of long texts):
+#: ASCII spaces, ``+``, ``-`` and ``0``.
+_MAY_NOT_BE_PLAIN = b"\t\n\v\f\r +-0"
 
 
 def parse_dates(

@@ -8,14 +8,14 @@ from __future__ import annotations
 import glob
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from veil.exceptions import InputError, MissingExtraError
+from veil.exceptions import InputError, MissingExtraError, one_line
 from veil.io._ahead import ahead, in_order, workers_for_batches
-from veil.io._batches import TableStream
+from veil.io._batches import TableStream, UnsettledTypesError
 from veil.progress import Progress
 
 __all__ = [
@@ -65,6 +65,35 @@ def fold_batches(
         total = merge(total, part)
         report.advance(rows)
     return total
+
+
+T = TypeVar("T")
+
+
+def typed_as_read(
+    source: TableStream, batch_rows: int, report: Progress, run: Callable[[], T]
+) -> T:
+    """``run()``, whose folds read ``source``; a CSV file not yet typed is typed on its first
+    batch (``TableStream.presume``) and confirmed on every row by ``run``'s first reading of
+    them, rather than read once more first. Where a later row types a column otherwise, the
+    file is typed over every row (a reading of its own) and ``run`` runs again: its result is
+    the one typing first would have given."""
+    if source.kind != "csv" or source.rows is not None:
+        return run()
+    report.step(
+        f"typing the columns of {source.paths[0].name} on its first rows (confirmed on every "
+        "row as the first pass reads it)"
+    )
+    source.presume(batch_rows=batch_rows, progress=report.advance)
+    try:
+        return run()
+    except UnsettledTypesError as err:
+        report.step(
+            f"{one_line(str(err))}: typing every row first (a reading of its own), then "
+            "starting again"
+        )
+        source.prepare(batch_rows=batch_rows, progress=report.advance)
+    return run()
 
 
 class _Sized:

@@ -19,7 +19,7 @@ from veil.frequency import (
     sensitive_codes,
 )
 from veil.hierarchy import Hierarchy
-from veil.io import TableStream, fold_batches
+from veil.io import TableStream, fold_batches, typed_as_read
 from veil.privacy._measures import CheckResult, asked_goals, measures
 from veil.privacy.criteria import Criterion
 from veil.progress import Progress, as_progress
@@ -249,7 +249,12 @@ def check_stream(
     def fold(label: str, fn: Any, merge: Any, start: Any) -> Any:
         return fold_batches(source, batch_rows, report, label, fn, merge, start, wanted)
 
-    return check_folded(fold, source.columns, quasi_identifiers, sensitive=sensitive, **goals)
+    return typed_as_read(
+        source,
+        batch_rows,
+        report,
+        lambda: check_folded(fold, source.columns, quasi_identifiers, sensitive=sensitive, **goals),
+    )
 
 
 def _counted_by_duckdb(

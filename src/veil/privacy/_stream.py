@@ -37,6 +37,7 @@ from veil.io import (
     ahead,
     fold_batches,
     in_order,
+    typed_as_read,
     workers_for_batches,
 )
 from veil.io import _pieces as pieces
@@ -120,15 +121,18 @@ def anonymize_stream(
     needs every row at once."""
     report = as_progress(progress)
     seconds: dict[str, float] = {}
+
+    def released() -> Certificate:
+        seconds.clear()
+        if source.kind == "csv":  # the reading that typed it (the first batch's, or every row)
+            seconds["typing"] = time.perf_counter() - clock
+        passes = _FilePasses(source, batch_rows, report, output, fmt, escape_formulas)
+        return release_in_passes(
+            passes, policy, hierarchies=hierarchies, progress=progress, seconds=seconds
+        )
+
     clock = time.perf_counter()
-    if source.kind == "csv":
-        report.step(f"typing the columns of {source.paths[0].name} (first reading)")
-        source.prepare(batch_rows=batch_rows, progress=report.advance)
-        seconds["typing"] = time.perf_counter() - clock
-    passes = _FilePasses(source, batch_rows, report, output, fmt, escape_formulas)
-    certificate = release_in_passes(
-        passes, policy, hierarchies=hierarchies, progress=progress, seconds=seconds
-    )
+    certificate = typed_as_read(source, batch_rows, report, released)
     return StreamedRelease(certificate, seconds, certificate.rows_in)
 
 
@@ -148,8 +152,13 @@ class _FilePasses(Passes):
         self.source, self.batch_rows, self.report = source, batch_rows, report
         self.output, self.fmt, self.escape = output, fmt, escape
         self.columns = list(source.columns)
-        self.rows = int(source.rows or 0)
         self.hashed = row_hashes
+
+    @property  # read-only: the file's first reading counts them
+    def rows(self) -> int:  # type: ignore[override]
+        """The table's rows; while a CSV file's first reading has not counted them, as many as
+        a sample takes (``sample`` stops at the file's end)."""
+        return int(self.source.rows) if self.source.rows is not None else engine.SAMPLE_ROWS
 
     def sample(self, rows: int) -> pd.DataFrame:
         return self.source.head(rows)
@@ -164,6 +173,7 @@ class _FilePasses(Passes):
         seed: int | bool | None,
         columns: list[str],
     ) -> engine.Released:
+        self.source.prepare(batch_rows=self.batch_rows)  # typed by the first pass's reading
         self.report.step("applying the release (second pass)")
         self.report.expect(self.rows)
         writer = _Writer(

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from veil.frequency import COUNT, WEIGHT, Frequencies
-from veil.io import Partitions, TableStream, fold_batches
+from veil.io import Partitions, TableStream, fold_batches, typed_as_read
 from veil.progress import Progress, as_progress
 from veil.risk.assess import assess_counts
 from veil.risk.population import weight_values
@@ -493,14 +493,13 @@ def scan_stream(
 ) -> ScanResult:
     """The scan of a table read in batches of ``batch_rows`` (``options`` as ``scan_folds``)."""
     report = as_progress(progress)
-    if source.kind == "csv":
-        report.step(f"typing the columns of {source.paths[0].name} (first reading)")
-        source.prepare(batch_rows=batch_rows, progress=report.advance)
 
     def fold(label: str, fn: Any, merge: Any, start: Any) -> Any:
         return fold_batches(source, batch_rows, report, label, fn, merge, start)
 
-    return scan_folds(fold, source.columns, **options)
+    return typed_as_read(
+        source, batch_rows, report, lambda: scan_folds(fold, source.columns, **options)
+    )
 
 
 def scan_partitions(
