@@ -12,6 +12,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from veil.io._files import text_buffers
+
 
 def fingerprint(frame: pd.DataFrame, *, sample: int | None = None) -> str:
     """A content hash of a table (values, column names, order) that names it without revealing
@@ -124,19 +126,6 @@ def _text_parts(text: pa.Array | pa.ChunkedArray) -> Iterator[tuple[bytes, memor
     for chunk in text.chunks if isinstance(text, pa.ChunkedArray) else [text]:
         ends, data = text_buffers(chunk)
         yield np.diff(ends).tobytes(), data
-
-
-def text_buffers(chunk: pa.Array) -> tuple[np.ndarray, memoryview]:
-    """An Arrow text array's cells as Arrow holds them, without a Python loop over them: where
-    each one ends (int64, one more than the cells, the first 0) and their bytes one after
-    another (either offset width; a slice read from its own offset)."""
-    _, offsets, data = chunk.buffers()
-    if offsets is None or data is None or len(chunk) == 0:
-        return np.zeros(len(chunk) + 1, dtype=np.int64), memoryview(b"")
-    wide = "<i8" if pa.types.is_large_string(chunk.type) else "<i4"
-    ends = np.frombuffer(offsets, dtype=wide)[chunk.offset : chunk.offset + len(chunk) + 1]
-    ends = ends.astype(np.int64)
-    return ends - ends[0], memoryview(data)[int(ends[0]) : int(ends[-1])]
 
 
 def _canonical_cells(series: pd.Series) -> pa.Array:

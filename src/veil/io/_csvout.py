@@ -30,7 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from veil.exceptions import OutputError
-from veil.io._content import arrow_text, text_buffers
+from veil.io._content import arrow_text
+from veil.io._files import text_buffers
 
 __all__ = ["write_any", "write_csv"]
 

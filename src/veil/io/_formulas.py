@@ -17,7 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from veil.io._content import arrow_text, text_buffers
+from veil.io._content import arrow_text
+from veil.io._files import text_buffers
 
 #: What makes a spreadsheet read a cell as a formula (OWASP's list).
 TRIGGERS = "=+-@\t\r"
