@@ -61,6 +61,14 @@ class Registry(Mapping[str, T], Generic[T]):
         self._claim(name, aliases)
         self._where[name] = where
 
+    def remove(self, name: str) -> None:
+        """Unregister ``name`` and its aliases (a member registered for a while: a plugin
+        unloaded, a test's own)."""
+        key = self.canonical(name)
+        for table in (self._names, self._members, self._where):
+            table.pop(key, None)
+        self._aliases = {a: n for a, n in self._aliases.items() if n != key}
+
     def _claim(self, name: str, aliases: Iterable[str]) -> None:
         aliases = tuple(aliases)
         for key in (name, *aliases):
