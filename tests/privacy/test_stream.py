@@ -712,13 +712,19 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(tmp_path: Path, obj
 
     buckets = 4
     batches = _spilled_batches(np.random.default_rng(1), objects)
-    rng, oracle = np.random.default_rng(5), np.random.default_rng(5)
-    spill, expected = _Spill(tmp_path, buckets), [[] for _ in range(buckets)]
-    coded = set()
+    rng, oracle, bands = (np.random.default_rng(seed) for seed in (5, 5, 6))
+    # a generalized quasi-identifier's texts with their codes (one label never used): the
+    # spill takes the codes as they are
+    labels = ["[20-29]", "[30-39]", "*", "[90-99]"]
+    spill = _Spill(tmp_path, buckets, {"band": pa.array(labels)})
+    expected: list[list[pd.DataFrame]] = [[] for _ in range(buckets)]
+    coded, as_labels = set(), 0
     for batch in batches:
+        band = bands.integers(0, 3, len(batch))
+        batch["band"] = pd.array(np.array(labels, dtype=object)[band], dtype="str")
         chosen = rng.integers(0, buckets, len(batch))
         assert (oracle.integers(0, buckets, len(batch)) == chosen).all()
-        spill.add((batch, np.argsort(chosen, kind="stable"), chosen))
+        spill.add((batch, np.argsort(chosen, kind="stable"), chosen, {"band": (band, 4)}))
         for b in range(buckets):
             expected[b].append(batch[chosen == b])
     spill.close()
@@ -728,6 +734,11 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(tmp_path: Path, obj
         permutation = rng.permutation(bucket.rows)
         want = pd.concat(expected[b]).iloc[oracle.permutation(bucket.rows)]
         assert bucket.arrow is not objects  # Arrow unless a piece had to stay a DataFrame
+        if bucket.table is not None and pa.types.is_dictionary(bucket.table["band"].type):
+            # the labels as given, the unused one too: not coded again (a bucket holding the
+            # batch of one row, too few rows to code, holds the band as text)
+            assert bucket.table["band"].chunk(0).dictionary.to_pylist() == labels
+            as_labels += 1
         got, codes = bucket.permuted(permutation)
         pd.testing.assert_frame_equal(
             got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True
@@ -738,7 +749,8 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(tmp_path: Path, obj
             by_text = Frequencies.of(got, [name]).counts
             pd.testing.assert_frame_equal(Frequencies.of(got, [name], codes=codes).counts, by_text)
     assert not list(tmp_path.iterdir())  # each bucket's file removed once read
-    assert coded == (set() if objects else {"grade"})  # "age" has many values in a batch
+    assert coded == (set() if objects else {"grade", "band"})  # "age": many values in a batch
+    assert as_labels == (0 if objects else buckets - 1)
 
 
 @pytest.mark.parametrize("how", ["--in-memory", "--streaming"])

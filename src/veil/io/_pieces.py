@@ -12,10 +12,11 @@ its pieces a fraction of the text's size.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -53,13 +54,20 @@ def as_arrow(frame: pd.DataFrame) -> pa.Table | None:
         return None
 
 
-def coded(table: pa.Table) -> pa.Table:
+def coded(table: pa.Table, known: Mapping[str, tuple[Any, pa.Array]] | None = None) -> pa.Table:
     """``table`` with each text column of few distinct values (at most one in four rows)
-    dictionary-coded; ``plain`` undoes it."""
+    dictionary-coded; ``plain`` undoes it. ``known``: some columns' codes (one per row) and
+    the texts they index (each text once), taken as they are rather than coded again."""
     columns = []
-    for column in table.columns:
+    for name, column in zip(table.column_names, table.columns, strict=True):
         if pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
-            encoded = _few_values(column.combine_chunks())
+            codes, labels = (known or {}).get(name, (None, None))
+            encoded: pa.DictionaryArray | None
+            if labels is not None and len(labels) * 4 <= len(column):
+                indices = pa.array(np.asarray(codes, dtype=np.int32))
+                encoded = pa.DictionaryArray.from_arrays(indices, labels.cast(column.type))
+            else:
+                encoded = _few_values(column.combine_chunks())
             if encoded is not None:
                 column = encoded
         columns.append(column)

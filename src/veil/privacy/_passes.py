@@ -689,6 +689,10 @@ class _Produce:
         out, tallies, _ = self.coded(batch, order)
         return out, tallies
 
+    def labels(self) -> dict[str, pa.Array]:
+        """The texts ``coded``'s codes index, column by column (``_Generalize.labels``)."""
+        return self.apply.labels() if isinstance(self.apply, _Generalize) else {}
+
     def coded(
         self, batch: pd.DataFrame, order: Order | None = None
     ) -> tuple[pd.DataFrame, list[Any], dict[str, tuple[np.ndarray, int]]]:
@@ -852,6 +856,16 @@ class _Generalize:
             if len(set(labels)) == len(labels):  # each text one code
                 made[column] = (kept, len(labels))
         return out[list(batch.columns)], made
+
+    def labels(self) -> dict[str, pa.Array]:
+        """Each generalized quasi-identifier's labels at its level, where each text is one
+        label: the texts ``coded``'s codes index."""
+        out = {}
+        for column, h, level in zip(self.quasi, self.hierarchies, self.levels, strict=True):
+            labels = h.labels[level]
+            if len(set(labels)) == len(labels):
+                out[column] = pa.array(labels, type=pa.string())
+        return out
 
     def _entry(self, leaves: list[np.ndarray]) -> np.ndarray:
         """Each row's entry of the first pass's table (-1 for a row it did not count): one

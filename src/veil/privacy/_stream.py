@@ -182,33 +182,37 @@ class _FilePasses(Passes):
         )
         tallies: list[list[Any]] = []
 
-        def produced() -> Iterator[pd.DataFrame]:
+        def produced() -> Iterator[tuple[pd.DataFrame, Codes]]:
             # batches made a core's worth at a time (each thread with steps of its own, so
             # that each batch's tallies are its own), in order
             batches = ahead(self.source.batches(self.batch_rows))
-            for rows, (out, counted) in in_order(_Rows(produce), batches, workers_for_batches()):
+            made = in_order(_Rows(produce), batches, workers_for_batches())
+            for rows, (out, counted, codes) in made:
                 tallies.append(counted)
                 self.report.advance(rows)
-                yield out
+                yield out, codes
 
         # each batch escaped and counted here, hashed and written on threads of their own (in
         # order) while the next one is made
         with Behind(writer.hash) as hashing, Behind(writer.write) as writing:
-            for batch, codes in self._shuffled(produced(), seed):
+            labels: dict[str, pa.Array] = getattr(produce, "labels", dict)()
+            for batch, codes in self._shuffled(produced(), seed, labels):
                 batch = writer.counted(batch, codes)
                 hashing.submit(batch)
                 writing.submit(batch)
         return writer.written(columns), tallies
 
     def _shuffled(
-        self, batches: Iterator[pd.DataFrame], seed: int | bool | None
+        self,
+        batches: Iterator[tuple[pd.DataFrame, Codes]],
+        seed: int | bool | None,
+        labels: dict[str, pa.Array],
     ) -> Iterator[tuple[pd.DataFrame, Codes | None]]:
-        """``batches`` in a random order of rows (an external shuffle through buckets on disk,
-        each about a batch), or as they come when ``seed`` is False; each with the codes of
-        its coded columns (a bucket's), or None."""
+        """``batches`` (each with some columns' codes, of ``labels``) in a random order of
+        rows (an external shuffle through buckets on disk, each about a batch), or as they
+        come when ``seed`` is False; each with the codes of its coded columns."""
         if seed is False:
-            for batch in batches:
-                yield batch, None
+            yield from batches
             return
         rng = np.random.default_rng(seed if isinstance(seed, int) else None)
         buckets = max(1, math.ceil(self.rows / self.batch_rows))
@@ -216,15 +220,15 @@ class _FilePasses(Passes):
             tempfile.mkdtemp(prefix=f".{self.output.name}.veil-shuffle-", dir=self.output.parent)
         )
         try:
-            spill = _Spill(folder, buckets)
+            spill = _Spill(folder, buckets, labels)
             try:
                 # the rows in bucket order, each bucket's in their order (one take per column,
                 # not one per bucket), each bucket then a slice of them: on a thread of its own
                 # while the next batch is made
                 with Behind(spill.add) as spilling:
-                    for out in batches:
+                    for out, codes in batches:
                         chosen = rng.integers(0, buckets, len(out))
-                        spilling.submit((out, np.argsort(chosen, kind="stable"), chosen))
+                        spilling.submit((out, np.argsort(chosen, kind="stable"), chosen, codes))
             finally:
                 spill.close()
             self.report.step("writing the release in a random order (third pass)")
@@ -242,8 +246,11 @@ class _Rows:
     def __init__(self, produce: engine.Produce) -> None:
         self.produce = produce
 
-    def __call__(self, batch: pd.DataFrame) -> tuple[int, tuple[pd.DataFrame, list[Any]]]:
-        return len(batch), self.produce(batch)
+    def __call__(self, batch: pd.DataFrame) -> tuple[int, tuple[pd.DataFrame, list[Any], Codes]]:
+        coded = getattr(self.produce, "coded", None)  # the engine's, with its texts' codes
+        if coded is None:
+            return len(batch), (*self.produce(batch), {})
+        return len(batch), coded(batch)
 
 
 class _Writer:
@@ -295,21 +302,23 @@ class _Spill:
 
     _ARROW, _PANDAS = b"A", b"P"
 
-    def __init__(self, folder: Path, buckets: int) -> None:
-        self.folder, self.buckets = folder, buckets
+    def __init__(self, folder: Path, buckets: int, labels: dict[str, pa.Array]) -> None:
+        self.folder, self.buckets, self.labels = folder, buckets, labels
         self._handles = [open(self._path(b), "wb") for b in range(buckets)]  # noqa: SIM115
 
     def _path(self, bucket: int) -> Path:
         return self.folder / f"{bucket}.pieces"
 
-    def add(self, sent: tuple[pd.DataFrame, np.ndarray, np.ndarray]) -> None:
+    def add(self, sent: tuple[pd.DataFrame, np.ndarray, np.ndarray, Codes]) -> None:
         """Send each row of a frame to its chosen bucket (``sent``: the frame, its rows sorted
-        by bucket stably, and each row's bucket)."""
-        frame, order, chosen = sent
+        by bucket stably, each row's bucket, and some columns' codes of ``labels``: those
+        columns are not coded again)."""
+        frame, order, chosen, codes = sent
         sizes = np.bincount(chosen, minlength=self.buckets)
         ends = np.cumsum(sizes)
         table = pieces.as_arrow(frame)
-        arrow = None if table is None else pieces.coded(table).take(pa.array(order))
+        known = {n: (c, self.labels[n]) for n, (c, _) in codes.items() if n in self.labels}
+        arrow = None if table is None else pieces.coded(table, known).take(pa.array(order))
         rows = frame.iloc[order] if arrow is None else None
         for b in np.flatnonzero(sizes).tolist():
             start, stop = (int(ends[b - 1]) if b else 0), int(ends[b])
