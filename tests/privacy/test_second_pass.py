@@ -6,7 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
 from veil.privacy._passes import _Generalize
 
@@ -103,3 +106,46 @@ def test_the_codes_a_release_is_made_from_count_as_its_texts(level: int) -> None
             Frequencies.of(out, ["age", "town"]).counts,
         )
     assert len(out) < len(batch)  # rows of failing classes withheld
+
+
+_CELL = st.one_of(st.none(), st.text(alphabet="ab,é\n\x00 ", max_size=3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(_CELL, _CELL, st.integers(-3, 3)), max_size=30),
+    st.integers(0, 30),
+    st.booleans(),
+)
+def test_a_batch_coded_once_hashes_and_counts_as_pandas_does(
+    rows: list[tuple[str | None, str | None, int]], cut: int, chunked: bool
+) -> None:
+    """The first pass codes a batch's text columns once (``text_codes``) for its row hashes
+    and its counts: the hashes are pandas' ``hash_pandas_object`` of the batch, and the counts
+    the group-by's, on texts with gaps, commas, line breaks, NUL and accents, a column of
+    numbers beside them, a column in Arrow chunks, and an empty batch."""
+    import pyarrow as pa
+
+    from veil.io._content import text_codes
+    from veil.privacy._passes import row_hashes
+
+    first = [r[0] for r in rows]
+    frame = pd.DataFrame(
+        {
+            "a": pd.array(first, dtype="str"),
+            "b": pd.array([r[1] for r in rows], dtype="str"),
+            "n": np.array([r[2] for r in rows], dtype=np.int64),
+        }
+    )
+    if chunked:  # the same texts held in two Arrow chunks
+        parts = [pa.array(first[:cut], pa.large_string()), pa.array(first[cut:], pa.large_string())]
+        held = pd.array(pa.chunked_array(parts), dtype=frame["a"].dtype)
+        frame["a"] = pd.Series(held, index=frame.index)
+    texts = text_codes(frame)
+    assert set(texts) == {"a", "b"}
+    want = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
+    assert row_hashes(frame, texts) == want
+    codes = {n: (np.where(c < 0, len(u), c), len(u) + 1) for n, (c, u) in texts.items()}
+    for columns in (["a"], ["a", "b"], ["b", "n", "a"]):
+        by_group = Frequencies.of(frame, columns).counts
+        pd.testing.assert_frame_equal(Frequencies.of(frame, columns, codes=codes).counts, by_group)

@@ -120,6 +120,25 @@ def arrow_text(series: pd.Series) -> pa.ChunkedArray | None:
     return arrow if isinstance(arrow, pa.ChunkedArray) else pa.chunked_array([arrow])
 
 
+def text_codes(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each text column pandas holds in Arrow, dictionary-coded once by Arrow: every row's
+    code (-1 where missing) and the distinct texts as objects, in the order first seen (as
+    ``pd.factorize`` gives them), for a batch's row hashes and counts to share
+    (``veil.privacy._passes.row_hashes``)."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if not frame.columns.is_unique:
+        return out
+    for name in frame.columns:
+        text = arrow_text(frame[name])
+        if text is None:
+            continue
+        chunk = text.chunk(0) if text.num_chunks == 1 else text.combine_chunks()
+        encoded = pc.dictionary_encode(chunk)
+        codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+        out[name] = codes.astype(np.int64), encoded.dictionary.to_numpy(zero_copy_only=False)
+    return out
+
+
 def _text_parts(text: pa.Array | pa.ChunkedArray) -> Iterator[tuple[bytes, memoryview | bytes]]:
     """(the cells' lengths, their bytes) per chunk of an Arrow text column, without a Python
     loop over the cells."""

@@ -52,6 +52,7 @@ from veil.frequency import (
 )
 from veil.hierarchy import Hierarchy
 from veil.io import beside
+from veil.io._content import text_codes
 from veil.io._pieces import take_rows
 from veil.privacy._plan import (
     Plan,
@@ -587,9 +588,28 @@ class _CountAfter:
         return Frequencies.of(_through(self.steps, batch), self.columns)
 
 
-def row_hashes(batch: pd.DataFrame) -> bytes:
-    """Each row's hash, in order: what ``veil.io.fingerprint`` hashes of a whole table."""
-    return pd.util.hash_pandas_object(batch, index=False).to_numpy().tobytes()
+def row_hashes(
+    batch: pd.DataFrame, codes: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None
+) -> bytes:
+    """Each row's hash, in order: what ``veil.io.fingerprint`` hashes of a whole table.
+    ``codes``: some text columns' codes and distinct texts (``veil.io._content.text_codes``),
+    each distinct text hashed once and every row's hash taken from its code, as pandas does
+    once it has coded the column itself."""
+    if not codes or not len(batch.columns):
+        return pd.util.hash_pandas_object(batch, index=False).to_numpy().tobytes()
+    from pandas.core.util.hashing import combine_hash_arrays  # type: ignore[attr-defined]
+
+    def hashed(name: Any) -> np.ndarray:
+        if name not in codes:
+            return np.asarray(pd.util.hash_pandas_object(batch[name], index=False).to_numpy())
+        code, texts = codes[name]
+        each = pd.util.hash_array(texts, categorize=False) if len(texts) else np.zeros(1, "u8")
+        out = each.take(np.where(code < 0, 0, code))
+        out[code < 0] = np.iinfo(np.uint64).max
+        return np.asarray(out)
+
+    combined = combine_hash_arrays(iter(map(hashed, batch.columns)), len(batch.columns))
+    return np.asarray(combined).tobytes()
 
 
 def _unchanged(frame: pd.DataFrame) -> pd.DataFrame:
@@ -644,12 +664,18 @@ class _Summarize:
     given: list[str] = field(default_factory=list)  # ``searched_as_given``
 
     def __call__(self, batch: pd.DataFrame, first_row: int) -> _Part:
-        hashed = beside(self.hashed, batch)  # the rows' hashes on the other core meanwhile
+        # the text columns coded once, for the rows' hashes and the counts alike
+        texts = text_codes(batch) if self.hashed is row_hashes else {}
+        # the rows' hashes on the other core meanwhile
+        hashed = beside(row_hashes, batch, texts) if texts else beside(self.hashed, batch)
         _confirm(batch, self.judged, first_row)
-        before = Frequencies.of(batch, self.quasi) if self.quasi else None
+        codes = {n: (np.where(c < 0, len(u), c), len(u) + 1) for n, (c, u) in texts.items()}
+        before = Frequencies.of(batch, self.quasi, codes=codes or None) if self.quasi else None
         counts = None
         if self.steps is not None:
-            counts = Frequencies.of(self.steps(batch), self.wanted)
+            stepped = self.steps(batch)
+            same = stepped is batch and codes
+            counts = Frequencies.of(stepped, self.wanted, codes=codes if same else None)
         tables = [f.counts for f in (before, counts) if f is not None]
         for name in self.given:  # their values as the counts hold them, not every row's again
             if _may_hold(batch, tables, name):
