@@ -125,3 +125,17 @@ def test_a_frame_iloc_alone_can_take_is_taken_by_iloc() -> None:
     ends = pd.DataFrame({"t": pd.array(["a", "b", "a"], dtype="str")})
     pd.testing.assert_frame_equal(pieces.take_rows(ends, [-1, 0]), ends.iloc[[-1, 0]])
     assert pieces.take_rows(pd.DataFrame(index=[3, 4]), [1, 0]).index.tolist() == [4, 3]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.one_of(st.sampled_from([65_536, 65_537, 100_000]), st.integers(1, 70_000)),
+    st.integers(0, 3_000),
+    st.integers(0, 2**32 - 1),
+)
+def test_rows_sorted_by_bucket_are_numpys_stable_sort(buckets: int, rows: int, seed: int) -> None:
+    """``bucket_order`` gives the order a stable sort of the 64-bit buckets gives, past the
+    16-bit keys too (more than 65,536 buckets)."""
+    chosen = np.random.default_rng(seed).integers(0, buckets, rows)
+    want = np.argsort(chosen, kind="stable")
+    assert np.array_equal(pieces.bucket_order(chosen, buckets), want)

@@ -222,7 +222,7 @@ class _Scatter:
         rows = out[self.columns].assign(**{_KEY: keys})
         table = pa.Table.from_pandas(rows, schema=keyed, preserve_index=False)
         # the rows in bucket order (one take), each bucket's piece a slice of them
-        ordered = pieces.coded(table).take(pa.array(np.argsort(chosen, kind="stable")))
+        ordered = pieces.coded(table).take(pa.array(pieces.bucket_order(chosen, self.buckets)))
         ends = np.cumsum(np.bincount(chosen, minlength=self.buckets))
         for bucket in np.unique(chosen).tolist():
             start = int(ends[bucket - 1]) if bucket else 0

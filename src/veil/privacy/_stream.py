@@ -228,7 +228,8 @@ class _FilePasses(Passes):
                 with Behind(spill.add) as spilling:
                     for out, codes in batches:
                         chosen = rng.integers(0, buckets, len(out))
-                        spilling.submit((out, np.argsort(chosen, kind="stable"), chosen, codes))
+                        order = pieces.bucket_order(chosen, buckets)
+                        spilling.submit((out, order, chosen, codes))
             finally:
                 spill.close()
             self.report.step("writing the release in a random order (third pass)")
