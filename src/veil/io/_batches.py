@@ -1,5 +1,6 @@
 """Tables larger than memory, a batch of rows at a time: CSV through Arrow's streaming reader
-(every column typed as ``read`` types it, decided over all rows in a first reading), Parquet
+(every column typed as ``read`` types it, decided over all rows: in a reading of their own, or
+presumed from the first batch and confirmed as the first pass reads every row), Parquet
 (one file, a folder or a glob of them) through Arrow's batch reader; and the writer that puts
 a release's batches into one CSV or Parquet file.
 
