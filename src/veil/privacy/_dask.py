@@ -163,9 +163,12 @@ class _DaskPasses(Passes):
 _PIECES = ".pieces"
 
 
-def partition_hash(part: pd.DataFrame) -> bytes:
-    """A partition's rows hashed on its worker; the fingerprint hashes these digests in order."""
-    return hashlib.sha256(row_hashes(part)).digest()
+def partition_hash(
+    part: pd.DataFrame, codes: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None
+) -> bytes:
+    """A partition's rows hashed on its worker (``codes`` as ``row_hashes`` takes them); the
+    fingerprint hashes these digests in order."""
+    return hashlib.sha256(row_hashes(part, codes)).digest()
 
 
 def _written_part(

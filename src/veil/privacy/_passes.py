@@ -140,9 +140,10 @@ class Passes:
         """``merge(...merge(start, fn(batch0, 0)), fn(batch1, rows before it)...)``."""
         raise NotImplementedError
 
-    #: What of a batch the input's fingerprint hashes, in order (a module-level function:
-    #: a cluster's workers run it).
-    hashed: Callable[[pd.DataFrame], bytes]
+    #: What of a batch the input's fingerprint hashes, in order, given some of its text
+    #: columns' codes (``row_hashes``' ``codes``; a module-level function: a cluster's
+    #: workers run it).
+    hashed: Callable[[pd.DataFrame, Mapping[str, tuple[np.ndarray, np.ndarray]]], bytes]
     released: Written | None = None
 
     def release(
@@ -656,7 +657,7 @@ def _summed(total: _Summary, part: _Part) -> _Summary:
 class _Summarize:
     """The first pass on one batch (a picklable function: a cluster's workers run it)."""
 
-    hashed: Callable[[pd.DataFrame], bytes]
+    hashed: Callable[[pd.DataFrame, Mapping[str, tuple[np.ndarray, np.ndarray]]], bytes]
     judged: list[str]
     quasi: list[str]
     steps: Steps | None
@@ -664,10 +665,10 @@ class _Summarize:
     given: list[str] = field(default_factory=list)  # ``searched_as_given``
 
     def __call__(self, batch: pd.DataFrame, first_row: int) -> _Part:
-        # the text columns coded once, for the rows' hashes and the counts alike
-        texts = text_codes(batch) if self.hashed is row_hashes else {}
-        # the rows' hashes on the other core meanwhile
-        hashed = beside(row_hashes, batch, texts) if texts else beside(self.hashed, batch)
+        # the text columns coded once, for the rows' hashes and the counts alike; the rows'
+        # hashes made on the other core meanwhile
+        texts = text_codes(batch)
+        hashed = beside(self.hashed, batch, texts)
         _confirm(batch, self.judged, first_row)
         codes = {n: (np.where(c < 0, len(u), c), len(u) + 1) for n, (c, u) in texts.items()}
         before = Frequencies.of(batch, self.quasi, codes=codes or None) if self.quasi else None
