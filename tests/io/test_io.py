@@ -205,10 +205,14 @@ def test_a_long_row_past_the_first_batch_is_read_when_types_were_presumed(
     document = "é" * 20_000
     path = write_bytes(tmp_path, "t.csv", f"town,age\n{rows}{document},34\n{rows}".encode())
     source = TableStream(str(path))
+    steps: list[str] = []
+    told = Progress()
+    told.step = steps.append  # type: ignore[method-assign]
     frame = pd.concat(
-        typed_as_read(source, 5000, Progress(), lambda: list(source.batches(5000))),
+        typed_as_read(source, 5000, told, lambda: list(source.batches(5000))),
         ignore_index=True,
     )
+    assert sum("a row is longer than Arrow's block: typing every row" in s for s in steps) == 1
     assert frame["town"].iloc[20_000] == document
     assert len(frame) == 40_001
     assert source._block == 4000 * 4**2  # grown past the 20,000-character row

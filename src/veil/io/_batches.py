@@ -540,7 +540,9 @@ class TableStream:
                     )
                 yield self._frame(table, wanted)
         except _LongRowError as err:  # ``prepare`` reads with larger blocks
-            raise UnsettledTypesError(f"{err}: read again with larger blocks") from err
+            raise UnsettledTypesError(
+                f"{self.paths[0]}: past its first rows, a row is longer than Arrow's block"
+            ) from err
         if self._presumed is presumed:
             self._settle(seen, rows)
 
