@@ -670,7 +670,12 @@ class _Summarize:
         texts = text_codes(batch)
         hashed = beside(self.hashed, batch, texts)
         _confirm(batch, self.judged, first_row)
-        codes = {n: (np.where(c < 0, len(u), c), len(u) + 1) for n, (c, u) in texts.items()}
+        counted = {*self.quasi, *self.wanted}  # only their codes, a missing text a code too
+        codes = {
+            n: (np.where(c < 0, len(u), c), len(u) + 1)
+            for n, (c, u) in texts.items()
+            if n in counted
+        }
         before = Frequencies.of(batch, self.quasi, codes=codes or None) if self.quasi else None
         counts = None
         if self.steps is not None:
