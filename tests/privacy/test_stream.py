@@ -274,8 +274,8 @@ def test_types_presumed_on_the_first_batch_are_confirmed_or_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
     """A CSV file streamed is typed on its first batch, and the first reading of every row
-    confirms the types as it goes: without a change, the file is read twice whole (the first
-    batch, a sample of 100 rows, then every row), not three times. A value past the first
+    confirms the types as it goes: without a change, the file is read whole once (after its
+    first batch and a sample of 100 rows), not twice. A value past the first
     batch (and past the first rows of its own) that types its column otherwise stops that
     reading; the file is typed over every row and the readings made again. A reading shorter
     than the first batch (the sample) is typed as presumed, whatever its own rows would say.
