@@ -120,15 +120,31 @@ class Hierarchy:
 
     def encode(self, values: pd.Series) -> np.ndarray:
         """The leaf index of every value; raises listing the values the hierarchy misses."""
+        from veil.io._content import known_codes
+
         index = {leaf: i for i, leaf in enumerate(self.leaves)}
         # each distinct value written as text once (as ``values.astype(str)`` writes it), a
-        # missing value as "NULL"; then every row's leaf through its value's code
-        codes, distinct = pd.factorize(values, use_na_sentinel=True)
-        texts = [str(t) for t in pd.Index(distinct, dtype=values.dtype).astype(str)]
+        # missing value as "NULL"; then every row's leaf through its value's code. A text
+        # column's codes the pass before made (or its Parquet dictionary) are taken as they
+        # are: they may list a text no row holds, which is then not asked of the hierarchy
+        known = known_codes(values, last=True)
+        if known is not None:
+            codes, listed = known
+            texts = [str(t) for t in listed]
+            held = np.bincount(codes[codes >= 0], minlength=len(texts)) > 0
+        else:
+            codes, distinct = pd.factorize(values, use_na_sentinel=True)
+            texts = [str(t) for t in pd.Index(distinct, dtype=values.dtype).astype(str)]
+            held = np.ones(len(texts), dtype=bool)
         if (codes < 0).any():
             codes = np.where(codes < 0, len(texts), codes)
             texts.append("NULL")
-        missing = [u for u in dict.fromkeys(texts) if u not in index]
+            held = np.append(held, True)
+        missing = list(
+            dict.fromkeys(
+                u for u, h in zip(texts, held.tolist(), strict=True) if h and u not in index
+            )
+        )
         if missing:
             shown = ", ".join(map(repr, sorted(missing)[:10]))
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
@@ -136,7 +152,7 @@ class Hierarchy:
                 f"hierarchy of {self.name!r} does not cover {len(missing)} value(s) in the data: "
                 f"{shown}{more}; add a row for each to the hierarchy"
             )
-        lookup = np.array([index[u] for u in texts], dtype=np.int64)
+        lookup = np.array([index.get(u, -1) for u in texts], dtype=np.int64)
         return lookup[codes]
 
     @property

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from veil.exceptions import InputError, ParameterError, one_line
+from veil.io._content import dictionary_codes, remember_codes
 from veil.io._csvout import write_any
 from veil.io._files import (
     _ISO_DATE_RE,
@@ -584,15 +585,70 @@ class TableStream:
         import pyarrow.parquet as pq
 
         for path in self.paths:
-            with contextlib.closing(pq.ParquetFile(path)) as handle:
-                for batch in handle.iter_batches(batch_size=batch_rows, columns=columns):
-                    yield pa.Table.from_batches([batch]).to_pandas()
+            schema = pq.read_schema(path)
+            texts = {
+                f.name: f.type
+                for f in schema
+                if f.name in columns
+                and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+            }
+            if any(pa.types.is_dictionary(f.type) for f in schema if f.name in columns):
+                texts = {}  # Arrow then ends a batch at each row group, as it always did
+            # text columns read with the file's own dictionaries: each batch's texts made from
+            # them, and their codes kept for the passes (no text hashed to code it again); the
+            # batches cut where a plain reading cuts them (it does not stop at a row group)
+            with contextlib.closing(pq.ParquetFile(path, read_dictionary=list(texts))) as handle:
+                read = handle.iter_batches(batch_size=batch_rows, columns=columns)
+                if not texts:
+                    yield from (pa.Table.from_batches([b]).to_pandas() for b in read)
+                    continue
+                for pieces in _cut(read, batch_rows):
+                    yield _undictionaried(pieces, texts)
 
     def head(self, rows: int) -> pd.DataFrame:
         """The first ``rows`` rows (typed as every batch is)."""
         for batch in self.batches(rows):
             return batch
         raise InputError(f"{self.source}: has no rows")
+
+
+def _cut(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[list[pa.RecordBatch]]:
+    """``batches`` cut into runs of ``rows`` rows (the last one shorter), each as its pieces."""
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        while batch.num_rows:
+            taken = min(rows - count, batch.num_rows)
+            pending.append(batch.slice(0, taken))
+            count += taken
+            batch = batch.slice(taken)
+            if count == rows:
+                yield pending
+                pending, count = [], 0
+    if pending:
+        yield pending
+
+
+def _undictionaried(pieces: list[pa.RecordBatch], texts: dict[str, pa.DataType]) -> pd.DataFrame:
+    """Parquet batches (read with ``texts``' columns as dictionaries, one dictionary per row
+    group) as one batch pandas makes of the same rows read plainly, each text column's codes
+    kept (``remember_codes``)."""
+    batch = pieces[0]
+    if len(pieces) > 1:  # one dictionary for the rows of every row group
+        batch = pa.Table.from_batches(pieces).unify_dictionaries().combine_chunks().to_batches()[0]
+    schema, arrays, coded = batch.schema, list(batch.columns), {}
+    for i, name in enumerate(schema.names):
+        array = arrays[i]
+        if name not in texts or not isinstance(array, pa.DictionaryArray):
+            continue
+        arrays[i] = array.dictionary.cast(texts[name]).take(array.indices)
+        schema = schema.set(i, schema.field(i).with_type(texts[name]))
+        coded[name] = dictionary_codes(array)
+    frame = pa.RecordBatch.from_arrays(arrays, schema=schema).to_pandas()
+    for name, codes in coded.items():  # the same rows in the same order, however pandas holds them
+        if codes is not None:
+            remember_codes(frame[name], codes)
+    return frame
 
 
 def _streamed_codec(path: Path) -> str | None:

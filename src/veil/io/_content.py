@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Iterator
+import threading
+import weakref
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import numpy as np
@@ -120,17 +122,83 @@ def arrow_text(series: pd.Series) -> pa.ChunkedArray | None:
     return arrow if isinstance(arrow, pa.ChunkedArray) else pa.chunked_array([arrow])
 
 
-def text_codes(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each text column pandas holds in Arrow, dictionary-coded once by Arrow: every row's
-    code (-1 where missing) and the distinct texts as objects, in the order first seen (as
-    ``pd.factorize`` gives them), for a batch's row hashes and counts to share
-    (``veil.privacy._passes.row_hashes``)."""
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+Coded = tuple[np.ndarray, np.ndarray]  # every row's code (-1: missing), the texts coded
+
+
+class _Known:
+    """Codes already made of Arrow text columns, by the column's Arrow array (immutable: the
+    same array object always holds the same texts), kept only while a release runs
+    (``codes_kept``) and an entry only while its array lives. So a column coded by the first
+    pass in memory is not coded again by the second, and a Parquet column read with its
+    dictionary is never hashed at all; the codes of a table a user keeps are not kept with it."""
+
+    def __init__(self) -> None:
+        self.entries: dict[int, Coded] = {}
+        self.scopes = 0
+        self.lock = threading.Lock()
+
+    def remember(self, text: pa.ChunkedArray, coded: Coded) -> None:
+        with self.lock:
+            if not self.scopes:
+                return
+            key = id(text)
+            self.entries[key] = coded
+        # run as the array dies, before its id can name another array
+        weakref.finalize(text, self.entries.pop, key, None)
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[None]:
+        with self.lock:
+            self.scopes += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.scopes -= 1
+                if not self.scopes:
+                    self.entries.clear()
+
+
+_KNOWN = _Known()
+#: While a release runs, the text columns' codes are kept with their Arrow arrays.
+codes_kept = _KNOWN.scope
+
+
+def remember_codes(series: pd.Series, coded: Coded) -> None:
+    """Keep ``coded`` (every row's code, -1 where missing, and the texts the codes index, each
+    text once; a text no row holds may be listed) as the codes of the text column ``series``
+    while a release runs (``codes_kept``)."""
+    text = arrow_text(series)
+    if text is not None:
+        _KNOWN.remember(text, coded)
+
+
+def known_codes(series: pd.Series, *, last: bool = False) -> Coded | None:
+    """The codes kept of the text column ``series`` (``remember_codes``), or None; with
+    ``last``, no longer kept (the last use: a table in memory holds no codes it is done with)."""
+    text = arrow_text(series)
+    if text is None:
+        return None
+    return _KNOWN.entries.pop(id(text), None) if last else _KNOWN.entries.get(id(text))
+
+
+def text_codes(frame: pd.DataFrame, kept: Collection[str] = ()) -> dict[str, Coded]:
+    """Each text column pandas holds in Arrow, dictionary-coded once by Arrow (or as its codes
+    were kept: ``known_codes``): every row's code (-1 where missing) and the texts coded as
+    objects, each text once (a text no row holds may be listed), for a batch's row hashes and
+    counts to share (``veil.privacy._passes.row_hashes``); the ``kept`` columns' codes kept for
+    the pass after (``remember_codes``)."""
+    out: dict[str, Coded] = {}
     if not frame.columns.is_unique:
         return out
     for name in frame.columns:
-        text = arrow_text(frame[name])
+        series = frame[name]
+        text = arrow_text(series)
         if text is None:
+            continue
+        known = _KNOWN.entries.get(id(text))
+        if known is not None:
+            out[name] = known
             continue
         chunk = text.chunk(0) if text.num_chunks == 1 else text.combine_chunks()
         encoded = pc.dictionary_encode(chunk)
@@ -138,7 +206,20 @@ def text_codes(frame: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         # every text column at once would be 80 MB a column at 10M rows)
         codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
         out[name] = codes, encoded.dictionary.to_numpy(zero_copy_only=False)
+        if name in kept:
+            _KNOWN.remember(text, out[name])
     return out
+
+
+def dictionary_codes(array: pa.DictionaryArray) -> Coded | None:
+    """The codes of a dictionary-coded Arrow text array as ``text_codes`` gives them, without
+    hashing a text: its indices, and its dictionary when each text is listed once (None
+    otherwise: such a dictionary is coded as plain text is)."""
+    dictionary = array.dictionary
+    if dictionary.null_count or len(pc.unique(dictionary)) != len(dictionary):
+        return None
+    codes = pc.fill_null(array.indices, -1).to_numpy(zero_copy_only=False)
+    return codes, dictionary.to_numpy(zero_copy_only=False)
 
 
 def _text_parts(text: pa.Array | pa.ChunkedArray) -> Iterator[tuple[bytes, memoryview | bytes]]:

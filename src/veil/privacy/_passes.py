@@ -52,7 +52,7 @@ from veil.frequency import (
 )
 from veil.hierarchy import Hierarchy
 from veil.io import beside
-from veil.io._content import text_codes
+from veil.io._content import codes_kept, text_codes
 from veil.io._pieces import take_rows
 from veil.privacy._plan import (
     Plan,
@@ -270,6 +270,17 @@ def release_in_passes(
     identifier, bad step parameter, a step or method the source cannot run: the message says
     where in the policy), and ``CheckFailedError`` when the release misses the policy's
     privacy goals."""
+    with codes_kept():  # a text column coded once for both passes, where the same column
+        return _released(passes, policy, hierarchies, progress, seconds)
+
+
+def _released(
+    passes: Passes,
+    policy: PolicyLike | None,
+    hierarchies: Mapping[str, Hierarchy] | None,
+    progress: Callable[[str], None] | Progress | None,
+    seconds: dict[str, float] | None,
+) -> Certificate:
     report = as_progress(progress)
     seconds = {} if seconds is None else seconds
     sample = passes.sample(min(SAMPLE_ROWS, max(passes.rows, 1)))
@@ -667,7 +678,7 @@ class _Summarize:
     def __call__(self, batch: pd.DataFrame, first_row: int) -> _Part:
         # the text columns coded once, for the rows' hashes and the counts alike; the rows'
         # hashes made on the other core meanwhile
-        texts = text_codes(batch)
+        texts = text_codes(batch, kept=self.quasi)  # the second pass's too, where it is one
         hashed = beside(self.hashed, batch, texts)
         _confirm(batch, self.judged, first_row)
         counted = {*self.quasi, *self.wanted}  # only their codes, a missing text a code too
