@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veil.frequency import Frequencies
 from veil.hierarchy import Hierarchy
+from veil.io._pieces import with_texts
 from veil.privacy._passes import _Generalize
 
 
@@ -76,6 +78,43 @@ def test_rows_released_in_an_order_are_the_kept_rows_taken_in_it(failing: list[b
         ordered = step(batch, lambda n, seed=seed: shuffle_order(n, seed))
         pd.testing.assert_frame_equal(ordered, take_rows(plain, order))
     assert len(plain) < 300 if any(failing) else len(plain) == 300
+    # left as its codes for a shuffle's spill: an Arrow dictionary of the level's labels,
+    # whose texts are the very column made as texts
+    for order in (None, lambda n: shuffle_order(n, 4)):
+        made, codes = step.coded(batch, order)
+        coded, same = step.coded(batch, order, texts=False)
+        assert isinstance(coded["a"].dtype, pd.ArrowDtype)
+        assert coded["a"].array.__arrow_array__().type.value_type == pa.large_string()
+        pd.testing.assert_frame_equal(with_texts(coded), made, check_exact=True)
+        assert with_texts(made) is made
+        assert {n: c.tolist() for n, (c, _) in same.items()} == {
+            n: c.tolist() for n, (c, _) in codes.items()
+        }
+
+
+def test_a_release_left_as_codes_makes_its_texts_when_free_text_is_searched() -> None:
+    """A release whose rows a spill takes as codes still scrubs its free text: the released
+    texts are made for it, and the scrubbed rows are those a release made as texts gives."""
+    from veil.privacy._passes import Steps, _Produce
+
+    towns = ["Nairobi", "Kisumu", "Nyeri", "Mombasa"]
+    h = Hierarchy("town", [[t, "Kenya"] for t in towns])
+    step = _Generalize(["town"], [h], (1,), np.arange(4)[:, None], np.zeros(4, dtype=bool))
+    batch = pd.DataFrame(
+        {
+            "town": pd.Series(towns * 10, dtype="str"),
+            "notes": pd.Series([f"seen at the {t} clinic today" for t in towns * 10], dtype="str"),
+        }
+    )
+    produce = _Produce(Steps([], ["town"], [], set()), step, ["town"])
+    made, tallies, _ = produce.coded(batch)
+    coded, coded_tallies, _ = produce.coded(batch, texts=False)
+    pd.testing.assert_frame_equal(coded, made, check_exact=True)  # no column left as codes
+    assert tallies == coded_tallies
+    assert tallies[-1][0] == {"town": 40}
+    # with no free text, the generalized column is left as its codes
+    plain, _, _ = produce.coded(batch[["town"]], texts=False)
+    assert isinstance(plain["town"].dtype, pd.ArrowDtype)
 
 
 @pytest.mark.parametrize("level", [0, 1])

@@ -31,6 +31,7 @@ __all__ = [
     "read_piece",
     "take_rows",
     "to_bytes",
+    "with_texts",
     "write_piece",
 ]
 
@@ -47,12 +48,45 @@ def as_arrow(frame: pd.DataFrame) -> pa.Table | None:
         return None
     for dtype in frame.dtypes:
         text = isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
-        if not text and getattr(dtype, "kind", "O") not in _ARROW_KINDS:
+        if not text and not _coded(dtype) and getattr(dtype, "kind", "O") not in _ARROW_KINDS:
             return None
     try:
-        return pa.Table.from_pandas(frame, preserve_index=False)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
+    if any(_coded(dtype) for dtype in frame.dtypes):  # pandas reads them back as its texts
+        texts = pa.Schema.from_pandas(with_texts(frame.head(0)), preserve_index=False)
+        table = table.replace_schema_metadata(texts.metadata)
+    return table
+
+
+def _coded(dtype: Any) -> bool:
+    """Whether pandas holds a column of ``dtype`` as an Arrow dictionary of texts (a
+    generalized quasi-identifier left as its codes for a shuffle's spill)."""
+    if not isinstance(dtype, pd.ArrowDtype) or not pa.types.is_dictionary(dtype.pyarrow_dtype):
+        return False
+    values = dtype.pyarrow_dtype.value_type
+    return bool(pa.types.is_string(values) or pa.types.is_large_string(values))
+
+
+def with_texts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each column held as an Arrow dictionary of texts made the texts it
+    holds, in pandas' text dtype (what the column would have been made as): the same
+    values; ``frame`` itself when it has no such column."""
+    coded = [i for i, dtype in enumerate(frame.dtypes) if _coded(dtype)]
+    if not coded:
+        return frame
+    out = frame.copy(deep=False)
+    for i in coded:
+        column = frame.iloc[:, i]
+        held = column.array.__arrow_array__()
+        texts = held.cast(pa.large_string())
+        out.isetitem(i, pd.Series(texts, index=frame.index, dtype=_TEXT).array)
+    return out
+
+
+#: pandas' text dtype, as it makes a column of texts.
+_TEXT = pd.Series(["text"]).dtype
 
 
 def bucket_order(chosen: np.ndarray, buckets: int) -> np.ndarray:

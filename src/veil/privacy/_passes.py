@@ -53,7 +53,7 @@ from veil.frequency import (
 from veil.hierarchy import Hierarchy
 from veil.io import beside
 from veil.io._content import codes_kept, text_codes
-from veil.io._pieces import take_rows
+from veil.io._pieces import take_rows, with_texts
 from veil.privacy._plan import (
     Plan,
     PolicyLike,
@@ -69,7 +69,7 @@ from veil.privacy._plan import (
     searched,
     withheld_everything,
 )
-from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record
+from veil.privacy._text import leftover_quasi, scrub_quasi, scrub_record, text_columns
 from veil.privacy._verify import verify, verify_counts
 from veil.privacy.certificate import Certificate, StepRecord
 from veil.privacy.classes import ClassStats
@@ -737,19 +737,23 @@ class _Produce:
         return self.apply.labels() if isinstance(self.apply, _Generalize) else {}
 
     def coded(
-        self, batch: pd.DataFrame, order: Order | None = None
+        self, batch: pd.DataFrame, order: Order | None = None, *, texts: bool = True
     ) -> tuple[pd.DataFrame, list[Any], dict[str, tuple[np.ndarray, int]]]:
         """``__call__``'s release and tallies, and the generalized quasi-identifiers' codes
-        (``_Generalize.coded``: what counting them needs, as ``Frequencies.of`` takes them)."""
+        (``_Generalize.coded``: what counting them needs, as ``Frequencies.of`` takes them).
+        Without ``texts``, a generalized column may be left as its codes (``_Generalize``),
+        for a shuffle's spill to take as they are."""
         if not batch.index.is_unique:  # a cluster's partitions read together (the sample):
             batch = batch.reset_index(drop=True)  # rows paired by position, as written
         stepped, tallies = self.steps.run(batch)
         codes: dict[str, tuple[np.ndarray, int]] = {}
         if isinstance(self.apply, _Generalize):
-            out, codes = self.apply.coded(stepped, order)
+            out, codes = self.apply.coded(stepped, order, texts=texts)
         else:
             out = self.apply(stepped)
             out = out if order is None else take_rows(out, order(len(out)))
+        if text_columns(out, self.quasi):  # free text to search: the released texts made
+            out = with_texts(out)
         # the generalized quasi-identifiers' values, out of the free text too (row by row)
         out, replaced = scrub_quasi(batch, out, self.quasi)
         leftover_quasi(batch, out, self.quasi)  # what the replacement missed: refused
@@ -858,10 +862,12 @@ class _Generalize:
         return self.coded(batch, order)[0]
 
     def coded(
-        self, batch: pd.DataFrame, order: Order | None = None
+        self, batch: pd.DataFrame, order: Order | None = None, *, texts: bool = True
     ) -> tuple[pd.DataFrame, dict[str, tuple[np.ndarray, int]]]:
         """``__call__``'s rows, and each generalized quasi-identifier's code per row with how
-        many codes its level has (the level's labels, each text once)."""
+        many codes its level has (the level's labels, each text once). Without ``texts``, such
+        a column is left as its codes, an Arrow dictionary of its labels (``with_texts`` makes
+        its texts): a shuffle's spill keeps it coded, and its texts are made once, as written."""
         leaves = [h.encode(batch[q]) for q, h in zip(self.quasi, self.hierarchies, strict=True)]
         entry = self._entry(leaves)
         if (entry < 0).any():  # the first pass counted every row: the input changed since
@@ -894,9 +900,15 @@ class _Generalize:
             chosen = codes if whole and rows is None else codes[keep if rows is None else rows]
             kept = h.maps[level][chosen]
             labels = h.labels[level]
-            texts = pa.array(labels, type=pa.string()).take(kept)
-            out[column] = pd.Series(texts, index=out.index, name=column, dtype=_TEXT)
-            if len(set(labels)) == len(labels):  # each text one code
+            once = len(set(labels)) == len(labels)  # each text one code
+            if once and not texts:
+                indices = pa.array(kept.astype(np.int32, copy=False))
+                coded = pa.DictionaryArray.from_arrays(indices, pa.array(labels, pa.large_string()))
+                out[column] = pd.Series(pd.arrays.ArrowExtensionArray(coded), index=out.index)
+            else:
+                made_texts = pa.array(labels, type=pa.string()).take(kept)
+                out[column] = pd.Series(made_texts, index=out.index, name=column, dtype=_TEXT)
+            if once:
                 made[column] = (kept, len(labels))
         return out[list(batch.columns)], made
 

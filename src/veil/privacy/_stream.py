@@ -186,7 +186,8 @@ class _FilePasses(Passes):
             # batches made a core's worth at a time (each thread with steps of its own, so
             # that each batch's tallies are its own), in order
             batches = ahead(self.source.batches(self.batch_rows))
-            made = in_order(_Rows(produce), batches, workers_for_batches())
+            # rows spilled to a shuffle's buckets keep the generalized columns as their codes
+            made = in_order(_Rows(produce, texts=seed is False), batches, workers_for_batches())
             for rows, (out, counted, codes) in made:
                 tallies.append(counted)
                 self.report.advance(rows)
@@ -242,16 +243,17 @@ class _FilePasses(Passes):
 
 
 class _Rows:
-    """``produce`` of a batch, and the batch's rows (a class: each thread gets a copy)."""
+    """``produce`` of a batch, and the batch's rows (a class: each thread gets a copy);
+    without ``texts``, a generalized column may stay its codes (``_Produce.coded``)."""
 
-    def __init__(self, produce: engine.Produce) -> None:
-        self.produce = produce
+    def __init__(self, produce: engine.Produce, *, texts: bool = True) -> None:
+        self.produce, self.texts = produce, texts
 
     def __call__(self, batch: pd.DataFrame) -> tuple[int, tuple[pd.DataFrame, list[Any], Codes]]:
         coded = getattr(self.produce, "coded", None)  # the engine's, with its texts' codes
         if coded is None:
             return len(batch), (*self.produce(batch), {})
-        return len(batch), coded(batch)
+        return len(batch), coded(batch, texts=self.texts)
 
 
 class _Writer:
@@ -317,10 +319,10 @@ class _Spill:
         frame, order, chosen, codes = sent
         sizes = np.bincount(chosen, minlength=self.buckets)
         ends = np.cumsum(sizes)
-        table = pieces.as_arrow(frame)
+        table = pieces.as_arrow(frame)  # a column left as its codes goes as it is
         known = {n: (c, self.labels[n]) for n, (c, _) in codes.items() if n in self.labels}
         arrow = None if table is None else pieces.coded(table, known).take(pa.array(order))
-        rows = frame.iloc[order] if arrow is None else None
+        rows = pieces.with_texts(frame).iloc[order] if arrow is None else None
         for b in np.flatnonzero(sizes).tolist():
             start, stop = (int(ends[b - 1]) if b else 0), int(ends[b])
             if arrow is not None:
