@@ -394,3 +394,61 @@ def test_partition_lengths_come_from_parquet_metadata_and_equal_the_rows(tmp_pat
         counted = [len(filtered.partitions[i].compute()) for i in range(filtered.npartitions)]
         assert partition_lengths(filtered) == counted
     assert sum(counted) == int((np.arange(1_000) % 90 < 30).sum())
+
+
+@pytest.mark.parametrize("texts_type", ["large_string", "string"])
+def test_a_partition_s_generalized_columns_go_to_the_buckets_as_codes(
+    tmp_path: Path, texts_type: str
+) -> None:
+    """A partition's release leaves its generalized columns as their codes (an Arrow
+    dictionary of the labels) for the buckets' pieces: each part the buckets make is the part
+    the same rows made as texts give, and a column whose texts the release's schema types
+    otherwise is made texts first."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from veil.io import _pieces as pieces
+    from veil.privacy._dask import _Gather, _Scatter
+
+    rng = np.random.default_rng(8)
+    labels = pa.array(["[20-29]", "*", "[30-39]"], pa.large_string())
+    codes = rng.integers(0, 3, 500).astype(np.int32)
+    coded = pa.DictionaryArray.from_arrays(pa.array(codes), labels)
+    out = pd.DataFrame(
+        {
+            "age": pd.Series(pd.arrays.ArrowExtensionArray(coded)),
+            "visits": pd.array(rng.integers(0, 9, 500), dtype="Int64"),
+        }
+    )
+    texts = pieces.with_texts(out)
+    schema = pa.Table.from_pandas(texts, preserve_index=False).schema.remove_metadata()
+    schema = schema.set(0, schema.field(0).with_type(getattr(pa, texts_type)()))
+
+    class Produce:
+        def __init__(self, frame: pd.DataFrame) -> None:
+            self.frame = frame
+
+        def __call__(self, part: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
+            return pieces.with_texts(self.frame), []
+
+        def coded(self, part: pd.DataFrame, *, texts: bool) -> tuple[Any, ...]:
+            return (self.frame if not texts else pieces.with_texts(self.frame)), [], {}
+
+    parts = {}
+    for name, frame in (("coded", out), ("texts", texts)):
+        folder = tmp_path / name
+        folder.mkdir()
+        scatter = _Scatter(Produce(frame), folder, 3, 7, schema, ["age", "visits"], ["age"])
+        scatter(out.iloc[:0], 0)
+        piece = next((folder / ".pieces").rglob("*.arrow"))
+        age = pieces.read_piece(piece).column("age").chunk(0)
+        # the codes as given (their labels in the hierarchy's order) only where the schema
+        # types the texts as the labels are; coded again, as first seen, otherwise
+        as_given = age.dictionary.to_pylist() == labels.to_pylist()
+        assert as_given is (name == "coded" and texts_type == "large_string")
+        gather = _Gather(folder, schema, ["age", "visits"], ["age"])
+        parts[name] = [gather(b)[1:3] for b in range(3)]
+        written = pd.concat(pd.read_parquet(p) for p in sorted(folder.glob("part-*.parquet")))
+        assert written["visits"].dtype == "Int64"  # pandas' dtypes come back
+    assert parts["coded"] == parts["texts"]
+    assert sum(rows for _, rows in parts["coded"]) == 500

@@ -27,6 +27,7 @@ __all__ = [
     "codes_of",
     "from_bytes",
     "joined",
+    "pandas_metadata",
     "plain",
     "read_piece",
     "take_rows",
@@ -55,9 +56,15 @@ def as_arrow(frame: pd.DataFrame) -> pa.Table | None:
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     if any(_coded(dtype) for dtype in frame.dtypes):  # pandas reads them back as its texts
-        texts = pa.Schema.from_pandas(with_texts(frame.head(0)), preserve_index=False)
-        table = table.replace_schema_metadata(texts.metadata)
+        table = table.replace_schema_metadata(pandas_metadata(frame))
     return table
+
+
+def pandas_metadata(frame: pd.DataFrame) -> dict[bytes, bytes] | None:
+    """The schema metadata by which pandas makes ``frame`` again from Arrow, each column held
+    as an Arrow dictionary of texts made pandas' texts (``with_texts``) rather than a dtype
+    pandas cannot read back."""
+    return pa.Schema.from_pandas(with_texts(frame.head(0)), preserve_index=False).metadata
 
 
 def _coded(dtype: Any) -> bool:

@@ -213,17 +213,31 @@ class _Scatter:
     def __call__(self, part: pd.DataFrame, index: int) -> tuple[list[Any], Any]:
         import pyarrow as pa
 
-        out, tallies = self.produce(part)
         if not self.buckets:
+            out, tallies = self.produce(part)
             return tallies, _written_part(
                 out, self.folder, index, self.schema, self.columns, self.measured
             )
+        # the generalized columns as their codes (an Arrow dictionary of their labels), which
+        # the pieces keep as they are: their texts are made once, as each part is written
+        coded = getattr(self.produce, "coded", None)
+        out, tallies = self.produce(part) if coded is None else coded(part, texts=False)[:2]
         rng = np.random.default_rng([self.base, index])
         chosen = rng.integers(0, self.buckets, len(out))
         keys = rng.integers(0, 2**63, len(out), dtype=np.uint64)
-        keyed = self.schema.append(pa.field(_KEY, pa.uint64()))
+        left = {f.name for f in self.schema if _left_coded(out, f)}
+        if len(left) < sum(isinstance(d, pd.ArrowDtype) for d in out.dtypes):
+            out, left = pieces.with_texts(out), set()  # a column of another type: its texts
+        keyed = pa.schema(
+            [
+                f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in left else f
+                for f in self.schema
+            ]
+        ).append(pa.field(_KEY, pa.uint64()))
         rows = out[self.columns].assign(**{_KEY: keys})
         table = pa.Table.from_pandas(rows, schema=keyed, preserve_index=False)
+        if left:  # pandas reads the coded columns back as its texts (``pieces.as_arrow``)
+            table = table.replace_schema_metadata(pieces.pandas_metadata(rows))
         # the rows in bucket order (one take), each bucket's piece a slice of them
         ordered = pieces.coded(table).take(pa.array(pieces.bucket_order(chosen, self.buckets)))
         ends = np.cumsum(np.bincount(chosen, minlength=self.buckets))
@@ -234,6 +248,19 @@ class _Scatter:
             piece = ordered.slice(start, int(ends[bucket]) - start)
             pieces.write_piece(piece, folder / f"{index:06d}.arrow")
         return tallies, None
+
+
+def _left_coded(out: pd.DataFrame, field: Any) -> bool:
+    """Whether ``out`` holds the release's column ``field`` as an Arrow dictionary of its
+    texts (``_Generalize.coded`` without texts)."""
+    import pyarrow as pa
+
+    dtype = out.dtypes.get(field.name) if out.columns.is_unique else None
+    return (
+        isinstance(dtype, pd.ArrowDtype)
+        and pa.types.is_dictionary(dtype.pyarrow_dtype)
+        and dtype.pyarrow_dtype.value_type.equals(field.type)
+    )
 
 
 @dataclass
