@@ -3,6 +3,8 @@ back to pandas' MultiIndex where the keys would overflow: both give pandas' own 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -92,9 +94,8 @@ def test_rows_released_in_an_order_are_the_kept_rows_taken_in_it(failing: list[b
         }
 
 
-def test_a_release_left_as_codes_makes_its_texts_when_free_text_is_searched() -> None:
-    """A release whose rows a spill takes as codes still scrubs its free text: the released
-    texts are made for it, and the scrubbed rows are those a release made as texts gives."""
+def _towns_and_notes() -> tuple[Any, pd.DataFrame]:
+    """A release generalizing towns to "Kenya", and a batch whose notes name each town."""
     from veil.privacy._passes import Steps, _Produce
 
     towns = ["Nairobi", "Kisumu", "Nyeri", "Mombasa"]
@@ -106,7 +107,13 @@ def test_a_release_left_as_codes_makes_its_texts_when_free_text_is_searched() ->
             "notes": pd.Series([f"seen at the {t} clinic today" for t in towns * 10], dtype="str"),
         }
     )
-    produce = _Produce(Steps([], ["town"], [], set()), step, ["town"])
+    return _Produce(Steps([], ["town"], [], set()), step, ["town"]), batch
+
+
+def test_a_release_left_as_codes_makes_its_texts_when_free_text_is_searched() -> None:
+    """A release whose rows a spill takes as codes still scrubs its free text: the released
+    texts are made for it, and the scrubbed rows are those a release made as texts gives."""
+    produce, batch = _towns_and_notes()
     made, tallies, _ = produce.coded(batch)
     coded, coded_tallies, _ = produce.coded(batch, texts=False)
     pd.testing.assert_frame_equal(coded, made, check_exact=True)  # no column left as codes
@@ -188,3 +195,16 @@ def test_a_batch_coded_once_hashes_and_counts_as_pandas_does(
     for columns in (["a"], ["a", "b"], ["b", "n", "a"]):
         by_group = Frequencies.of(frame, columns).counts
         pd.testing.assert_frame_equal(Frequencies.of(frame, columns, codes=codes).counts, by_group)
+
+
+def test_free_text_the_scrub_left_as_it_was_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The free text the release told before its scrub is searched again for what the scrub
+    missed: a scrub that replaced nothing leaves the original towns, and the release stops."""
+    from veil.exceptions import CheckFailedError
+    from veil.privacy import _passes
+
+    monkeypatch.setattr(_passes, "scrub_quasi", lambda before, after, quasi, **_: (after, {}))
+    produce, batch = _towns_and_notes()
+    for texts in (True, False):
+        with pytest.raises(CheckFailedError, match="still holds town"):
+            produce.coded(batch, texts=texts)

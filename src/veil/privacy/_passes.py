@@ -752,11 +752,14 @@ class _Produce:
         else:
             out = self.apply(stepped)
             out = out if order is None else take_rows(out, order(len(out)))
-        if text_columns(out, self.quasi):  # free text to search: the released texts made
+        prose = text_columns(out, self.quasi)
+        if prose:  # free text to search: the released texts made
             out = with_texts(out)
         # the generalized quasi-identifiers' values, out of the free text too (row by row)
-        out, replaced = scrub_quasi(batch, out, self.quasi)
-        leftover_quasi(batch, out, self.quasi)  # what the replacement missed: refused
+        scrubbed, replaced = scrub_quasi(batch, out, self.quasi, columns=prose)
+        # what the replacement missed: refused (the free text told again where it changed)
+        leftover_quasi(batch, scrubbed, self.quasi, columns=prose if scrubbed is out else None)
+        out = scrubbed
         tallies.append((replaced, len(out)))
         return out, tallies, codes
 

@@ -97,15 +97,20 @@ def _generalized(before: pd.Series, after: pd.Series) -> pd.Series:
 
 
 def scrub_quasi(
-    before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[str]
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    quasi: Sequence[str],
+    *,
+    columns: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """``after`` (the released rows, index labels from ``before``) with every original value
-    of a generalized text quasi-identifier replaced in the text columns, and the count per
+    of a generalized text quasi-identifier replaced in the text columns (``columns``:
+    ``text_columns(after, quasi)`` when the caller has them), and the count per
     quasi-identifier."""
     counts: dict[str, int] = {}
     if not before.index.is_unique:  # rows cannot be paired: leftover_quasi refuses instead
         return after, counts
-    columns = text_columns(after, quasi)
+    columns = text_columns(after, quasi) if columns is None else list(columns)
     if not columns:  # no text to hold a value
         return after, counts
     out = after
@@ -152,11 +157,17 @@ def scrub_quasi(
     return out, counts
 
 
-def leftover_quasi(before: pd.DataFrame, after: pd.DataFrame, quasi: Sequence[str]) -> None:
-    """Refuse, in one line, a release whose text columns still hold an original value of a
-    released row's quasi-identifier that the release generalized (in no released row kept as
-    it was)."""
-    columns = text_columns(after, quasi)
+def leftover_quasi(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    quasi: Sequence[str],
+    *,
+    columns: Sequence[str] | None = None,
+) -> None:
+    """Refuse, in one line, a release whose text columns (``columns``: ``text_columns(after,
+    quasi)`` when the caller has them) still hold an original value of a released row's
+    quasi-identifier that the release generalized (in no released row kept as it was)."""
+    columns = text_columns(after, quasi) if columns is None else list(columns)
     if not columns:  # no text to hold a value
         return
     for name in quasi:
