@@ -418,6 +418,7 @@ def test_a_partition_s_generalized_columns_go_to_the_buckets_as_codes(
         {
             "age": pd.Series(pd.arrays.ArrowExtensionArray(coded)),
             "visits": pd.array(rng.integers(0, 9, 500), dtype="Int64"),
+            "stays": pd.array(rng.integers(0, 4, 500), dtype="int64[pyarrow]"),  # Arrow's too
         }
     )
     texts = pieces.with_texts(out)
@@ -438,7 +439,8 @@ def test_a_partition_s_generalized_columns_go_to_the_buckets_as_codes(
     for name, frame in (("coded", out), ("texts", texts)):
         folder = tmp_path / name
         folder.mkdir()
-        scatter = _Scatter(Produce(frame), folder, 3, 7, schema, ["age", "visits"], ["age"])
+        columns = ["age", "visits", "stays"]
+        scatter = _Scatter(Produce(frame), folder, 3, 7, schema, columns, ["age"])
         scatter(out.iloc[:0], 0)
         piece = next((folder / ".pieces").rglob("*.arrow"))
         age = pieces.read_piece(piece).column("age").chunk(0)
@@ -446,7 +448,7 @@ def test_a_partition_s_generalized_columns_go_to_the_buckets_as_codes(
         # types the texts as the labels are; coded again, as first seen, otherwise
         as_given = age.dictionary.to_pylist() == labels.to_pylist()
         assert as_given is (name == "coded" and texts_type == "large_string")
-        gather = _Gather(folder, schema, ["age", "visits"], ["age"])
+        gather = _Gather(folder, schema, columns, ["age"])
         parts[name] = [gather(b)[1:3] for b in range(3)]
         written = pd.concat(pd.read_parquet(p) for p in sorted(folder.glob("part-*.parquet")))
         assert written["visits"].dtype == "Int64"  # pandas' dtypes come back

@@ -226,7 +226,7 @@ class _Scatter:
         chosen = rng.integers(0, self.buckets, len(out))
         keys = rng.integers(0, 2**63, len(out), dtype=np.uint64)
         left = {f.name for f in self.schema if _left_coded(out, f)}
-        if len(left) < sum(isinstance(d, pd.ArrowDtype) for d in out.dtypes):
+        if len(left) < sum(_dictionary(d) for d in out.dtypes):
             out, left = pieces.with_texts(out), set()  # a column of another type: its texts
         keyed = pa.schema(
             [
@@ -250,17 +250,20 @@ class _Scatter:
         return tallies, None
 
 
+def _dictionary(dtype: Any) -> bool:
+    """Whether pandas holds a column of ``dtype`` as an Arrow dictionary."""
+    import pyarrow as pa
+
+    return isinstance(dtype, pd.ArrowDtype) and pa.types.is_dictionary(dtype.pyarrow_dtype)
+
+
 def _left_coded(out: pd.DataFrame, field: Any) -> bool:
     """Whether ``out`` holds the release's column ``field`` as an Arrow dictionary of its
     texts (``_Generalize.coded`` without texts)."""
-    import pyarrow as pa
-
     dtype = out.dtypes.get(field.name) if out.columns.is_unique else None
-    return (
-        isinstance(dtype, pd.ArrowDtype)
-        and pa.types.is_dictionary(dtype.pyarrow_dtype)
-        and dtype.pyarrow_dtype.value_type.equals(field.type)
-    )
+    if dtype is None or not _dictionary(dtype):
+        return False
+    return bool(dtype.pyarrow_dtype.value_type.equals(field.type))
 
 
 @dataclass
