@@ -48,6 +48,7 @@ from veil.io._files import (
     packing,
 )
 from veil.io._formulas import escape_formulas
+from veil.io._pieces import decoded
 from veil.io._write import _as_written
 
 __all__ = ["BatchWriter", "TableStream", "is_streamable"]
@@ -641,7 +642,7 @@ def _undictionaried(pieces: list[pa.RecordBatch], texts: dict[str, pa.DataType])
         array = arrays[i]
         if name not in texts or not isinstance(array, pa.DictionaryArray):
             continue
-        arrays[i] = array.dictionary.cast(texts[name]).take(array.indices)
+        arrays[i] = decoded(array, texts[name])
         schema = schema.set(i, schema.field(i).with_type(texts[name]))
         coded[name] = dictionary_codes(array)
     frame = pa.RecordBatch.from_arrays(arrays, schema=schema).to_pandas()

@@ -25,6 +25,7 @@ __all__ = [
     "bucket_order",
     "coded",
     "codes_of",
+    "decoded",
     "from_bytes",
     "joined",
     "pandas_metadata",
@@ -87,13 +88,57 @@ def with_texts(frame: pd.DataFrame) -> pd.DataFrame:
     for i in coded:
         column = frame.iloc[:, i]
         held = column.array.__arrow_array__()
-        texts = held.cast(pa.large_string())
+        chunks = held.chunks if isinstance(held, pa.ChunkedArray) else [held]
+        texts = pa.chunked_array([decoded(c, pa.large_string()) for c in chunks], pa.large_string())
         out.isetitem(i, pd.Series(texts, index=frame.index, dtype=_TEXT).array)
     return out
 
 
 #: pandas' text dtype, as it makes a column of texts.
 _TEXT = pd.Series(["text"]).dtype
+
+#: Arrow may reserve this much beyond the texts a dictionary's rows hold before ``decoded``
+#: gathers the bytes itself.
+_SPARE_BYTES = 64 << 20
+
+
+def decoded(array: pa.DictionaryArray, kind: pa.DataType) -> pa.Array:
+    """The texts a dictionary-coded Arrow text array holds, as an array of ``kind`` (string or
+    large string). Arrow's take reserves the dictionary's average text length for every row:
+    one hostile cell of 10 MB beside two short values made it ask for 233 GB for 70,000 rows.
+    Where that reserve would pass the texts' own size by far, the bytes are gathered here."""
+    from veil.io._files import text_buffers
+
+    dictionary = array.dictionary.cast(kind)
+    rows, listed = len(array), len(dictionary)
+    if not rows or not listed:
+        return dictionary.take(array.indices)
+    ends, data = text_buffers(dictionary)
+    lengths = np.diff(ends)
+    valid = array.is_valid()
+    codes = _filled_codes(array)
+    each = np.where(valid.to_numpy(zero_copy_only=False), lengths[codes], 0)
+    total = int(each.sum())
+    if int(ends[-1]) / listed * rows <= 2 * total + _SPARE_BYTES:
+        return dictionary.take(array.indices)
+    made = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(each, out=made[1:])
+    starts = ends[:-1][codes]
+    # each row's bytes: from its text's start in the dictionary, one after another
+    where = np.repeat(starts - made[:-1], each) + np.arange(total, dtype=np.int64)
+    gathered = np.frombuffer(data, dtype=np.uint8)[where]
+    offsets = made if pa.types.is_large_string(kind) else made.astype(np.int32)
+    nulls = None if array.null_count == 0 else valid.buffers()[1]
+    return pa.Array.from_buffers(
+        kind, rows, [nulls, pa.py_buffer(offsets), pa.py_buffer(gathered)], array.null_count
+    )
+
+
+def _filled_codes(array: pa.DictionaryArray) -> np.ndarray:
+    """Each row's code as NumPy integers, a missing row's 0."""
+    import pyarrow.compute as pc
+
+    return np.asarray(pc.fill_null(array.indices, 0).to_numpy(zero_copy_only=False))
 
 
 def bucket_order(chosen: np.ndarray, buckets: int) -> np.ndarray:
@@ -231,7 +276,9 @@ def joined(tables: Sequence[pa.Table]) -> pa.Table | None:
 def _plain_columns(table: pa.Table, which: set[int]) -> pa.Table:
     """``table`` with its columns at the positions ``which`` back to plain text."""
     columns = [
-        c.cast(c.type.value_type) if i in which and pa.types.is_dictionary(c.type) else c
+        pa.chunked_array([decoded(k, c.type.value_type) for k in c.chunks], c.type.value_type)
+        if i in which and pa.types.is_dictionary(c.type)
+        else c
         for i, c in enumerate(table.columns)
     ]
     return _with_columns(table, columns)
