@@ -211,8 +211,9 @@ def test_a_dictionary_s_texts_are_arrows_take_of_them(
 def test_a_ten_megabyte_cell_among_few_values_is_read_and_spilled(tmp_path: Path) -> None:
     """One cell of 10 MB in a column of two short values: Arrow's take reserves the
     dictionary's average length for every row (233 GB for a batch of 70,000 rows) and failed,
-    reading the Parquet file and decoding the shuffle's coded pieces alike, through the C
-    library's allocator that veil's commands give Arrow (``veil.memory``)."""
+    reading the Parquet file, decoding the shuffle's coded pieces and taking a release's rows
+    in memory alike, through the C library's allocator that veil's commands give Arrow
+    (``veil.memory``)."""
     from veil.io import _pieces as pieces
 
     pool = pa.default_memory_pool()
@@ -237,3 +238,8 @@ def _read_and_spill_a_hostile_cell(tmp_path: Path, pieces: Any) -> None:
     table = pieces.coded(pa.table({"salary": pa.array(values, pa.large_string())}))
     assert pa.types.is_dictionary(table.column(0).type)  # few values: coded for the spill
     assert pieces.plain(table).column(0).to_pylist() == values
+    # a release in memory takes such a column in its random order through its codes too
+    frame = pd.DataFrame({"salary": pd.Series(values, dtype="str")})
+    order = np.random.default_rng(2).permutation(rows)
+    taken = pieces.take_rows(frame, order)
+    assert taken["salary"].tolist() == [values[i] for i in order]

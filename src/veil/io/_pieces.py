@@ -235,7 +235,8 @@ def _taken(column: pd.Series, positions: Any) -> pd.Series:
         text = pa.array(column.array)  # Arrow's own buffers (__arrow_array__)
         encoded = _few_values(text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text)
         if encoded is not None:
-            rows = encoded.dictionary.take(encoded.indices.take(pa.array(positions)))
+            chosen = encoded.indices.take(pa.array(positions))
+            rows = decoded(pa.DictionaryArray.from_arrays(chosen, encoded.dictionary), text.type)
             # the dtype's own conversion from Arrow, as Table.to_pandas uses it
             values = cast(Any, dtype).__from_arrow__(rows)
             return pd.Series(values, name=column.name, copy=False)
