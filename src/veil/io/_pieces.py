@@ -114,12 +114,15 @@ def decoded(array: pa.DictionaryArray, kind: pa.DataType) -> pa.Array:
     if not rows or not listed:
         return dictionary.take(array.indices)
     ends, data = text_buffers(dictionary)
+    reserve = int(ends[-1]) / listed * rows  # what Arrow's take would reserve
+    if reserve <= _SPARE_BYTES:  # the usual case: no row is read to know
+        return dictionary.take(array.indices)
     lengths = np.diff(ends)
     valid = array.is_valid()
     codes = _filled_codes(array)
     each = np.where(valid.to_numpy(zero_copy_only=False), lengths[codes], 0)
     total = int(each.sum())
-    if int(ends[-1]) / listed * rows <= 2 * total + _SPARE_BYTES:
+    if reserve <= 2 * total + _SPARE_BYTES:
         return dictionary.take(array.indices)
     made = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(each, out=made[1:])
