@@ -130,11 +130,11 @@ def decoded(array: pa.DictionaryArray, kind: pa.DataType) -> pa.Array:
     # each row's bytes: from its text's start in the dictionary, one after another
     where = np.repeat(starts - made[:-1], each) + np.arange(total, dtype=np.int64)
     gathered = np.frombuffer(data, dtype=np.uint8)[where]
-    offsets = made if pa.types.is_large_string(kind) else made.astype(np.int32)
     nulls = None if array.null_count == 0 else valid.buffers()[1]
-    return pa.Array.from_buffers(
-        kind, rows, [nulls, pa.py_buffer(offsets), pa.py_buffer(gathered)], array.null_count
-    )
+    buffers = [nulls, pa.py_buffer(made), pa.py_buffer(gathered)]
+    texts = pa.Array.from_buffers(pa.large_string(), rows, buffers, array.null_count)
+    # 32-bit offsets made by Arrow's cast, which refuses texts they cannot hold
+    return texts if pa.types.is_large_string(kind) else texts.cast(kind)
 
 
 def _filled_codes(array: pa.DictionaryArray) -> np.ndarray:
