@@ -218,7 +218,8 @@ def test_cli_simulate_prints_rounds_and_the_json_contract(
     )
     printed = capsys.readouterr().out
     assert code == 0, printed
-    # the parties' rows, keys and Ray's session files lived in a private folder, now gone
+    # the parties' rows and keys lived in a private folder, now gone; Ray's session files
+    # live in the process's own (test_ray_session.py), never in the system's ray folder
     assert (sorted(ray.glob("session_*")) if ray.exists() else []) == sessions
     result = json.loads(printed)
     assert [r["round"] for r in result["rounds"]] == [1, 2]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from veil._deprecated import UNSET, renamed_seed
 from veil.exceptions import InputError, ParameterError
-from veil.federated import _data
+from veil.federated import _data, _ray
 from veil.federated._flower import Outcome, Settings, _quiet_flower, fewest_parties, run
 from veil.federated._models import make_model
 from veil.federated.paillier import check_key_bits
@@ -178,9 +178,7 @@ def _simulate(
         if settings.privacy() is not None:
             for node in nodes:
                 node["dp-charged"] = "owner"  # the table's ledger was charged once, above
-        outcome = run_simulated(
-            nodes, replace(settings, parties=len(shares)), say=say, scratch=folder
-        )
+        outcome = run_simulated(nodes, replace(settings, parties=len(shares)), say=say)
     if settings.privacy() is not None:
         # no party reports an accuracy under DP: the table's owner scores each round's model
         # on the test rows it holds (the same rows the parties would have used)
@@ -284,13 +282,12 @@ def run_simulated(
     say: Callable[[str], None] = lambda _: None,
     client: Any = None,
     grid: Callable[[Any], Any] | None = None,
-    scratch: Path | None = None,
 ) -> Outcome:
     """veil's apps on Flower's simulation engine: node ``i`` (a virtual SuperNode, run by
     Flower's Ray backend) has ``nodes[i]`` as its node settings. ``client``: another
     ``ClientApp`` (default veil's); ``grid``: wraps the server's ``Grid`` (to watch or attack
-    the messages, as tests do); ``scratch``: a private folder for Ray's session files (its
-    logs would otherwise stay in the system's temporary folder after the run)."""
+    the messages, as tests do). The process's Ray session is started once and kept
+    (``veil.federated._ray``)."""
     from flwr.serverapp import ServerApp
     from flwr.simulation import run_simulation
 
@@ -306,22 +303,11 @@ def run_simulated(
             outcome["error"] = err
 
     app = _node_client(nodes, client)
-    ray: dict[str, Any] = {
-        "num_cpus": max(1, min(len(nodes), os.cpu_count() or 1)),
-        "include_dashboard": False,
-        "log_to_driver": False,
-        "logging_level": logging.ERROR,
-    }
-    if scratch is not None:
-        ray["_temp_dir"] = str(scratch / "ray")
-    with _quiet_flower(logging.ERROR), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_simulation(
-            server,
-            app,
-            num_supernodes=len(nodes),
-            backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}, "init_args": ray},
-        )
+    ended_well = lambda: "value" in outcome  # noqa: E731
+    with _quiet_flower(logging.ERROR), warnings.catch_warnings(), _ray.kept(ended_well):
+        warnings.simplefilter("ignore")  # Ray's, as it starts
+        config = _ray.backend_config(len(nodes))
+        run_simulation(server, app, num_supernodes=len(nodes), backend_config=config)
     if "error" in outcome:
         raise outcome["error"]
     if "value" not in outcome:

@@ -1,0 +1,190 @@
+"""One Ray session for every simulation a process runs.
+
+Flower's Ray backend starts Ray when a simulation begins (4 to 5 s on two cores: its control
+store, its scheduler, its workers) and shuts it down when the simulation ends (1.5 s more),
+so a process comparing three encryptions paid that three times. veil starts the session
+once, in an owner-only folder of its own (Ray's sockets, logs and object spill), and keeps it
+until the process exits, when it shuts Ray down and removes the folder (under the system's
+temporary folder, or ``/tmp`` where that is too long for the sockets Ray makes in it).
+
+The actors (each a process that has imported Flower and veil's ClientApp: 2 to 3 s) are kept
+too: a run that ended well leaves them for the next, which kills them instead where it
+asks for other resources or one no longer answers. A run that failed kills its own.
+
+A session the caller started (``ray.init`` before the simulation) is used as it is and left
+running: Flower's backend would have shut it down.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+def backend_config(nodes: int) -> dict[str, Any]:
+    """Flower's backend settings for ``nodes`` virtual SuperNodes on the process's session
+    (started here if there is none): each actor asks for the whole CPUs that leave room for
+    as many actors as there are nodes, at most one per CPU."""
+    import ray
+
+    if not ray.is_initialized():
+        _start()
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    return {"client_resources": {"num_cpus": _share(cpus, nodes), "num_gpus": 0.0}}
+
+
+def _share(cpus: int, nodes: int) -> int:
+    """The CPUs each actor asks for: Flower's pool then holds ``cpus // share`` actors, one
+    a node up to one a CPU (Ray takes a fraction of one CPU, or whole CPUs)."""
+    return cpus // max(1, min(nodes, cpus))
+
+
+#: the process's session folder, while veil's session runs
+_folder: Path | None = None
+
+#: the longest temporary folder Ray's session fits under: its sockets' paths
+#: (``<tmp>/veil-ray-XXXXXXXX/r/session_<date>_<time>_<pid>/sockets/plasma_store``, up to
+#: 84 bytes below ``<tmp>``) must stay within the 107 bytes a Unix socket's path may hold
+_LONGEST = 23
+
+
+def _start() -> None:
+    import ray
+
+    global _folder
+    base = tempfile.gettempdir()
+    if len(base) > _LONGEST and os.access("/tmp", os.W_OK):
+        base = "/tmp"  # a long TMPDIR: Ray would fail to make its sockets
+    folder = Path(tempfile.mkdtemp(prefix="veil-ray-", dir=base))  # owner-only
+    # the workers import what the driver can (the ClientApp may live in the caller's modules)
+    path = os.pathsep.join(p for p in sys.path if p)
+    ray.init(
+        num_cpus=os.cpu_count() or 1,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.ERROR,
+        _temp_dir=str(folder / "r"),  # Ray opens its own folder to all: this one is in ours
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
+    _folder = folder
+    atexit.register(_end, folder)  # runs before Ray's own exit hook, registered earlier
+
+
+def _end(folder: Path) -> None:
+    import ray
+
+    global _folder
+    with contextlib.suppress(Exception):
+        ray.shutdown()
+    shutil.rmtree(folder, ignore_errors=True)
+    _folder = None
+    _idle.clear()  # gone with the session
+
+
+#: the last run's actors, idle, kept for the next run, and where they run: the CPUs each
+#: was given and the Ray node (its id is new each time a session starts)
+_idle: list[Any] = []
+_idle_where: list[tuple[int, str]] = []
+
+
+@contextlib.contextmanager
+def kept(ended_well: Callable[[], bool]) -> Iterator[None]:
+    """While a simulation runs, Flower's backend takes the actors the last run left (when
+    they asked for the same CPUs and still answer) before it starts new ones; when the run
+    ends, its actors are kept for the next one if ``ended_well()`` and each came back to the
+    pool, else killed. Ray's session is never shut down here (Flower's own ``terminate``
+    would). A run's ClientApps share their process with later runs' as they share it with
+    other nodes' within one run: what veil's ClientApp keeps between messages is the node's
+    context, and public keys read or built once per key file's version."""
+    from unittest import mock
+
+    from flwr.server.superlink.fleet.vce.backend.raybackend import RayBackend
+
+    pools: list[Any] = []
+
+    def build(self: Any, app_fn: Callable[[], Any]) -> None:
+        from flwr.simulation.ray_transport.ray_actor import BasicActorPool, ClientAppActor
+
+        self.pool = BasicActorPool(
+            actor_type=ClientAppActor,
+            client_resources=self.client_resources,
+            actor_kwargs=self.actor_kwargs,
+        )
+        taken = _take(int(self.client_resources["num_cpus"]), self.pool.actors_capacity)
+        self.pool.pool.extend(taken)
+        self.pool.num_actors += len(taken)
+        self.pool.add_actors_to_pool(self.pool.actors_capacity - len(taken))
+        self.app_fn = app_fn
+        pools.append(self.pool)
+
+    def terminate(self: Any) -> None:
+        pass  # the actors are settled below, once the run's outcome is known
+
+    with (
+        mock.patch.object(RayBackend, "build", build),
+        mock.patch.object(RayBackend, "terminate", terminate),
+    ):
+        well = False
+        try:
+            yield
+            well = ended_well()
+        finally:
+            _settle(pools, well)
+
+
+def _take(share: int, most: int) -> list[Any]:
+    """The kept actors, if they were given ``share`` CPUs on this session's node, that
+    still answer (at most ``most``); every other kept actor is killed."""
+    import ray
+
+    idle, _idle[:] = list(_idle), []
+    where, _idle_where[:] = list(_idle_where), []
+    if where != [(share, _node())]:  # other CPUs, or a session shut down since (and them)
+        _kill(idle)
+        return []
+    asked = {}
+    for i, actor in enumerate(idle):
+        with contextlib.suppress(Exception):  # an actor Ray no longer knows
+            asked[actor.__ray_ready__.remote()] = i
+    answered = ray.wait(list(asked), num_returns=len(asked), timeout=10)[0] if asked else []
+    alive = []
+    for ref in answered:
+        with contextlib.suppress(Exception):  # a dead actor's answer is its error
+            ray.get(ref)
+            alive.append(asked[ref])
+    alive.sort()
+    _kill([actor for i, actor in enumerate(idle) if i not in alive[:most]])
+    return [idle[i] for i in alive[:most]]
+
+
+def _settle(pools: list[Any], well: bool) -> None:
+    """The run's actors kept (it ended well and every actor is idle in its pool) or killed."""
+    for pool in pools:
+        whole = len(pool.pool) == pool.num_actors and not pool._future_to_actor
+        if well and whole and not _idle:
+            _idle.extend(pool.pool)
+            _idle_where[:] = [(int(pool.client_resources["num_cpus"]), _node())]
+        else:
+            _kill([*pool.pool, *pool._future_to_actor.values()])
+
+
+def _node() -> str:
+    import ray
+
+    return str(ray.get_runtime_context().get_node_id())
+
+
+def _kill(actors: list[Any]) -> None:
+    import ray
+
+    for actor in actors:
+        with contextlib.suppress(Exception):
+            ray.kill(actor)

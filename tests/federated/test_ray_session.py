@@ -1,0 +1,152 @@
+"""The process's one Ray session (``veil.federated._ray``): started once in an owner-only
+folder and kept between simulations, gone with its folder and its processes when the process
+exits; a session the caller started is used and left running. A run that ended well leaves
+its actors to the next; one that failed kills them."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil.exceptions import InputError
+from veil.federated import _ray
+from veil.federated._flower import Settings
+from veil.federated.simulation import partition, run_simulated
+
+from ._sim import nodes
+
+ADULT = Path(__file__).resolve().parents[1] / "data" / "arx_adult" / "adult.csv.gz"
+
+SCRIPT = """
+import json, os, shutil, sys, tempfile
+import pandas as pd
+import ray
+from veil.federated import _ray
+from veil.federated.simulation import simulate
+
+adult = pd.read_csv(sys.argv[1], sep=";").sample(900, random_state=0)
+options = dict(target="salary-class", parties=2, min_parties=2, rounds=1, encrypt="none")
+own = tempfile.mkdtemp(dir="/tmp")  # the caller's own session (TMPDIR is too long for it)
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=own)
+theirs = ray.get_runtime_context().gcs_address
+simulate(adult, **options)
+kept = ray.is_initialized() and ray.get_runtime_context().gcs_address == theirs
+ray.shutdown()
+shutil.rmtree(own)
+started = _ray._folder is None
+first = simulate(adult, **options).weights
+folder = str(_ray._folder)
+address = ray.get_runtime_context().gcs_address
+actors = sorted(a._actor_id.hex() for a in _ray._idle)
+second = simulate(adult, **options).weights
+print(json.dumps({
+    "kept": kept,
+    "started": started,
+    "folder": folder,
+    "mode": oct(os.stat(folder).st_mode & 0o777),
+    "same_session": ray.is_initialized() and ray.get_runtime_context().gcs_address == address,
+    "same_model": bool((first == second).all()),
+    "same_actors": len(actors) == 2 and actors == sorted(a._actor_id.hex() for a in _ray._idle),
+}))
+"""
+
+
+def _holding(folder: str) -> list[int]:
+    """The processes whose command line names ``folder`` (Ray's own name their session)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if folder.encode() in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_one_session_kept_between_simulations_and_gone_at_exit(tmp_path: Path) -> None:
+    long = tmp_path / ("a-long-temporary-folder-" * 2)
+    long.mkdir()
+    env = {**os.environ, "FLWR_TELEMETRY_ENABLED": "0", "TMPDIR": str(long)}
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ADULT)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said["kept"], "the caller's own Ray session was shut down"
+    # veil started one session for both runs (none while the caller's ran), in an owner-only
+    # folder of its own, out of the too long TMPDIR
+    assert said["started"], said
+    folder = said["folder"]
+    assert Path(folder).name.startswith("veil-ray-"), said
+    assert Path(folder).parent == Path("/tmp"), said
+    assert said["mode"] == oct(stat.S_IRWXU), said
+    assert said["same_session"], said
+    # the second run took the first's two actors, and trained exactly the first's model
+    assert said["same_actors"], said
+    assert said["same_model"], said
+    # the process has exited: the folder and every process of the session are gone
+    assert not Path(folder).exists(), sorted(p.name for p in Path(folder).iterdir())
+    assert _holding(folder) == []
+
+
+def test_actors_fit_the_nodes_and_cpus() -> None:
+    """Each actor asks for the whole CPUs that leave room for one actor a node, at most one
+    actor a CPU (Ray refuses a fraction of more than one CPU)."""
+    for cpus, count, share in [(2, 4, 1), (2, 2, 1), (8, 3, 2), (8, 8, 1), (8, 2, 4), (1, 3, 1)]:
+        got = _ray._share(cpus, count)
+        assert got == share, (cpus, count, got)
+        assert min(count, cpus) <= cpus // got  # Flower's pool holds cpus // share actors
+
+
+def _dies(actor: object, within: float = 60) -> bool:
+    """Whether the actor is dead, or dies within ``within`` seconds (Ray kills one
+    asynchronously: a call queued as it was killed may still be answered)."""
+    import time
+
+    import ray
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.__ray_ready__.remote(), timeout=within)  # type: ignore[attr-defined]
+        except ray.exceptions.RayActorError:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_a_run_that_failed_kills_its_actors_and_one_that_ended_well_keeps_them(
+    tmp_path: Path,
+) -> None:
+    import ray
+
+    adult = pd.read_csv(ADULT, sep=";").sample(1_500, random_state=4)
+    tables = partition(adult, parties=2, split_by="random")
+    settings = Settings(target="salary-class", rounds=1, encrypt="none", parties=2, min_parties=2)
+    for name in ("good", "bad", "again"):
+        (tmp_path / name).mkdir()
+    run_simulated(nodes(tmp_path / "good", tables, encrypt="none"), settings)
+    kept = list(_ray._idle)
+    assert kept, "a run that ended well left no actor"
+    assert all(ray.get(a.__ray_ready__.remote(), timeout=30) for a in kept)
+    # the server stops on a party's table: the run fails after its actors answered
+    bad = [tables[0], (tables[1][0], tables[1][1].drop(columns="occupation"))]
+    with pytest.raises(InputError, match="lacks column 'occupation'"):
+        run_simulated(nodes(tmp_path / "bad", bad, encrypt="none"), settings)
+    assert _ray._idle == []
+    assert all(_dies(actor) for actor in kept)  # the failed run took them, and killed them
+    # the next run starts new actors, and ends well
+    run_simulated(nodes(tmp_path / "again", tables, encrypt="none"), settings)
+    assert _ray._idle
+    assert not {a._actor_id.hex() for a in _ray._idle} & {a._actor_id.hex() for a in kept}
