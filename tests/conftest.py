@@ -16,6 +16,7 @@ import contextlib
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,20 @@ def _user_data_dir(
     """The default ledger lives in the user's data directory: never the real one in tests."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
     monkeypatch.delenv("VEIL_LEDGER", raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _jax_compiled_once(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """JAX's own persistent compilation cache, one for the whole run: MST and AIM (through
+    mbi) jit new closures in every fit, so each fit compiled some 70 programs again (4 of a
+    2-column fit's 6 s); the workers and the commands the tests start share the programs
+    compiled once. A test's first fit of each shape still compiles, through JAX's cache."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "jax-compiled"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(folder)
+    os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+    assert "jax" not in sys.modules, "JAX loaded before the tests set its cache"
 
 
 @pytest.fixture

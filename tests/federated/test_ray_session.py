@@ -25,7 +25,7 @@ from ._sim import nodes
 ADULT = Path(__file__).resolve().parents[1] / "data" / "arx_adult" / "adult.csv.gz"
 
 SCRIPT = """
-import json, os, shutil, sys, tempfile
+import json, os, shutil, sys, tempfile, time
 import pandas as pd
 import ray
 from veil.federated import _ray
@@ -36,8 +36,11 @@ options = dict(target="salary-class", parties=2, min_parties=2, rounds=1, encryp
 own = tempfile.mkdtemp(dir="/tmp")  # the caller's own session (TMPDIR is too long for it)
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=own)
 theirs = ray.get_runtime_context().gcs_address
+_ray.IDLE_SECONDS = 0.2  # the caller's session is never retired, however idle
 simulate(adult, **options)
+time.sleep(1.5)
 kept = ray.is_initialized() and ray.get_runtime_context().gcs_address == theirs
+_ray.IDLE_SECONDS = 60.0
 ray.shutdown()
 shutil.rmtree(own)
 started = _ray._folder is None
@@ -150,3 +153,48 @@ def test_a_run_that_failed_kills_its_actors_and_one_that_ended_well_keeps_them(
     run_simulated(nodes(tmp_path / "again", tables, encrypt="none"), settings)
     assert _ray._idle
     assert not {a._actor_id.hex() for a in _ray._idle} & {a._actor_id.hex() for a in kept}
+
+
+def _gone(folder: Path, within: float = 30) -> bool:
+    """Whether ``folder`` and every process of its session are gone within ``within`` s."""
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not folder.exists() and not _holding(str(folder)):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_an_idle_session_of_veils_own_ends_and_never_under_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ray
+
+    monkeypatch.setattr(_ray, "IDLE_SECONDS", 1.0)
+    adult = pd.read_csv(ADULT, sep=";").sample(900, random_state=5)
+    tables = partition(adult, parties=2, split_by="random")
+    settings = Settings(target="salary-class", rounds=1, encrypt="none", parties=2, min_parties=2)
+    (tmp_path / "first").mkdir()
+    run_simulated(nodes(tmp_path / "first", tables, encrypt="none"), settings)
+    folder = _ray._folder
+    assert folder is not None, "the run started no session of veil's own"
+    assert folder.exists()
+    # a run in progress holds the session: its retirement, due meanwhile, leaves it
+    with _ray.kept(lambda: True):
+        _ray._retire()
+        assert ray.is_initialized()
+        assert _ray._folder == folder
+        assert folder.exists()
+    # idle for IDLE_SECONDS after the run: shut down, its folder and processes gone
+    assert _gone(folder), sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+    assert not ray.is_initialized()
+    assert _ray._folder is None
+    assert _ray._idle == []
+    # the next run starts a session of its own, in a new folder, and ends well
+    (tmp_path / "next").mkdir()
+    run_simulated(nodes(tmp_path / "next", tables, encrypt="none"), settings)
+    assert ray.is_initialized()
+    assert _ray._folder is not None
+    assert _ray._folder != folder

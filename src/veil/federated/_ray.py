@@ -4,8 +4,10 @@ Flower's Ray backend starts Ray when a simulation begins (4 to 5 s on two cores:
 store, its scheduler, its workers) and shuts it down when the simulation ends (1.5 s more),
 so a process comparing three encryptions paid that three times. veil starts the session
 once, in an owner-only folder of its own (Ray's sockets, logs and object spill), and keeps it
-until the process exits, when it shuts Ray down and removes the folder (under the system's
-temporary folder, or ``/tmp`` where that is too long for the sockets Ray makes in it).
+for the next run; ``IDLE_SECONDS`` after the last run ended, or when the process exits, it
+shuts Ray down and removes the folder (under the system's temporary folder, or ``/tmp`` where
+that is too long for the sockets Ray makes in it). An idle session is not free: its scheduler
+and its idle workers used 3.5 CPU seconds a minute on two cores, and their memory.
 
 The actors (each a process that has imported Flower and veil's ClientApp: 2 to 3 s) are kept
 too: a run that ended well leaves them for the next, which kills them instead where it
@@ -24,6 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,15 @@ def _share(cpus: int, nodes: int) -> int:
 
 #: the process's session folder, while veil's session runs
 _folder: Path | None = None
+
+#: how long veil's own session outlives the last simulation (back-to-back runs share it)
+IDLE_SECONDS = 60.0
+
+#: held while a simulation runs: the session is never retired under a run
+_running = threading.Lock()
+
+#: the retirement of an idle session of veil's own, armed when a run ends
+_timer: threading.Timer | None = None
 
 #: the longest temporary folder Ray's session fits under: its sockets' paths
 #: (``<tmp>/veil-ray-XXXXXXXX/r/session_<date>_<time>_<pid>/sockets/plasma_store``, up to
@@ -79,14 +91,46 @@ def _start() -> None:
 
 
 def _end(folder: Path) -> None:
+    """Shut down the session started in ``folder``, if it still runs, and remove the folder
+    (a session started since, or the caller's, is left alone)."""
     import ray
 
     global _folder
-    with contextlib.suppress(Exception):
-        ray.shutdown()
+    _disarm()
+    if _folder == folder:
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        _folder = None
+        _idle.clear()  # gone with the session
+        _idle_where.clear()
     shutil.rmtree(folder, ignore_errors=True)
-    _folder = None
-    _idle.clear()  # gone with the session
+
+
+def _retire() -> None:
+    """End veil's own session, idle since its last run (a run begun meanwhile keeps it)."""
+    if not _running.acquire(blocking=False):
+        return
+    try:
+        if _folder is not None:
+            _end(_folder)
+    finally:
+        _running.release()
+
+
+def _arm() -> None:
+    global _timer
+    _disarm()
+    if _folder is not None:  # never the caller's session
+        _timer = threading.Timer(IDLE_SECONDS, _retire)
+        _timer.daemon = True
+        _timer.start()
+
+
+def _disarm() -> None:
+    global _timer
+    if _timer is not None:
+        _timer.cancel()
+        _timer = None
 
 
 #: the last run's actors, idle, kept for the next run, and where they run: the CPUs each
@@ -100,9 +144,10 @@ def kept(ended_well: Callable[[], bool]) -> Iterator[None]:
     """While a simulation runs, Flower's backend takes the actors the last run left (when
     they asked for the same CPUs and still answer) before it starts new ones; when the run
     ends, its actors are kept for the next one if ``ended_well()`` and each came back to the
-    pool, else killed. Ray's session is never shut down here (Flower's own ``terminate``
-    would). A run's ClientApps share their process with later runs' as they share it with
-    other nodes' within one run: what veil's ClientApp keeps between messages is the node's
+    pool, else killed. Ray's session is not shut down at the run's end (Flower's own
+    ``terminate`` would): one of veil's own is, ``IDLE_SECONDS`` later, unless a run began.
+    A run's ClientApps share their process with later runs' as they share it with other
+    nodes' within one run: what veil's ClientApp keeps between messages is the node's
     context, and public keys read or built once per key file's version."""
     from unittest import mock
 
@@ -129,15 +174,18 @@ def kept(ended_well: Callable[[], bool]) -> Iterator[None]:
         pass  # the actors are settled below, once the run's outcome is known
 
     with (
+        _running,
         mock.patch.object(RayBackend, "build", build),
         mock.patch.object(RayBackend, "terminate", terminate),
     ):
+        _disarm()
         well = False
         try:
             yield
             well = ended_well()
         finally:
             _settle(pools, well)
+            _arm()
 
 
 def _take(share: int, most: int) -> list[Any]:
