@@ -1,7 +1,8 @@
 """The process's one Ray session (``veil.federated._ray``): started once in an owner-only
-folder and kept between simulations, gone with its folder and its processes when the process
-exits; a session the caller started is used and left running. A run that ended well leaves
-its actors to the next; one that failed kills them."""
+folder and kept between simulations, gone with its folder and its processes when it has been
+idle for ``IDLE_SECONDS`` (never under a run) or when the process exits; a session the caller
+started is used and left running. A run that ended well leaves its actors to the next; one
+that failed kills them."""
 
 from __future__ import annotations
 
