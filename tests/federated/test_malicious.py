@@ -258,6 +258,9 @@ def _oversized_party() -> Any:
 
 
 def test_malicious_party_sending_an_oversized_slot_is_refused(tmp_path: Path) -> None:
+    from veil.federated._ray import imported
+
+    imported()  # Ray as veil's sessions need it: with its token authentication on
     import ray.cloudpickle
 
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])

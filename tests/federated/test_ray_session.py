@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import stat
 import subprocess
 import sys
@@ -35,6 +36,8 @@ from veil.federated.simulation import simulate
 adult = pd.read_csv(sys.argv[1], sep=";").sample(900, random_state=0)
 options = dict(target="salary-class", parties=2, min_parties=2, rounds=1, encrypt="none")
 own = tempfile.mkdtemp(dir="/tmp")  # the caller's own session (TMPDIR is too long for it)
+# with Ray's token authentication (RAY_AUTH_MODE and RAY_AUTH_TOKEN in the environment), the
+# user's: veil's own session below takes the same token
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=own)
 theirs = ray.get_runtime_context().gcs_address
 _ray.IDLE_SECONDS = 0.2  # the caller's session is never retired, however idle
@@ -78,6 +81,7 @@ def test_one_session_kept_between_simulations_and_gone_at_exit(tmp_path: Path) -
     long = tmp_path / ("a-long-temporary-folder-" * 2)
     long.mkdir()
     env = {**os.environ, "FLWR_TELEMETRY_ENABLED": "0", "TMPDIR": str(long)}
+    env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(ADULT)],
         env=env,
@@ -133,7 +137,7 @@ def _dies(actor: object, within: float = 60) -> bool:
 def test_a_run_that_failed_kills_its_actors_and_one_that_ended_well_keeps_them(
     tmp_path: Path,
 ) -> None:
-    import ray
+    ray = _ray.imported()
 
     adult = pd.read_csv(ADULT, sep=";").sample(1_500, random_state=4)
     tables = partition(adult, parties=2, split_by="random")
@@ -171,7 +175,7 @@ def _gone(folder: Path, within: float = 30) -> bool:
 def test_an_idle_session_of_veils_own_ends_and_never_under_a_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ray
+    ray = _ray.imported()
 
     monkeypatch.setattr(_ray, "IDLE_SECONDS", 1.0)
     adult = pd.read_csv(ADULT, sep=";").sample(900, random_state=5)
@@ -183,7 +187,7 @@ def test_an_idle_session_of_veils_own_ends_and_never_under_a_run(
     assert folder is not None, "the run started no session of veil's own"
     assert folder.exists()
     # a run in progress holds the session: its retirement, due meanwhile, leaves it
-    with _ray.kept(lambda: True):
+    with _ray.kept(lambda: True, 2):
         _ray._retire()
         assert ray.is_initialized()
         assert _ray._folder == folder
@@ -199,3 +203,66 @@ def test_an_idle_session_of_veils_own_ends_and_never_under_a_run(
     assert ray.is_initialized()
     assert _ray._folder is not None
     assert _ray._folder != folder
+
+
+#: a process of another user, or on another machine, given only the session's address
+INTRUDER = """
+import os, ray, sys
+ray.init(address=sys.argv[1], log_to_driver=False)
+@ray.remote(num_cpus=0)
+def read():
+    return os.getcwd()
+print("RAN", ray.get(read.remote(), timeout=60))
+"""
+
+
+def test_a_process_without_the_sessions_token_cannot_join_it(tmp_path: Path) -> None:
+    """Ray's servers listen on every interface: without veil's token a process that reaches
+    them was able to join the session and run code as the user. It is refused now; given the
+    token (the control), the same process joins and runs."""
+    ray = _ray.imported()
+    adult = pd.read_csv(ADULT, sep=";").sample(900, random_state=6)
+    tables = partition(adult, parties=2, split_by="random")
+    settings = Settings(target="salary-class", rounds=1, encrypt="none", parties=2, min_parties=2)
+    run_simulated(nodes(tmp_path, tables, encrypt="none"), settings)
+    address = ray.get_runtime_context().gcs_address
+    assert _ray._folder is not None
+    token = _ray._folder / "token"
+    assert token.stat().st_mode & 0o777 == 0o600
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+
+    def intrude(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", INTRUDER, address]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+
+    refused = intrude(bare)
+    assert refused.returncode != 0
+    assert "RAN" not in refused.stdout
+    assert "Failed to connect to Ray cluster" in refused.stderr, refused.stderr[-2000:]
+    given = intrude({**bare, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)})
+    assert given.returncode == 0, given.stderr[-2000:]
+    assert "RAN" in given.stdout
+
+
+def test_ray_imported_without_authentication_starts_no_session(tmp_path: Path) -> None:
+    """Ray reads its authentication mode once, at its import: imported before the simulation
+    with it off, veil starts no session (one clear line), and leaves no folder behind."""
+    script = (
+        "import sys, pandas as pd, ray\n"
+        "from veil.federated.simulation import simulate\n"
+        "adult = pd.read_csv(sys.argv[1], sep=';').sample(300, random_state=0)\n"
+        "simulate(adult, target='salary-class', parties=2, min_parties=2, encrypt='none')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env.update(FLWR_TELEMETRY_ENABLED="0", TMPDIR=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(ADULT)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode != 0
+    assert "Ray was imported with its token authentication off" in done.stderr, done.stderr
+    assert "RAY_AUTH_MODE=token" in done.stderr
+    assert not list(tmp_path.glob("veil-ray-*"))

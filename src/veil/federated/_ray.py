@@ -15,6 +15,14 @@ asks for other resources or one no longer answers. A run that failed kills its o
 
 A session the caller started (``ray.init`` before the simulation) is used as it is and left
 running: Flower's backend would have shut it down.
+
+Ray's servers listen on every network interface, and without authentication any process
+that reaches their ports joins the session and runs code as this user, beside the parties'
+rows and keys (one given only the address did). veil's sessions use Ray's token
+authentication: Ray is imported with ``RAY_AUTH_MODE=token`` (Ray reads the mode once, at
+its import), and each session veil starts reads one random token of the process from an
+owner-only file in its folder. Where the user set ``RAY_AUTH_MODE``, the setting and its
+token are theirs; where Ray was imported with authentication off, veil starts no session.
 """
 
 from __future__ import annotations
@@ -36,8 +44,7 @@ def backend_config(nodes: int) -> dict[str, Any]:
     """Flower's backend settings for ``nodes`` virtual SuperNodes on the process's session
     (started here if there is none): each actor asks for the whole CPUs that leave room for
     as many actors as there are nodes, at most one per CPU."""
-    import ray
-
+    ray = imported()
     if not ray.is_initialized():
         _start()
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -68,8 +75,74 @@ _timer: threading.Timer | None = None
 _LONGEST = 23
 
 
-def _start() -> None:
+#: the token of every session veil starts in this process (Ray keeps the first it read)
+_secret: list[str] = []
+
+
+def imported() -> Any:
+    """Ray, imported with its token authentication on unless the user set ``RAY_AUTH_MODE``
+    (or imported Ray before)."""
+    if "ray" not in sys.modules:
+        with _environment({} if "RAY_AUTH_MODE" in os.environ else {"RAY_AUTH_MODE": "token"}):
+            import ray
     import ray
+
+    return ray
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str | None]) -> Iterator[None]:
+    """``values`` set in the environment within (None: unset), the caller's own restored
+    after."""
+    before = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _token(folder: Path) -> dict[str, str | None]:
+    """The environment that gives a session started in ``folder`` the process's token (in an
+    owner-only file there); none where the user set ``RAY_AUTH_MODE`` (theirs to give)."""
+    import secrets
+
+    from ray._raylet import (  # type: ignore[attr-defined]
+        AuthenticationMode,
+        get_authentication_mode,
+    )
+
+    from veil.exceptions import ParameterError
+
+    if get_authentication_mode() != AuthenticationMode.TOKEN:
+        if "RAY_AUTH_MODE" in os.environ:
+            return {}  # the user's choice
+        raise ParameterError(
+            "Ray was imported with its token authentication off, and a Ray session veil "
+            "starts would let any process that reaches its ports join it: set "
+            "RAY_AUTH_MODE=token before Python imports Ray, or start Ray yourself (ray.init()) "
+            "before the simulation"
+        )
+    if "RAY_AUTH_MODE" in os.environ:
+        return {}  # the user's token, as Ray finds it
+    if not _secret:
+        _secret.append(secrets.token_hex(32))
+    path = folder / "token"
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+        file.write(_secret[0])
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(path), "RAY_AUTH_TOKEN": None}
+
+
+def _start() -> None:
+    ray = imported()
 
     global _folder
     base = tempfile.gettempdir()
@@ -78,14 +151,20 @@ def _start() -> None:
     folder = Path(tempfile.mkdtemp(prefix="veil-ray-", dir=base))  # owner-only
     # the workers import what the driver can (the ClientApp may live in the caller's modules)
     path = os.pathsep.join(p for p in sys.path if p)
-    ray.init(
-        num_cpus=os.cpu_count() or 1,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level=logging.ERROR,
-        _temp_dir=str(folder / "r"),  # Ray opens its own folder to all: this one is in ours
-        runtime_env={"env_vars": {"PYTHONPATH": path}},
-    )
+    try:
+        token = _token(folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    with _environment(token):
+        ray.init(
+            num_cpus=os.cpu_count() or 1,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+            _temp_dir=str(folder / "r"),  # Ray opens its own folder to all: this one is in ours
+            runtime_env={"env_vars": {"PYTHONPATH": path}},
+        )
     _folder = folder
     atexit.register(_end, folder)  # runs before Ray's own exit hook, registered earlier
 
@@ -140,7 +219,7 @@ _idle_where: list[tuple[int, str]] = []
 
 
 @contextlib.contextmanager
-def kept(ended_well: Callable[[], bool]) -> Iterator[None]:
+def kept(ended_well: Callable[[], bool], nodes: int) -> Iterator[dict[str, Any]]:
     """While a simulation runs, Flower's backend takes the actors the last run left (when
     they asked for the same CPUs and still answer) before it starts new ones; when the run
     ends, its actors are kept for the next one if ``ended_well()`` and each came back to the
@@ -148,10 +227,9 @@ def kept(ended_well: Callable[[], bool]) -> Iterator[None]:
     ``terminate`` would): one of veil's own is, ``IDLE_SECONDS`` later, unless a run began.
     A run's ClientApps share their process with later runs' as they share it with other
     nodes' within one run: what veil's ClientApp keeps between messages is the node's
-    context, and public keys read or built once per key file's version."""
+    context, and public keys read or built once per key file's version. Gives Flower's
+    backend settings for ``nodes`` nodes (``backend_config``)."""
     from unittest import mock
-
-    from flwr.server.superlink.fleet.vce.backend.raybackend import RayBackend
 
     pools: list[Any] = []
 
@@ -173,19 +251,26 @@ def kept(ended_well: Callable[[], bool]) -> Iterator[None]:
     def terminate(self: Any) -> None:
         pass  # the actors are settled below, once the run's outcome is known
 
-    with (
-        _running,
-        mock.patch.object(RayBackend, "build", build),
-        mock.patch.object(RayBackend, "terminate", terminate),
-    ):
+    with _running:
         _disarm()
-        well = False
         try:
-            yield
-            well = ended_well()
-        finally:
-            _settle(pools, well)
+            config = backend_config(nodes)  # Ray imported first, as its sessions need it
+        except BaseException:
             _arm()
+            raise
+        from flwr.server.superlink.fleet.vce.backend.raybackend import RayBackend
+
+        with (
+            mock.patch.object(RayBackend, "build", build),
+            mock.patch.object(RayBackend, "terminate", terminate),
+        ):
+            well = False
+            try:
+                yield config
+                well = ended_well()
+            finally:
+                _settle(pools, well)
+                _arm()
 
 
 def _take(share: int, most: int) -> list[Any]:

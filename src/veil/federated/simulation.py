@@ -304,10 +304,10 @@ def run_simulated(
 
     app = _node_client(nodes, client)
     ended_well = lambda: "value" in outcome  # noqa: E731
-    with _quiet_flower(logging.ERROR), warnings.catch_warnings(), _ray.kept(ended_well):
+    with _quiet_flower(logging.ERROR), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Ray's, as it starts
-        config = _ray.backend_config(len(nodes))
-        run_simulation(server, app, num_supernodes=len(nodes), backend_config=config)
+        with _ray.kept(ended_well, len(nodes)) as config:
+            run_simulation(server, app, num_supernodes=len(nodes), backend_config=config)
     if "error" in outcome:
         raise outcome["error"]
     if "value" not in outcome:
