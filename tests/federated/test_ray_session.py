@@ -65,6 +65,12 @@ print(json.dumps({
 """
 
 
+def _python(script: str, argument: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``script`` run by this Python in a process of its own, given ``argument``."""
+    command = [sys.executable, "-c", script, argument]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+
 def _holding(folder: str) -> list[int]:
     """The processes whose command line names ``folder`` (Ray's own name their session)."""
     found = []
@@ -82,13 +88,7 @@ def test_one_session_kept_between_simulations_and_gone_at_exit(tmp_path: Path) -
     long.mkdir()
     env = {**os.environ, "FLWR_TELEMETRY_ENABLED": "0", "TMPDIR": str(long)}
     env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(ADULT)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = _python(SCRIPT, str(ADULT), env)
     assert done.returncode == 0, done.stderr[-3000:]
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert said["kept"], "the caller's own Ray session was shut down"
@@ -231,15 +231,13 @@ def test_a_process_without_the_sessions_token_cannot_join_it(tmp_path: Path) -> 
     assert token.stat().st_mode & 0o777 == 0o600
     bare = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
 
-    def intrude(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-c", INTRUDER, address]
-        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
-
-    refused = intrude(bare)
+    refused = _python(INTRUDER, address, bare)
     assert refused.returncode != 0
     assert "RAN" not in refused.stdout
     assert "Failed to connect to Ray cluster" in refused.stderr, refused.stderr[-2000:]
-    given = intrude({**bare, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)})
+    given = _python(
+        INTRUDER, address, {**bare, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    )
     assert given.returncode == 0, given.stderr[-2000:]
     assert "RAN" in given.stdout
 
@@ -255,13 +253,7 @@ def test_ray_imported_without_authentication_starts_no_session(tmp_path: Path) -
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
     env.update(FLWR_TELEMETRY_ENABLED="0", TMPDIR=str(tmp_path))
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(ADULT)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    done = _python(script, str(ADULT), env)
     assert done.returncode != 0
     assert "Ray was imported with its token authentication off" in done.stderr, done.stderr
     assert "RAY_AUTH_MODE=token" in done.stderr
