@@ -103,8 +103,12 @@ $(POSTGRES)/.installed:
 	fi
 	@touch $@
 
+# One worker per core and one more: the suite's workers wait on servers, subprocesses and polls
+# (Ray, Flower's SuperNodes, PostgreSQL), and the extra one keeps the cores busy meanwhile.
+TEST_WORKERS ?= $(shell echo $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) + 1 )))
+
 unit: $(VENV)/.installed-test $(PYCANON)/.installed $(PHE)/.installed $(ANONYMETER)/.installed $(POSTGRES)/.installed $(CHROMIUM)
-	$(BIN)/python -m pytest -n auto --dist worksteal
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # The inner loop (under a minute): no server, browser, cluster, federation, or slow test.
 test-fast: $(VENV)/.installed-test

@@ -62,15 +62,21 @@ def _user_data_dir(
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _jax_compiled_once(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """JAX's own persistent compilation cache, one for the whole run: MST and AIM (through
-    mbi) jit new closures in every fit, so each fit compiled some 70 programs again (4 of a
-    2-column fit's 6 s); the workers and the commands the tests start share the programs
-    compiled once. A test's first fit of each shape still compiles, through JAX's cache."""
+def _compiled_once(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Compilers' own persistent caches, one each for the whole run, shared by the workers and
+    the commands the tests start. JAX's: MST and AIM (through mbi) jit new closures in every
+    fit, so each fit compiled some 70 programs again (4 of a 2-column fit's 6 s); a test's
+    first fit of each shape still compiles, through JAX's cache. numba's: the Anonymeter
+    oracle's nearest-neighbour kernels (5 s a process; its runner caches them when this is
+    set)."""
     base = tmp_path_factory.getbasetemp()
-    folder = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "jax-compiled"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(folder)
+    run = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+    for variable, name in (
+        ("JAX_COMPILATION_CACHE_DIR", "jax-compiled"),
+        ("NUMBA_CACHE_DIR", "numba-compiled"),
+    ):
+        (run / name).mkdir(mode=0o700, exist_ok=True)
+        os.environ[variable] = str(run / name)
     os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
     assert "jax" not in sys.modules, "JAX loaded before the tests set its cache"
 

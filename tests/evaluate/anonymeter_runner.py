@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 import sys
 import time
 import warnings
@@ -24,6 +25,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import polars as pl
+
+if os.environ.get("NUMBA_CACHE_DIR"):
+    # Anonymeter's nearest-neighbour kernels are numba functions compiled in every process
+    # (about 5 s of a run); with a cache folder given, the same machine code is kept there
+    import numba
+
+    _jit = numba.jit
+    numba.jit = lambda *args, **kwargs: _jit(*args, **{**kwargs, "cache": True})
+
 from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
 from anonymeter.evaluators.singling_out_evaluator import (
     _evaluate_queries_and_return_successful,
