@@ -14,13 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from veil.exceptions import InputError
 from veil.federated import _ray
 from veil.federated._flower import Settings
-from veil.federated.simulation import partition, run_simulated
+from veil.federated.simulation import partition, run_simulated, simulate
 
 from ._sim import nodes
 
@@ -88,6 +89,9 @@ def test_one_session_kept_between_simulations_and_gone_at_exit(tmp_path: Path) -
     long.mkdir()
     env = {**os.environ, "FLWR_TELEMETRY_ENABLED": "0", "TMPDIR": str(long)}
     env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
+    # the caller's own session's workers at the process's priority too (Ray's default, 15,
+    # starves them beside the suite's other workers)
+    env.update(RAY_worker_niceness="0")
     done = _python(SCRIPT, str(ADULT), env)
     assert done.returncode == 0, done.stderr[-3000:]
     said = json.loads(done.stdout.strip().splitlines()[-1])
@@ -213,6 +217,35 @@ def test_an_idle_session_of_veils_own_ends_and_never_under_a_run(
     assert ray.is_initialized()
     assert _ray._folder is not None
     assert _ray._folder != folder
+
+
+def test_two_simulations_at_once_each_train_what_a_lone_run_trains() -> None:
+    """Two threads each running a simulation in one process (a notebook's, a workbench's two
+    requests): both end, each with the model a lone run trains. They share the one session,
+    one run after the other (each patches Flower's backend for its run)."""
+    import threading
+
+    adult = pd.read_csv(ADULT, sep=";").sample(900, random_state=7)
+    options = {"target": "salary-class", "parties": 2, "min_parties": 2, "encrypt": "none"}
+    alone = simulate(adult, rounds=1, **options).weights
+    trained: dict[int, object] = {}
+    failed: list[BaseException] = []
+
+    def run(index: int) -> None:
+        try:
+            trained[index] = simulate(adult, rounds=1, **options).weights
+        except BaseException as err:  # reported below, not lost in the thread
+            failed.append(err)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert failed == []
+    assert sorted(trained) == [0, 1]
+    for weights in trained.values():
+        np.testing.assert_array_equal(weights, alone)
 
 
 #: a process of another user, or on another machine, given only the session's address
