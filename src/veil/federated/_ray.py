@@ -157,9 +157,10 @@ def _start() -> None:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     # Ray starts its workers at niceness 15, under every process of the machine at 0: a
-    # simulation beside other work (a notebook's, a test suite's) then ran some 20 times slower
-    # (1,500 rows: 5 s alone, 100 s beside three busy processes on two cores). The parties'
-    # actors work for this process, at its priority, as Ray's own job runner sets them.
+    # simulation beside other work (a notebook's, a test suite's) starved (1,500 rows, one
+    # round, Ray's start included: 12 s alone, 102 s beside three busy processes on two cores,
+    # 27 s at the process's priority). The parties' actors work for this process, at its
+    # priority, as Ray's own job runner sets them.
     niceness = {} if "RAY_worker_niceness" in os.environ else {"RAY_worker_niceness": "0"}
     with _environment({**token, **niceness}):
         ray.init(
