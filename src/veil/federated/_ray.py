@@ -95,19 +95,19 @@ def _environment(values: dict[str, str | None]) -> Iterator[None]:
     """``values`` set in the environment within (None: unset), the caller's own restored
     after."""
     before = {name: os.environ.get(name) for name in values}
+    _put(values)
+    try:
+        yield
+    finally:
+        _put(before)
+
+
+def _put(values: dict[str, str | None]) -> None:
     for name, value in values.items():
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _token(folder: Path) -> dict[str, str | None]:
