@@ -68,7 +68,7 @@ def _compiled_once(tmp_path_factory: pytest.TempPathFactory) -> None:
     fit, so each fit compiled some 70 programs again (4 of a 2-column fit's 6 s); a test's
     first fit of each shape still compiles, through JAX's cache. numba's: the Anonymeter
     oracle's nearest-neighbour kernels (5 s a process; its runner caches them when this is
-    set)."""
+    set). And XLA's flags, as the command's process sets them."""
     base = tmp_path_factory.getbasetemp()
     run = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
     for variable, name in (
@@ -78,6 +78,13 @@ def _compiled_once(tmp_path_factory: pytest.TempPathFactory) -> None:
         (run / name).mkdir(mode=0o700, exist_ok=True)
         os.environ[variable] = str(run / name)
     os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+    # XLA as the `veil` command's process sets it before MST or AIM start JAX (veil.memory):
+    # LLVM's lowest level, through its LLVM IR emitters. A test's process is a library user's,
+    # which keeps XLA's defaults, and compiled mbi's functions at 1.5x the CPU (test_mst,
+    # test_aim and test_no_invented_values: 165 CPU s against 107). The code computes the same.
+    from veil.memory import _XLA_EMITTERS, _XLA_LEVEL
+
+    os.environ.setdefault("XLA_FLAGS", f"{_XLA_LEVEL}=0 {_XLA_EMITTERS}=false")
     assert "jax" not in sys.modules, "JAX loaded before the tests set its cache"
 
 
