@@ -416,6 +416,29 @@ def test_dp_and_check_arguments_are_usage_errors(work: Path, capsys) -> None:
     assert main(["check", data, "-q", "Age", "--k", "100000"]) == 1  # a missed goal: still 1
 
 
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_a_sensitive_column_of_too_many_values_is_one_line_naming_it(
+    tmp_path: Path, engine: str, capsys
+) -> None:
+    """12,000 people each their own class and their own diagnosis code: l-diversity's
+    histograms would hold 144M cells (1.2 GB; 96 GB for 200,000 classes of 60,000 codes, which
+    raised numpy's MemoryError and named nothing). One line names the column and the fix, in
+    memory, streamed and through the library."""
+    from veil import check
+    from veil.exceptions import InputError
+
+    frame = pd.DataFrame({"Member": np.arange(12_000), "Code": [f"D{i}" for i in range(12_000)]})
+    frame.to_csv(tmp_path / "claims.csv", index=False)
+    args = ["check", str(tmp_path / "claims.csv"), "-q", "Member", "--sensitive", "Code"]
+    assert main([*args, "--l", "2", "--engine", engine]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert [line for line in err if "Code" in line] == err[-1:]
+    assert "sensitive column 'Code' has 12,000 distinct values over 12,000" in err[-1]
+    assert "generalize" in err[-1]
+    with pytest.raises(InputError, match="'Code' has 12,000 distinct values"):
+        check(frame, quasi_identifiers=["Member"], sensitive="Code", t=0.2)
+
+
 def test_brackets_and_colons_in_names_are_printed_as_they_are(tmp_path: Path, capsys) -> None:
     data = tmp_path / "[red]x.csv"
     frame = table(300)

@@ -62,15 +62,29 @@ def _factorize(key: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniques)
 
 
+#: A sensitive column's histograms hold at most this many cells (classes x values).
+_MAX_HISTOGRAM_CELLS = 50_000_000
+
+
 def class_histograms(
     klass: np.ndarray,
     codes: np.ndarray,
     classes: int,
     values: int,
     weights: np.ndarray | None = None,
+    *,
+    sensitive: str | None = None,
 ) -> np.ndarray:
     """(classes x values) counts of each sensitive code per class: ``klass`` and ``codes``
-    per row, each row standing for ``weights`` records (a table of distinct rows) or one."""
+    per row, each row standing for ``weights`` records (a table of distinct rows) or one.
+    Raises InputError, naming the column ``sensitive``, past ``_MAX_HISTOGRAM_CELLS`` cells
+    (200,000 classes of 60,000 diagnoses would take 96 GB: numpy's MemoryError named none)."""
+    if classes * values > _MAX_HISTOGRAM_CELLS:
+        raise InputError(
+            f"sensitive column {sensitive or 'given'!r} has {values:,} distinct values over "
+            f"{classes:,} combinations of the quasi-identifiers; generalize it or them first "
+            "(e.g. bins or a hierarchy)"
+        )
     flat = np.bincount(klass * values + codes, weights=weights, minlength=classes * values)
     return flat.astype(np.int64).reshape(classes, values)
 
@@ -182,7 +196,7 @@ def histograms(
     the class codes ``klass`` (from ``class_sizes``), and the values (spelling variants merged).
     """
     codes, values = sensitive_codes(frame[sensitive])
-    return class_histograms(klass, codes, classes, len(values)), values
+    return class_histograms(klass, codes, classes, len(values), sensitive=sensitive), values
 
 
 #: The count column of ``Frequencies.counts``.
@@ -319,6 +333,7 @@ class Frequencies:
             classes,
             len(values),
             weights=self.counts[COUNT].to_numpy(),
+            sensitive=self.sensitive,
         )
         return counted, [str(v) for v in values]
 
@@ -359,10 +374,6 @@ class FrequencySum:
         return self._merged
 
 
-#: A sensitive column's histograms hold at most this many cells (classes x values).
-_MAX_HISTOGRAM_CELLS = 50_000_000
-
-
 def _combine(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
     """One int64 per row for the combination of its codes (``veil.frequency.mixed_radix``)."""
     return mixed_radix([codes[:, j] for j in range(codes.shape[1])], radix)[0]
@@ -395,24 +406,6 @@ def _counted(
     group, first = _group(mixed_radix(coded, radix)[0])
     out = {name: frame[name].take(first).reset_index(drop=True) for name in keys}
     return pd.DataFrame({**out, COUNT: np.bincount(group, minlength=len(first))})
-
-
-def _histograms(
-    entry: np.ndarray,
-    codes: np.ndarray,
-    counts: np.ndarray | None,
-    classes: int,
-    values: int,
-    sensitive: str,
-) -> np.ndarray:
-    """(classes, values) counts of each sensitive code per entry (``counts``: how many rows each
-    pair stands for, one when None)."""
-    if classes * values > _MAX_HISTOGRAM_CELLS:
-        raise InputError(
-            f"sensitive column {sensitive!r} has {values:,} distinct values over "
-            f"{classes:,} combinations; generalize it first (e.g. bins)"
-        )
-    return class_histograms(entry, codes, classes, values, weights=counts)
 
 
 @dataclass
@@ -479,7 +472,9 @@ class CodedFrequencies:
         values: list[str] = []
         if sensitive is not None:
             codes, values = sensitive_codes(frame[sensitive])
-            histograms = _histograms(entry, codes, None, len(sizes), len(values), sensitive)
+            histograms = class_histograms(
+                entry, codes, len(sizes), len(values), sensitive=sensitive
+            )
         bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
         return cls(list(hierarchies), bottom, len(frame), entry, values)
 
@@ -536,7 +531,9 @@ class CodedFrequencies:
         values: list[str] = []
         if sensitive is not None:
             codes, values = sensitive_codes(counts[sensitive].reset_index(drop=True))
-            histograms = _histograms(entry, codes, weights, len(sizes), len(values), sensitive)
+            histograms = class_histograms(
+                entry, codes, len(sizes), len(values), weights, sensitive=sensitive
+            )
         bottom = Groups(tuple([0] * len(hierarchies)), leaves[first], sizes, histograms)
         return cls(list(hierarchies), bottom, rows, np.empty(0, dtype=np.int64), values)
 

@@ -14,6 +14,7 @@ from veil.frequency import (
     COUNT,
     Frequencies,
     FrequencySum,
+    class_histograms,
     class_sizes,
     histograms,
     sensitive_codes,
@@ -198,10 +199,9 @@ def check_counts(
     values: list[str] = []
     if sensitive is not None and rows:
         codes, values = sensitive_codes(counts[sensitive])
-        flat = np.bincount(
-            klass * len(values) + codes, weights=weights, minlength=len(sizes) * len(values)
+        hist = class_histograms(
+            klass, codes, len(sizes), len(values), weights=weights, sensitive=sensitive
         )
-        hist = flat.astype(np.int64).reshape(len(sizes), len(values))
     return measures(
         rows,
         qis,
