@@ -104,7 +104,7 @@ class CodedColumns:
         codes, cards = [], []
         for name in columns:
             values, uniques = pd.factorize(frame[name], use_na_sentinel=False)
-            codes.append(values.astype(np.int64))
+            codes.append(np.asarray(values, dtype=np.int64))  # no copy of int64 codes
             cards.append(max(len(uniques), 1))
         return cls(list(columns), codes, cards)
 
