@@ -90,14 +90,26 @@ def test_importing_veil_changes_nothing() -> None:
 def test_the_workers_of_the_cluster_veil_starts_are_tuned() -> None:
     """A LocalCluster's workers are processes of one job too: Arrow allocates through the C
     library there (they held 14 of the 37 CPU seconds of a 10M-row release in the kernel
-    otherwise)."""
+    otherwise), and they do not sample their stacks for a dashboard nobody sees (a worker
+    sampled every 10 ms, busy or idle)."""
+    import time
+
     from veil.io import cluster
+
+    def busy() -> int:  # a task long enough for the sampler to see, were it on
+        end = time.perf_counter() + 0.5
+        while time.perf_counter() < end:
+            pass
+        return 1
 
     with cluster(workers=1) as client:
         pools = client.run(lambda: __import__("pyarrow").default_memory_pool().backend_name)
         again = client.run(__import__("veil.memory", fromlist=["x"]).tune_for_one_job)
+        assert client.submit(busy, pure=False).result() == 1
+        samples = client.run(lambda dask_worker: dask_worker.profile_recent["count"])
     assert list(pools.values()) == ["system"]
     assert list(again.values()) == [sys.platform.startswith("linux")]
+    assert list(samples.values()) == [0]
 
 
 def test_xla_compiles_quickly_in_the_command_s_process_unless_told_otherwise() -> None:
