@@ -52,3 +52,27 @@ def mixed_radix(
         np.add(key, column, out=key, casting="unsafe")
         space *= r
     return key, space
+
+
+#: The largest key space counted with a bincount; beyond it, the keys are sorted.
+MAX_DENSE = 50_000_000
+#: A key space this small is counted with a bincount whatever the rows' number ...
+_SMALL_SPACE = 1 << 16
+#: ... and one of up to this many slots a row (a bincount then costs less than a sort).
+_DENSE_PER_ROW = 16
+
+
+def class_key(
+    codes: Sequence[np.ndarray], radix: Sequence[int], recode: Recode = unique_recode
+) -> tuple[np.ndarray, int, bool]:
+    """``mixed_radix`` of ``codes`` for counting their combinations: the key, its space, and
+    whether a ``bincount`` over the space counts it (else sort the keys). A bincount costs the
+    space's size whatever the rows, so the key is compacted while its space is near the rows'
+    number (each compaction a bincount, a cumulative sum and a lookup of about the rows' size:
+    adult's 8 columns, 1M rows, 0.02 s), and counted densely only up to 16 slots a row. Three
+    columns of 300 values over 300 rows made a space of 27M: 216 MB and 0.13 s a count, when
+    any space up to 50M was counted densely (a 300-row scan, which counts hundreds of
+    combinations, took 5.5 s)."""
+    rows = len(codes[0]) if len(codes) else 0
+    key, space = mixed_radix(codes, radix, recode, dense=min(MAX_DENSE, max(rows, _SMALL_SPACE)))
+    return key, space, space <= min(MAX_DENSE, max(_DENSE_PER_ROW * rows, _SMALL_SPACE))

@@ -36,8 +36,6 @@ __all__ = ["Hierarchies", "check", "hierarchy_trees"]
 #: Hierarchies as the entry points take them: by column, or a folder of them.
 Hierarchies = Mapping[str, "Hierarchy"] | str | os.PathLike[str] | None
 Told = Callable[[str], None] | Progress | None
-#: the largest key space counted by ``bincount`` (as ``veil.frequency``'s); beyond, np.unique
-_MAX_DENSE = 50_000_000
 
 
 def check(
@@ -294,7 +292,7 @@ def _arrow_counts(table: pa.Table, representatives: bool) -> tuple[np.ndarray, _
     import numpy as np
     import pyarrow as pa
 
-    from veil._codes import mixed_radix
+    from veil._codes import class_key
     from veil.io._files import typed_column
 
     codes, radix, kinds = [], [], {}
@@ -309,12 +307,8 @@ def _arrow_counts(table: pa.Table, representatives: bool) -> tuple[np.ndarray, _
         codes.append(slots if distinct else entries[slots])
         radix.append(int(entries.max(initial=0)) + 1)
         kinds[name] = texts.kind
-    # compacted while its space is near the rows' number: each compaction is then a bincount,
-    # a cumulative sum and a lookup of about the rows' size (adult's 8 columns, 1M rows:
-    # 0.02 s; at 4x the rows 0.13 s, and compacted at 50M combinations 0.98 s)
-    dense = min(_MAX_DENSE, max(len(codes[0]), 1 << 16))
-    key, space = mixed_radix(codes, radix, dense=dense)
-    if not representatives and space <= _MAX_DENSE:
+    key, space, dense = class_key(codes, radix)
+    if not representatives and dense:
         counts = np.bincount(key, minlength=space)
         return counts[counts > 0], None
     _, first, counts = np.unique(key, return_index=True, return_counts=True)

@@ -43,12 +43,6 @@ __all__ = [
     "sensitive_text",
 ]
 
-_MAX_DENSE = 50_000_000  # largest code space counted with bincount; beyond, np.unique
-#: A code space this small is counted with bincount whatever the rows' number ...
-_SMALL_SPACE = 1 << 16
-#: ... and one of up to this many slots a row (a bincount then costs less than a sort).
-_DENSE_PER_ROW = 16
-
 
 def mixed_radix(codes: Sequence[np.ndarray], radix: Sequence[int]) -> tuple[np.ndarray, int]:
     """One int64 per row for the combination of its codes (``codes[j]`` of column j, in
@@ -108,18 +102,17 @@ class CodedColumns:
             cards.append(max(len(uniques), 1))
         return cls(list(columns), codes, cards)
 
-    def combined(self, indices: Sequence[int], dense: int | None = None) -> tuple[np.ndarray, int]:
-        """One code per row for the combination of the columns at ``indices`` (with
-        ``dense``, compacted as ``_codes.mixed_radix`` says)."""
+    def combined(self, indices: Sequence[int]) -> tuple[np.ndarray, int, bool]:
+        """One code per row for the combination of the columns at ``indices``, the codes'
+        space, and whether a bincount over it counts them (``veil._codes.class_key``)."""
         chosen = list(indices)
         if not chosen:
             n = len(self.codes[0]) if self.codes else 0
-            return np.zeros(n, dtype=np.int64), 1
-        return _codes.mixed_radix(
+            return np.zeros(n, dtype=np.int64), 1, True
+        return _codes.class_key(
             [self.codes[i] for i in chosen],
             [self.cardinalities[i] for i in chosen],
             recode=_factorize,
-            dense=dense,
         )
 
     def class_sizes(
@@ -127,13 +120,8 @@ class CodedColumns:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(class index per row, size per class) for the combination at ``indices``; each row
         counts ``weights`` records (a table of distinct rows with their counts) or one."""
-        rows = len(self.codes[0]) if self.codes else 0
-        # A space counted with bincount costs its size, whatever the rows: kept near the rows'
-        # number (compacted as it grows, in the same order), else sorted. Three columns of 300
-        # values over 300 rows made a space of 27M, 216 MB and 0.13 s to count (a 300-row
-        # table's risk summary counts hundreds of combinations: its scan took 5.5 s, now 1.2).
-        key, space = self.combined(indices, dense=min(_MAX_DENSE, max(rows, _SMALL_SPACE)))
-        if space <= min(_MAX_DENSE, max(_DENSE_PER_ROW * rows, _SMALL_SPACE)):
+        key, space, dense = self.combined(indices)
+        if dense:
             counts = np.bincount(key, minlength=space)
             present = np.flatnonzero(counts)
             remap = np.empty(space, dtype=np.int64)

@@ -85,6 +85,34 @@ def test_real_tables_measure_as_their_dataframes(name: str, tmp_path: Path) -> N
     )
 
 
+def test_a_small_file_of_many_values_is_counted_in_memory_of_its_size(tmp_path: Path) -> None:
+    """Three columns of 300 values over 360 rows: a key space of 27M combinations, which a
+    bincount over the whole space counted in 216 MB (the count ``veil.frequency`` makes of a
+    DataFrame had the same fault). It measures as its DataFrame, in a few MB."""
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    frame = veil.read(_written(tmp_path, rng))
+    tracemalloc.start()
+    try:
+        measured = veil.check(tmp_path / "many.csv", ["a", "b", "c"], k=2)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    _same(measured, check_frame(frame, ["a", "b", "c"], k=2))
+    assert measured.k == 1
+    assert peak < 8 * 2**20, peak
+
+
+def _written(folder: Path, rng: np.random.Generator) -> Path:
+    rows = [rng.permutation(300) for _ in "abc"]
+    lines = ["a,b,c", *(f"{a},{b},{c}" for a, b, c in zip(*rows, strict=True))]
+    lines += lines[1:61]  # 60 rows twice: classes of two
+    path = folder / "many.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 _CELLS = st.sampled_from(
     [
         "1",

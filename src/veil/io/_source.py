@@ -302,7 +302,7 @@ def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterato
     from veil.io._folds import dask_modules
     from veil.memory import tune_for_one_job
 
-    dask_modules()
+    dask, _ = dask_modules()
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
@@ -311,8 +311,6 @@ def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterato
         return
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
-    import dask
-
     # Dask's workers sample their threads' stacks every 10 ms for the dashboard's profile
     # page, which a job of veil's own never shows: 2.7 CPU seconds in 20 s of an idle cluster
     # of two workers against 1.75 without, and a release of 10M rows on two workers 17.4-19.1 s
