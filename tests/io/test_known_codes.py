@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from veil.exceptions import InputError
 from veil.hierarchy import Hierarchy
-from veil.io._batches import TableStream, _undictionaried
+from veil.io._batches import TableStream, undictionaried
 from veil.io._content import (
     _KNOWN,
     arrow_text,
@@ -138,7 +138,7 @@ def test_a_dictionary_listing_a_text_twice_is_not_taken_as_codes() -> None:
     assert coded[1].tolist() == ["a", "b", "c"]
     batch = pa.record_batch({"t": twice})
     with codes_kept():
-        frame = _undictionaried([batch], {"t": pa.string()})
+        frame = undictionaried([batch], {"t": pa.string()})
         assert frame["t"].tolist()[:3] == ["a", "b", "a"]
         assert frame["t"].isna().tolist()[3]
         assert known_codes(frame["t"]) is None

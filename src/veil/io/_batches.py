@@ -604,7 +604,7 @@ class TableStream:
                     yield from (pa.Table.from_batches([b]).to_pandas() for b in read)
                     continue
                 for pieces in _cut(read, batch_rows):
-                    yield _undictionaried(pieces, texts)
+                    yield undictionaried(pieces, texts)
 
     def head(self, rows: int) -> pd.DataFrame:
         """The first ``rows`` rows (typed as every batch is)."""
@@ -630,10 +630,14 @@ def _cut(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[list[pa.Recor
         yield pending
 
 
-def _undictionaried(pieces: list[pa.RecordBatch], texts: dict[str, pa.DataType]) -> pd.DataFrame:
+def undictionaried(
+    pieces: list[pa.RecordBatch],
+    texts: dict[str, pa.DataType],
+    types_mapper: Callable[[pa.DataType], Any] | None = None,
+) -> pd.DataFrame:
     """Parquet batches (read with ``texts``' columns as dictionaries, one dictionary per row
-    group) as one batch pandas makes of the same rows read plainly, each text column's codes
-    kept (``remember_codes``)."""
+    group) as one batch pandas makes of the same rows read plainly (Arrow's ``to_pandas``, with
+    ``types_mapper``), each text column's codes kept (``remember_codes``)."""
     batch = pieces[0]
     if len(pieces) > 1:  # one dictionary for the rows of every row group
         batch = pa.Table.from_batches(pieces).unify_dictionaries().combine_chunks().to_batches()[0]
@@ -645,7 +649,7 @@ def _undictionaried(pieces: list[pa.RecordBatch], texts: dict[str, pa.DataType])
         arrays[i] = decoded(array, texts[name])
         schema = schema.set(i, schema.field(i).with_type(texts[name]))
         coded[name] = dictionary_codes(array)
-    frame = pa.RecordBatch.from_arrays(arrays, schema=schema).to_pandas()
+    frame = pa.RecordBatch.from_arrays(arrays, schema=schema).to_pandas(types_mapper=types_mapper)
     for name, codes in coded.items():  # the same rows in the same order, however pandas holds them
         if codes is not None:
             remember_codes(frame[name], codes)

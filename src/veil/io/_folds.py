@@ -5,8 +5,11 @@ computed on its workers. The scan, the checks and the releases beyond memory are
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import json
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,11 +22,13 @@ from veil.io._batches import TableStream, UnsettledTypesError
 from veil.progress import Progress
 
 __all__ = [
+    "ParquetParts",
     "Partitions",
     "dask_frame",
     "dask_modules",
     "each_partition",
     "fold_batches",
+    "parquet_parts",
     "partition_lengths",
 ]
 
@@ -162,6 +167,169 @@ def _dask_csv(path: Path, columns: list[str] | None) -> Any:
     return dd.read_csv(str(path), usecols=columns, blocksize="64MB", **reading)
 
 
+@dataclass(frozen=True)
+class _RowGroup:
+    """One row group of a Parquet file as Dask's ``read_parquet`` makes it a partition, read
+    with its text columns' dictionaries: their texts made from the dictionary and their codes
+    kept (``undictionaried``), so that a fold's task that reads it while ``codes_kept`` is
+    entered codes no text again (a picklable function: the workers run it)."""
+
+    columns: tuple[str, ...]
+    texts: tuple[tuple[str, Any], ...]  # (name, Arrow type) of the text columns
+
+    def __call__(self, piece: tuple[str, int]) -> pd.DataFrame:
+        import pyarrow.parquet as pq
+
+        from veil.io._batches import undictionaried
+
+        path, group = piece
+        texts = dict(self.texts)
+        with contextlib.closing(pq.ParquetFile(path, read_dictionary=list(texts))) as handle:
+            table = handle.read_row_group(group, columns=list(self.columns))
+        if not table.num_rows:  # no batch to take: its texts as they are
+            plain = pq.read_table(path, columns=list(self.columns)).slice(0, 0)
+            return plain.to_pandas(types_mapper=_dask_types)
+        return undictionaried(table.combine_chunks().to_batches(), texts, _dask_types)
+
+
+def _dask_types(kind: Any) -> Any:
+    """The pandas dtype Dask's ``read_parquet`` gives an Arrow type with ``convert-string`` on
+    (its texts as pandas' Arrow strings, its dates as Arrow dates), None for Arrow's own."""
+    import pyarrow as pa
+
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return pd.StringDtype("pyarrow")
+    if pa.types.is_date(kind):
+        return pd.ArrowDtype(kind)
+    return None
+
+
+@dataclass(frozen=True)
+class ParquetParts:
+    """Parquet files as the partitions Dask's ``read_parquet(..., split_row_groups=True)``
+    makes of them, a row group each, in the same order with the same values and dtypes, but
+    read by the task that uses each one (``Partitions.task``) with its text columns'
+    dictionaries: a text is then never hashed to code it, neither to count it nor to find it
+    in its hierarchy (the stream reads its batches so), and the workers never import Dask's
+    DataFrame. Adult grown to 10M rows released on two workers (``veil anonymize --engine
+    dask``, four runs each, alternately): 18.3 s and 31.3 CPU seconds against 21.5 s and 37.3
+    through Dask's reading (medians), the parts byte for byte the same. Made by
+    ``parquet_parts`` where Dask's reading is known to be this one; other files stay a Dask
+    DataFrame."""
+
+    pieces: tuple[tuple[str, int], ...]  # (file, row group) of each partition
+    lengths: tuple[int, ...]
+    reader: _RowGroup
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.reader.columns)
+
+    def __getitem__(self, columns: Sequence[str]) -> ParquetParts:
+        """Only ``columns`` (a list, as a DataFrame takes it)."""
+        missing = [c for c in columns if c not in self.reader.columns]
+        if missing:
+            raise KeyError(f"{missing} not in the columns")
+        texts = tuple((n, t) for n, t in self.reader.texts if n in columns)
+        return replace(self, reader=replace(self.reader, columns=tuple(columns), texts=texts))
+
+    @property
+    def npartitions(self) -> int:
+        return len(self.pieces)
+
+    def head(self, rows: int) -> pd.DataFrame:
+        """The first ``rows`` rows, read here, as Dask's ``head`` of the first partitions
+        gives them."""
+        frames, held = [], 0
+        for piece in self.pieces:
+            frames.append(self.reader(piece))
+            held += len(frames[-1])
+            if held >= rows:
+                break
+        return (pd.concat(frames) if len(frames) > 1 else frames[0]).head(rows)
+
+
+def parquet_parts(source: str, columns: Sequence[str] | None = None) -> ParquetParts | None:
+    """``source`` (a Parquet file, a folder of them or a glob) as ``ParquetParts`` (only
+    ``columns``, if given), or None where Dask's reading may differ from it and the files are
+    read as a Dask DataFrame instead: a column of another type than text, numbers, truth
+    values, timestamps or dates (dictionaries, decimals, nested values, nulls alone), an index
+    stored as a column, a file without rows, a folder holding anything but Parquet files, or
+    Dask's ``convert-string`` off."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from dask.dataframe.utils import pyarrow_strings_enabled
+    from dask.utils import natural_sort_key
+
+    from veil.io._files import PARQUET_SUFFIXES
+
+    text = str(source)
+    if glob.has_magic(text):
+        paths = [Path(p) for p in glob.glob(text)]
+    elif Path(text).is_dir():
+        paths = list(Path(text).iterdir())
+        if any(p.name.startswith(("_", ".")) for p in paths):
+            return None  # Dask leaves such files out, or reads its metadata from them
+    else:
+        paths = [Path(text)]
+    plain = all(p.is_file() and p.suffix.lower() in PARQUET_SUFFIXES for p in paths)
+    if not paths or not plain or not pyarrow_strings_enabled():
+        return None
+    paths.sort(key=lambda p: natural_sort_key(str(p)))  # Dask's order
+    pieces: list[tuple[str, int]] = []
+    lengths: list[int] = []
+    schema = None
+    for path in paths:
+        try:
+            handle = pq.ParquetFile(path)
+        except (pa.ArrowException, OSError):
+            return None  # Dask's reading says what is wrong
+        with contextlib.closing(handle):
+            arrow = handle.schema_arrow
+            meta = handle.metadata
+            if (schema is not None and not arrow.equals(schema)) or not meta.num_row_groups:
+                return None
+            pandas = json.loads((arrow.metadata or {}).get(b"pandas", b"{}"))
+            index = pandas.get("index_columns", [])
+            if any(not isinstance(i, dict) or i.get("kind") != "range" for i in index):
+                return None  # an index stored as a column: Dask may make it the index
+            schema = arrow
+            pieces += [(str(path), g) for g in range(meta.num_row_groups)]
+            lengths += [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+    assert schema is not None
+    known = (
+        pa.types.is_string,
+        pa.types.is_large_string,
+        pa.types.is_integer,
+        pa.types.is_floating,
+        pa.types.is_boolean,
+        pa.types.is_timestamp,
+        pa.types.is_date,
+    )
+    if not all(any(k(f.type) for k in known) for f in schema):
+        return None
+    names = list(columns) if columns is not None else list(schema.names)
+    if not set(names) <= set(schema.names):
+        return None  # Dask's reading names the column
+    texts = tuple(
+        (f.name, f.type)
+        for f in schema
+        if f.name in names and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+    )
+    return ParquetParts(tuple(pieces), tuple(lengths), _RowGroup(tuple(names), texts))
+
+
+def _read_then(
+    fn: Callable[[pd.DataFrame, Any], Any], read: _RowGroup, piece: Any, arg: Any
+) -> Any:
+    """``fn`` of the partition ``read(piece)`` and ``arg``, read where it runs, its texts'
+    codes kept while ``fn`` runs."""
+    from veil.io._content import codes_kept
+
+    with codes_kept():
+        return fn(read(piece), arg)
+
+
 def each_partition(frame: Any, fn: Callable[[pd.DataFrame], Any]) -> list[Any]:
     """``fn`` of each partition of the Dask DataFrame ``frame``, in order, computed on the
     workers a wave of ``WAVE`` partitions at a time: computing them all at once held every
@@ -190,33 +358,51 @@ def partition_lengths(frame: Any) -> list[int]:
 
 
 class Partitions:
-    """A Dask DataFrame's partitions as the batches of a fold: ``fn`` runs on the workers
-    (whichever scheduler is active), a wave of ``WAVE`` partitions at a time, and the results
-    are merged in partition order on the client."""
+    """A Dask DataFrame's partitions (or ``ParquetParts``) as the batches of a fold: ``fn``
+    runs on the workers (whichever scheduler is active), a wave of ``WAVE`` partitions at a
+    time, and the results are merged in partition order on the client."""
 
     def __init__(self, frame: Any, report: Progress) -> None:
         self.dask, _ = dask_modules()
         self.frame, self.report = frame, report
         self.columns = [str(c) for c in frame.columns]
-        self.lengths = partition_lengths(frame)
+        if isinstance(frame, ParquetParts):
+            self.lengths, self._parts = list(frame.lengths), None
+        else:
+            self.lengths, self._parts = partition_lengths(frame), frame.to_delayed()
         self.rows = sum(self.lengths)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def task(self, fn: Any, index: int, arg: Any) -> Any:
+        """``fn(partition index, arg)`` as a task (``fn``: a function made a task's value
+        once, ``dask.delayed(fn, pure=True)``, or a task's result); a ``ParquetParts``
+        partition is read by that task, its texts' codes kept for ``fn``."""
+        if isinstance(self.frame, ParquetParts):
+            read = self.dask.delayed(_read_then, pure=True)
+            return read(fn, self.frame.reader, self.frame.pieces[index], arg)
+        assert self._parts is not None
+        return fn(self._parts[index], arg)
+
+    def head(self, rows: int) -> pd.DataFrame:
+        """The first ``rows`` rows: only the partitions that hold them are read."""
+        if isinstance(self.frame, ParquetParts):
+            return self.frame.head(rows)
+        needed = min(int(np.searchsorted(np.cumsum(self.lengths), rows)) + 1, len(self.lengths))
+        # the head taken on the workers: only its rows come to the client, not the partitions'
+        return self.frame.partitions[:needed].head(rows, npartitions=needed)
 
     def fold(self, label: str, fn: Fold, merge: Callable[[Any, Any], Any], start: Any) -> Any:
         """``merge(...merge(start, fn(partition0, 0)), fn(partition1, rows before it)...)``."""
         self.report.step(label)
         self.report.expect(self.rows)
-        delayed = self.dask.delayed(fn, pure=True)
-        parts = self.frame.to_delayed()
-        offsets = np.concatenate([[0], np.cumsum(self.lengths)])[: len(parts)]
+        offsets = np.concatenate([[0], np.cumsum(self.lengths)])[: len(self)]
+        call = self.dask.delayed(fn, pure=True)
         total = start
-        for first in range(0, len(parts), WAVE):
-            wave = [
-                delayed(p, int(o))
-                for p, o in zip(
-                    parts[first : first + WAVE], offsets[first : first + WAVE], strict=True
-                )
-            ]
-            for result in self.dask.compute(*wave):
+        for first in range(0, len(self), WAVE):
+            wave = range(first, min(first + WAVE, len(self)))
+            for result in self.dask.compute(*[self.task(call, i, int(offsets[i])) for i in wave]):
                 total = merge(total, result)
             self.report.advance(sum(self.lengths[first : first + WAVE]))
         return total

@@ -176,8 +176,10 @@ class Source:
         return TableStream(str(self.data), sep=self.sep, encoding=self.encoding)
 
     def dask(self, columns: Sequence[str] | None = None) -> Any:
-        """The table as a Dask DataFrame (only ``columns`` when given)."""
-        from veil.io._folds import dask_frame, dask_modules
+        """The table as a Dask DataFrame (only ``columns`` when given); Parquet files as
+        ``ParquetParts`` where Dask would read them the same (each partition then read by the
+        task that uses it, as a stream reads its batches)."""
+        from veil.io._folds import dask_frame, dask_modules, parquet_parts
 
         if self.kind == "dask":
             return self.data if columns is None else self.data[list(columns)]
@@ -185,7 +187,10 @@ class Source:
             _, dd = dask_modules()
             frame = self.data if columns is None else self.data[list(columns)]
             return dd.from_pandas(frame, npartitions=max(1, os.cpu_count() or 1))
-        return dask_frame(str(self.data), columns=None if columns is None else list(columns))
+        wanted = None if columns is None else list(columns)
+        dask_modules()  # or one line naming the extra
+        parts = parquet_parts(str(self.data), wanted)
+        return parts if parts is not None else dask_frame(str(self.data), columns=wanted)
 
     def size(self) -> int:
         """Bytes the files hold (0 for anything else): on disk, or for a Parquet file its cells

@@ -94,9 +94,7 @@ class _DaskPasses(Passes):
 
     def sample(self, rows: int) -> pd.DataFrame:
         """The first ``rows`` rows: only the partitions that hold them are read."""
-        needed = min(int(np.searchsorted(np.cumsum(self.lengths), rows)) + 1, len(self.lengths))
-        # the head taken on the workers: only its rows come to the client, not the partitions'
-        self._sample = self.frame.partitions[:needed].head(rows, npartitions=needed)
+        self._sample = self.partitions.head(rows)
         return self._sample
 
     def fold(self, label: str, fn: engine.Fold, merge: engine.Merge, start: Any) -> Any:
@@ -120,11 +118,10 @@ class _DaskPasses(Passes):
         meta = produce(self._sample.head(0))[0]
         names = list(meta.columns)
         schema = _schema(produce(self._sample)[0])
-        partitions = self.frame.to_delayed()
         base = 0
         if seed is not False:
             base = int(seed) if isinstance(seed, int) else secrets.randbits(63)
-        buckets = 0 if seed is False else len(partitions)
+        buckets = 0 if seed is False else len(self.partitions)
         # the release's steps and class lookup (tens of MB at 100M rows) sent to the cluster
         # once, not with every wave's tasks
         scatter = _Scatter(produce, self.folder, buckets, base, schema, names, measured)
@@ -134,9 +131,10 @@ class _DaskPasses(Passes):
         tallies: list[list[Any]] = []
         parts: list[tuple[int, str, int]] = []  # (number, content hash, rows) of each part
         counts = FrequencySum()
-        for first in range(0, len(partitions), WAVE):  # a wave at a time: counts merged
-            wave = range(first, min(first + WAVE, len(partitions)))
-            for tally, part in self.dask.compute(*[stage(partitions[i], i) for i in wave]):
+        for first in range(0, len(self.partitions), WAVE):  # a wave at a time: counts merged
+            wave = range(first, min(first + WAVE, len(self.partitions)))
+            tasks = [self.partitions.task(stage, i, i) for i in wave]
+            for tally, part in self.dask.compute(*tasks):
                 tallies.append(tally)
                 if part is not None:
                     parts.append(part[:3])
