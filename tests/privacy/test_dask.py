@@ -649,3 +649,37 @@ def test_a_release_from_parquet_parts_is_the_one_from_dask_s_reading(
     assert timeless[0] == timeless[1]
     assert ours.certificate.release_sha256 == theirs.certificate.release_sha256
     assert ours.certificate.rows_out < len(sample())  # the search withheld some
+
+
+def test_tasks_come_in_order_with_a_few_at_a_time_on_the_cluster(client: Any) -> None:
+    """``in_turn`` keeps at most ``WAVE`` tasks submitted or held (a worker's memory), yields
+    their results in order however the workers finish them, and leaves nothing behind when its
+    caller stops early."""
+    import gc
+    import random
+
+    import dask
+
+    from veil.io._folds import WAVE, in_turn
+
+    def slow(i: int) -> int:
+        time.sleep(random.Random(i).random() / 50)
+        return i
+
+    before = len(client.futures)
+    tasks = [dask.delayed(slow, pure=True)(i) for i in range(3 * WAVE + 5)]
+    seen = []
+    for result in in_turn(tasks):
+        # the following ones, and the one just taken until the client lets its future go
+        assert len(client.futures) - before <= WAVE + 1
+        seen.append(result)
+    assert seen == list(range(3 * WAVE + 5))
+    early = in_turn([dask.delayed(slow, pure=True)(i + 1_000) for i in range(3 * WAVE)])
+    assert [next(early) for _ in range(3)] == [1_000, 1_001, 1_002]
+    early.close()
+    del early
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while len(client.futures) > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(client.futures) == before

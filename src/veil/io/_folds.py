@@ -5,8 +5,10 @@ computed on its workers. The scan, the checks and the releases beyond memory are
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import glob
+import itertools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -28,6 +30,7 @@ __all__ = [
     "dask_modules",
     "each_partition",
     "fold_batches",
+    "in_turn",
     "parquet_parts",
     "partition_lengths",
 ]
@@ -332,15 +335,47 @@ def _read_then(
 
 def each_partition(frame: Any, fn: Callable[[pd.DataFrame], Any]) -> list[Any]:
     """``fn`` of each partition of the Dask DataFrame ``frame``, in order, computed on the
-    workers a wave of ``WAVE`` partitions at a time: computing them all at once held every
-    partition read until the last was done (7.5 GB a worker for 100M rows)."""
+    workers at most ``WAVE`` partitions at a time (``in_turn``): computing them all at once held
+    every partition read until the last was done (7.5 GB a worker for 100M rows)."""
     dask, _ = dask_modules()
-    parts = frame.to_delayed()
     task = dask.delayed(fn, pure=True)
-    out: list[Any] = []
-    for first in range(0, len(parts), WAVE):
-        out += dask.compute(*[task(p) for p in parts[first : first + WAVE]])
-    return out
+    return list(in_turn([task(p) for p in frame.to_delayed()]))
+
+
+def in_turn(tasks: Sequence[Any]) -> Iterator[Any]:
+    """The results of ``tasks`` (Dask's delayed), in order, with at most ``WAVE`` of them
+    computed or held at once. On a ``distributed`` client each task is submitted as the one
+    ``WAVE`` places before it is taken, so that the workers wait neither for a wave's slowest
+    task nor for the caller working on the results; on Dask's own schedulers, a wave at a
+    time."""
+    dask, _ = dask_modules()
+    client = _distributed_client()
+    if client is None:
+        for first in range(0, len(tasks), WAVE):
+            yield from dask.compute(*tasks[first : first + WAVE])
+        return
+    waiting = iter(tasks)
+    # (a caller that stops early drops the futures, and with them the tasks not yet done)
+    pending = collections.deque(client.compute(t) for t in itertools.islice(waiting, WAVE))
+    while pending:
+        result = pending.popleft().result()
+        following = next(waiting, None)
+        if following is not None:
+            pending.append(client.compute(following))
+        yield result
+
+
+def _distributed_client() -> Any:
+    """The ``distributed.Client`` Dask computes with now, or None (its own schedulers)."""
+    import sys
+
+    if "distributed" not in sys.modules:
+        return None
+    from dask.base import get_scheduler
+    from distributed import Client
+
+    owner = getattr(get_scheduler(), "__self__", None)
+    return owner if isinstance(owner, Client) else None
 
 
 def partition_lengths(frame: Any) -> list[int]:
@@ -359,8 +394,8 @@ def partition_lengths(frame: Any) -> list[int]:
 
 class Partitions:
     """A Dask DataFrame's partitions (or ``ParquetParts``) as the batches of a fold: ``fn``
-    runs on the workers (whichever scheduler is active), a wave of ``WAVE`` partitions at a
-    time, and the results are merged in partition order on the client."""
+    runs on the workers (whichever scheduler is active), at most ``WAVE`` partitions at a time
+    (``in_turn``), and the results are merged in partition order on the client."""
 
     def __init__(self, frame: Any, report: Progress) -> None:
         self.dask, _ = dask_modules()
@@ -399,10 +434,11 @@ class Partitions:
         self.report.expect(self.rows)
         offsets = np.concatenate([[0], np.cumsum(self.lengths)])[: len(self)]
         call = self.dask.delayed(fn, pure=True)
+        if _distributed_client() is not None:  # sent to the cluster once, not with each task
+            (call,) = self.dask.persist(call)
         total = start
-        for first in range(0, len(self), WAVE):
-            wave = range(first, min(first + WAVE, len(self)))
-            for result in self.dask.compute(*[self.task(call, i, int(offsets[i])) for i in wave]):
-                total = merge(total, result)
-            self.report.advance(sum(self.lengths[first : first + WAVE]))
+        tasks = [self.task(call, i, int(offsets[i])) for i in range(len(self))]
+        for rows, result in zip(self.lengths, in_turn(tasks), strict=True):
+            total = merge(total, result)
+            self.report.advance(rows)
         return total

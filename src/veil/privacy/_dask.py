@@ -3,7 +3,7 @@
 one machine").
 
 The passes are those of a table read in batches (``veil.privacy._stream``), each partition a
-batch (``veil.io.Partitions``, a wave of partitions at a time): the partial counts are made on
+batch (``veil.io.Partitions``, a few partitions at a time): the partial counts are made on
 the workers and merged in order on the client, the search runs on the client, and the release
 is applied per partition with the same pandas transforms, each row sent to a random bucket (a
 Parquet piece per partition and bucket, keys drawn from a generator seeded per partition, so
@@ -35,7 +35,7 @@ from veil.frequency import Frequencies, FrequencySum
 from veil.hierarchy import Hierarchy
 from veil.io import ContentHash, Partitions, cluster, dask_frame, dask_modules, parts_sha256
 from veil.io import _pieces as pieces
-from veil.io._folds import WAVE
+from veil.io._folds import in_turn
 from veil.policy import Policy
 from veil.privacy import _passes as engine
 from veil.privacy._check import CheckResult, check_folded
@@ -123,7 +123,7 @@ class _DaskPasses(Passes):
             base = int(seed) if isinstance(seed, int) else secrets.randbits(63)
         buckets = 0 if seed is False else len(self.partitions)
         # the release's steps and class lookup (tens of MB at 100M rows) sent to the cluster
-        # once, not with every wave's tasks
+        # once, not with every task
         scatter = _Scatter(produce, self.folder, buckets, base, schema, names, measured)
         with warnings.catch_warnings():  # it is large, and sent this once
             warnings.filterwarnings("ignore", message="Sending large graph")
@@ -131,22 +131,18 @@ class _DaskPasses(Passes):
         tallies: list[list[Any]] = []
         parts: list[tuple[int, str, int]] = []  # (number, content hash, rows) of each part
         counts = FrequencySum()
-        for first in range(0, len(self.partitions), WAVE):  # a wave at a time: counts merged
-            wave = range(first, min(first + WAVE, len(self.partitions)))
-            tasks = [self.partitions.task(stage, i, i) for i in wave]
-            for tally, part in self.dask.compute(*tasks):
-                tallies.append(tally)
-                if part is not None:
-                    parts.append(part[:3])
-                    counts.add(part[3])
+        scattered = [self.partitions.task(stage, i, i) for i in range(len(self.partitions))]
+        for tally, part in in_turn(scattered):  # counts merged as they come
+            tallies.append(tally)
+            if part is not None:
+                parts.append(part[:3])
+                counts.add(part[3])
         if buckets:
             self.report.step("joining the buckets in a random order (third pass)")
-            gather = _Gather(self.folder, schema, names, measured)
-            for first in range(0, buckets, WAVE):
-                wave = range(first, min(first + WAVE, buckets))
-                for part in self.dask.compute(*[delayed(gather, pure=True)(b) for b in wave]):
-                    parts.append(part[:3])
-                    counts.add(part[3])
+            gather = delayed(_Gather(self.folder, schema, names, measured), pure=True)
+            for part in in_turn([gather(b) for b in range(buckets)]):
+                parts.append(part[:3])
+                counts.add(part[3])
             shutil.rmtree(self.folder / _PIECES, ignore_errors=True)
         written = Written(
             parts_sha256([d for _, d, _ in parts]),
