@@ -39,11 +39,15 @@ def test_a_frame_comes_back_from_its_pieces_as_it_was(tmp_path: Path) -> None:
         tables.append(pieces.coded(table))
     assert pa.types.is_dictionary(tables[0].schema.field("text").type)  # 2 values in 40 rows
     assert not pa.types.is_dictionary(tables[1].schema.field("text").type)  # 30 in 30
-    path = tmp_path / "piece.arrow"
-    pieces.write_piece(tables[0], path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["piece.arrow"]  # no temporary left
-    back = [pieces.read_piece(path), pieces.from_bytes(pieces.to_bytes(tables[1].slice(5, 20)))]
-    joined = pieces.joined(back)  # coded in one, not in the other: joined as text
+    path = tmp_path / "partition.arrow"
+    pieces.write_buckets(tables[0], [15, 15, 40], path)  # 3 buckets: the second one empty
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["partition.arrow"]  # no temporary
+    sent = [pieces.read_bucket(path, b) for b in range(3)]
+    assert sent[1] is None
+    assert [t.num_rows for t in sent if t is not None] == [15, 25]
+    back = [*(t for t in sent if t is not None)]
+    back.append(pieces.from_bytes(pieces.to_bytes(tables[1].slice(5, 20))))
+    joined = pieces.joined(back)  # coded in two, not in the other: joined as text
     assert joined is not None
     want = pd.concat([few, many.iloc[5:25]], ignore_index=True)
     pd.testing.assert_frame_equal(pieces.plain(joined).to_pandas(), want, check_exact=True)

@@ -353,12 +353,13 @@ def test_a_bucket_s_pieces_join_in_the_order_of_their_keys(tmp_path: Path, alike
         frames.append(frame)
     schema = pa.Table.from_pandas(frames[0].drop(columns=_KEY), preserve_index=False).schema
     keyed = schema.append(pa.field(_KEY, pa.uint64()))
-    folder = tmp_path / _PIECES / f"{0:06d}"
+    folder = tmp_path / _PIECES
     folder.mkdir(parents=True)
-    for i, frame in enumerate(frames):
+    for i, frame in enumerate(frames):  # each partition's file: all its rows to bucket 0
         table = pa.Table.from_pandas(frame, schema=keyed, preserve_index=False)
-        pieces.write_piece(pieces.coded(table), folder / f"{i:06d}.arrow")
-    joined = pieces.joined([pieces.read_piece(p) for p in sorted(folder.iterdir())])
+        pieces.write_buckets(pieces.coded(table), [len(frame)], folder / f"{i:06d}.arrow")
+    found = [pieces.read_bucket(p, 0) for p in sorted(folder.iterdir())]
+    joined = pieces.joined([t for t in found if t is not None])
     assert (joined is not None) is alike  # the DataFrame path is the one taken otherwise
     columns = ["county", "visits"]
     _, digest, rows, _ = _Gather(tmp_path, schema, columns, [])(0)
@@ -442,8 +443,9 @@ def test_a_partition_s_generalized_columns_go_to_the_buckets_as_codes(
         columns = ["age", "visits", "stays"]
         scatter = _Scatter(Produce(frame), folder, 3, 7, schema, columns, ["age"])
         scatter(out.iloc[:0], 0)
-        piece = next((folder / ".pieces").rglob("*.arrow"))
-        age = pieces.read_piece(piece).column("age").chunk(0)
+        piece = next((folder / ".pieces").glob("*.arrow"))
+        sent = [pieces.read_bucket(piece, b) for b in range(3)]
+        age = next(t for t in sent if t is not None).column("age").chunk(0)
         # the codes as given (their labels in the hierarchy's order) only where the schema
         # types the texts as the labels are; coded again, as first seen, otherwise
         as_given = age.dictionary.to_pylist() == labels.to_pylist()

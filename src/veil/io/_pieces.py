@@ -30,11 +30,11 @@ __all__ = [
     "joined",
     "pandas_metadata",
     "plain",
-    "read_piece",
+    "read_bucket",
     "take_rows",
     "to_bytes",
     "with_texts",
-    "write_piece",
+    "write_buckets",
 ]
 
 #: dtype kinds whose columns go through Arrow and back unchanged (numbers, booleans, datetimes;
@@ -301,15 +301,26 @@ def from_bytes(data: Any) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
 
 
-def write_piece(table: pa.Table, path: Path) -> None:
-    """``table`` as the file ``path``, whole or not at all (a task run again rewrites it)."""
+def write_buckets(table: pa.Table, ends: Any, path: Path) -> None:
+    """``table``'s rows, in bucket order (bucket ``b`` the rows up to ``ends[b]``, from the
+    end of the one before), as the file ``path``: an Arrow IPC file of one record batch per
+    bucket, an empty one where no row went (``read_bucket`` reads one without the others),
+    written whole or not at all (a task run again rewrites it). One file per partition: at 100M
+    rows a file per partition and bucket made 10,000 files of about 10,000 rows, 0.58 ms each
+    to write against 0.04 ms to append the same bytes."""
+    batches = table.combine_chunks().to_batches()  # one, or none when no row
+    batch = batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
     tmp = path.with_name(f".{path.name}.tmp")
-    with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
+    with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        start = 0
+        for end in (int(e) for e in ends):
+            writer.write_batch(batch.slice(start, end - start))  # one dictionary for all
+            start = end
     os.replace(tmp, path)
 
 
-def read_piece(path: Path) -> pa.Table:
-    """The table ``write_piece`` wrote."""
+def read_bucket(path: Path, bucket: int) -> pa.Table | None:
+    """The rows ``write_buckets`` wrote to ``path`` for ``bucket``, or None when none went."""
     with pa.OSFile(str(path), "rb") as source:
-        return pa.ipc.open_stream(source).read_all()
+        batch = pa.ipc.open_file(source).get_batch(bucket)
+    return pa.Table.from_batches([batch]) if batch.num_rows else None

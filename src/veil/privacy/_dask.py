@@ -6,11 +6,11 @@ The passes are those of a table read in batches (``veil.privacy._stream``), each
 batch (``veil.io.Partitions``, a few partitions at a time): the partial counts are made on
 the workers and merged in order on the client, the search runs on the client, and the release
 is applied per partition with the same pandas transforms, each row sent to a random bucket (a
-Parquet piece per partition and bucket, keys drawn from a generator seeded per partition, so
-that a task run again after a worker died writes the same piece), then each bucket's pieces
-joined in key order and written as one part, hashed and counted where it is written. Whichever
-scheduler is active runs it: a ``distributed.Client`` (a LocalCluster or ``--scheduler``), or
-Dask's own threads.
+piece per partition and bucket, each partition's pieces in one Arrow IPC file, keys drawn from
+a generator seeded per partition, so that a task run again after a worker died writes the same
+file), then each bucket's pieces joined in key order and written as one part, hashed and
+counted where it is written. Whichever scheduler is active runs it: a ``distributed.Client`` (a
+LocalCluster or ``--scheduler``), or Dask's own threads.
 """
 
 from __future__ import annotations
@@ -108,11 +108,12 @@ class _DaskPasses(Passes):
         columns: list[str],
     ) -> engine.Released:
         """The release applied per partition by the workers; unless the order is kept, each
-        partition's rows sent to random buckets (a Parquet piece per partition and bucket, in
-        the release's folder), then each bucket's pieces joined in a random order: one part
-        per bucket. Each part is written, hashed and counted by its worker; nothing of the
-        release is held on the cluster or the client (the folder must be one every worker can
-        reach: on a cluster, a shared file system)."""
+        partition's rows sent to random buckets (a piece per partition and bucket, a
+        partition's pieces in one file, in the release's folder), then each bucket's pieces
+        joined in a random order: one part per bucket. Each part is written, hashed and
+        counted by its worker; nothing of the release is held on the cluster or the client
+        (the folder must be one every worker can reach: on a cluster, a shared file
+        system)."""
         self.report.step("applying the release on the cluster (second pass)")
         delayed = self.dask.delayed
         meta = produce(self._sample.head(0))[0]
@@ -232,15 +233,13 @@ class _Scatter:
         table = pa.Table.from_pandas(rows, schema=keyed, preserve_index=False)
         if left:  # pandas reads the coded columns back as its texts (``pieces.as_arrow``)
             table = table.replace_schema_metadata(pieces.pandas_metadata(rows))
-        # the rows in bucket order (one take), each bucket's piece a slice of them
+        # the rows in bucket order (one take), each bucket's piece a slice of them, all in
+        # one file
         ordered = pieces.coded(table).take(pa.array(pieces.bucket_order(chosen, self.buckets)))
         ends = np.cumsum(np.bincount(chosen, minlength=self.buckets))
-        for bucket in np.unique(chosen).tolist():
-            start = int(ends[bucket - 1]) if bucket else 0
-            folder = self.folder / _PIECES / f"{bucket:06d}"
-            folder.mkdir(parents=True, exist_ok=True)
-            piece = ordered.slice(start, int(ends[bucket]) - start)
-            pieces.write_piece(piece, folder / f"{index:06d}.arrow")
+        folder = self.folder / _PIECES
+        folder.mkdir(parents=True, exist_ok=True)
+        pieces.write_buckets(ordered, ends, folder / f"{index:06d}.arrow")
         return tallies, None
 
 
@@ -273,11 +272,12 @@ class _Gather:
     def __call__(self, bucket: int) -> tuple[int, str, int, Any]:
         import pyarrow.compute as pc
 
-        folder = self.folder / _PIECES / f"{bucket:06d}"
-        paths = sorted(folder.glob("*.arrow")) if folder.exists() else []
+        folder = self.folder / _PIECES
+        paths = sorted(folder.glob("*.arrow")) if folder.exists() else []  # partition order
+        found = [pieces.read_bucket(p, bucket) for p in paths]
+        tables = [t for t in found if t is not None]
         codes: dict[str, tuple[np.ndarray, int]] = {}  # the coded columns' (pieces.codes_of)
-        if paths:
-            tables = [pieces.read_piece(p) for p in paths]
+        if tables:
             table = pieces.joined(tables)
             if table is not None:
                 order = pc.sort_indices(table, sort_keys=[(_KEY, "ascending")])  # stable
