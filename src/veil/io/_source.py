@@ -179,7 +179,7 @@ class Source:
         """The table as a Dask DataFrame (only ``columns`` when given); Parquet files as
         ``ParquetParts`` where Dask would read them the same (each partition then read by the
         task that uses it, as a stream reads its batches)."""
-        from veil.io._folds import dask_frame, dask_modules, parquet_parts
+        from veil.io._folds import dask_core, dask_frame, dask_modules, parquet_parts
 
         if self.kind == "dask":
             return self.data if columns is None else self.data[list(columns)]
@@ -188,7 +188,7 @@ class Source:
             frame = self.data if columns is None else self.data[list(columns)]
             return dd.from_pandas(frame, npartitions=max(1, os.cpu_count() or 1))
         wanted = None if columns is None else list(columns)
-        dask_modules()  # or one line naming the extra
+        dask_core()  # or one line naming the extra
         parts = parquet_parts(str(self.data), wanted)
         return parts if parts is not None else dask_frame(str(self.data), columns=wanted)
 
@@ -304,10 +304,10 @@ def cluster(scheduler: str | None = None, workers: int | None = None) -> Iterato
     """A ``distributed.Client``: of the scheduler at ``scheduler`` (``tcp://HOST:8786``), else
     of a LocalCluster of ``workers`` worker processes (one thread each; default: one per
     core), closed on leaving."""
-    from veil.io._folds import dask_modules
+    from veil.io._folds import dask_core
     from veil.memory import tune_for_one_job
 
-    dask, _ = dask_modules()
+    dask = dask_core()
     from distributed import Client, LocalCluster
 
     if scheduler is not None:

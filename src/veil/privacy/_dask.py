@@ -259,6 +259,18 @@ def _left_coded(out: pd.DataFrame, field: Any) -> bool:
     return bool(dtype.pyarrow_dtype.value_type.equals(field.type))
 
 
+def key_order(keys: np.ndarray) -> np.ndarray:
+    """The positions of ``keys`` in ascending order, equal keys in their positions' order (a
+    stable sort). NumPy's unstable sort gives that order wherever no key is repeated, which 63
+    random bits make all but certain, in a quarter of the time (1M keys: 0.03 s against 0.12 s
+    for its stable sort and 0.14 s for Arrow's); where one is repeated, the stable sort."""
+    order = np.argsort(keys)
+    ordered = keys[order]
+    if len(keys) > 1 and bool((ordered[1:] == ordered[:-1]).any()):
+        order = np.argsort(keys, kind="stable")
+    return order
+
+
 @dataclass
 class _Gather:
     """A bucket's pieces (from every partition) joined in the order of their random keys and
@@ -270,7 +282,7 @@ class _Gather:
     measured: list[str]
 
     def __call__(self, bucket: int) -> tuple[int, str, int, Any]:
-        import pyarrow.compute as pc
+        import pyarrow as pa
 
         folder = self.folder / _PIECES
         paths = sorted(folder.glob("*.arrow")) if folder.exists() else []  # partition order
@@ -280,8 +292,8 @@ class _Gather:
         if tables:
             table = pieces.joined(tables)
             if table is not None:
-                order = pc.sort_indices(table, sort_keys=[(_KEY, "ascending")])  # stable
-                taken = table.take(order).drop_columns([_KEY])
+                order = key_order(table.column(_KEY).to_numpy())
+                taken = table.take(pa.array(order)).drop_columns([_KEY])
                 frame, codes = pieces.plain(taken).to_pandas(), pieces.codes_of(taken)
             else:  # partitions whose DataFrames differed in a dtype: joined as DataFrames
                 frames = [pieces.plain(t).to_pandas() for t in tables]
