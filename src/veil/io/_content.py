@@ -211,6 +211,16 @@ def text_codes(frame: pd.DataFrame, kept: Collection[str] = ()) -> dict[str, Cod
     return out
 
 
+def counted_codes(
+    texts: dict[str, Coded], columns: Collection[str]
+) -> dict[str, tuple[np.ndarray, int]]:
+    """The codes ``text_codes`` made (``texts``) of ``columns`` as ``Frequencies.of`` counts
+    them: every row's code, a missing text a code of its own (the last), and how many codes."""
+    return {
+        n: (np.where(c < 0, len(u), c), len(u) + 1) for n, (c, u) in texts.items() if n in columns
+    }
+
+
 def dictionary_codes(array: pa.DictionaryArray) -> Coded | None:
     """The codes of a dictionary-coded Arrow text array as ``text_codes`` gives them, without
     hashing a text: its indices, and its dictionary when each text is listed once (None

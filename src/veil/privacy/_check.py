@@ -313,10 +313,15 @@ class _Classes:
     sensitive: str | None
 
     def __call__(self, batch: pd.DataFrame, _first_row: int) -> tuple[Frequencies, bool]:
+        from veil.io._content import counted_codes, text_codes
+
         numeric = self.sensitive is not None and pd.api.types.is_numeric_dtype(
             batch[self.sensitive]
         )
-        return Frequencies.of(batch, self.columns), numeric
+        # the text columns by their codes: a Parquet file's own, where it was read with its
+        # dictionaries (a cluster's partitions, a stream's batches), else Arrow's
+        codes = counted_codes(text_codes(batch), self.columns)
+        return Frequencies.of(batch, self.columns, codes=codes or None), numeric
 
 
 def _merge_classes(

@@ -52,7 +52,7 @@ from veil.frequency import (
 )
 from veil.hierarchy import Hierarchy
 from veil.io import beside
-from veil.io._content import codes_kept, text_codes
+from veil.io._content import codes_kept, counted_codes, text_codes
 from veil.io._pieces import take_rows, with_texts
 from veil.privacy._plan import (
     Plan,
@@ -681,12 +681,7 @@ class _Summarize:
         texts = text_codes(batch, kept=self.quasi)  # the second pass's too, where it is one
         hashed = beside(self.hashed, batch, texts)
         _confirm(batch, self.judged, first_row)
-        counted = {*self.quasi, *self.wanted}  # only their codes, a missing text a code too
-        codes = {
-            n: (np.where(c < 0, len(u), c), len(u) + 1)
-            for n, (c, u) in texts.items()
-            if n in counted
-        }
+        codes = counted_codes(texts, {*self.quasi, *self.wanted})
         before = Frequencies.of(batch, self.quasi, codes=codes or None) if self.quasi else None
         counts = None
         if self.steps is not None:
