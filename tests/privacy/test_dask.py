@@ -688,3 +688,32 @@ def test_tasks_come_in_order_with_a_few_at_a_time_on_the_cluster(client: Any) ->
     while len(client.futures) > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(client.futures) == before
+
+
+def test_an_empty_row_group_is_the_empty_partition_dask_reads(tmp_path: Path) -> None:
+    """A row group of no rows (a writer given an empty batch first) is read as Dask reads it:
+    its columns, typed, no row; and a head of no rows, or across it, is the first rows of
+    Dask's partitions (Dask's own ``head(7, npartitions=2)`` of this file fails: it drops the
+    empty partition, then finds one partition where it was asked for two)."""
+    import dask
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from veil.io._folds import dask_frame, parquet_parts
+
+    table = pa.Table.from_pandas(_typed(50), preserve_index=False)
+    path = tmp_path / "t.parquet"
+    with pq.ParquetWriter(path, table.schema) as writer:
+        writer.write_table(table.slice(0, 0))
+        writer.write_table(table)
+    parts = parquet_parts(str(path), ["born", "county", "age"])
+    assert parts is not None
+    assert list(parts.lengths) == [0, 50]
+    theirs = dask_frame(str(path), columns=["born", "county", "age"])
+    with dask.config.set(scheduler="synchronous"):
+        read = [theirs.partitions[i].compute() for i in range(theirs.npartitions)]
+    for piece, partition in zip(parts.pieces, read, strict=True):
+        pd.testing.assert_frame_equal(parts.reader(piece), partition)
+    for rows in (0, 7):
+        pd.testing.assert_frame_equal(parts.head(rows), pd.concat(read).head(rows))

@@ -212,9 +212,9 @@ class _RowGroup:
                     if held >= rows:
                         break
                 table = pa.Table.from_batches(batches).slice(0, rows)
-        if table is None or not table.num_rows:  # no batch to take: its texts as they are
-            plain = pq.read_table(path, columns=list(self.columns)).slice(0, 0)
-            return plain.to_pandas(types_mapper=_dask_types)
+        if table is None or not table.num_rows:  # no batch to take: its columns, empty
+            empty = pq.read_schema(path).empty_table().select(columns)
+            return empty.to_pandas(types_mapper=_dask_types)
         return undictionaried(table.combine_chunks().to_batches(), texts, _dask_types)
 
 
