@@ -717,3 +717,10 @@ def test_an_empty_row_group_is_the_empty_partition_dask_reads(tmp_path: Path) ->
         pd.testing.assert_frame_equal(parts.reader(piece), partition)
     for rows in (0, 7):
         pd.testing.assert_frame_equal(parts.head(rows), pd.concat(read).head(rows))
+    # a user's own Dask DataFrame of that file: its first rows as well
+    from veil.io._folds import Partitions
+    from veil.progress import as_progress
+
+    with dask.config.set(scheduler="synchronous"):
+        head = Partitions(theirs, as_progress(None)).head(7)
+    pd.testing.assert_frame_equal(head.reset_index(drop=True), read[1].head(7))

@@ -448,9 +448,13 @@ class Partitions:
         """The first ``rows`` rows: only the partitions that hold them are read."""
         if isinstance(self.frame, ParquetParts):
             return self.frame.head(rows)
-        needed = min(int(np.searchsorted(np.cumsum(self.lengths), rows)) + 1, len(self.lengths))
+        # only the partitions that hold rows: Dask's head drops an empty one it knows of, then
+        # fails finding fewer partitions than it was asked for (a leading empty row group)
+        held = [i for i, n in enumerate(self.lengths) if n] or [0]
+        ends = np.cumsum([self.lengths[i] for i in held])
+        needed = held[: int(np.searchsorted(ends, rows)) + 1]
         # the head taken on the workers: only its rows come to the client, not the partitions'
-        return self.frame.partitions[:needed].head(rows, npartitions=needed)
+        return self.frame.partitions[needed].head(rows, npartitions=len(needed))
 
     def fold(self, label: str, fn: Fold, merge: Callable[[Any, Any], Any], start: Any) -> Any:
         """``merge(...merge(start, fn(partition0, 0)), fn(partition1, rows before it)...)``."""
