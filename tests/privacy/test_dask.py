@@ -603,17 +603,17 @@ def test_a_fold_over_parquet_parts_codes_no_text_and_keeps_no_code(tmp_path: Pat
     parts = parquet_parts(str(path))
     assert parts is not None
 
-    def coded(batch: Any, first: int) -> list[bool]:
+    def coded(batch: Any, first: int) -> list[Any]:
         kept = known_codes(batch["county"])
         assert kept is not None  # not coded again: the file's own codes
         codes, texts = kept
         held = batch["county"].to_numpy(dtype=object)
         made = np.array([None if c < 0 else texts[c] for c in codes], dtype=object)
-        return [bool((made == held)[batch["county"].notna().to_numpy()].all()), first >= 0]
+        return [bool((made == held)[batch["county"].notna().to_numpy()].all()), first]
 
     with dask.config.set(scheduler="synchronous"):
         found = Partitions(parts, as_progress(None)).fold("codes", coded, list.__add__, [])
-    assert found == [True] * 6
+    assert found == [True, 0, True, 1_000, True, 2_000]  # each partition with its first row
     assert not _KNOWN.entries
 
 

@@ -587,12 +587,7 @@ class TableStream:
 
         for path in self.paths:
             schema = pq.read_schema(path)
-            texts = {
-                f.name: f.type
-                for f in schema
-                if f.name in columns
-                and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
-            }
+            texts = text_fields(schema, columns)
             if any(pa.types.is_dictionary(f.type) for f in schema if f.name in columns):
                 texts = {}  # Arrow then ends a batch at each row group, as it always did
             # text columns read with the file's own dictionaries: each batch's texts made from
@@ -611,6 +606,16 @@ class TableStream:
         for batch in self.batches(rows):
             return batch
         raise InputError(f"{self.source}: has no rows")
+
+
+def text_fields(schema: pa.Schema, columns: Sequence[str]) -> dict[str, pa.DataType]:
+    """The text columns among ``columns`` of a Parquet file's Arrow ``schema``, by name, with
+    their types: those read with the file's dictionaries (``undictionaried``)."""
+    return {
+        f.name: f.type
+        for f in schema
+        if f.name in columns and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+    }
 
 
 def _cut(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[list[pa.RecordBatch]]:

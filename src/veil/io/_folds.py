@@ -20,7 +20,7 @@ import pandas as pd
 
 from veil.exceptions import InputError, MissingExtraError, one_line
 from veil.io._ahead import ahead, in_order, workers_for_batches
-from veil.io._batches import TableStream, UnsettledTypesError
+from veil.io._batches import TableStream, UnsettledTypesError, text_fields
 from veil.progress import Progress
 
 __all__ = [
@@ -338,11 +338,7 @@ def parquet_parts(source: str, columns: Sequence[str] | None = None) -> ParquetP
     names = list(columns) if columns is not None else list(schema.names)
     if not set(names) <= set(schema.names):
         return None  # Dask's reading names the column
-    texts = tuple(
-        (f.name, f.type)
-        for f in schema
-        if f.name in names and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
-    )
+    texts = tuple(text_fields(schema, names).items())
     return ParquetParts(tuple(pieces), tuple(lengths), _RowGroup(tuple(names), texts))
 
 
