@@ -143,3 +143,62 @@ def test_rows_sorted_by_bucket_are_numpys_stable_sort(buckets: int, rows: int, s
     chosen = np.random.default_rng(seed).integers(0, buckets, rows)
     want = np.argsort(chosen, kind="stable")
     assert np.array_equal(pieces.bucket_order(chosen, buckets), want)
+
+
+def _real_tables() -> list[pd.DataFrame]:
+    """Real tables of tests/data (see its README) as a stream's batch holds them."""
+    from veil.io import read
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    names = ["arx_adult/adult.csv.gz", "ke_claims.csv", "ibm_hr_attrition.csv", "organs_vitals.csv"]
+    return [read(data / name) for name in names]
+
+
+def test_a_parquet_file_written_from_codes_reads_back_as_pyarrows_own(tmp_path: Path) -> None:
+    """``CodedParquet`` against ``pq.write_table`` of the plain rows, the oracle: the same
+    values, types and key-value metadata, read by Arrow and by pandas; on four real tables and
+    one of every type, written in three tables: one coded, one plain, one whose codes have
+    another index type. The codes go in as they are: a label no row holds is in the file's
+    dictionary (a writer that codes the texts again would not have it)."""
+    import pyarrow.parquet as pq
+
+    frames = [*_real_tables(), _frame(600, few=True)]
+    for n, frame in enumerate(frames):
+        plain = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
+        parts = [plain.slice(0, len(frame) // 3), plain.slice(len(frame) // 3, 5)]
+        parts.append(plain.slice(len(frame) // 3 + 5))
+        first = pieces.coded(parts[0])
+        texts = [i for i, t in enumerate(first.schema.types) if pa.types.is_dictionary(t)]
+        assert texts, f"table {n}: no text column of few values to write from codes"
+        name = first.column_names[texts[0]]
+        column = first.column(texts[0]).combine_chunks()
+        unused = pa.array(["no row holds this label"], column.type.value_type)
+        with_unused = pa.DictionaryArray.from_arrays(
+            column.indices, pa.concat_arrays([column.dictionary, unused])
+        )
+        first = first.set_column(texts[0], name, with_unused)
+        last = pieces.coded(parts[2])
+        last = last.cast(
+            pa.schema(
+                [
+                    f.with_type(pa.dictionary(pa.int16(), f.type.value_type))
+                    if pa.types.is_dictionary(f.type)
+                    else f
+                    for f in last.schema
+                ],
+                metadata=last.schema.metadata,
+            )
+        )
+        oracle, made = tmp_path / f"oracle{n}.parquet", tmp_path / f"made{n}.parquet"
+        pq.write_table(plain, oracle)
+        writer = pieces.CodedParquet(made, plain.schema, first)
+        for part, coded in zip(parts, (first, None, last), strict=True):
+            writer.write(part, coded)
+        writer.close()
+        want, got = pq.read_table(oracle), pq.read_table(made)
+        assert got.schema.equals(want.schema, check_metadata=True), n
+        assert got.equals(want), n
+        assert pq.read_metadata(made).metadata == pq.read_metadata(oracle).metadata
+        pd.testing.assert_frame_equal(pd.read_parquet(made), pd.read_parquet(oracle))
+        held = pq.ParquetFile(made, read_dictionary=[name]).read_row_group(0, columns=[name])
+        assert "no row holds this label" in held.column(0).chunk(0).dictionary.to_pylist(), n

@@ -19,6 +19,7 @@ from veil.cli import main
 from veil.exceptions import PolicyError
 from veil.frequency import COUNT, Frequencies
 from veil.hierarchy import load_hierarchies
+from veil.io import _pieces as pieces
 from veil.io import read, write
 from veil.io._batches import TableStream
 from veil.privacy import _passes as passes_module
@@ -751,10 +752,19 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(
             # batch of one row, too few rows to code, holds the band as text)
             assert bucket.table["band"].chunk(0).dictionary.to_pylist() == labels
             as_labels += 1
-        got, codes = bucket.permuted(permutation)
+        got, codes, taken = bucket.permuted(permutation)
         pd.testing.assert_frame_equal(
             got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True
         )
+        # the same rows as Arrow, coded, for a Parquet file to take (Arrow buckets only)
+        assert (taken is None) == objects
+        if taken is not None:
+            assert set(codes) <= {
+                n
+                for n, t in zip(taken.column_names, taken.schema.types, strict=True)
+                if pa.types.is_dictionary(t)
+            }
+            pd.testing.assert_frame_equal(pieces.plain(taken).to_pandas(), got, check_exact=True)
         # the coded columns' codes count as their texts do (equal texts, one code)
         coded |= set(codes)
         for name in codes:

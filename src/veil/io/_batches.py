@@ -48,7 +48,7 @@ from veil.io._files import (
     packing,
 )
 from veil.io._formulas import escape_formulas
-from veil.io._pieces import decoded
+from veil.io._pieces import CodedParquet, decoded
 from veil.io._write import _as_written
 
 __all__ = ["BatchWriter", "TableStream", "is_streamable"]
@@ -707,16 +707,16 @@ class BatchWriter:
             self.escaped += escaped
         return batch
 
-    def write(self, batch: pd.DataFrame) -> None:
-        """Append ``batch`` (from ``prepared``)."""
+    def write(self, batch: pd.DataFrame, coded: pa.Table | None = None) -> None:
+        """Append ``batch`` (from ``prepared``). ``coded``: its rows as an Arrow table whose
+        text columns may be dictionaries of the same texts, whose codes a Parquet file takes
+        as they are (``CodedParquet``)."""
         if self.fmt == "csv":
             if self._handle is None:
                 self._handle = open(self.path, "wb")  # noqa: SIM115
             written = _as_written(batch, self.formats)
             write_any(written, self._handle, header=self.rows == 0)
         else:
-            import pyarrow.parquet as pq
-
             table = pa.Table.from_pandas(batch, preserve_index=False)
             if self._schema is None:
                 fields = [
@@ -724,7 +724,7 @@ class BatchWriter:
                     for f in table.schema
                 ]
                 self._schema = pa.schema(fields).remove_metadata()
-                self._parquet = pq.ParquetWriter(self.path, self._schema)
+                self._parquet = CodedParquet(self.path, self._schema, coded)
             try:
                 table = table.cast(self._schema)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
@@ -733,7 +733,7 @@ class BatchWriter:
                     f"the first ({one_line(str(err))}); write .csv, or run "
                     "--in-memory"
                 ) from err
-            self._parquet.write_table(table)
+            self._parquet.write(table, coded)
         self.rows += len(batch)
 
     def close(self, columns: Sequence[str]) -> None:

@@ -174,17 +174,23 @@ def _written_part(
     columns: list[str],
     measured: list[str],
     codes: dict[str, tuple[np.ndarray, int]] | None = None,
+    coded: Any = None,
 ) -> tuple[int, str, int, Any]:
     """``frame`` written as ``folder/part-NNNNNN.parquet`` (whole: a task run again rewrites
     it), with its content hash, rows and classes (counted from ``codes``, some columns' codes
-    of its values, where given: ``Frequencies.of``)."""
+    of its values, where given: ``Frequencies.of``). ``coded``: its rows as Arrow, some text
+    columns as dictionaries of the same texts, whose codes the file takes as they are."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     frame = frame[columns]
     path = folder / f"part-{index:06d}.parquet"
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), tmp)
+    table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+    parquet = pieces.CodedParquet(tmp, table.schema, coded)
+    try:
+        parquet.write(table, coded)
+    finally:
+        parquet.close()
     os.replace(tmp, path)
     counts = Frequencies.of(frame, measured, codes=codes) if measured else None
     return index, ContentHash(columns).update(frame).hexdigest(), len(frame), counts
@@ -289,12 +295,14 @@ class _Gather:
         found = [pieces.read_bucket(p, bucket) for p in paths]
         tables = [t for t in found if t is not None]
         codes: dict[str, tuple[np.ndarray, int]] = {}  # the coded columns' (pieces.codes_of)
+        coded = None  # the rows with those columns coded, for the part's file
         if tables:
             table = pieces.joined(tables)
             if table is not None:
                 order = key_order(table.column(_KEY).to_numpy())
                 taken = table.take(pa.array(order)).drop_columns([_KEY])
                 frame, codes = pieces.plain(taken).to_pandas(), pieces.codes_of(taken)
+                coded = taken
             else:  # partitions whose DataFrames differed in a dtype: joined as DataFrames
                 frames = [pieces.plain(t).to_pandas() for t in tables]
                 frame = pd.concat(frames, ignore_index=True)
@@ -302,7 +310,7 @@ class _Gather:
         else:
             frame = self.schema.empty_table().to_pandas()
         return _written_part(
-            frame, self.folder, bucket, self.schema, self.columns, self.measured, codes
+            frame, self.folder, bucket, self.schema, self.columns, self.measured, codes, coded
         )
 
 

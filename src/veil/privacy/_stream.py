@@ -182,7 +182,7 @@ class _FilePasses(Passes):
         )
         tallies: list[list[Any]] = []
 
-        def produced() -> Iterator[tuple[pd.DataFrame, Codes]]:
+        def produced() -> Iterator[tuple[pd.DataFrame, Codes, pa.Table | None]]:
             # batches made a core's worth at a time (each thread with steps of its own, so
             # that each batch's tallies are its own), in order
             batches = ahead(self.source.batches(self.batch_rows))
@@ -191,27 +191,28 @@ class _FilePasses(Passes):
             for rows, (out, counted, codes) in made:
                 tallies.append(counted)
                 self.report.advance(rows)
-                yield out, codes
+                yield out, codes, None
 
         # each batch escaped and counted here, hashed and written on threads of their own (in
         # order) while the next one is made
         with Behind(writer.hash) as hashing, Behind(writer.write) as writing:
             labels: dict[str, pa.Array] = getattr(produce, "labels", dict)()
-            for batch, codes in self._shuffled(produced(), seed, labels):
+            for batch, codes, coded in self._shuffled(produced(), seed, labels):
                 batch = writer.counted(batch, codes)
                 hashing.submit(batch)
-                writing.submit(batch)
+                writing.submit((batch, coded))
         return writer.written(columns), tallies
 
     def _shuffled(
         self,
-        batches: Iterator[tuple[pd.DataFrame, Codes]],
+        batches: Iterator[tuple[pd.DataFrame, Codes, pa.Table | None]],
         seed: int | bool | None,
         labels: dict[str, pa.Array],
-    ) -> Iterator[tuple[pd.DataFrame, Codes | None]]:
+    ) -> Iterator[tuple[pd.DataFrame, Codes | None, pa.Table | None]]:
         """``batches`` (each with some columns' codes, of ``labels``) in a random order of
         rows (an external shuffle through buckets on disk, each about a batch), or as they
-        come when ``seed`` is False; each with the codes of its coded columns."""
+        come when ``seed`` is False; each with the codes of its coded columns, and its rows
+        as Arrow with some text columns as dictionaries when it has them so (a bucket's)."""
         if seed is False:
             yield from batches
             return
@@ -227,7 +228,7 @@ class _FilePasses(Passes):
                 # not one per bucket), each bucket then a slice of them: on a thread of its own
                 # while the next batch is made
                 with Behind(spill.add) as spilling:
-                    for out, codes in batches:
+                    for out, codes, _ in batches:
                         chosen = rng.integers(0, buckets, len(out))
                         order = pieces.bucket_order(chosen, buckets)
                         spilling.submit((out, order, chosen, codes))
@@ -281,8 +282,8 @@ class _Writer:
         assert self.digest is not None
         self.digest.update(batch)
 
-    def write(self, batch: pd.DataFrame) -> None:
-        self.writer.write(batch)
+    def write(self, sent: tuple[pd.DataFrame, pa.Table | None]) -> None:
+        self.writer.write(*sent)
 
     def written(self, columns: list[str]) -> Written:
         """The file finished (``columns``: its header when every row was withheld)."""
@@ -367,14 +368,16 @@ class _Bucket:
         self.table = pieces.joined(found) if tables else None
         self.arrow = self.table is not None
 
-    def permuted(self, permutation: np.ndarray) -> tuple[pd.DataFrame, Codes]:
-        """The bucket's rows in ``permutation``'s order, and the codes its coded columns hold
-        (``pieces.codes_of``: what counting them needs, without coding the texts again)."""
+    def permuted(self, permutation: np.ndarray) -> tuple[pd.DataFrame, Codes, pa.Table | None]:
+        """The bucket's rows in ``permutation``'s order, the codes its coded columns hold
+        (``pieces.codes_of``: what counting them needs, without coding the texts again), and
+        the rows as Arrow with those columns coded (what a Parquet file takes as they are),
+        when they went through Arrow."""
         if self.table is not None:
             taken = self.table.take(pa.array(permutation))
-            return pieces.plain(taken).to_pandas(), pieces.codes_of(taken)
+            return pieces.plain(taken).to_pandas(), pieces.codes_of(taken), taken
         frames = [
             p if isinstance(p, pd.DataFrame) else pieces.plain(p).to_pandas() for p in self.pieces
         ]
         bucket = pd.concat(frames) if len(frames) > 1 else frames[0]
-        return bucket.iloc[permutation], {}
+        return bucket.iloc[permutation], {}, None
