@@ -202,3 +202,29 @@ def test_a_parquet_file_written_from_codes_reads_back_as_pyarrows_own(tmp_path: 
         pd.testing.assert_frame_equal(pd.read_parquet(made), pd.read_parquet(oracle))
         held = pq.ParquetFile(made, read_dictionary=[name]).read_row_group(0, columns=[name])
         assert "no row holds this label" in held.column(0).chunk(0).dictionary.to_pylist(), n
+
+
+def test_a_coded_column_takes_the_narrowest_codes_that_hold_it() -> None:
+    """A piece's codes are one byte a row where the texts (and a missing value's code after
+    them, ``codes_of``) fit in one, two where they fit in two: on each side of each edge, the
+    rows come back as they were and count as their texts do."""
+    from veil.frequency import Frequencies
+
+    for texts, kind in (
+        (127, pa.int8()),
+        (128, pa.int16()),
+        (32767, pa.int16()),
+        (32768, pa.int32()),
+    ):
+        rows = texts * 4
+        values = np.array([f"v{i}" for i in range(texts)], dtype=object)[np.arange(rows) % texts]
+        values[::7] = None  # missing values: one code more
+        frame = pd.DataFrame({"t": pd.array(values, dtype="str")})
+        table = pieces.coded(pieces.as_arrow(frame))
+        column = table.column("t")
+        assert pa.types.is_dictionary(column.type), texts
+        assert column.type.index_type.equals(kind), (texts, column.type)
+        pd.testing.assert_frame_equal(pieces.plain(table).to_pandas(), frame, check_exact=True)
+        codes = pieces.codes_of(table)
+        by_text = Frequencies.of(frame, ["t"]).counts
+        pd.testing.assert_frame_equal(Frequencies.of(frame, ["t"], codes=codes).counts, by_text)

@@ -162,14 +162,31 @@ def coded(table: pa.Table, known: Mapping[str, tuple[Any, pa.Array]] | None = No
             codes, labels = (known or {}).get(name, (None, None))
             encoded: pa.DictionaryArray | None
             if labels is not None and len(labels) * 4 <= len(column):
-                indices = pa.array(np.asarray(codes, dtype=np.int32))
+                indices = pa.array(np.asarray(codes, dtype=_index_type(len(labels))))
                 encoded = pa.DictionaryArray.from_arrays(indices, labels.cast(column.type))
             else:
                 encoded = _few_values(column.combine_chunks())
             if encoded is not None:
                 column = encoded
+        elif _codes_texts(column.type, getattr(column.type, "value_type", None)):
+            column = _narrowed(column.combine_chunks())
         columns.append(column)
     return _with_columns(table, columns)
+
+
+def _index_type(texts: int) -> type[np.signedinteger[Any]]:
+    """The narrowest integer that codes ``texts`` texts and one more (``codes_of`` gives a
+    missing value the code after the last): a piece of 9 coded columns is then 9 bytes a row
+    rather than 36, the shuffle's files at 100M rows 0.9 GB rather than 3.6."""
+    return np.int8 if texts <= 127 else np.int16 if texts <= 32767 else np.int32
+
+
+def _narrowed(array: pa.DictionaryArray) -> pa.DictionaryArray:
+    """``array`` with its codes in the narrowest integer that holds them (``_index_type``)."""
+    narrow = pa.from_numpy_dtype(_index_type(len(array.dictionary)))
+    if array.type.index_type.equals(narrow):
+        return array
+    return pa.DictionaryArray.from_arrays(array.indices.cast(narrow), array.dictionary)
 
 
 def _few_values(text: pa.Array) -> pa.DictionaryArray | None:
@@ -178,7 +195,7 @@ def _few_values(text: pa.Array) -> pa.DictionaryArray | None:
     import pyarrow.compute as pc
 
     encoded = pc.dictionary_encode(text)
-    return encoded if len(encoded.dictionary) * 4 <= len(encoded) else None
+    return _narrowed(encoded) if len(encoded.dictionary) * 4 <= len(encoded) else None
 
 
 def codes_of(table: pa.Table) -> dict[str, tuple[Any, int]]:
@@ -264,10 +281,15 @@ def _plain_schema(schema: pa.Schema) -> pa.Schema:
 def joined(tables: Sequence[pa.Table]) -> pa.Table | None:
     """The pieces as one table, in order (each column coded where every piece codes it,
     plain where one does not), or None when they do not hold the same columns and types."""
-    first = _plain_schema(tables[0].schema)
+    # the usual case first: every piece of one schema (at 100M rows, 200 pieces to a bucket:
+    # each piece's plain schema made and compared took 4.8 s of the stream's third pass)
+    schema = tables[0].schema
+    if all(t.schema.equals(schema, check_metadata=True) for t in tables[1:]):
+        return pa.concat_tables(tables).combine_chunks()
+    first = _plain_schema(schema)
     if not all(_plain_schema(t.schema).equals(first, check_metadata=True) for t in tables):
         return None
-    if not all(t.schema.equals(tables[0].schema) for t in tables):
+    if not all(t.schema.equals(schema) for t in tables):
         mixed = {
             i
             for i, kind in enumerate(tables[0].schema.types)
