@@ -741,6 +741,12 @@ def test_the_shuffle_gives_the_rows_the_pandas_shuffle_gives(
         for b in range(buckets):
             expected[b].append(batch[chosen == b])
     spill.close()
+    # a bucket's pieces of one schema share a file; a piece of another schema (a batch too
+    # short to code the band, one where "age" has many values) or a pickled one starts the
+    # next file, and the files are read back in turn
+    files = [p.name for p in tmp_path.iterdir()]
+    assert any(name.startswith("0.2.") for name in files), files
+    assert any(name.endswith(".pickles") for name in files) is objects
     for b in range(buckets):
         bucket = spill.bucket(b)
         assert bucket is not None

@@ -9,6 +9,7 @@ a time; never the table.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import pickle
@@ -297,21 +298,19 @@ class _Writer:
 
 
 class _Spill:
-    """The shuffle's buckets on disk, one file each: the pieces each batch sends it, in batch
-    order. A piece is an Arrow IPC stream when its columns go through Arrow unchanged (the
-    usual case: the batch is taken into bucket order once, each piece is a slice of it, and a
-    bucket's pieces are read back as one table), else a pickled DataFrame. Every piece costs
-    little: at 100M rows each of 200 batches sends a piece of ~2,500 rows to each of 200
-    buckets."""
-
-    _ARROW, _PANDAS = b"A", b"P"
+    """The shuffle's buckets on disk: the pieces each batch sends them, in batch order. A piece
+    goes through Arrow when its columns come back from Arrow unchanged (the usual case: the
+    batch is taken into bucket order once, and each piece is a slice of it), else as a pickled
+    DataFrame. A bucket's Arrow pieces are record batches of one Arrow IPC stream, whose schema
+    and dictionaries are written once (a dictionary again only where a piece's differs): at
+    100M rows each of 200 batches sends a piece of ~2,500 rows to each of 200 buckets, and a
+    stream of its own for each piece cost 0.18 ms to write and read, 7 s in all. A piece of
+    another schema, or a pickled one, starts the bucket's next file (``_Segment``)."""
 
     def __init__(self, folder: Path, buckets: int, labels: dict[str, pa.Array]) -> None:
         self.folder, self.buckets, self.labels = folder, buckets, labels
-        self._handles = [open(self._path(b), "wb") for b in range(buckets)]  # noqa: SIM115
-
-    def _path(self, bucket: int) -> Path:
-        return self.folder / f"{bucket}.pieces"
+        self._open: list[_Segment | None] = [None] * buckets
+        self._files: list[list[Path]] = [[] for _ in range(buckets)]
 
     def add(self, sent: tuple[pd.DataFrame, np.ndarray, np.ndarray, Codes]) -> None:
         """Send each row of a frame to its chosen bucket (``sent``: the frame, its rows sorted
@@ -327,34 +326,68 @@ class _Spill:
         for b in np.flatnonzero(sizes).tolist():
             start, stop = (int(ends[b - 1]) if b else 0), int(ends[b])
             if arrow is not None:
-                self._write(b, self._ARROW, pieces.to_bytes(arrow.slice(start, stop - start)))
+                piece = arrow.slice(start, stop - start)
+                self._segment(b, piece.schema).writer.write_table(piece)
             else:
                 assert rows is not None
-                blob = pickle.dumps(rows.iloc[start:stop], protocol=pickle.HIGHEST_PROTOCOL)
-                self._write(b, self._PANDAS, blob)
+                segment = self._segment(b, None)
+                pickle.dump(rows.iloc[start:stop], segment.sink, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def _write(self, bucket: int, kind: bytes, payload: Any) -> None:
-        handle = self._handles[bucket]
-        handle.write(kind + len(payload).to_bytes(8, "little"))
-        handle.write(payload)
+    def _segment(self, bucket: int, schema: pa.Schema | None) -> _Segment:
+        """The bucket's open file for a piece of ``schema`` (None: a pickled DataFrame), a new
+        one when its open file holds another kind."""
+        segment = self._open[bucket]
+        if segment is not None and segment.holds(schema):
+            return segment
+        if segment is not None:
+            segment.close()
+        files = self._files[bucket]
+        path = self.folder / f"{bucket}.{len(files)}.{'pickles' if schema is None else 'arrows'}"
+        files.append(path)
+        segment = self._open[bucket] = _Segment(path, schema)
+        return segment
 
     def close(self) -> None:
-        for handle in self._handles:
-            handle.close()
+        for b, segment in enumerate(self._open):
+            if segment is not None:
+                segment.close()
+                self._open[b] = None
 
     def bucket(self, bucket: int) -> _Bucket | None:
-        """The rows sent to ``bucket`` (its file then removed), or None when none were."""
-        path = self._path(bucket)
+        """The rows sent to ``bucket`` (its files then removed), or None when none were."""
         found: list[Any] = []
-        with open(path, "rb") as handle:  # veil's own temporary file
-            while header := handle.read(9):
-                payload = handle.read(int.from_bytes(header[1:], "little"))
-                if header[:1] == self._ARROW:
-                    found.append(pieces.from_bytes(payload))
-                else:
-                    found.append(pickle.loads(payload))  # veil's own temporary file
-        path.unlink()
+        for path in self._files[bucket]:  # veil's own temporary files
+            if path.suffix == ".arrows":
+                with pa.OSFile(str(path), "rb") as source:
+                    found.append(pa.ipc.open_stream(source).read_all())
+            else:
+                with open(path, "rb") as handle, contextlib.suppress(EOFError):
+                    while True:
+                        found.append(pickle.load(handle))
+            path.unlink()
+        self._files[bucket] = []
         return _Bucket(found) if found else None
+
+
+class _Segment:
+    """One of a bucket's files, open: an Arrow IPC stream of pieces of one schema, or
+    pickled DataFrames one after another (``schema`` None)."""
+
+    def __init__(self, path: Path, schema: pa.Schema | None) -> None:
+        self.schema = schema
+        self.sink: Any = open(path, "wb") if schema is None else pa.OSFile(str(path), "wb")  # noqa: SIM115
+        self.writer: Any = None if schema is None else pa.ipc.new_stream(self.sink, schema)
+
+    def holds(self, schema: pa.Schema | None) -> bool:
+        """Whether a piece of ``schema`` goes in this file."""
+        if self.schema is None or schema is None:
+            return self.schema is schema
+        return bool(self.schema.equals(schema, check_metadata=True))
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.sink.close()
 
 
 class _Bucket:
