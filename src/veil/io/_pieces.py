@@ -4,9 +4,11 @@ the rows they were.
 
 A shuffle sends every batch's rows to many buckets: at 100M rows in batches of 500,000, each of
 200 batches sends a piece of ~2,500 rows to each of 200 buckets. A pickled DataFrame or a
-Parquet file per piece cost more than the rows in it; an IPC stream costs little, and a coded
+Parquet file per piece cost more than the rows in it; Arrow IPC record batches cost little (a
+stream's bucket is one IPC stream of them, a cluster's partition one IPC file), and a coded
 column (a generalized quasi-identifier, a category) makes the shuffle's takes integer takes and
-its pieces a fraction of the text's size.
+its pieces a fraction of the text's size. The release's Parquet file takes those codes as they
+are (``CodedParquet``).
 """
 
 from __future__ import annotations
@@ -26,13 +28,11 @@ __all__ = [
     "coded",
     "codes_of",
     "decoded",
-    "from_bytes",
     "joined",
     "pandas_metadata",
     "plain",
     "read_bucket",
     "take_rows",
-    "to_bytes",
     "with_texts",
     "write_buckets",
 ]
@@ -308,19 +308,6 @@ def _plain_columns(table: pa.Table, which: set[int]) -> pa.Table:
         for i, c in enumerate(table.columns)
     ]
     return _with_columns(table, columns)
-
-
-def to_bytes(table: pa.Table) -> pa.Buffer:
-    """``table`` as an IPC stream (only the rows of a slice, not its parent's buffers)."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
-
-
-def from_bytes(data: Any) -> pa.Table:
-    """The table ``to_bytes`` wrote."""
-    return pa.ipc.open_stream(data).read_all()
 
 
 def write_buckets(table: pa.Table, ends: Any, path: Path) -> None:
