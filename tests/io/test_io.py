@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -791,6 +792,56 @@ def test_the_content_hash_is_the_same_for_any_split_of_the_rows() -> None:
     moved = frame.copy()
     moved["t"] = ["a" + (v or "") if i == 0 else v for i, v in enumerate(moved["t"])]
     assert io.content_sha256(moved) != whole
+
+
+def test_a_text_column_held_in_arrow_hashes_as_its_canonical_cells_do() -> None:
+    """``ContentHash`` reads a text column as Arrow holds it (its offsets and bytes) rather
+    than making canonical cells: the digest must be the one the canonical cells give (the same
+    texts held as Python objects), however the column is chunked, sliced or typed, with empty
+    texts, missing cells, and a missing cell whose slot spans bytes (Arrow allows it)."""
+    cells = st.one_of(st.none(), st.just(""), st.text(max_size=6))
+
+    def digest(column: pd.Series) -> str:
+        return io.ContentHash(["t"]).update(pd.DataFrame({"t": column})).hexdigest()
+
+    @settings(max_examples=120, deadline=None)
+    @given(
+        st.lists(cells, max_size=30),
+        st.lists(st.integers(0, 30), max_size=3),
+        st.integers(0, 3),
+        st.sampled_from([pa.string(), pa.large_string()]),
+    )
+    def same(values: list[str | None], cuts: list[int], skip: int, kind: pa.DataType) -> None:
+        edges = [0, *sorted(min(c, len(values)) for c in cuts), len(values)]
+        # a slice of a longer array: each chunk read from its own offset
+        chunks = [
+            pa.array(["pad"] * skip + values[a:b], kind).slice(skip)
+            for a, b in itertools.pairwise(edges)
+        ]
+        held = pa.chunked_array(chunks, kind)
+        want = digest(pd.Series(values, dtype=object))
+        assert digest(pd.Series(pd.arrays.ArrowStringArray(held.cast(pa.large_string())))) == want
+        assert digest(pd.Series(held, dtype=pd.ArrowDtype(kind))) == want
+
+    same()
+    # a missing cell whose slot holds "zz": the digest of its canonical cells, not of its bytes
+    offsets = pa.py_buffer(np.array([0, 1, 3, 4], dtype=np.int32).tobytes())
+    nulls = pa.array([True, False, True]).buffers()[1]
+    spanning = pa.Array.from_buffers(pa.string(), 3, [nulls, offsets, pa.py_buffer(b"azzb")], 1)
+    column = pd.Series(spanning, dtype=pd.ArrowDtype(pa.string()))
+    assert digest(column) == digest(pd.Series(["a", None, "b"], dtype=object))
+    # and the digest a certificate already holds for this table: it did not change
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        {
+            "n": rng.integers(0, 9, 40).astype(float),
+            "t": rng.choice(["", "a", "bb", None, "ccc", "M\u00fbranga"], 40),
+            "d": pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.integers(0, 9, 40), "D"),
+        }
+    )
+    frame.loc[3, "n"] = np.nan
+    pinned = "f78a74f814f2f794fb647ee3f9a9a79cacc22d873106c31f7036f70c61521f56"
+    assert io.content_sha256(frame) == pinned
 
 
 def test_an_encoding_is_judged_on_the_whole_file_when_its_start_is_plain(tmp_path: Path) -> None:
