@@ -52,7 +52,7 @@ from veil.frequency import (
 )
 from veil.hierarchy import Hierarchy
 from veil.io import beside
-from veil.io._content import codes_kept, counted_codes, text_codes
+from veil.io._content import Coded, codes_kept, counted_codes, text_codes
 from veil.io._pieces import take_rows, with_texts
 from veil.privacy._plan import (
     Plan,
@@ -689,20 +689,26 @@ class _Summarize:
             same = stepped is batch and codes
             counts = Frequencies.of(stepped, self.wanted, codes=codes if same else None)
         tables = [f.counts for f in (before, counts) if f is not None]
-        for name in self.given:  # their values as the counts hold them, not every row's again
-            if _may_hold(batch, tables, name):
+        for name in self.given:  # their values as the codes or counts hold them, not every row's
+            if _may_hold(batch, tables, name, texts.get(name)):
                 _refuse_held(batch, name, first_row)
         return _Part(len(batch), hashed.result(), before, counts)
 
 
-def _may_hold(batch: pd.DataFrame, tables: list[pd.DataFrame], name: str) -> bool:
-    """Whether a text column's distinct values, as the first of the counts ``tables`` holding
-    it has them, hold a direct identifier (``held_texts``); True when no table has the column
-    (the batch is searched instead). Numbers and dates hold none (``held_values``)."""
+def _may_hold(
+    batch: pd.DataFrame, tables: list[pd.DataFrame], name: str, coded: Coded | None = None
+) -> bool:
+    """Whether a text column's distinct values may hold a direct identifier (``held_texts``),
+    as its codes list them (``coded``; a text no row holds may be listed, and then the batch
+    is searched for nothing) or else as the first of the counts ``tables`` holding it has them
+    (made unique again: 70,000 rows a batch of adult); True when neither has the column (the
+    batch is searched instead). Numbers and dates hold none (``held_values``)."""
     from veil.scan.core import held_texts, kind_of
 
     if kind_of(batch[name].dtype) != "text":
         return False
+    if coded is not None:
+        return bool(held_texts([str(v) for v in coded[1]]))
     for table in tables:
         if name in table.columns:
             return bool(held_texts([str(v) for v in table[name].dropna().unique()]))
