@@ -885,3 +885,74 @@ def test_a_batch_escaped_for_a_csv_is_counted_from_what_is_written(tmp_path: Pat
         assert total is not None
         assert dict(zip(total.counts["unit"], total.counts[COUNT], strict=True)) == classes
         writer.writer.close(["unit"])
+
+
+def test_a_release_counted_by_its_labels_codes_is_the_table_its_texts_give(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The third pass counts a shuffled release by its generalized columns' codes of their
+    level's labels (``_LabelCounts``), merged by key: the table must be the one ``FrequencySum``
+    makes of each batch's ``Frequencies.of`` its texts, row for row (values, order, dtypes),
+    over batches that merge several times, with missing values, from the codes a bucket holds
+    (and its rows as Arrow) and from those a batch generalized in order holds."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from veil import frequency
+    from veil.io._pieces import TEXT
+    from veil.privacy import _stream
+
+    monkeypatch.setattr(_stream, "SUM_ROWS", 7)  # merged every few batches
+    labels = {
+        "age": pa.array(["[20-30)", "[30-40)", "*"]),
+        "county": pa.array(["Nairobi", "Kisumu", "Mombasa", "Nyeri"]),
+        "sex": pa.array(["F", "M"]),
+    }
+    measured = ["county", "age", "sex"]
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.lists(
+            st.lists(
+                st.tuples(*(st.integers(0, len(labels[n])) for n in measured)),
+                min_size=1,
+                max_size=12,
+            ),
+            min_size=1,
+            max_size=6,
+        ),
+        st.booleans(),
+    )
+    def same(batches: list[list[tuple[int, ...]]], bucketed: bool) -> None:
+        counts = _stream._LabelCounts(measured, labels)
+        oracle = frequency.FrequencySum()
+        for rows in batches:
+            codes, texts, arrow = {}, {}, {}
+            for j, name in enumerate(measured):
+                code = np.array([r[j] for r in rows], dtype=np.int64)
+                missing = code == len(labels[name])
+                indices = pa.array(np.where(missing, 0, code).astype(np.int8), mask=missing)
+                arrow[name] = pa.DictionaryArray.from_arrays(indices, labels[name])
+                texts[name] = pd.Series(arrow[name].cast(pa.string()), dtype=TEXT)
+                # a bucket's codes give a missing value the last code; a generalized batch's
+                # columns hold none
+                codes[name] = (code, len(labels[name]) + 1)
+            coded = pa.table(arrow) if bucketed else None
+            assert counts.takes(codes, coded)
+            counts.add(codes)
+            oracle.add(Frequencies.of(pd.DataFrame(texts), measured))
+        got, want = counts.total(), oracle.total()
+        assert got is not None
+        assert want is not None
+        pd.testing.assert_frame_equal(got.counts, want.counts)
+
+    same()
+    # a bucket whose column is coded by another dictionary is not taken
+    other = pa.table(
+        {
+            n: pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), labels[n][::-1])
+            for n in measured
+        }
+    )
+    codes = {n: (np.zeros(1, np.int64), len(labels[n]) + 1) for n in measured}
+    assert not _stream._LabelCounts(measured, labels).takes(codes, other)

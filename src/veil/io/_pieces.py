@@ -90,12 +90,12 @@ def with_texts(frame: pd.DataFrame) -> pd.DataFrame:
         held = column.array.__arrow_array__()
         chunks = held.chunks if isinstance(held, pa.ChunkedArray) else [held]
         texts = pa.chunked_array([decoded(c, pa.large_string()) for c in chunks], pa.large_string())
-        out.isetitem(i, pd.Series(texts, index=frame.index, dtype=_TEXT).array)
+        out.isetitem(i, pd.Series(texts, index=frame.index, dtype=TEXT).array)
     return out
 
 
 #: pandas' text dtype, as it makes a column of texts.
-_TEXT = pd.Series(["text"]).dtype
+TEXT = pd.Series(["text"]).dtype
 
 #: Arrow may reserve this much beyond the texts a dictionary's rows hold before ``decoded``
 #: gathers the bytes itself.

@@ -53,7 +53,7 @@ from veil.frequency import (
 from veil.hierarchy import Hierarchy
 from veil.io import beside
 from veil.io._content import Coded, codes_kept, counted_codes, text_codes
-from veil.io._pieces import take_rows, with_texts
+from veil.io._pieces import TEXT, take_rows, with_texts
 from veil.privacy._plan import (
     Plan,
     PolicyLike,
@@ -911,7 +911,7 @@ class _Generalize:
                 out[column] = pd.Series(pd.arrays.ArrowExtensionArray(coded), index=out.index)
             else:
                 made_texts = pa.array(labels, type=pa.string()).take(kept)
-                out[column] = pd.Series(made_texts, index=out.index, name=column, dtype=_TEXT)
+                out[column] = pd.Series(made_texts, index=out.index, name=column, dtype=TEXT)
             if once:
                 made[column] = (kept, len(labels))
         return out[list(batch.columns)], made
@@ -944,10 +944,6 @@ class _Generalize:
         state = dict(self.__dict__)
         state.pop("_entries", None)  # rebuilt where it runs
         return state
-
-
-#: pandas' text dtype, as it infers it for a column of Python strings.
-_TEXT = pd.Series(["text"]).dtype
 
 
 #: The chance of a pseudonym collision across batches above which the certificate says it.
