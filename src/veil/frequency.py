@@ -36,6 +36,7 @@ __all__ = [
     "Groups",
     "class_histograms",
     "class_sizes",
+    "first_seen_groups",
     "histograms",
     "mixed_radix",
     "sensitive_codes",
@@ -367,7 +368,7 @@ def _combine(codes: np.ndarray, radix: Sequence[int]) -> np.ndarray:
     return mixed_radix([codes[:, j] for j in range(codes.shape[1])], radix)[0]
 
 
-def _group(key: np.ndarray, space: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def first_seen_groups(key: np.ndarray, space: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(group of every row, first row of every group), the groups numbered as first seen.
     With ``space`` (every key below it; the caller passes it only where a table of that many
     slots is cheap beside the rows, as ``_counted`` does up to twice the rows or 65,536), each
@@ -404,7 +405,7 @@ def _counted(
         coded.append(np.asarray(column, dtype=np.int64))
         radix.append(max(int(size), 1))
     key, space, _ = _codes.class_key(coded, radix, recode=_factorize)
-    group, first = _group(key, space if space <= max(2 * len(key), 1 << 16) else None)
+    group, first = first_seen_groups(key, space if space <= max(2 * len(key), 1 << 16) else None)
     out = {name: frame[name].take(first).reset_index(drop=True) for name in keys}
     return pd.DataFrame({**out, COUNT: np.bincount(group, minlength=len(first))})
 
@@ -467,7 +468,7 @@ class CodedFrequencies:
             [h.encode(frame[q]) for q, h in zip(quasi_identifiers, hierarchies, strict=True)]
         )
         key = _combine(leaves, [h.domain_size for h in hierarchies])
-        entry, first = _group(key)
+        entry, first = first_seen_groups(key)
         sizes = np.bincount(entry).astype(np.int64)
         histograms = None
         values: list[str] = []
@@ -526,7 +527,7 @@ class CodedFrequencies:
                 for q, h in zip(quasi_identifiers, hierarchies, strict=True)
             ]
         )
-        entry, first = _group(_combine(leaves, [h.domain_size for h in hierarchies]))
+        entry, first = first_seen_groups(_combine(leaves, [h.domain_size for h in hierarchies]))
         sizes = np.bincount(entry, weights=weights).astype(np.int64)
         histograms = None
         values: list[str] = []
@@ -552,7 +553,7 @@ class CodedFrequencies:
 
     def roll_up(self, base: Groups, levels: Sequence[int]) -> Groups:
         """The classes at ``levels`` from the classes of a more specific node ``base``."""
-        klass, first = _group(self._key(base.leaves, levels))
+        klass, first = first_seen_groups(self._key(base.leaves, levels))
         sizes = np.bincount(klass, weights=base.sizes).astype(np.int64)
         levels = tuple(int(x) for x in levels)
         if base.histograms is None:
@@ -573,7 +574,7 @@ class CodedFrequencies:
 
     def entry_classes(self, levels: Sequence[int]) -> np.ndarray:
         """The class (at ``levels``) of every bottom entry: for applying a result to rows."""
-        klass, _ = _group(self._key(self.bottom.leaves, levels))
+        klass, _ = first_seen_groups(self._key(self.bottom.leaves, levels))
         return klass
 
     def _key(self, leaves: np.ndarray, levels: Sequence[int]) -> np.ndarray:

@@ -224,7 +224,7 @@ def test_counts_are_pandas_group_by_in_the_order_rows_first_hold_them(
     order of their first rows, the oracle), from the columns' texts and from their codes: the
     same combinations, counts and order, whether the combinations are counted in a table of
     every key (few values) or by pandas' hash table (many)."""
-    from veil.frequency import COUNT, _group
+    from veil.frequency import COUNT, first_seen_groups
 
     rng = np.random.default_rng(seed)
     names = [f"q{j}" for j in range(columns)]
@@ -244,6 +244,6 @@ def test_counts_are_pandas_group_by_in_the_order_rows_first_hold_them(
         )
         assert got[COUNT].tolist() == want[COUNT].tolist()
     key = rng.integers(0, values, rows)
-    dense, hashed = _group(key, values), _group(key)
+    dense, hashed = first_seen_groups(key, values), first_seen_groups(key)
     assert np.array_equal(dense[0], hashed[0])
     assert np.array_equal(dense[1], hashed[1])

@@ -27,8 +27,14 @@ import pyarrow as pa
 
 from veil._html import Shown
 from veil.exceptions import OutputError, ParameterError
-from veil.frequency import COUNT, SUM_ROWS, Frequencies, FrequencySum, mixed_radix
-from veil.frequency import _group as group_keys
+from veil.frequency import (
+    COUNT,
+    SUM_ROWS,
+    Frequencies,
+    FrequencySum,
+    first_seen_groups,
+    mixed_radix,
+)
 from veil.hierarchy import Hierarchy
 from veil.io import (
     DEFAULT_BATCH_ROWS,
@@ -357,7 +363,7 @@ class _LabelCounts:
         """Count a batch ``takes``."""
         columns = [np.asarray(codes[n][0], dtype=np.int64) for n in self.measured]
         key, _ = mixed_radix(columns, self.radix)
-        group, first = group_keys(key)
+        group, first = first_seen_groups(key)
         self._keys.append(key[first])
         self._counts.append(np.bincount(group, minlength=len(first)))
         self._rows += len(first)
